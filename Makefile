@@ -1,0 +1,110 @@
+# hybench Makefile. Targets: all (default), test, clean, deps, cuda-plugin, check-warnings.
+# Options (tri-state where a dependency is optional, stress-ng/Lua style):
+#   WITH_OPENCL=auto|yes|no   WITH_CUDA=auto|yes|no   ARCH=-march=native   SANITIZE=address,undefined
+#   WERROR=1 (CI)
+CC      ?= gcc
+ARCH    ?= -march=native
+OPT     ?= -O3
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wdouble-promotion \
+           -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
+CFLAGS  ?=
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -g -fopenmp -fPIC $(WARN) -Iharness -Ikernels \
+           $(shell pkg-config --cflags hwloc jansson inih 2>/dev/null) -I/usr/include/x86_64-linux-gnu/openblas-pthread
+LDLIBS  := $(shell pkg-config --libs hwloc jansson inih 2>/dev/null) -lopenblas -lm -ldl -fopenmp
+ifneq ($(SANITIZE),)
+CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+BUILD   := build
+WITH_OPENCL ?= auto
+WITH_CUDA   ?= auto
+NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+
+HARNESS_SRC := $(filter-out harness/main.c,$(wildcard harness/*.c))
+CORE_SRC    := $(HARNESS_SRC) $(wildcard kernels/cpu_ref/*.c) $(wildcard kernels/cpu/*.c)
+CORE_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC))
+TEST_SRC    := $(wildcard tests/test_*.c)
+TEST_BIN    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+
+# --- optional plugins, probed once ---
+HAVE_OPENCL := $(shell test -f /usr/include/CL/cl.h && echo 1)
+ifeq ($(WITH_OPENCL),no)
+HAVE_OPENCL :=
+endif
+ifeq ($(WITH_OPENCL)$(HAVE_OPENCL),yes)
+$(error WITH_OPENCL=yes but CL/cl.h not found: apt-get install opencl-headers ocl-icd-opencl-dev)
+endif
+HAVE_CUDA := $(if $(NVCC),1)
+ifeq ($(WITH_CUDA),no)
+HAVE_CUDA :=
+endif
+ifeq ($(WITH_CUDA)$(HAVE_CUDA),yes)
+$(error WITH_CUDA=yes but nvcc not found)
+endif
+PLUGINS := $(if $(HAVE_OPENCL),$(BUILD)/hb_opencl.so) $(if $(HAVE_CUDA),$(BUILD)/hb_cuda.so)
+
+.PHONY: all build test test-run clean deps info
+# `make` and `make test` first install missing Debian packages (tools/install_deps.sh), then build
+# in a fresh make so that pkg-config sees what was installed.
+all:
+	@./tools/install_deps.sh
+	@$(MAKE) --no-print-directory build
+build: info $(BUILD)/hybench $(PLUGINS)
+
+info:
+	@echo "hybench build: OpenCL plugin: $(if $(HAVE_OPENCL),yes,no (WITH_OPENCL=$(WITH_OPENCL), CL/cl.h $(if $(wildcard /usr/include/CL/cl.h),found,missing))); CUDA plugin: $(if $(HAVE_CUDA),yes ($(NVCC)),no (WITH_CUDA=$(WITH_CUDA)))"
+
+deps:
+	@./tools/install_deps.sh
+
+$(BUILD)/%.o: %.c $(wildcard harness/*.h) $(wildcard kernels/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libhybench.a: $(CORE_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/hybench: $(BUILD)/harness/main.o $(BUILD)/libhybench.a
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $^ $(LDLIBS)
+
+# OpenCL plugin: kernels/opencl/*.c, linked against the ocl-icd loader; .cl files are read at run
+# time from kernels/opencl/ (HB_KERNEL_DIR) and copied beside the plugin.
+OCL_SRC := $(wildcard kernels/opencl/*.c)
+$(BUILD)/hb_opencl.so: $(patsubst %.c,$(BUILD)/%.o,$(OCL_SRC)) $(wildcard kernels/opencl/*.cl)
+	@mkdir -p $(BUILD)/opencl
+	cp kernels/opencl/*.cl $(BUILD)/opencl/ 2>/dev/null || true
+	$(CC) -shared -o $@ $(filter %.o,$^) $(shell pkg-config --libs OpenCL 2>/dev/null || echo -lOpenCL) \
+	  $(shell test -e /usr/lib/x86_64-linux-gnu/libclblast.so && echo -lclblast) -lm -fopenmp
+
+# CUDA plugin: kernels/cuda/*.cu and *.c, sm_90 SASS plus compute_90 PTX; links cudart, cuBLAS,
+# cuBLASLt, cuDNN and NVML dynamically (loaded by dlopen of the plugin, so a machine without the
+# driver still runs every other backend).
+NVCCFLAGS ?= -O3 -std=c++17 -Xcompiler -fPIC -gencode=arch=compute_90,code=sm_90 \
+             -gencode=arch=compute_90,code=compute_90 -Iharness -Ikernels -lineinfo
+CUDA_SRC  := $(wildcard kernels/cuda/*.cu)
+CUDA_CSRC := $(wildcard kernels/cuda/*.c)
+$(BUILD)/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(wildcard kernels/cuda/*.h) harness/hybench.h harness/backend.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+$(BUILD)/hb_cuda.so: $(patsubst %.cu,$(BUILD)/%.cu.o,$(CUDA_SRC)) $(patsubst %.c,$(BUILD)/%.o,$(CUDA_CSRC))
+	$(NVCC) -shared -o $@ $^ -L$(CUDA_HOME)/lib64 -lcudart -lcublas -lcublasLt -lcudnn -lnvidia-ml \
+	  -Xlinker -rpath -Xlinker '$$ORIGIN' 2>/dev/null || \
+	$(NVCC) -shared -o $@ $^ -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs -lcudart -lcublas -lcublasLt -lcudnn -lnvidia-ml \
+	  -Xlinker -rpath -Xlinker '$$ORIGIN'
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libhybench.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wno-missing-prototypes -Itests -o $@ $< $(BUILD)/libhybench.a $(LDLIBS) -lcmocka
+
+test:
+	@./tools/install_deps.sh
+	@$(MAKE) --no-print-directory test-run
+test-run: build $(TEST_BIN)
+	@./tests/run_tests.sh $(TEST_BIN)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,166 @@
+/*
+ * hybench.h - core types shared by the driver, the backends and the tools.
+ *
+ * One op table (X-macro, ggml style), one shape struct with named fields, one case struct.
+ * Every tensor is dense and row-major (C order). Layouts per op:
+ *   elementwise  in0,in1,out: [n]                      (relu/gelu/silu: one input)
+ *   matmul       A[m,k] x B[k,n] -> C[m,n]
+ *   bmm          A[batch,m,k] x B[batch,k,n] -> C[batch,m,n]
+ *   conv2d       x[batch,c,h,w] (NCHW), w[oc,c/g,kh,kw] (OIHW) -> y[batch,oc,oh,ow], no bias
+ *   maxpool/avgpool x[batch,c,h,w] -> y[batch,c,oh,ow]; avg counts only in-bounds taps
+ *                (count_include_pad=false, as cuDNN's EXCLUDE_PADDING mode)
+ *   sum/mean/max (rows)  x[rows,cols] -> y[rows]   (over the last axis)
+ *   sum_all      x[n] -> y[1]
+ *   rmsnorm      x[rows,cols], g[cols] -> y[rows,cols], y = x / sqrt(mean(x^2) + 1e-5) * g
+ *   attention    q[batch,heads,seq,head_dim], k,v[batch,kv_heads,kv_seq,head_dim]
+ *                -> o[batch,heads,seq,head_dim]; o = softmax(q k^T / sqrt(head_dim) + mask) v;
+ *                query head h reads kv head h / (heads / kv_heads) (grouped-query attention);
+ *                causal: query i sees keys j <= i + (kv_seq - seq) (queries aligned to the end).
+ * Output spatial size (conv2d, pooling): oh = (h + 2*ph - dh*(kh-1) - 1) / sh + 1, same for w.
+ */
+#ifndef HYBENCH_H
+#define HYBENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HB_VERSION "0.1.0"
+#define HB_SCHEMA_VERSION 1
+
+/* ---- status codes (returned by every API boundary; 0 is success) ---- */
+typedef enum hb_status {
+    HB_OK = 0,
+    HB_ESKIP,      /* (op, dtype, route) unsupported by this backend: a skip, never a failure */
+    HB_ENOMEM,     /* out of host or device memory, or size refused as absurd: "no_resource" */
+    HB_EDEVICE,    /* a device/library call failed: "failed" */
+    HB_EINVAL,     /* bad argument or input */
+    HB_EWRONG,     /* verification over tolerance: "wrong" */
+    HB_ECRASH,     /* the backend's child process died: "crashed" */
+    HB_ETIMEOUT,   /* the case exceeded its wall budget by far: "timed_out" */
+    HB_STATUS_COUNT
+} hb_status;
+/* Name used in results: "ok", "skipped", "no_resource", "failed", "invalid", "wrong", "crashed", "timed_out". */
+const char *hb_status_name(hb_status s);
+hb_status hb_status_from_name(const char *s); /* HB_STATUS_COUNT if unknown */
+
+/* ---- op families and ops ---- */
+typedef enum hb_family {
+    HB_FAM_ELEMENTWISE, HB_FAM_MATMUL, HB_FAM_CONV2D, HB_FAM_POOLING, HB_FAM_REDUCTION,
+    HB_FAM_ATTENTION, HB_FAM_CHAIN, HB_FAM_COUNT
+} hb_family;
+const char *hb_family_name(hb_family f);
+
+/* X(ENUM, "name", family, number of inputs, bound: 0 memory-bound, 1 compute-bound) */
+#define HB_OP_LIST(X)                                  \
+    X(ADD,       "add",       HB_FAM_ELEMENTWISE, 2, 0) \
+    X(MUL,       "mul",       HB_FAM_ELEMENTWISE, 2, 0) \
+    X(RELU,      "relu",      HB_FAM_ELEMENTWISE, 1, 0) \
+    X(GELU,      "gelu",      HB_FAM_ELEMENTWISE, 1, 0) \
+    X(SILU,      "silu",      HB_FAM_ELEMENTWISE, 1, 0) \
+    X(MATMUL,    "matmul",    HB_FAM_MATMUL,      2, 1) \
+    X(BMM,       "bmm",       HB_FAM_MATMUL,      2, 1) \
+    X(CONV2D,    "conv2d",    HB_FAM_CONV2D,      2, 1) \
+    X(MAXPOOL,   "maxpool",   HB_FAM_POOLING,     1, 0) \
+    X(AVGPOOL,   "avgpool",   HB_FAM_POOLING,     1, 0) \
+    X(SUM,       "sum",       HB_FAM_REDUCTION,   1, 0) \
+    X(MEAN,      "mean",      HB_FAM_REDUCTION,   1, 0) \
+    X(MAX,       "max",       HB_FAM_REDUCTION,   1, 0) \
+    X(SUM_ALL,   "sum_all",   HB_FAM_REDUCTION,   1, 0) \
+    X(RMSNORM,   "rmsnorm",   HB_FAM_REDUCTION,   2, 0) \
+    X(ATTENTION, "attention", HB_FAM_ATTENTION,   3, 1)
+
+typedef enum hb_op {
+#define HB_X(e, n, f, ni, b) HB_OP_##e,
+    HB_OP_LIST(HB_X)
+#undef HB_X
+    HB_OP_COUNT
+} hb_op;
+
+#define HB_MAX_INPUTS 3
+
+/* ---- compute dtype, host mode, transfer route ---- */
+typedef enum hb_dtype { HB_F32, HB_TF32, HB_F16, HB_BF16, HB_DTYPE_COUNT } hb_dtype;
+typedef enum hb_mode { HB_MODE_CONVERT, HB_MODE_F32, HB_MODE_RESIDENT, HB_MODE_COUNT } hb_mode;
+typedef enum hb_route { HB_ROUTE_PAGEABLE, HB_ROUTE_PINNED, HB_ROUTE_MAPPED, HB_ROUTE_COUNT } hb_route;
+
+const char *hb_dtype_name(hb_dtype d);  /* "f32","tf32","f16","bf16" */
+const char *hb_mode_name(hb_mode m);    /* "convert","f32","resident" */
+const char *hb_route_name(hb_route r);  /* "pageable","pinned","mapped" */
+/* Parse a name; return the enum value, or -1 if unknown. */
+int hb_dtype_parse(const char *s);
+int hb_mode_parse(const char *s);
+int hb_route_parse(const char *s);
+/* Bytes per element of a dtype as stored on a device: 4 for f32/tf32, 2 for f16/bf16. */
+size_t hb_dtype_size(hb_dtype d);
+
+/* ---- shapes ---- */
+/* One struct with named fields; each op reads the fields its layout (above) names.
+ * Unused fields are 0. The text form is "key=value key=value ..." with these field names. */
+typedef struct hb_shape {
+    int64_t n;                          /* elementwise/sum_all: elements; matmul: columns of B and C */
+    int64_t m, k;                       /* matmul: rows of A and C; inner dimension */
+    int64_t batch;                      /* bmm, conv2d, pooling, attention (benchdnn "mb") */
+    int64_t c, h, w;                    /* conv2d/pooling input channels, height, width */
+    int64_t oc, kh, kw;                 /* conv2d output channels; conv/pool kernel size */
+    int64_t sh, sw, ph, pw, dh, dw, g;  /* strides, paddings, dilations (1 = none), groups */
+    int64_t rows, cols;                 /* sum/mean/max/rmsnorm */
+    int64_t heads, kv_heads, seq, kv_seq, head_dim, causal; /* attention */
+} hb_shape;
+
+/* Descriptor of one shape field, for parsers and printers (fio-style option table). */
+typedef struct hb_shape_field { const char *name; size_t offset; const char *help; } hb_shape_field;
+extern const hb_shape_field hb_shape_fields[];
+extern const int hb_shape_nfields;
+
+/* Fill defaults for op (strides 1, dilation 1, groups 1, kv_heads = heads, kv_seq = seq, kw = kh
+ * and so on) and check the shape. Returns HB_OK, or HB_EINVAL with a reason in err (size errlen). */
+hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen);
+/* Parse "m=1 n=2 k=3" (separators: spaces, commas, 'x' not allowed) into s (zeroed first).
+ * Returns HB_OK or HB_EINVAL with the reason in err. Does not normalize. */
+hb_status hb_shape_parse(const char *text, hb_shape *s, char *err, size_t errlen);
+/* Print the non-zero fields the op uses as "m=1 n=2 k=3" into buf. Returns buf. */
+char *hb_shape_format(hb_op op, const hb_shape *s, char *buf, size_t len);
+/* Output spatial sizes for conv2d/pooling. */
+int64_t hb_shape_oh(const hb_shape *s);
+int64_t hb_shape_ow(const hb_shape *s);
+
+/* ---- op metadata table (one row per op) ---- */
+typedef struct hb_op_info {
+    const char *name;
+    hb_family family;
+    int ninputs;
+    int compute_bound;        /* 1: GFLOP/s against the peak-FLOP ceiling; 0: GB/s against copy bandwidth */
+} hb_op_info;
+const hb_op_info *hb_op_get(hb_op op);
+int hb_op_parse(const char *name);         /* -1 if unknown */
+/* Element counts of input i (0..ninputs-1) and of the output. */
+int64_t hb_op_input_elems(hb_op op, const hb_shape *s, int i);
+int64_t hb_op_output_elems(hb_op op, const hb_shape *s);
+/* Floating-point operations of one call (a multiply-add counts 2; exp/tanh count 1; see ops.c). */
+double hb_op_flops(hb_op op, const hb_shape *s);
+/* Minimal bytes moved through memory by one call: every input read once and the output written
+ * once, at elem_size bytes per element (STREAM/BabelStream convention; no write-allocate). */
+double hb_op_bytes(hb_op op, const hb_shape *s, size_t elem_size);
+/* Verification tolerance on ||out-ref||_2 / ||ref||_2 for this op, shape and compute dtype.
+ * f32: 1e-5 x sqrt(reduction length) floor 1e-5 capped 1e-3; tf32: 5e-3; f16: 1e-2; bf16: 3e-2. */
+double hb_op_tolerance(hb_op op, const hb_shape *s, hb_dtype d);
+
+/* ---- a case: one measurement ---- */
+typedef struct hb_case {
+    hb_op op;
+    hb_shape shape;
+    hb_dtype dtype;
+    hb_mode mode;
+    hb_route route;
+    char name[96];       /* label from the workload ("tinyllama.decode.qkv"), may be empty */
+    char source[160];    /* "workloads/default.ini:12" where it was defined */
+    char model[48];      /* model name for model totals ("resnet_50"), may be empty */
+    double weight;       /* repeat count in the model (benchdnn "*N"), default 1 */
+    int quick;           /* part of the --quick subset */
+} hb_case;
+
+/* Stable key of a case for matching across runs:
+ * "op|shape|backend|mode|route|dtype". buf must hold 256 bytes. */
+char *hb_case_key(const hb_case *c, const char *backend, char *buf, size_t len);
+
+#endif
