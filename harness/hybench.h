@@ -27,6 +27,19 @@
 #define HB_VERSION "0.1.0"
 #define HB_SCHEMA_VERSION 1
 
+/* ---- process exit statuses (distinct per outcome; documented in README) ---- */
+enum {
+    HB_EXIT_OK = 0,            /* everything ran and verified */
+    HB_EXIT_REGRESSION = 1,    /* compare: a significant regression (or a case became wrong/crashed/missing) */
+    HB_EXIT_USAGE = 2,         /* bad command line or bad input file for compare/report */
+    HB_EXIT_INCOMPARABLE = 3,  /* compare: different machine or schema without --force */
+    HB_EXIT_BAD_WORKLOAD = 4,  /* a workload file is malformed: nothing was run */
+    HB_EXIT_WRONG = 5,         /* at least one case failed verification */
+    HB_EXIT_NO_BACKEND = 6,    /* --backend names a backend that is unknown or unavailable here */
+    HB_EXIT_IO = 7,            /* cannot write results/report files */
+    HB_EXIT_FAILED = 8         /* no case wrong, but some failed, crashed or timed out */
+};
+
 /* ---- status codes (returned by every API boundary; 0 is success) ---- */
 typedef enum hb_status {
     HB_OK = 0,
