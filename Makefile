@@ -11,6 +11,8 @@ ifeq ($(WERROR),1)
 WARN    += -Werror
 endif
 CFLAGS  ?=
+GIT_COMMIT := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+CFLAGS  += -DHB_GIT_COMMIT='"$(GIT_COMMIT)"' -DHB_CFLAGS='"$(OPT) $(ARCH) -fopenmp"'
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -g -fopenmp -fPIC $(WARN) -Iharness -Ikernels \
            $(shell pkg-config --cflags hwloc jansson inih 2>/dev/null) -I/usr/include/x86_64-linux-gnu/openblas-pthread
 LDLIBS  := $(shell pkg-config --libs hwloc jansson inih 2>/dev/null) -lopenblas -lm -ldl -fopenmp
@@ -45,7 +47,8 @@ endif
 ifeq ($(WITH_CUDA)$(HAVE_CUDA),yes)
 $(error WITH_CUDA=yes but nvcc not found)
 endif
-PLUGINS := $(if $(HAVE_OPENCL),$(BUILD)/hb_opencl.so) $(if $(HAVE_CUDA),$(BUILD)/hb_cuda.so)
+PLUGINS := $(if $(HAVE_OPENCL),$(if $(wildcard kernels/opencl/*.c),$(BUILD)/hb_opencl.so)) \
+           $(if $(HAVE_CUDA),$(if $(wildcard kernels/cuda/*.cu),$(BUILD)/hb_cuda.so))
 
 .PHONY: all build test test-run clean deps info
 # `make` and `make test` first install missing Debian packages (tools/install_deps.sh), then build

@@ -1,0 +1,52 @@
+/*
+ * driver.h - the measurement driver: options, case expansion, the per-backend child process and
+ * the measurement of one case. Used by `hybench run` and `hybench verify` (driver.c), and by the
+ * chain runner (chain.c).
+ */
+#ifndef HB_DRIVER_H
+#define HB_DRIVER_H
+#include <jansson.h>
+#include <stdio.h>
+#include "backend.h"
+#include "stats.h"
+#include "workload.h"
+
+typedef struct hb_options {
+    const char *backends;      /* comma list of types/instances; NULL = every available one */
+    const char *ops;           /* comma list of op names or families; NULL = all */
+    unsigned mode_mask;        /* 0 = per item / default */
+    unsigned route_mask;
+    unsigned dtype_mask;
+    const char *filter;        /* substring of the case key or name */
+    int quick;
+    int verify_only;           /* hybench verify: one poisoned run per case, no sampling */
+    int dry_run;
+    int cold;                  /* flush caches between samples (backend flush_cache hook) */
+    double budget_s;           /* sampling budget per case (seconds) */
+    double ci_target;          /* target half-width of the median's 95% CI, fraction of the median */
+    int min_samples, max_samples;
+    double ref_max_gflop;      /* cpu-ref is not timed above this many GFLOP per call */
+    double case_timeout_s;     /* a case running longer is killed: timed_out */
+    unsigned long long seed;
+    const char *out;           /* results path */
+    char *argv_joined;         /* for the metadata record */
+} hb_options;
+
+/* One measured phase set for a case. */
+enum { HB_PH_CONVERT_IN, HB_PH_H2D, HB_PH_COMPUTE, HB_PH_D2H, HB_PH_CONVERT_OUT, HB_PH_TOTAL, HB_PH_COUNT };
+extern const char *const hb_phase_names[HB_PH_COUNT];
+
+/* Write one JSON record as a single line with a single write(2) to fd (O_APPEND); fsync not needed.
+ * Returns HB_OK or HB_EDEVICE when the write fails. Steals the reference to rec. */
+hb_status hb_record_write(int fd, json_t *rec);
+/* JSON object of an hb_stats. New reference. */
+json_t *hb_stats_json(const hb_stats *s);
+/* The "meta" record of this run. New reference. */
+json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads, int nworkloads);
+/* Fill deterministic random inputs in [-1, 1] (never zeros), exactly representable in f32, from a
+ * seed and a stream id (splitmix64/xoshiro). */
+void hb_fill_random(double *x, size_t n, unsigned long long seed, unsigned long long stream);
+/* Peak RSS since the last reset, in bytes (VmHWM); hb_rss_reset() resets it via /proc/self/clear_refs. */
+long long hb_rss_peak(void);
+void hb_rss_reset(void);
+#endif

@@ -1,0 +1,35 @@
+/* main.c - `hybench` command-line entry: dispatches the subcommand (commands.h). */
+#include "commands.h"
+#include "hybench.h"
+#include <stdio.h>
+#include <string.h>
+
+static const struct { const char *name; int (*fn)(int, char **); const char *help; } cmds[] = {
+    {"run", hb_cmd_run, "run workloads on backends, write results/<run-id>.jsonl"},
+    {"verify", hb_cmd_verify, "check every case once against cpu-ref (no timing)"},
+    {"list", hb_cmd_list, "list backends, their devices, or why they are unavailable"},
+    {"report", hb_cmd_report, "render reports/<name>/ (HTML, Markdown, SVG) from results files"},
+    {"compare", hb_cmd_compare, "regression gate: compare two results files (exit 1 on regression)"},
+    {"trend", hb_cmd_trend, "plot the nightly history of each case"},
+    {"baseline", hb_cmd_baseline, "baseline set|show: the stored baseline of this machine"},
+    {"csv", hb_cmd_csv, "export a results file as CSV"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "hybench %s - which device, which precision, which data path?\n\nusage: hybench COMMAND [options]\n\n", HB_VERSION);
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+    fprintf(f, "\n`hybench COMMAND --help` for each command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) { usage(stderr); return HB_EXIT_USAGE; }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return HB_EXIT_OK; }
+    if (!strcmp(argv[1], "--version")) { printf("hybench %s (results schema %d)\n", HB_VERSION, HB_SCHEMA_VERSION); return 0; }
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (!strcmp(argv[1], cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "hybench: unknown command \"%s\"\n", argv[1]);
+    usage(stderr);
+    return HB_EXIT_USAGE;
+}
