@@ -9,6 +9,7 @@
  * records case i as `crashed` or `timed_out` and starts a new child at case i+1.
  */
 #include "driver.h"
+#include "chain_run.h"
 #include "commands.h"
 #include "convert.h"
 #include "cpu/cpu.h"
@@ -350,7 +351,7 @@ static double ceiling_get(const ceilings *cl, const char *name)
     return NAN;
 }
 
-static json_t *case_base_record(const hb_case *c, const char *backend)
+json_t *hb_case_record(const hb_case *c, const char *backend)
 {
     char key[512], shape[256];
     const hb_op_info *info = hb_op_get(c->op);
@@ -395,7 +396,7 @@ static json_t *case_base_record(const hb_case *c, const char *backend)
 
 static json_t *status_record(const hb_case *c, const char *backend, hb_status st, const char *reason)
 {
-    json_t *r = case_base_record(c, backend);
+    json_t *r = hb_case_record(c, backend);
     json_object_set_new(r, "status", json_string(hb_status_name(st)));
     json_object_set_new(r, "reason", json_string(reason ? reason : ""));
     return r;
@@ -414,6 +415,10 @@ static json_t *measure_case(hb_instance *inst, const hb_case *c, int item, const
                             const ceilings *cl, hb_status *st_out)
 {
     char reason[512] = "";
+    if (c->op == HB_OP_CHAIN) {
+        hb_rss_reset();
+        return hb_chain_measure(inst, c, o, cl->v, cl->n, st_out);
+    }
     hb_status st = inst->ops->supports(inst, c, reason, sizeof reason);
     if (st != HB_OK) { *st_out = HB_ESKIP; return status_record(c, inst->name, HB_ESKIP, reason[0] ? reason : "unsupported"); }
     double gflop = hb_op_flops(c->op, &c->shape) / 1e9;
@@ -440,7 +445,7 @@ static json_t *measure_case(hb_instance *inst, const hb_case *c, int item, const
     }
     int64_t mem_after = -1;
     if (inst->ops->mem_info) inst->ops->mem_info(inst, &mem_after, &dfree, &dtotal);
-    json_t *rec = case_base_record(c, inst->name);
+    json_t *rec = hb_case_record(c, inst->name);
     double ph[HB_PH_COUNT], hc;
     double tol = hb_op_tolerance(c->op, &c->shape, c->dtype);
     double rel = NAN, vfrac = 0;

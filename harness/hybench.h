@@ -16,6 +16,9 @@
  *                -> o[batch,heads,seq,head_dim]; o = softmax(q k^T / sqrt(head_dim) + mask) v;
  *                query head h reads kv head h / (heads / kv_heads) (grouped-query attention);
  *                causal: query i sees keys j <= i + (kv_seq - seq) (queries aligned to the end).
+ *   chain        one TinyLlama-1.1B decoder layer as a sequence of the ops above (harness/chain.c);
+ *                shape: seq (tokens), kv_seq (key/value length; kv_seq > seq reads a KV cache).
+ *                Backends never see it: the driver runs its ops one by one.
  * Output spatial size (conv2d, pooling): oh = (h + 2*ph - dh*(kh-1) - 1) / sh + 1, same for w.
  */
 #ifndef HYBENCH_H
@@ -80,7 +83,8 @@ const char *hb_family_name(hb_family f);
     X(MAX,       "max",       HB_FAM_REDUCTION,   1, 0) \
     X(SUM_ALL,   "sum_all",   HB_FAM_REDUCTION,   1, 0) \
     X(RMSNORM,   "rmsnorm",   HB_FAM_REDUCTION,   2, 0) \
-    X(ATTENTION, "attention", HB_FAM_ATTENTION,   3, 1)
+    X(ATTENTION, "attention", HB_FAM_ATTENTION,   3, 1) \
+    X(CHAIN,     "chain",     HB_FAM_CHAIN,       0, 1)
 
 typedef enum hb_op {
 #define HB_X(e, n, f, ni, b) HB_OP_##e,

@@ -5,6 +5,7 @@
  * read once, the output written once.
  */
 #include "hybench.h"
+#include "chain.h"
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -175,6 +176,11 @@ hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
         break;
     case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_RMSNORM:
         NEED(rows); NEED(cols); break;
+    case HB_OP_CHAIN:
+        NEED(seq); DEF(kv_seq, s->seq); DEF(batch, 1);
+        if (s->kv_seq < s->seq) { snprintf(err, errlen, "chain: kv_seq must be >= seq"); return HB_EINVAL; }
+        if (s->seq > 65536 || s->kv_seq > 65536) { snprintf(err, errlen, "chain: absurd size: seq and kv_seq are limited to 65536"); return HB_EINVAL; }
+        return HB_OK;
     case HB_OP_ATTENTION:
         DEF(batch, 1); NEED(heads); DEF(kv_heads, s->heads); NEED(seq); DEF(kv_seq, s->seq); NEED(head_dim);
         if (s->heads % s->kv_heads) { snprintf(err, errlen, "attention: kv_heads must divide heads"); return HB_EINVAL; }
@@ -204,6 +210,7 @@ static const char *const op_fields[HB_OP_COUNT] = {
     [HB_OP_MAXPOOL] = "batch c h w kh kw sh sw ph pw", [HB_OP_AVGPOOL] = "batch c h w kh kw sh sw ph pw",
     [HB_OP_SUM] = "rows cols", [HB_OP_MEAN] = "rows cols", [HB_OP_MAX] = "rows cols", [HB_OP_SUM_ALL] = "n",
     [HB_OP_RMSNORM] = "rows cols", [HB_OP_ATTENTION] = "batch heads kv_heads seq kv_seq head_dim causal",
+    [HB_OP_CHAIN] = "seq kv_seq",
 };
 
 char *hb_shape_format(hb_op op, const hb_shape *s, char *buf, size_t len)
@@ -260,6 +267,7 @@ int64_t hb_op_output_elems(hb_op op, const hb_shape *s)
     case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: return s->rows;
     case HB_OP_RMSNORM: return s->rows * s->cols;
     case HB_OP_ATTENTION: return s->batch * s->heads * s->seq * s->head_dim;
+    case HB_OP_CHAIN: return s->seq * 2048;
     default: return 0;
     }
 }
@@ -294,6 +302,7 @@ double hb_op_flops(hb_op op, const hb_shape *s)
     case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: return (double)s->rows * (double)s->cols;
     case HB_OP_RMSNORM: return 4.0 * (double)s->rows * (double)s->cols;
     case HB_OP_ATTENTION: return attention_flops(s);
+    case HB_OP_CHAIN: return hb_chain_flops(s);
     default: return 0;
     }
 }
@@ -302,6 +311,7 @@ double hb_op_bytes(hb_op op, const hb_shape *s, size_t elem_size)
 {
     const hb_op_info *info = hb_op_get(op);
     if (!info) return 0;
+    if (op == HB_OP_CHAIN) return hb_chain_bytes(s, elem_size);
     double e = (double)hb_op_output_elems(op, s);
     for (int i = 0; i < info->ninputs; i++) {
         /* attention reads K and V: inputs 1 and 2 */
@@ -336,6 +346,7 @@ double hb_op_tolerance(hb_op op, const hb_shape *s, hb_dtype d)
     case HB_BF16: return 3e-2;
     default: break;
     }
+    if (op == HB_OP_CHAIN) return 1e-3; /* 14 ops, reductions up to 5632 long, softmax */
     double t = 100.0 * sqrt(reduction_length(op, s)) * 5.96e-8;
     if (t < 1e-5) t = 1e-5;
     if (t > 1e-3) t = 1e-3;

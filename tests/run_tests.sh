@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs every cmocka test binary given as arguments, then the end-to-end checks (hybench verify over
+# every op on each available backend, the report page in headless Chromium), and prints one closing
+# line CI can read: "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+pass=0; fail=0; failed_names=""
+note() { printf '%s\n' "$*"; }
+for t in "$@"; do
+  name=$(basename "$t")
+  out=$("$t" 2>&1); rc=$?
+  printf '%s\n' "$out" | sed "s/^/[$name] /"
+  p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | awk '{s+=$1} END {print s+0}')
+  f=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | awk '{s+=$1} END {print s+0}')
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi   # crashed before its summary
+  pass=$((pass + p)); fail=$((fail + f))
+  [ "$f" -gt 0 ] && failed_names="$failed_names $name"
+done
+# End-to-end: hybench verify over every op with small shapes, per backend.
+check() { # name, command...
+  local name=$1; shift
+  local log; log=$(mktemp)
+  if "$@" >"$log" 2>&1; then pass=$((pass + 1)); note "[e2e] PASS $name"
+  else fail=$((fail + 1)); failed_names="$failed_names $name"; note "[e2e] FAIL $name (exit $?)"; sed 's/^/    /' "$log" | tail -40; fi
+  rm -f "$log"
+}
+mkdir -p build/test-results
+for b in cpu-ref cpu opencl; do
+  if [ "$b" = opencl ] && ! build/hybench list 2>/dev/null | grep -q '^opencl:.*available'; then
+    note "[e2e] SKIP verify-$b: $(build/hybench list 2>/dev/null | grep '^opencl')"; continue; fi
+  check "verify-$b" build/hybench verify --backend "$b" --out "build/test-results/verify-$b.jsonl" tests/data/verify_all.ini
+done
+check "list-shows-every-backend" sh -c 'o=$(build/hybench list); for b in cpu-ref cpu opencl cuda metal coreml; do echo "$o" | grep -q "^$b" || { echo "missing $b"; exit 1; }; done'
+for s in tests/check_*.sh; do
+  [ -x "$s" ] || continue
+  check "$(basename "$s" .sh)" "$s"
+done
+[ -n "$failed_names" ] && note "failed:$failed_names"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
