@@ -36,6 +36,7 @@
 typedef struct case_list {
     hb_case *v;
     int *item;      /* index of the workload item each case came from (reference cache key) */
+    const hb_item_list *items;
     size_t n, cap;
 } case_list;
 
@@ -411,14 +412,15 @@ static json_t *samples_json(const double *s, size_t n)
 
 /* Measure case c on inst. Returns a new "case" record (never NULL except on allocation failure).
  * *st_out gets the case status. */
-static json_t *measure_case(hb_instance *inst, const hb_case *c, int item, const hb_options *o, ref_cache *rc,
-                            const ceilings *cl, hb_status *st_out)
+static json_t *measure_case(hb_instance *inst, const hb_case *c, int item, const char *skip, const hb_options *o,
+                            ref_cache *rc, const ceilings *cl, hb_status *st_out)
 {
     char reason[512] = "";
     if (c->op == HB_OP_CHAIN) {
         hb_rss_reset();
         return hb_chain_measure(inst, c, o, cl->v, cl->n, st_out);
     }
+    if (skip && skip[0]) { *st_out = HB_ESKIP; return status_record(c, inst->name, HB_ESKIP, skip); }
     hb_status st = inst->ops->supports(inst, c, reason, sizeof reason);
     if (st != HB_OK) { *st_out = HB_ESKIP; return status_record(c, inst->name, HB_ESKIP, reason[0] ? reason : "unsupported"); }
     double gflop = hb_op_flops(c->op, &c->shape) / 1e9;
@@ -666,9 +668,13 @@ static int child_main(const child_args *a)
             if (!case_applies(&inst[i], c)) continue;
             say(a->pipe_w, "B %d %zu\n", i, j);
             hb_status st;
-            json_t *rec = measure_case(&inst[i], c, a->cases->item[j], a->o, &rcache, &cl, &st);
-            if (!rec || hb_record_write(a->fd, rec) != HB_OK) { rc = HB_EXIT_IO; break; }
-            say(a->pipe_w, "E %d %zu %s\n", i, j, hb_status_name(st));
+            json_t *rec = measure_case(&inst[i], c, a->cases->item[j], a->cases->items->v[a->cases->item[j]].skip, a->o,
+                                       &rcache, &cl, &st);
+            json_t *rec_copy_rel = json_pack("{s:O?}", "rel_err", rec ? json_object_get(rec, "rel_err") : NULL);
+            if (!rec || hb_record_write(a->fd, rec) != HB_OK) { json_decref(rec_copy_rel); rc = HB_EXIT_IO; break; }
+            json_t *re = json_object_get(rec_copy_rel, "rel_err");
+            say(a->pipe_w, "E %d %zu %s %.3g\n", i, j, hb_status_name(st), json_is_number(re) ? json_number_value(re) : -1.0);
+            json_decref(rec_copy_rel);
         }
         ref_cache_free(&rcache);
         inst[i].ops->close(&inst[i]);
@@ -759,6 +765,16 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const cas
                 progress_line(pg, inst_names[ii], &cases->v[jj], inst_done + 1, inst_total);
             } else if (sscanf(line, "E %d %zu %255s", &ii, &jj, name) == 3) {
                 hb_status s = hb_status_from_name(name);
+                double rel = -1;
+                sscanf(line, "E %*d %*zu %*s %lf", &rel);
+                if (o->verify_only || (s != HB_OK && s != HB_ESKIP)) {
+                    const hb_case *vc = &cases->v[jj];
+                    char sh[160];
+                    if (pg->tty) fprintf(stderr, "\r\033[K");
+                    printf("%-12s %-9s %-48s %-8s %-8s %-5s %-11s rel_err %s%.2g\n", inst_names[ii], hb_op_get(vc->op)->name,
+                           hb_shape_format(vc->op, &vc->shape, sh, sizeof sh), hb_mode_name(vc->mode), hb_route_name(vc->route),
+                           hb_dtype_name(vc->dtype), name, rel < 0 ? "n/a " : "", rel < 0 ? 0.0 : rel);
+                }
                 if (s < HB_STATUS_COUNT) pg->counts[s]++;
                 pg->done++;
                 inst_done++;
@@ -925,6 +941,7 @@ static int run_common(int argc, char **argv, int verify)
             return HB_EXIT_BAD_WORKLOAD;
         }
     case_list cases = {0};
+    cases.items = &items;
     if (expand(&items, &o, &cases)) { fprintf(stderr, "hybench: out of memory\n"); return HB_EXIT_IO; }
     if (o.dry_run) {
         for (size_t i = 0; i < items.n; i++) {
@@ -932,10 +949,7 @@ static int run_common(int argc, char **argv, int verify)
             const hb_op_info *info = hb_op_get(it->c.op);
             if (o.ops && !list_has(o.ops, info->name) && !list_has(o.ops, hb_family_name(info->family))) continue;
             if (o.quick && !it->c.quick) continue;
-            char sh[256];
-            printf("%-36s %-9s %-60s %10.4g GFLOP  %s%s\n", it->c.name[0] ? it->c.name : "-", info->name,
-                   hb_shape_format(it->c.op, &it->c.shape, sh, sizeof sh), hb_op_flops(it->c.op, &it->c.shape) / 1e9,
-                   it->c.source, it->c.quick ? " [quick]" : "");
+            hb_item_print(stdout, it);
         }
         printf("%zu workload entries, %zu cases per backend before per-backend filtering\n", items.n, cases.n);
         return HB_EXIT_OK;
