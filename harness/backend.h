@@ -125,5 +125,8 @@ int hb_backend_open(const hb_backend_entry *e, hb_instance *out, int max, char *
  * are plugins (build/hb_opencl.so, build/hb_cuda.so) exporting hb_opencl_ops / hb_cuda_ops. */
 extern const hb_backend_ops hb_cpu_ref_ops;
 extern const hb_backend_ops hb_cpu_ops;
+/* Defined by the plugins (never linked into the main binary). */
+extern const hb_backend_ops hb_opencl_ops;
+extern const hb_backend_ops hb_cuda_ops;
 
 #endif
