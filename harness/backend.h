@@ -16,6 +16,9 @@
 #define HB_BACKEND_H
 
 #include "hybench.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define HB_BACKEND_ABI 1
 
@@ -129,4 +132,7 @@ extern const hb_backend_ops hb_cpu_ops;
 extern const hb_backend_ops hb_opencl_ops;
 extern const hb_backend_ops hb_cuda_ops;
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "hybench.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Host element types. */
 typedef enum hb_elem { HB_ELEM_F64, HB_ELEM_F32, HB_ELEM_F16, HB_ELEM_BF16 } hb_elem;
@@ -25,4 +28,7 @@ uint16_t hb_f32_to_f16(float f);
 float hb_f16_to_f32(uint16_t h);
 uint16_t hb_f32_to_bf16(float f);
 float hb_bf16_to_f32(uint16_t h);
+#ifdef __cplusplus
+}
+#endif
 #endif

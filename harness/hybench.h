@@ -26,6 +26,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define HB_VERSION "0.1.0"
 #define HB_SCHEMA_VERSION 1
@@ -180,4 +183,7 @@ typedef struct hb_case {
  * "op|shape|backend|mode|route|dtype". buf must hold 256 bytes. */
 char *hb_case_key(const hb_case *c, const char *backend, char *buf, size_t len);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
