@@ -88,6 +88,12 @@ typedef struct hb_backend_ops {
     hb_status (*describe)(hb_instance *inst, char *buf, size_t len);
     /* Optional: called between samples when a cold (cache-flushed) run is asked for. */
     void (*flush_cache)(hb_instance *inst);
+    /* Optional (mode `convert-device`): copy n f64 values from host memory src to the device and
+     * convert them there into b's dtype; and the reverse for an output. Blocking. *copy_s and
+     * *convert_s receive the device time of the copy and of the conversion (seconds).
+     * NULL: the backend has no device-side conversion and convert-device cases are skipped. */
+    hb_status (*upload_f64)(hb_instance *inst, hb_buf *b, const double *src, size_t n, double *copy_s, double *convert_s);
+    hb_status (*download_f64)(hb_instance *inst, hb_buf *b, double *dst, size_t n, double *copy_s, double *convert_s);
 } hb_backend_ops;
 
 struct hb_instance {

@@ -81,7 +81,7 @@ static void usage(FILE *f, const char *cmd)
         "options:\n"
         "  --backend LIST     backends or instances (cpu-ref,cpu,opencl,opencl:0:0,cuda,cuda:0)\n"
         "  --op LIST          ops or families (add,matmul,conv2d,pooling,attention,...)\n"
-        "  --mode LIST        convert,f32,resident          --route LIST  pageable,pinned,mapped\n"
+        "  --mode LIST        convert,f32,resident,convert-device   --route LIST  pageable,pinned,mapped\n"
         "  --dtype LIST       f32,tf32,f16,bf16 (unsupported ones are recorded as skipped)\n"
         "  --filter TEXT      only cases whose name or key contains TEXT\n"
         "  --quick            the quick subset of the workloads\n"
@@ -152,7 +152,8 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
     double need = 0;
     for (int i = 0; i < x->nin; i++) need += (double)x->nel[i];
     need += (double)x->nout;
-    need *= (double)(es + (c->mode == HB_MODE_CONVERT ? 8 : 4) + 8); /* staging + host + reference */
+    int f64_host = c->mode == HB_MODE_CONVERT || c->mode == HB_MODE_CONVERT_DEVICE;
+    need *= (double)(es + (f64_host ? 8 : 4) + 8); /* staging + host + reference */
     struct sysinfo si;
     if (sysinfo(&si) == 0 && need > 0.8 * (double)si.totalram * si.mem_unit) {
         snprintf(reason, rlen, "needs %.1f GiB of host memory, the machine has %.1f GiB", need / 1073741824.0,
@@ -171,7 +172,7 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
     size_t total_el = x->nout;
     for (int i = 0; i < x->nin; i++) total_el += x->nel[i];
     if (x->device) x->device_bytes = (long long)(total_el * es);
-    if (c->mode == HB_MODE_CONVERT) {
+    if (f64_host) {
         for (int i = 0; i < x->nin; i++) {
             x->h64[i] = malloc(x->nel[i] * sizeof(double));
             if (!x->h64[i]) { snprintf(reason, rlen, "host f64 tensor allocation failed"); return HB_ENOMEM; }
@@ -180,7 +181,9 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
         x->o64 = malloc(x->nout * sizeof(double));
         if (!x->o64) { snprintf(reason, rlen, "host f64 tensor allocation failed"); return HB_ENOMEM; }
         x->host_bytes = (long long)(total_el * sizeof(double));
-        x->staging_bytes = (long long)(total_el * es);
+        /* convert: f32 staging on the host; convert-device: an f64 scratch on the device instead */
+        if (c->mode == HB_MODE_CONVERT) x->staging_bytes = (long long)(total_el * es);
+        else x->device_bytes += (long long)(total_el * sizeof(double));
     } else if (x->el != HB_ELEM_F32) {
         for (int i = 0; i < x->nin; i++) {
             x->h32[i] = malloc(x->nel[i] * sizeof(float));
@@ -195,9 +198,6 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
         /* conversion-free: the f32 host tensors are the buffers' host memory */
         for (int i = 0; i < x->nin; i++) hb_convert(x->in[i].host, HB_ELEM_F32, inputs[i], HB_ELEM_F64, x->nel[i]);
         x->host_bytes = (long long)(total_el * sizeof(float));
-    }
-    if (c->mode == HB_MODE_CONVERT && x->el == HB_ELEM_F32 && !x->device) {
-        /* host backend in convert mode: staging f32 + f64 tensors, as accounted above */
     }
     return HB_OK;
 }
@@ -224,7 +224,15 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
     memset(ph, 0, sizeof(double) * HB_PH_COUNT);
     double t_start = hb_now(), t0;
     int resident = c->mode == HB_MODE_RESIDENT;
-    if (!resident) {
+    if (c->mode == HB_MODE_CONVERT_DEVICE) {
+        for (int i = 0; i < x->nin; i++) {
+            double cp = 0, cv = 0;
+            st = x->inst->ops->upload_f64(x->inst, &x->in[i], x->h64[i], x->nel[i], &cp, &cv);
+            if (st != HB_OK) return st;
+            ph[HB_PH_H2D] += cp;
+            ph[HB_PH_CONVERT_IN] += cv;
+        }
+    } else if (!resident) {
         t0 = hb_now();
         if (c->mode == HB_MODE_CONVERT)
             for (int i = 0; i < x->nin; i++) hb_convert(x->in[i].host, x->el, x->h64[i], HB_ELEM_F64, x->nel[i]);
@@ -246,7 +254,13 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
     hb_status s3 = phase_end(x, x->device, t0, &ph[HB_PH_COMPUTE], host_compute);
     if (st != HB_OK) return st;
     if (s3 != HB_OK) return s3;
-    if (!resident) {
+    if (c->mode == HB_MODE_CONVERT_DEVICE) {
+        double cp = 0, cv = 0;
+        st = x->inst->ops->download_f64(x->inst, &x->out, x->o64, x->nout, &cp, &cv);
+        if (st != HB_OK) return st;
+        ph[HB_PH_D2H] = cp;
+        ph[HB_PH_CONVERT_OUT] = cv;
+    } else if (!resident) {
         if (x->device) {
             t0 = hb_now();
             PHASE_BEGIN(1);
@@ -281,7 +295,7 @@ static double rel_error(run_ctx *x, const double *ref, long long *nonfinite, dou
 {
     double *o = malloc(x->nout * sizeof *o);
     if (!o) return INFINITY;
-    if (x->c->mode == HB_MODE_CONVERT) memcpy(o, x->o64, x->nout * sizeof *o);
+    if (x->c->mode == HB_MODE_CONVERT || x->c->mode == HB_MODE_CONVERT_DEVICE) memcpy(o, x->o64, x->nout * sizeof *o);
     else if (x->o32 && x->c->mode != HB_MODE_RESIDENT) hb_convert(o, HB_ELEM_F64, x->o32, HB_ELEM_F32, x->nout);
     else hb_convert(o, HB_ELEM_F64, x->out.host, x->el, x->nout);
     double num = 0, den = 0;
@@ -615,6 +629,8 @@ static int instance_selected(const hb_options *o, const hb_instance *inst)
 static int case_applies(const hb_instance *inst, const hb_case *c)
 {
     if (inst->host_memory && (c->route != HB_ROUTE_PAGEABLE || c->mode == HB_MODE_RESIDENT)) return 0;
+    /* convert-device exists only where the backend converts on the device (upload_f64 hook) */
+    if (c->mode == HB_MODE_CONVERT_DEVICE && (!inst->ops->upload_f64 || !inst->ops->download_f64 || c->op == HB_OP_CHAIN)) return 0;
     return 1;
 }
 
@@ -824,7 +840,7 @@ static int expand(const hb_item_list *items, const hb_options *o, case_list *out
         if (o->quick && !it->c.quick) continue;
         unsigned dm = o->dtype_mask ? o->dtype_mask : it->dtype_mask ? it->dtype_mask : 1u << HB_F32;
         unsigned mm = o->mode_mask ? o->mode_mask : it->mode_mask ? it->mode_mask
-                                                                     : (1u << HB_MODE_CONVERT) | (1u << HB_MODE_F32) | (1u << HB_MODE_RESIDENT);
+                                                                     : (1u << HB_MODE_CONVERT) | (1u << HB_MODE_F32) | (1u << HB_MODE_RESIDENT) | (1u << HB_MODE_CONVERT_DEVICE);
         unsigned rm = o->route_mask ? o->route_mask : it->route_mask ? it->route_mask
                                                                        : (1u << HB_ROUTE_PAGEABLE) | (1u << HB_ROUTE_PINNED) | (1u << HB_ROUTE_MAPPED);
         for (int d = 0; d < HB_DTYPE_COUNT; d++) {

@@ -100,11 +100,13 @@ typedef enum hb_op {
 
 /* ---- compute dtype, host mode, transfer route ---- */
 typedef enum hb_dtype { HB_F32, HB_TF32, HB_F16, HB_BF16, HB_DTYPE_COUNT } hb_dtype;
-typedef enum hb_mode { HB_MODE_CONVERT, HB_MODE_F32, HB_MODE_RESIDENT, HB_MODE_COUNT } hb_mode;
+/* convert-device: f64 host tensors uploaded as f64 and converted on the device (backends with the
+ * upload_f64/download_f64 hooks); a design option measured beside `convert`. */
+typedef enum hb_mode { HB_MODE_CONVERT, HB_MODE_F32, HB_MODE_RESIDENT, HB_MODE_CONVERT_DEVICE, HB_MODE_COUNT } hb_mode;
 typedef enum hb_route { HB_ROUTE_PAGEABLE, HB_ROUTE_PINNED, HB_ROUTE_MAPPED, HB_ROUTE_COUNT } hb_route;
 
 const char *hb_dtype_name(hb_dtype d);  /* "f32","tf32","f16","bf16" */
-const char *hb_mode_name(hb_mode m);    /* "convert","f32","resident" */
+const char *hb_mode_name(hb_mode m);    /* "convert","f32","resident","convert-device" */
 const char *hb_route_name(hb_route r);  /* "pageable","pinned","mapped" */
 /* Parse a name; return the enum value, or -1 if unknown. */
 int hb_dtype_parse(const char *s);

@@ -30,7 +30,7 @@ static const char *const family_names[HB_FAM_COUNT] = {
 const char *hb_family_name(hb_family f) { return (unsigned)f < HB_FAM_COUNT ? family_names[f] : "unknown"; }
 
 static const char *const dtype_names[HB_DTYPE_COUNT] = {"f32", "tf32", "f16", "bf16"};
-static const char *const mode_names[HB_MODE_COUNT] = {"convert", "f32", "resident"};
+static const char *const mode_names[HB_MODE_COUNT] = {"convert", "f32", "resident", "convert-device"};
 static const char *const route_names[HB_ROUTE_COUNT] = {"pageable", "pinned", "mapped"};
 
 const char *hb_dtype_name(hb_dtype d) { return (unsigned)d < HB_DTYPE_COUNT ? dtype_names[d] : "?"; }
