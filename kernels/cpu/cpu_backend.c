@@ -1,0 +1,245 @@
+/*
+ * cpu_backend.c - the "cpu" backend: f32 kernels on the host (cpu_kernels.c) with OpenMP threads
+ * bound one per core by hwloc and OpenBLAS for the matrix products.
+ *
+ * One instance, "cpu". Host memory: buffers are 64-byte aligned, first-touched by the threads
+ * (hostmem.c), dev == host, upload/download do nothing. Compute dtype f32 only, route pageable only;
+ * other dtypes and routes are HB_ESKIP. No device timer: the driver's monotonic clock times run.
+ * Ceilings: hb_cpu_ceilings (STREAM copy/triad, sgemm probe), measured when the driver asks.
+ */
+#include <jansson.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "backend.h"
+#include "cpu/cpu.h"
+#include "cpu/cpu_priv.h"
+#include "cpu/hostmem.h"
+
+typedef struct cpu_ctx {
+    int threads;
+    int64_t allocated;  /* bytes currently allocated through buf_alloc */
+    char *flush;        /* cache-flush buffer (2x the last-level cache), allocated on first use */
+    size_t flush_bytes;
+} cpu_ctx;
+
+static void trim(char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\n'))
+        s[--n] = 0;
+    size_t i = 0;
+    while (s[i] == ' ')
+        i++;
+    if (i)
+        memmove(s, s + i, n - i + 1);
+}
+
+static int cpu_enumerate(hb_instance *out, int max, char *reason, size_t reasonlen)
+{
+    if (max < 1 || !out) {
+        snprintf(reason, reasonlen, "no room for an instance");
+        return 0;
+    }
+    cpu_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        snprintf(reason, reasonlen, "out of memory");
+        return 0;
+    }
+    ctx->threads = hb_cpu_bind_threads();
+    char cfg[64];
+    snprintf(cfg, sizeof cfg, "%s", OPENBLAS_VERSION);
+    trim(cfg);
+    snprintf(out[0].name, sizeof out[0].name, "cpu");
+    snprintf(out[0].description, sizeof out[0].description, "%s, %d cores / %s (%s)", hb_cpu_model(),
+             ctx->threads, cfg, openblas_get_corename());
+    out[0].host_memory = 1;
+    out[0].ops = &hb_cpu_ops;
+    out[0].ctx = ctx;
+    return 1;
+}
+
+static void cpu_close(hb_instance *inst)
+{
+    if (!inst || !inst->ctx)
+        return;
+    cpu_ctx *ctx = inst->ctx;
+    free(ctx->flush);
+    free(ctx);
+    inst->ctx = NULL;
+}
+
+static hb_status cpu_supports(hb_instance *inst, const hb_case *c, char *reason, size_t reasonlen)
+{
+    (void)inst;
+    if (c->dtype != HB_F32) {
+        snprintf(reason, reasonlen, "cpu backend computes in f32 only");
+        return HB_ESKIP;
+    }
+    if (c->route != HB_ROUTE_PAGEABLE) {
+        snprintf(reason, reasonlen, "host-memory backend: no transfer routes");
+        return HB_ESKIP;
+    }
+    return hb_cpu_kernel_check(c, reason, reasonlen);
+}
+
+static hb_status cpu_buf_alloc(hb_instance *inst, size_t bytes, hb_route route, hb_buf *out)
+{
+    memset(out, 0, sizeof *out);
+    void *p = hb_host_alloc(bytes);
+    if (!p)
+        return HB_ENOMEM;
+    out->host = out->dev = p;
+    out->bytes = bytes;
+    out->route = route;
+    cpu_ctx *ctx = inst->ctx;
+    if (ctx)
+        ctx->allocated += (int64_t)bytes;
+    return HB_OK;
+}
+
+static void cpu_buf_free(hb_instance *inst, hb_buf *b)
+{
+    if (!b || !b->host)
+        return;
+    cpu_ctx *ctx = inst->ctx;
+    if (ctx)
+        ctx->allocated -= (int64_t)b->bytes;
+    free(b->host);
+    memset(b, 0, sizeof *b);
+}
+
+static hb_status cpu_noop(hb_instance *inst, hb_buf *b)
+{
+    (void)inst;
+    (void)b;
+    return HB_OK;
+}
+
+static hb_status cpu_run(hb_instance *inst, const hb_case *c, hb_buf *const *in, hb_buf *out)
+{
+    (void)inst;
+    if (c->dtype != HB_F32 || c->route != HB_ROUTE_PAGEABLE)
+        return HB_ESKIP;
+    if ((unsigned)c->op >= HB_OP_COUNT || !out || !out->host)
+        return HB_EINVAL;
+    const int nin = hb_op_get(c->op)->ninputs;
+    const float *fin[HB_MAX_INPUTS] = { NULL, NULL, NULL };
+    for (int i = 0; i < nin; i++) {
+        int64_t n = hb_op_input_elems(c->op, &c->shape, i);
+        if (n <= 0 || !in[i] || !in[i]->host || in[i]->bytes < (size_t)n * sizeof(float))
+            return HB_EINVAL;
+        fin[i] = in[i]->host;
+    }
+    int64_t no = hb_op_output_elems(c->op, &c->shape);
+    if (no <= 0 || out->bytes < (size_t)no * sizeof(float))
+        return HB_EINVAL;
+    return hb_cpu_kernel_run(c, fin, out->host);
+}
+
+static int cpu_ceilings(hb_instance *inst, hb_ceiling *out, int max)
+{
+    (void)inst;
+    return hb_cpu_ceilings(out, max);
+}
+
+static void cpu_mem_info(hb_instance *inst, int64_t *allocated, int64_t *free_b, int64_t *total_b)
+{
+    cpu_ctx *ctx = inst->ctx;
+    if (allocated)
+        *allocated = ctx ? ctx->allocated : -1;
+    if (free_b)
+        *free_b = -1;
+    if (total_b)
+        *total_b = -1;
+}
+
+static hb_status cpu_case_info(hb_instance *inst, const hb_case *c, char *buf, size_t len)
+{
+    cpu_ctx *ctx = inst->ctx;
+    json_t *o = json_pack("{s:s, s:i}", "impl", hb_cpu_kernel_impl(c), "threads", ctx ? ctx->threads : 0);
+    char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!txt)
+        return HB_ENOMEM;
+    snprintf(buf, len, "%s", txt);
+    free(txt);
+    return HB_OK;
+}
+
+static hb_status cpu_describe(hb_instance *inst, char *buf, size_t len)
+{
+    cpu_ctx *ctx = inst->ctx;
+    static const char *par[] = { "sequential", "pthreads", "openmp" };
+    int pi = openblas_get_parallel();
+    json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:s}",
+                          "cpu_model", hb_cpu_model(),
+                          "openblas_config", openblas_get_config(),
+                          "openblas_corename", openblas_get_corename(),
+                          "openblas_threads", openblas_get_num_threads(),
+                          "omp_threads", ctx ? ctx->threads : omp_get_max_threads(),
+                          "hwloc_cores", hb_cpu_ncores(),
+                          "llc_bytes", (json_int_t)hb_cpu_llc_bytes(),
+                          "openblas_parallel", (pi >= 0 && pi <= 2) ? par[pi] : "unknown");
+    char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!txt)
+        return HB_ENOMEM;
+    if (strlen(txt) >= len) {
+        free(txt);
+        return HB_EINVAL;
+    }
+    snprintf(buf, len, "%s", txt);
+    free(txt);
+    return HB_OK;
+}
+
+static char g_flush_sink;
+
+/* Evict the caches: write then read a buffer of twice the last-level cache (64 MiB minimum). */
+static void cpu_flush_cache(hb_instance *inst)
+{
+    cpu_ctx *ctx = inst->ctx;
+    if (!ctx)
+        return;
+    if (!ctx->flush) {
+        size_t b = 2 * hb_cpu_llc_bytes();
+        if (b < ((size_t)64 << 20))
+            b = (size_t)64 << 20;
+        ctx->flush = hb_host_alloc(b);
+        if (!ctx->flush)
+            return;
+        ctx->flush_bytes = b;
+    }
+    char *f = ctx->flush;
+    const int64_t n = (int64_t)ctx->flush_bytes;
+    char acc = 0;
+#pragma omp parallel for schedule(static) reduction(^ : acc)
+    for (int64_t i = 0; i < n; i += 64) {
+        f[i] = (char)(f[i] + 1);
+        acc ^= f[i];
+    }
+    __atomic_store_n(&g_flush_sink, acc, __ATOMIC_RELAXED); /* keep the reads */
+}
+
+const hb_backend_ops hb_cpu_ops = {
+    .abi = HB_BACKEND_ABI,
+    .type = "cpu",
+    .enumerate = cpu_enumerate,
+    .close = cpu_close,
+    .supports = cpu_supports,
+    .buf_alloc = cpu_buf_alloc,
+    .buf_free = cpu_buf_free,
+    .upload = cpu_noop,
+    .download = cpu_noop,
+    .run = cpu_run,
+    .ceilings = cpu_ceilings,
+    .mem_info = cpu_mem_info,
+    .case_info = cpu_case_info,
+    .describe = cpu_describe,
+    .flush_cache = cpu_flush_cache,
+};

@@ -1,0 +1,753 @@
+/*
+ * cpu_kernels.c - the f32 kernels of the "cpu" backend (cpu_priv.h).
+ *
+ * matmul/bmm:  OpenBLAS cblas_sgemm, row-major. bmm with small matrices runs one single-threaded
+ *              sgemm per OpenMP thread (parallel over the batch); large ones run one after the
+ *              other with OpenBLAS's own threads.
+ * conv2d:      lowered onto sgemm per image and group: y[b][g] (ocg x oh*ow) = W[g] (ocg x cg*kh*kw)
+ *              x col (cg*kh*kw x oh*ow), col built by im2col; a 1x1 stride-1 unpadded convolution
+ *              uses the input plane as col directly. Batches that divide evenly over the threads (or
+ *              are large) run one image per thread with single-threaded sgemm; otherwise images run
+ *              in turn with a parallel im2col and threaded sgemm.
+ * attention:   per (batch, head, block of query rows): S = scale * Q K^T by sgemm (only the keys
+ *              the causal mask lets the block see), masked softmax in place (fused), O = P V by
+ *              sgemm; blocks run in parallel, each with single-threaded sgemm; GQA by indexing the
+ *              kv head h / (heads / kv_heads).
+ * elementwise, pooling, reductions: plain loops vectorized by the compiler (-O3 -march=native,
+ *              `omp simd`) and split over threads with a static schedule. gelu and silu use a
+ *              vectorizable exp (Cephes expf polynomial, relative error ~1e-7) in the identities
+ *              0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)) and silu(x) = x / (1 + exp(-x)).
+ *              Sums accumulate blocks of 256 elements in f32 and the block sums in f64.
+ *
+ * OpenBLAS threading: sgemm is called from inside an OpenMP parallel region only after
+ * openblas_set_num_threads(1) (restored afterwards), so its thread pool never oversubscribes the
+ * cores the OpenMP threads hold.
+ */
+#include <limits.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
+#include "cpu/cpu_priv.h"
+#include "cpu_ref/kshape.h"
+
+/* Elementwise and reduction arrays below this many elements run on the calling thread:
+ * a parallel region costs a few microseconds, 32 Ki floats take about that long to stream. */
+#define EW_PAR_MIN ((int64_t)32 * 1024)
+#define SUM_BLOCK 256
+
+/* ------------------------------------------------------------------ helpers ---------- */
+
+/* Run sgemm from the OpenMP threads: OpenBLAS single-threaded in between. */
+static void blas_serial_begin(void) { openblas_set_num_threads(1); }
+static void blas_serial_end(int threads)
+{
+    openblas_set_num_threads(threads);
+    omp_set_num_threads(threads); /* an OpenMP-built OpenBLAS changes the OpenMP count too */
+}
+
+static inline int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+/* Outputs of at least this many bytes are written with streaming stores: the last-level cache
+ * (hwloc), 32 MiB when unknown; such an output cannot stay cached for the next op anyway.
+ * HB_CPU_NT_MIN (bytes, or "off") overrides it for measurements. */
+static size_t nt_min_bytes(void)
+{
+    static size_t cached; /* stored + 1; 0 = not read yet */
+    size_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v)
+        return v - 1;
+    size_t r = hb_cpu_llc_bytes();
+    if (r == 0)
+        r = (size_t)32 << 20;
+    const char *e = getenv("HB_CPU_NT_MIN");
+    if (e && *e)
+        r = strcmp(e, "off") == 0 ? (size_t)-2 : (size_t)strtoull(e, NULL, 10);
+    __atomic_store_n(&cached, r + 1, __ATOMIC_RELAXED);
+    return r;
+}
+
+/* exp(x) for float, vectorizable (no calls, no branches): Cephes expf. x is clamped to
+ * [-87.3, 88.0], so the result is a normal float in [1.2e-38, 1.65e38]. */
+static inline float fexp(float x)
+{
+    x = x < -87.3f ? -87.3f : (x > 88.0f ? 88.0f : x);
+    float t = x * 1.44269504088896341f;
+    float kf = (t + 12582912.0f) - 12582912.0f; /* round to nearest: 1.5 * 2^23 */
+    float r = x - kf * 0.693359375f;
+    r = r - kf * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float y = p * r * r + r + 1.0f;
+    int32_t ki = (int32_t)kf;
+    uint32_t bits = (uint32_t)(ki + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, 4);
+    return y * scale;
+}
+
+/* Sum of x[0..n) in f32 blocks of SUM_BLOCK combined in f64. */
+static double sum_f32(const float *restrict x, int64_t n)
+{
+    double acc = 0.0;
+    for (int64_t i = 0; i < n; i += SUM_BLOCK) {
+        int64_t m = n - i < SUM_BLOCK ? n - i : SUM_BLOCK;
+        float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+        for (int64_t j = 0; j < m; j++)
+            s += x[i + j];
+        acc += (double)s;
+    }
+    return acc;
+}
+
+static double sumsq_f32(const float *restrict x, int64_t n)
+{
+    double acc = 0.0;
+    for (int64_t i = 0; i < n; i += SUM_BLOCK) {
+        int64_t m = n - i < SUM_BLOCK ? n - i : SUM_BLOCK;
+        float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+        for (int64_t j = 0; j < m; j++)
+            s += x[i + j] * x[i + j];
+        acc += (double)s;
+    }
+    return acc;
+}
+
+static float max_f32(const float *restrict x, int64_t n)
+{
+    float m = x[0];
+#pragma omp simd reduction(max : m)
+    for (int64_t j = 0; j < n; j++)
+        m = x[j] > m ? x[j] : m;
+    return m;
+}
+
+/* ------------------------------------------------------------------ elementwise ------ */
+
+/* Plain vectorized loop over n elements (no threads). b is NULL for the one-input ops. */
+static void ew_plain(hb_op op, const float *restrict a, const float *restrict b, float *restrict o, int64_t n)
+{
+    switch (op) {
+    case HB_OP_ADD:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++)
+            o[i] = a[i] + b[i];
+        break;
+    case HB_OP_MUL:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++)
+            o[i] = a[i] * b[i];
+        break;
+    case HB_OP_RELU:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++)
+            o[i] = a[i] > 0.0f ? a[i] : 0.0f;
+        break;
+    case HB_OP_GELU:
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            const float x = a[i];
+            const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x); /* sqrt(2/pi) */
+            o[i] = x / (1.0f + fexp(-2.0f * u));
+        }
+        break;
+    default: /* SILU */
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++)
+            o[i] = a[i] / (1.0f + fexp(-a[i]));
+        break;
+    }
+}
+
+#define EW_BLOCK 1024
+/* One thread's range; with nt, blocks are computed into an L1-resident buffer and written with
+ * streaming stores (no write-allocate read of the output). */
+static void ew_range(hb_op op, const float *a, const float *b, float *o, int64_t n, int nt)
+{
+#if defined(__AVX512F__) || defined(__AVX__)
+    if (nt && n >= 2 * EW_BLOCK) {
+        int64_t i = (int64_t)((64 - ((uintptr_t)o & 63)) & 63) / 4;
+        if (((uintptr_t)o & 3) == 0) {
+            ew_plain(op, a, b, o, i);
+            float tmp[EW_BLOCK] __attribute__((aligned(64)));
+            for (; i + EW_BLOCK <= n; i += EW_BLOCK) {
+                ew_plain(op, a + i, b ? b + i : NULL, tmp, EW_BLOCK);
+#if defined(__AVX512F__)
+                for (int j = 0; j < EW_BLOCK; j += 16)
+                    _mm512_stream_ps(o + i + j, _mm512_load_ps(tmp + j));
+#else
+                for (int j = 0; j < EW_BLOCK; j += 8)
+                    _mm256_stream_ps(o + i + j, _mm256_load_ps(tmp + j));
+#endif
+            }
+            _mm_sfence();
+            ew_plain(op, a + i, b ? b + i : NULL, o + i, n - i);
+            return;
+        }
+    }
+#endif
+    (void)nt;
+    ew_plain(op, a, b, o, n);
+}
+
+static void k_elementwise(hb_op op, const float *a, const float *b, float *o, int64_t n)
+{
+    const int nt = (double)n * 4.0 >= (double)nt_min_bytes();
+    if (n < EW_PAR_MIN) {
+        ew_range(op, a, b, o, n, nt);
+        return;
+    }
+#pragma omp parallel
+    {
+        const int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
+        const int64_t lo = n * t / T / 16 * 16, hi = t + 1 == T ? n : n * (t + 1) / T / 16 * 16;
+        if (hi > lo)
+            ew_range(op, a + lo, b ? b + lo : NULL, o + lo, hi - lo, nt);
+    }
+}
+
+/* ------------------------------------------------------------------ reductions ------- */
+
+static void k_rows(hb_op op, const float *restrict x, const float *restrict g, float *restrict y,
+                   int64_t rows, int64_t cols)
+{
+    const int T = omp_get_max_threads();
+    const int par = rows * cols >= EW_PAR_MIN;
+    if (rows >= T || !par) {
+#pragma omp parallel for schedule(static) if (par && rows > 1)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *xr = x + r * cols;
+            switch (op) {
+            case HB_OP_SUM: y[r] = (float)sum_f32(xr, cols); break;
+            case HB_OP_MEAN: y[r] = (float)(sum_f32(xr, cols) / (double)cols); break;
+            case HB_OP_MAX: y[r] = max_f32(xr, cols); break;
+            default: { /* RMSNORM */
+                const float inv = (float)(1.0 / sqrt(sumsq_f32(xr, cols) / (double)cols + 1e-5));
+                float *yr = y + r * cols;
+#pragma omp simd
+                for (int64_t j = 0; j < cols; j++)
+                    yr[j] = xr[j] * inv * g[j];
+            }
+            }
+        }
+        return;
+    }
+    /* Few long rows: split each row over the threads, partial results per chunk. */
+    const int64_t nch = (int64_t)T;
+    double *part = malloc((size_t)(rows * nch) * sizeof *part);
+    if (!part) { /* fall back to one thread per row */
+        for (int64_t r = 0; r < rows; r++) {
+            const float *xr = x + r * cols;
+            double s = op == HB_OP_MAX ? (double)max_f32(xr, cols)
+                     : op == HB_OP_RMSNORM ? sumsq_f32(xr, cols) : sum_f32(xr, cols);
+            if (op == HB_OP_RMSNORM) {
+                const float inv = (float)(1.0 / sqrt(s / (double)cols + 1e-5));
+                for (int64_t j = 0; j < cols; j++)
+                    y[r * cols + j] = xr[j] * inv * g[j];
+            } else {
+                y[r] = op == HB_OP_MEAN ? (float)(s / (double)cols) : (float)s;
+            }
+        }
+        return;
+    }
+#pragma omp parallel
+    {
+        const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+        for (int64_t r = 0; r < rows; r++) {
+            const int64_t lo = cols * t / nt, hi = cols * (t + 1) / nt;
+            const float *xr = x + r * cols;
+            if (op == HB_OP_MAX)
+                part[r * nch + t] = hi > lo ? (double)max_f32(xr + lo, hi - lo) : -HUGE_VAL;
+            else if (op == HB_OP_RMSNORM)
+                part[r * nch + t] = sumsq_f32(xr + lo, hi - lo);
+            else
+                part[r * nch + t] = sum_f32(xr + lo, hi - lo);
+        }
+        for (int64_t tt = nt; tt < nch; tt++) /* a smaller team than asked: empty chunks */
+            if (t == 0)
+                for (int64_t r = 0; r < rows; r++) {
+                    part[r * nch + tt] = op == HB_OP_MAX ? -HUGE_VAL : 0.0;
+                }
+#pragma omp barrier
+        if (op == HB_OP_RMSNORM) {
+            for (int64_t r = 0; r < rows; r++) {
+                double s = 0.0;
+                for (int64_t k = 0; k < nch; k++)
+                    s += part[r * nch + k];
+                const float inv = (float)(1.0 / sqrt(s / (double)cols + 1e-5));
+                const int64_t lo = cols * t / nt, hi = cols * (t + 1) / nt;
+                const float *xr = x + r * cols;
+                float *yr = y + r * cols;
+#pragma omp simd
+                for (int64_t j = lo; j < hi; j++)
+                    yr[j] = xr[j] * inv * g[j];
+            }
+        } else {
+#pragma omp single
+            for (int64_t r = 0; r < rows; r++) {
+                if (op == HB_OP_MAX) {
+                    double m = part[r * nch];
+                    for (int64_t k = 1; k < nch; k++)
+                        m = part[r * nch + k] > m ? part[r * nch + k] : m;
+                    y[r] = (float)m;
+                } else {
+                    double s = 0.0;
+                    for (int64_t k = 0; k < nch; k++)
+                        s += part[r * nch + k];
+                    y[r] = op == HB_OP_MEAN ? (float)(s / (double)cols) : (float)s;
+                }
+            }
+        }
+    }
+    free(part);
+}
+
+static void k_sum_all(const float *restrict x, float *restrict y, int64_t n)
+{
+    const int T = omp_get_max_threads();
+    double part[256];
+    if (n < EW_PAR_MIN || T > 256) {
+        y[0] = (float)sum_f32(x, n);
+        return;
+    }
+    int used = 1;
+#pragma omp parallel num_threads(T)
+    {
+        const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+        part[t] = sum_f32(x + n * t / nt, n * (t + 1) / nt - n * t / nt);
+        if (t == 0)
+            used = (int)nt;
+    }
+    double total = 0.0;
+    for (int t = 0; t < used; t++) /* in thread order: the same result on every run */
+        total += part[t];
+    y[0] = (float)total;
+}
+
+/* ------------------------------------------------------------------ pooling ---------- */
+
+/* Range [lo, hi) of output positions o with 0 <= o*s + off < in (off = k*d - p). */
+static void tap_range(int64_t out, int64_t in, int64_t s, int64_t off, int64_t *lo, int64_t *hi)
+{
+    int64_t l = off >= 0 ? 0 : (-off + s - 1) / s;
+    int64_t h = in - 1 - off < 0 ? 0 : (in - 1 - off) / s + 1;
+    if (h > out)
+        h = out;
+    if (l > h)
+        l = h;
+    *lo = l;
+    *hi = h;
+}
+
+static hb_status k_pool(const hbk_conv *p, int is_max, const float *x, float *y)
+{
+    const int64_t planes = p->b * p->c;
+    /* Taps per output column (the count avgpool divides by, over kx only) */
+    int64_t *cntx = calloc((size_t)p->ow, sizeof *cntx);
+    if (!cntx)
+        return HB_ENOMEM;
+    for (int64_t kx = 0; kx < p->kw; kx++) {
+        int64_t lo, hi;
+        tap_range(p->ow, p->w, p->sw, kx * p->dw - p->pw, &lo, &hi);
+        for (int64_t ox = lo; ox < hi; ox++)
+            cntx[ox]++;
+    }
+    const int par = planes * p->oh * p->ow * p->kh * p->kw >= EW_PAR_MIN;
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t pl = 0; pl < planes; pl++) {
+        const float *xp = x + pl * p->h * p->w;
+        float *yp = y + pl * p->oh * p->ow;
+        for (int64_t oy = 0; oy < p->oh; oy++) {
+            float *restrict orow = yp + oy * p->ow;
+            const float init = is_max ? -HUGE_VALF : 0.0f;
+            for (int64_t ox = 0; ox < p->ow; ox++)
+                orow[ox] = init;
+            int64_t nky = 0;
+            for (int64_t ky = 0; ky < p->kh; ky++) {
+                const int64_t iy = oy * p->sh - p->ph + ky * p->dh;
+                if (iy < 0 || iy >= p->h)
+                    continue;
+                nky++;
+                const float *restrict xr = xp + iy * p->w;
+                for (int64_t kx = 0; kx < p->kw; kx++) {
+                    const int64_t off = kx * p->dw - p->pw;
+                    int64_t lo, hi;
+                    tap_range(p->ow, p->w, p->sw, off, &lo, &hi);
+                    const int64_t sw = p->sw;
+                    if (is_max) {
+                        if (sw == 1) {
+#pragma omp simd
+                            for (int64_t ox = lo; ox < hi; ox++)
+                                orow[ox] = xr[ox + off] > orow[ox] ? xr[ox + off] : orow[ox];
+                        } else if (sw == 2) {
+#pragma omp simd
+                            for (int64_t ox = lo; ox < hi; ox++)
+                                orow[ox] = xr[2 * ox + off] > orow[ox] ? xr[2 * ox + off] : orow[ox];
+                        } else {
+#pragma omp simd
+                            for (int64_t ox = lo; ox < hi; ox++)
+                                orow[ox] = xr[ox * sw + off] > orow[ox] ? xr[ox * sw + off] : orow[ox];
+                        }
+                    } else {
+                        if (sw == 1) {
+#pragma omp simd
+                            for (int64_t ox = lo; ox < hi; ox++)
+                                orow[ox] += xr[ox + off];
+                        } else if (sw == 2) {
+#pragma omp simd
+                            for (int64_t ox = lo; ox < hi; ox++)
+                                orow[ox] += xr[2 * ox + off];
+                        } else {
+#pragma omp simd
+                            for (int64_t ox = lo; ox < hi; ox++)
+                                orow[ox] += xr[ox * sw + off];
+                        }
+                    }
+                }
+            }
+            for (int64_t ox = 0; ox < p->ow; ox++) {
+                const int64_t cnt = nky * cntx[ox];
+                if (cnt == 0)
+                    orow[ox] = 0.0f; /* window wholly in the padding (see ref.c) */
+                else if (!is_max)
+                    orow[ox] /= (float)cnt;
+            }
+        }
+    }
+    free(cntx);
+    return HB_OK;
+}
+
+/* ------------------------------------------------------------------ matmul ----------- */
+
+static void sgemm_nn(int64_t m, int64_t n, int64_t k, const float *A, const float *B, float *C)
+{
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, A, (int)k, B,
+                (int)n, 0.0f, C, (int)n);
+}
+
+static hb_status k_bmm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *A, const float *B,
+                       float *C)
+{
+    const int T = omp_get_max_threads();
+    /* Below ~ 2 * 256^3 flops per matrix OpenBLAS's threads gain little: one matrix per thread. */
+    const int per_thread = batch >= T && T > 1 && (double)m * (double)n * (double)k <= 256.0 * 256.0 * 256.0;
+    if (!per_thread) {
+        for (int64_t b = 0; b < batch; b++)
+            sgemm_nn(m, n, k, A + b * m * k, B + b * k * n, C + b * m * n);
+        return HB_OK;
+    }
+    blas_serial_begin();
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < batch; b++)
+        sgemm_nn(m, n, k, A + b * m * k, B + b * k * n, C + b * m * n);
+    blas_serial_end(T);
+    return HB_OK;
+}
+
+/* ------------------------------------------------------------------ conv2d ----------- */
+
+static int conv_is_direct(const hbk_conv *p)
+{
+    return p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 && p->pw == 0;
+}
+
+/* col rows [r0, r1) of one image: row r = (ci, ky, kx) over all c input channels, oh*ow columns. */
+static void im2col_rows(const hbk_conv *p, const float *xb, float *col, int64_t r0, int64_t r1)
+{
+    const int64_t ohw = p->oh * p->ow, kk = p->kh * p->kw;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t ci = r / kk, ky = (r / p->kw) % p->kh, kx = r % p->kw;
+        const float *xc = xb + ci * p->h * p->w;
+        float *dst = col + r * ohw;
+        const int64_t off = kx * p->dw - p->pw;
+        int64_t lo, hi;
+        tap_range(p->ow, p->w, p->sw, off, &lo, &hi);
+        for (int64_t oy = 0; oy < p->oh; oy++) {
+            float *drow = dst + oy * p->ow;
+            const int64_t iy = oy * p->sh - p->ph + ky * p->dh;
+            if (iy < 0 || iy >= p->h) {
+                memset(drow, 0, (size_t)p->ow * sizeof(float));
+                continue;
+            }
+            const float *xr = xc + iy * p->w;
+            for (int64_t ox = 0; ox < lo; ox++)
+                drow[ox] = 0.0f;
+            if (p->sw == 1) {
+                memcpy(drow + lo, xr + lo + off, (size_t)(hi - lo) * sizeof(float));
+            } else {
+                const int64_t sw = p->sw;
+                for (int64_t ox = lo; ox < hi; ox++)
+                    drow[ox] = xr[ox * sw + off];
+            }
+            for (int64_t ox = hi; ox < p->ow; ox++)
+                drow[ox] = 0.0f;
+        }
+    }
+}
+
+/* y_b = W x col for every group of one image; col is (c*kh*kw) x (oh*ow). */
+static void conv_gemms(const hbk_conv *p, const float *wt, const float *col, float *yb)
+{
+    const int64_t ohw = p->oh * p->ow, kg = p->cg * p->kh * p->kw;
+    for (int64_t g = 0; g < p->g; g++)
+        sgemm_nn(p->ocg, ohw, kg, wt + g * p->ocg * kg, col + g * kg * ohw, yb + g * p->ocg * ohw);
+}
+
+static hb_status k_conv2d(const hbk_conv *p, const float *x, const float *wt, float *y)
+{
+    const int T = omp_get_max_threads();
+    const int64_t ohw = p->oh * p->ow, rows = p->c * p->kh * p->kw;
+    const int direct = conv_is_direct(p);
+    const size_t colsz = direct ? 0 : (size_t)rows * (size_t)ohw;
+    const int per_image = T > 1 && (p->b % T == 0 || p->b >= 4 * T);
+    if (per_image) {
+        int failed = 0;
+        blas_serial_begin();
+#pragma omp parallel
+        {
+            float *col = colsz ? malloc(colsz * sizeof(float)) : NULL;
+            if (colsz && !col) {
+#pragma omp atomic write
+                failed = 1;
+            }
+#pragma omp for schedule(static)
+            for (int64_t b = 0; b < p->b; b++) {
+                if (colsz && !col)
+                    continue;
+                const float *xb = x + b * p->c * p->h * p->w;
+                if (!direct)
+                    im2col_rows(p, xb, col, 0, rows);
+                conv_gemms(p, wt, direct ? xb : col, y + b * p->oc * ohw);
+            }
+            free(col);
+        }
+        blas_serial_end(T);
+        return failed ? HB_ENOMEM : HB_OK;
+    }
+    float *col = colsz ? malloc(colsz * sizeof(float)) : NULL;
+    if (colsz && !col)
+        return HB_ENOMEM;
+    for (int64_t b = 0; b < p->b; b++) {
+        const float *xb = x + b * p->c * p->h * p->w;
+        if (!direct) {
+#pragma omp parallel
+            {
+                const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+                im2col_rows(p, xb, col, rows * t / nt, rows * (t + 1) / nt);
+            }
+        }
+        conv_gemms(p, wt, direct ? xb : col, y + b * p->oc * ohw);
+    }
+    free(col);
+    return HB_OK;
+}
+
+/* ------------------------------------------------------------------ attention -------- */
+
+static hb_status k_attention(const hbk_attn *a, const float *q, const float *k, const float *v, float *o)
+{
+    const int T = omp_get_max_threads();
+    const int64_t heads_total = a->b * a->heads;
+    int64_t tq = 128;
+    while (tq > 16 && heads_total * ((a->seq + tq - 1) / tq) < 4 * T)
+        tq /= 2;
+    if (tq > a->seq)
+        tq = a->seq;
+    const int64_t nblk = (a->seq + tq - 1) / tq, items = heads_total * nblk;
+    const float scale = (float)(1.0 / sqrt((double)a->d));
+    int failed = 0;
+    blas_serial_begin();
+#pragma omp parallel if (items > 1)
+    {
+        float *S = malloc((size_t)(tq * (a->kvs > 0 ? a->kvs : 1)) * sizeof(float));
+        if (!S) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t it = 0; it < items; it++) {
+            if (!S)
+                continue;
+            const int64_t bh = it / nblk, blk = it % nblk;
+            const int64_t bi = bh / a->heads, h = bh % a->heads;
+            const int64_t q0 = blk * tq, nq = a->seq - q0 < tq ? a->seq - q0 : tq;
+            const int64_t kvoff = (bi * a->kvh + h / a->rep) * a->kvs * a->d;
+            const float *qb = q + (bh * a->seq + q0) * a->d;
+            float *ob = o + (bh * a->seq + q0) * a->d;
+            const int64_t nk = hbk_attn_keys(a, q0 + nq - 1); /* the most any row of the block sees */
+            if (nk == 0) {
+                memset(ob, 0, (size_t)(nq * a->d) * sizeof(float));
+                continue;
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)a->d, scale, qb,
+                        (int)a->d, k + kvoff, (int)a->d, 0.0f, S, (int)nk);
+            for (int64_t i = 0; i < nq; i++) {
+                float *srow = S + i * nk;
+                const int64_t ni = hbk_attn_keys(a, q0 + i);
+                if (ni == 0) {
+                    memset(srow, 0, (size_t)nk * sizeof(float));
+                    continue;
+                }
+                const float mx = max_f32(srow, ni);
+                float den = 0.0f;
+#pragma omp simd reduction(+ : den)
+                for (int64_t j = 0; j < ni; j++) {
+                    const float e = fexp(srow[j] - mx);
+                    srow[j] = e;
+                    den += e;
+                }
+                const float inv = 1.0f / den;
+#pragma omp simd
+                for (int64_t j = 0; j < ni; j++)
+                    srow[j] *= inv;
+                for (int64_t j = ni; j < nk; j++)
+                    srow[j] = 0.0f;
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)a->d, (int)nk, 1.0f, S,
+                        (int)nk, v + kvoff, (int)a->d, 0.0f, ob, (int)a->d);
+        }
+        free(S);
+    }
+    blas_serial_end(T);
+    return failed ? HB_ENOMEM : HB_OK;
+}
+
+/* ------------------------------------------------------------------ dispatch --------- */
+
+hb_status hb_cpu_kernel_check(const hb_case *c, char *reason, size_t reasonlen)
+{
+    const hb_shape *s = &c->shape;
+    hbk_conv p;
+    hbk_attn a;
+    const char *why = NULL;
+    switch (c->op) {
+    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
+    case HB_OP_SUM_ALL:
+        if (s->n <= 0)
+            why = "n must be positive";
+        break;
+    case HB_OP_MATMUL:
+    case HB_OP_BMM:
+        if (s->m <= 0 || s->n <= 0 || s->k <= 0)
+            why = "m, n, k must be positive";
+        else if (!fits_int(s->m * s->k) || !fits_int(s->k * s->n) || !fits_int(s->m * s->n))
+            why = "matrix larger than the BLAS 32-bit integer range";
+        break;
+    case HB_OP_CONV2D:
+        if (hbk_conv_params(s, 0, &p))
+            why = "conv2d shape not computable (sizes, groups, or empty output)";
+        else if (!fits_int(p.oh * p.ow * p.c * p.kh * p.kw) || !fits_int(p.oc * p.cg * p.kh * p.kw) ||
+                 !fits_int(p.oc * p.oh * p.ow))
+            why = "conv2d lowering larger than the BLAS 32-bit integer range";
+        break;
+    case HB_OP_MAXPOOL:
+    case HB_OP_AVGPOOL:
+        if (hbk_conv_params(s, 1, &p))
+            why = "pooling shape not computable (sizes or empty output)";
+        break;
+    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_RMSNORM:
+        if (s->rows <= 0 || s->cols <= 0)
+            why = "rows and cols must be positive";
+        break;
+    case HB_OP_ATTENTION:
+        if (hbk_attn_params(s, &a))
+            why = "attention shape not computable (heads must be a multiple of kv_heads)";
+        else if (!fits_int(a.seq * a.kvs) || !fits_int(a.kvs * a.d) || !fits_int(a.seq * a.d))
+            why = "attention larger than the BLAS 32-bit integer range";
+        break;
+    case HB_OP_CHAIN:
+        why = "chain is run op by op by the driver";
+        break;
+    default:
+        why = "unknown op";
+    }
+    if (why) {
+        if (reason && reasonlen)
+            snprintf(reason, reasonlen, "%s", why);
+        return HB_ESKIP;
+    }
+    return HB_OK;
+}
+
+const char *hb_cpu_kernel_impl(const hb_case *c)
+{
+    hbk_conv p;
+    switch (c->op) {
+    case HB_OP_MATMUL: return "openblas sgemm";
+    case HB_OP_BMM: return "openblas sgemm per matrix";
+    case HB_OP_CONV2D:
+        if (hbk_conv_params(&c->shape, 0, &p) == 0 && conv_is_direct(&p))
+            return "1x1 direct sgemm";
+        return "im2col + openblas sgemm";
+    case HB_OP_ATTENTION: return "sgemm QK^T + fused mask/softmax + sgemm PV";
+    default: return "openmp simd loops";
+    }
+}
+
+hb_status hb_cpu_kernel_run(const hb_case *c, const float *const *in, float *out)
+{
+    if (!c || !in || !out)
+        return HB_EINVAL;
+    if (hb_cpu_kernel_check(c, NULL, 0) != HB_OK)
+        return HB_EINVAL;
+    const hb_shape *s = &c->shape;
+    switch (c->op) {
+    case HB_OP_ADD:
+    case HB_OP_MUL:
+        k_elementwise(c->op, in[0], in[1], out, s->n);
+        return HB_OK;
+    case HB_OP_RELU:
+    case HB_OP_GELU:
+    case HB_OP_SILU:
+        k_elementwise(c->op, in[0], NULL, out, s->n);
+        return HB_OK;
+    case HB_OP_MATMUL:
+        sgemm_nn(s->m, s->n, s->k, in[0], in[1], out);
+        return HB_OK;
+    case HB_OP_BMM:
+        return k_bmm(hbk_def(s->batch, 1), s->m, s->n, s->k, in[0], in[1], out);
+    case HB_OP_CONV2D: {
+        hbk_conv p;
+        hbk_conv_params(s, 0, &p);
+        return k_conv2d(&p, in[0], in[1], out);
+    }
+    case HB_OP_MAXPOOL:
+    case HB_OP_AVGPOOL: {
+        hbk_conv p;
+        hbk_conv_params(s, 1, &p);
+        return k_pool(&p, c->op == HB_OP_MAXPOOL, in[0], out);
+    }
+    case HB_OP_SUM:
+    case HB_OP_MEAN:
+    case HB_OP_MAX:
+        k_rows(c->op, in[0], NULL, out, s->rows, s->cols);
+        return HB_OK;
+    case HB_OP_RMSNORM:
+        k_rows(c->op, in[0], in[1], out, s->rows, s->cols);
+        return HB_OK;
+    case HB_OP_SUM_ALL:
+        k_sum_all(in[0], out, s->n);
+        return HB_OK;
+    case HB_OP_ATTENTION: {
+        hbk_attn a;
+        hbk_attn_params(s, &a);
+        return k_attention(&a, in[0], in[1], in[2], out);
+    }
+    default:
+        return HB_EINVAL;
+    }
+}

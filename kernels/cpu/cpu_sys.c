@@ -1,0 +1,354 @@
+/*
+ * cpu_sys.c - host topology (hwloc), thread binding and the host ceilings (cpu.h, cpu_priv.h).
+ *
+ * Ceilings (hb_cpu_ceilings):
+ *   copy_gbps  STREAM "Copy"  c[i] = a[i]            bytes = 2 * 8 * N (read a, write c)
+ *   triad_gbps STREAM "Triad" a[i] = b[i] + s * c[i] bytes = 3 * 8 * N
+ *   (McCalpin's STREAM convention: no write-allocate traffic counted.) N doubles per array, each
+ *   array at least 4x the last-level cache reported by hwloc (64 MiB minimum), first-touched by the
+ *   threads with the static schedule the kernels use; the best of HB_STREAM_REPS repetitions after
+ *   one untimed warm-up (STREAM: drop the first), results validated after timing. Each kernel runs
+ *   with ordinary stores and with streaming stores (AVX/AVX-512 builds); the faster counts, and
+ *   `how` says which, so the ceiling is what a copy can reach here, not what one compiler emits.
+ *   peak_gflops_f32: OpenBLAS cblas_sgemm, n x n x n with n = 2048 (4096 on 16 or more cores),
+ *   2 n^3 flops per call, best of HB_SGEMM_REPS after one warm-up call.
+ */
+#include <hwloc.h>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cblas.h>
+
+#include "cpu/cpu.h"
+#include "cpu/cpu_priv.h"
+#include "cpu/hostmem.h"
+
+#define HB_STREAM_REPS 10
+#define HB_SGEMM_REPS 5
+
+static hwloc_topology_t g_topo;
+static int g_bound_threads;
+static pid_t g_bound_pid;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The process's topology, loaded on first use (plain memory: still valid in a forked child).
+ * NULL when hwloc fails; callers fall back to OpenMP's processor count. */
+static hwloc_topology_t topo(void)
+{
+    if (g_topo)
+        return g_topo;
+    hwloc_topology_t t;
+    if (hwloc_topology_init(&t) != 0)
+        return NULL;
+    if (hwloc_topology_load(t) != 0) {
+        hwloc_topology_destroy(t);
+        return NULL;
+    }
+    g_topo = t;
+    return g_topo;
+}
+
+int hb_cpu_ncores(void)
+{
+    hwloc_topology_t t = topo();
+    int n = t ? hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) : 0;
+    if (n <= 0 && t)
+        n = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
+    if (n <= 0)
+        n = omp_get_num_procs();
+    return n > 0 ? n : 1;
+}
+
+size_t hb_cpu_llc_bytes(void)
+{
+    hwloc_topology_t t = topo();
+    if (!t)
+        return 0;
+    static const hwloc_obj_type_t levels[] = { HWLOC_OBJ_L5CACHE, HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L3CACHE,
+                                               HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L1CACHE };
+    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
+        int n = hwloc_get_nbobjs_by_type(t, levels[l]);
+        if (n <= 0)
+            continue;
+        size_t total = 0;
+        for (int i = 0; i < n; i++) {
+            hwloc_obj_t o = hwloc_get_obj_by_type(t, levels[l], (unsigned)i);
+            if (o && o->attr)
+                total += (size_t)o->attr->cache.size;
+        }
+        if (total)
+            return total;
+    }
+    return 0;
+}
+
+const char *hb_cpu_model(void)
+{
+    hwloc_topology_t t = topo();
+    if (t) {
+        hwloc_obj_t pkg = hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, 0);
+        const char *m = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUModel") : NULL;
+        if (!m)
+            m = hwloc_obj_get_info_by_name(hwloc_get_root_obj(t), "CPUModel");
+        if (m)
+            return m;
+    }
+    return "unknown CPU";
+}
+
+/* One OpenMP thread per core; thread t is bound to the cpuset of core t (all its hardware threads)
+ * with hwloc_set_cpubind(HWLOC_CPUBIND_THREAD) from inside a parallel region. libgomp keeps the same
+ * OS threads for later parallel regions of the same size, so the binding holds for the kernels.
+ * OpenBLAS gets the same thread count. Done once per process (again in a forked child). */
+int hb_cpu_bind_threads(void)
+{
+    pid_t pid = getpid();
+    if (g_bound_threads > 0 && g_bound_pid == pid)
+        return g_bound_threads;
+    hwloc_topology_t t = topo();
+    int n = hb_cpu_ncores();
+    omp_set_dynamic(0);
+    omp_set_num_threads(n);
+    if (t && hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) == n) {
+#pragma omp parallel num_threads(n)
+        {
+            hwloc_obj_t core = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, (unsigned)omp_get_thread_num());
+            if (core && core->cpuset && hwloc_set_cpubind(t, core->cpuset, HWLOC_CPUBIND_THREAD) != 0) {
+#pragma omp critical
+                fprintf(stderr, "hybench cpu: binding thread %d to core failed (continuing unbound)\n",
+                        omp_get_thread_num());
+            }
+        }
+    }
+    openblas_set_num_threads(n);
+    omp_set_num_threads(n); /* an OpenMP-built OpenBLAS sets the OpenMP count itself: restore ours */
+    g_bound_threads = n;
+    g_bound_pid = pid;
+    return n;
+}
+
+static void set_ceiling(hb_ceiling *c, const char *name, double v, const char *unit, const char *how)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->value = v;
+    snprintf(c->unit, sizeof c->unit, "%s", unit);
+    snprintf(c->how, sizeof c->how, "%s", how);
+}
+
+/* STREAM kernels with ordinary stores (as compiled) and with streaming (non-temporal) stores; the
+ * ceiling is the faster of the two, i.e. the best a copy/triad achieves on this host. Per thread the
+ * static partition of hb_host_alloc's first touch, rounded to 8 doubles (64 bytes). */
+static void part(int64_t n, int64_t *lo, int64_t *hi)
+{
+    int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
+    *lo = n * t / T / 8 * 8;
+    *hi = t + 1 == T ? n : n * (t + 1) / T / 8 * 8;
+}
+
+static void stream_copy(double *restrict c, const double *restrict a, int64_t n, int nt)
+{
+#pragma omp parallel
+    {
+        int64_t lo, hi, i;
+        part(n, &lo, &hi);
+        i = lo;
+#if defined(__AVX512F__)
+        if (nt) {
+            for (; i + 8 <= hi; i += 8)
+                _mm512_stream_pd(c + i, _mm512_load_pd(a + i));
+            _mm_sfence();
+        }
+#elif defined(__AVX__)
+        if (nt) {
+            for (; i + 4 <= hi; i += 4)
+                _mm256_stream_pd(c + i, _mm256_load_pd(a + i));
+            _mm_sfence();
+        }
+#endif
+        for (; i < hi; i++)
+            c[i] = a[i];
+    }
+}
+
+static void stream_triad(double *restrict a, const double *restrict b, const double *restrict c, double s,
+                         int64_t n, int nt)
+{
+#pragma omp parallel
+    {
+        int64_t lo, hi, i;
+        part(n, &lo, &hi);
+        i = lo;
+#if defined(__AVX512F__)
+        if (nt) {
+            const __m512d vs = _mm512_set1_pd(s);
+            for (; i + 8 <= hi; i += 8)
+                _mm512_stream_pd(a + i, _mm512_add_pd(_mm512_load_pd(b + i), _mm512_mul_pd(vs, _mm512_load_pd(c + i))));
+            _mm_sfence();
+        }
+#elif defined(__AVX__)
+        if (nt) {
+            const __m256d vs = _mm256_set1_pd(s);
+            for (; i + 4 <= hi; i += 4)
+                _mm256_stream_pd(a + i, _mm256_add_pd(_mm256_load_pd(b + i), _mm256_mul_pd(vs, _mm256_load_pd(c + i))));
+            _mm_sfence();
+        }
+#endif
+        for (; i < hi; i++)
+            a[i] = b[i] + s * c[i];
+    }
+}
+
+#if defined(__AVX__)
+#define STREAM_VARIANTS 2
+#else
+#define STREAM_VARIANTS 1
+#endif
+
+/* STREAM copy and triad; returns 0 and fills the two rates (and whether streaming stores won),
+ * or -1 (allocation failed / validation failed). */
+static int stream_probe(double *copy_gbps, double *triad_gbps, size_t *array_bytes, int *copy_nt, int *triad_nt)
+{
+    size_t llc = hb_cpu_llc_bytes();
+    size_t bytes = 4 * llc;
+    if (bytes < ((size_t)64 << 20))
+        bytes = (size_t)64 << 20;
+    const int64_t n = (int64_t)(bytes / sizeof(double));
+    *array_bytes = (size_t)n * sizeof(double);
+    double *a = hb_host_alloc((size_t)n * sizeof(double));
+    double *b = hb_host_alloc((size_t)n * sizeof(double));
+    double *c = hb_host_alloc((size_t)n * sizeof(double));
+    int rc = -1;
+    if (!a || !b || !c)
+        goto out;
+    const double s = 0.5;
+#pragma omp parallel
+    {
+        int64_t lo, hi;
+        part(n, &lo, &hi);
+        for (int64_t i = lo; i < hi; i++) {
+            a[i] = 1.0;
+            b[i] = 2.0;
+            c[i] = 0.0;
+        }
+    }
+    double best_copy[2] = { HUGE_VAL, HUGE_VAL }, best_triad[2] = { HUGE_VAL, HUGE_VAL };
+    double ea = 1.0, eb = 2.0, ec = 0.0; /* expected values, for validation */
+    for (int r = 0; r <= HB_STREAM_REPS; r++) {
+        for (int v = 0; v < STREAM_VARIANTS; v++) {
+            double t0 = now_s();
+            stream_copy(c, a, n, v);
+            double t1 = now_s();
+            stream_triad(a, b, c, s, n, v);
+            double t2 = now_s();
+            ec = ea;
+            ea = eb + s * ec;
+            if (r > 0) { /* the first repetition is a warm-up */
+                best_copy[v] = t1 - t0 < best_copy[v] ? t1 - t0 : best_copy[v];
+                best_triad[v] = t2 - t1 < best_triad[v] ? t2 - t1 : best_triad[v];
+            }
+        }
+    }
+    for (int64_t i = 0; i < n; i += n / 97 + 1) {
+        if (fabs(a[i] - ea) > 1e-12 * ea || fabs(c[i] - ec) > 1e-12 * ec || b[i] != eb) {
+            fprintf(stderr, "hybench cpu: STREAM validation failed at %lld\n", (long long)i);
+            goto out;
+        }
+    }
+    *copy_nt = best_copy[1] < best_copy[0];
+    *triad_nt = best_triad[1] < best_triad[0];
+    *copy_gbps = 2.0 * 8.0 * (double)n / best_copy[*copy_nt] * 1e-9;
+    *triad_gbps = 3.0 * 8.0 * (double)n / best_triad[*triad_nt] * 1e-9;
+    rc = 0;
+out:
+    free(a);
+    free(b);
+    free(c);
+    return rc;
+}
+
+static int sgemm_probe(double *gflops, int *size)
+{
+    const int n = hb_cpu_ncores() >= 16 ? 4096 : 2048;
+    *size = n;
+    size_t nn = (size_t)n * (size_t)n;
+    float *A = hb_host_alloc(nn * sizeof(float));
+    float *B = hb_host_alloc(nn * sizeof(float));
+    float *C = hb_host_alloc(nn * sizeof(float));
+    int rc = -1;
+    if (!A || !B || !C)
+        goto out;
+    unsigned st = 12345u;
+    for (size_t i = 0; i < nn; i++) {
+        st = st * 1664525u + 1013904223u;
+        A[i] = (float)(st >> 8) * 0x1p-24f - 0.5f;
+        st = st * 1664525u + 1013904223u;
+        B[i] = (float)(st >> 8) * 0x1p-24f - 0.5f;
+    }
+    double best = HUGE_VAL;
+    for (int r = 0; r <= HB_SGEMM_REPS; r++) {
+        double t0 = now_s();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n);
+        double t = now_s() - t0;
+        if (r > 0 && t < best)
+            best = t;
+    }
+    /* validate one element against a double dot product */
+    double ref = 0.0;
+    for (int k = 0; k < n; k++)
+        ref += (double)A[(size_t)7 * n + k] * (double)B[(size_t)k * n + 11];
+    if (fabs((double)C[(size_t)7 * n + 11] - ref) > 1e-3 * (1.0 + fabs(ref))) {
+        fprintf(stderr, "hybench cpu: sgemm probe validation failed\n");
+        goto out;
+    }
+    *gflops = 2.0 * (double)n * (double)n * (double)n / best * 1e-9;
+    rc = 0;
+out:
+    free(A);
+    free(B);
+    free(C);
+    return rc;
+}
+
+int hb_cpu_ceilings(hb_ceiling *out, int max)
+{
+    int k = 0;
+    int threads = omp_get_max_threads();
+    double copy, triad, gf;
+    size_t ab;
+    int cnt, tnt;
+    char how[96];
+    if (max <= 0 || !out)
+        return 0;
+    if (stream_probe(&copy, &triad, &ab, &cnt, &tnt) == 0) {
+        snprintf(how, sizeof how, "STREAM copy, 2 x %zu MiB f64, %d threads, best of %d, %s stores",
+                 ab >> 20, threads, HB_STREAM_REPS, cnt ? "streaming" : "ordinary");
+        set_ceiling(&out[k++], "copy_gbps", copy, "GB/s", how);
+        if (k < max) {
+            snprintf(how, sizeof how, "STREAM triad, 3 x %zu MiB f64, %d threads, best of %d, %s stores",
+                     ab >> 20, threads, HB_STREAM_REPS, tnt ? "streaming" : "ordinary");
+            set_ceiling(&out[k++], "triad_gbps", triad, "GB/s", how);
+        }
+    }
+    int n;
+    if (k < max && sgemm_probe(&gf, &n) == 0) {
+        snprintf(how, sizeof how, "OpenBLAS sgemm n=%d, %d threads, best of %d", n,
+                 openblas_get_num_threads(), HB_SGEMM_REPS);
+        set_ceiling(&out[k++], "peak_gflops_f32", gf, "GFLOP/s", how);
+    }
+    return k;
+}

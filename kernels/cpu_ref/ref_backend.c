@@ -1,0 +1,198 @@
+/*
+ * ref_backend.c - the "cpu-ref" backend: the f64 reference (ref.c) behind the backend interface,
+ * so that the driver can time it and run it through the same code path as every other backend.
+ *
+ * One instance, "cpu-ref". Host memory: buffers are 64-byte aligned host memory with dev == host,
+ * upload/download do nothing. run converts the f32 inputs to f64 temporaries (hb_convert), calls
+ * hb_ref_compute with row_step 1 (every output element) and rounds the result to f32 into the
+ * output buffer; the temporaries are allocated and freed inside run, so the timing includes them.
+ * Supports compute dtype f32 only and route pageable only; everything else is HB_ESKIP.
+ * No ceilings hook: the host ceilings belong to the "cpu" backend.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "convert.h"
+#include "cpu/hostmem.h"
+#include "cpu_ref/kshape.h"
+#include "cpu_ref/ref.h"
+
+typedef struct ref_ctx {
+    int64_t allocated; /* bytes currently allocated through buf_alloc */
+} ref_ctx;
+
+static int ref_enumerate(hb_instance *out, int max, char *reason, size_t reasonlen)
+{
+    if (max < 1 || !out) {
+        snprintf(reason, reasonlen, "no room for an instance");
+        return 0;
+    }
+    ref_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        snprintf(reason, reasonlen, "out of memory");
+        return 0;
+    }
+    snprintf(out[0].name, sizeof out[0].name, "cpu-ref");
+    snprintf(out[0].description, sizeof out[0].description,
+             "f64 reference, plain C loops, OpenMP %d threads", omp_get_max_threads());
+    out[0].host_memory = 1;
+    out[0].ops = &hb_cpu_ref_ops;
+    out[0].ctx = ctx;
+    return 1;
+}
+
+static void ref_close(hb_instance *inst)
+{
+    if (inst) {
+        free(inst->ctx);
+        inst->ctx = NULL;
+    }
+}
+
+/* Shape check shared with run: 0 when the reference can compute this shape. */
+static int ref_shape_ok(const hb_case *c)
+{
+    const hb_shape *s = &c->shape;
+    hbk_conv p;
+    hbk_attn a;
+    switch (c->op) {
+    case HB_OP_CONV2D: return hbk_conv_params(s, 0, &p) == 0;
+    case HB_OP_MAXPOOL:
+    case HB_OP_AVGPOOL: return hbk_conv_params(s, 1, &p) == 0;
+    case HB_OP_ATTENTION: return hbk_attn_params(s, &a) == 0;
+    case HB_OP_CHAIN: return 0; /* never a backend case: the driver runs its ops one by one */
+    default: return (unsigned)c->op < HB_OP_COUNT;
+    }
+}
+
+static hb_status ref_supports(hb_instance *inst, const hb_case *c, char *reason, size_t reasonlen)
+{
+    (void)inst;
+    if (c->dtype != HB_F32) {
+        snprintf(reason, reasonlen, "cpu-ref computes f32 cases only (in f64)");
+        return HB_ESKIP;
+    }
+    if (c->route != HB_ROUTE_PAGEABLE) {
+        snprintf(reason, reasonlen, "host-memory backend: no transfer routes");
+        return HB_ESKIP;
+    }
+    if (!ref_shape_ok(c)) {
+        snprintf(reason, reasonlen, "shape not computable (sizes, groups or heads inconsistent)");
+        return HB_ESKIP;
+    }
+    return HB_OK;
+}
+
+static hb_status ref_buf_alloc(hb_instance *inst, size_t bytes, hb_route route, hb_buf *out)
+{
+    memset(out, 0, sizeof *out);
+    void *p = hb_host_alloc(bytes);
+    if (!p)
+        return HB_ENOMEM;
+    out->host = out->dev = p;
+    out->bytes = bytes;
+    out->route = route;
+    ref_ctx *ctx = inst->ctx;
+    if (ctx)
+        ctx->allocated += (int64_t)bytes;
+    return HB_OK;
+}
+
+static void ref_buf_free(hb_instance *inst, hb_buf *b)
+{
+    if (!b || !b->host)
+        return;
+    ref_ctx *ctx = inst->ctx;
+    if (ctx)
+        ctx->allocated -= (int64_t)b->bytes;
+    free(b->host);
+    memset(b, 0, sizeof *b);
+}
+
+static hb_status ref_noop(hb_instance *inst, hb_buf *b)
+{
+    (void)inst;
+    (void)b;
+    return HB_OK;
+}
+
+static hb_status ref_run(hb_instance *inst, const hb_case *c, hb_buf *const *in, hb_buf *out)
+{
+    (void)inst;
+    if (c->dtype != HB_F32 || c->route != HB_ROUTE_PAGEABLE)
+        return HB_ESKIP;
+    if ((unsigned)c->op >= HB_OP_COUNT || !ref_shape_ok(c) || !out)
+        return HB_EINVAL;
+    const int nin = hb_op_get(c->op)->ninputs;
+    double *din[HB_MAX_INPUTS] = { NULL, NULL, NULL };
+    double *dout = NULL;
+    hb_status st = HB_OK;
+    for (int i = 0; i < nin; i++) {
+        int64_t n = hb_op_input_elems(c->op, &c->shape, i);
+        if (n <= 0 || !in[i] || in[i]->bytes < (size_t)n * sizeof(float)) {
+            st = HB_EINVAL;
+            goto done;
+        }
+        din[i] = malloc((size_t)n * sizeof(double));
+        if (!din[i]) {
+            st = HB_ENOMEM;
+            goto done;
+        }
+        hb_convert(din[i], HB_ELEM_F64, in[i]->host, HB_ELEM_F32, (size_t)n);
+    }
+    int64_t no = hb_op_output_elems(c->op, &c->shape);
+    if (no <= 0 || out->bytes < (size_t)no * sizeof(float)) {
+        st = HB_EINVAL;
+        goto done;
+    }
+    dout = malloc((size_t)no * sizeof(double));
+    if (!dout) {
+        st = HB_ENOMEM;
+        goto done;
+    }
+    st = hb_ref_compute(c, (const double *const *)din, dout, 1);
+    if (st == HB_OK)
+        hb_convert(out->host, HB_ELEM_F32, dout, HB_ELEM_F64, (size_t)no);
+done:
+    free(dout);
+    for (int i = 0; i < nin; i++)
+        free(din[i]);
+    return st;
+}
+
+static void ref_mem_info(hb_instance *inst, int64_t *allocated, int64_t *free_b, int64_t *total_b)
+{
+    ref_ctx *ctx = inst->ctx;
+    if (allocated)
+        *allocated = ctx ? ctx->allocated : -1;
+    if (free_b)
+        *free_b = -1;
+    if (total_b)
+        *total_b = -1;
+}
+
+static hb_status ref_describe(hb_instance *inst, char *buf, size_t len)
+{
+    (void)inst;
+    snprintf(buf, len, "{\"impl\":\"plain C loops, f64 accumulation\",\"omp_threads\":%d}",
+             omp_get_max_threads());
+    return HB_OK;
+}
+
+const hb_backend_ops hb_cpu_ref_ops = {
+    .abi = HB_BACKEND_ABI,
+    .type = "cpu-ref",
+    .enumerate = ref_enumerate,
+    .close = ref_close,
+    .supports = ref_supports,
+    .buf_alloc = ref_buf_alloc,
+    .buf_free = ref_buf_free,
+    .upload = ref_noop,
+    .download = ref_noop,
+    .run = ref_run,
+    .mem_info = ref_mem_info,
+    .describe = ref_describe,
+};

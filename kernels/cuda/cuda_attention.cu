@@ -1,0 +1,535 @@
+/*
+ * cuda_attention.cu - fused attention o = softmax(q k^T / sqrt(d) + mask) v (layouts of hybench.h:
+ * q[b,h,s,d], k,v[b,kvh,kvs,d], o[b,h,s,d]; query head h reads kv head h / (heads/kvh); causal:
+ * query i sees keys j <= i + (kvs - s); a row that sees no key gives 0, as kernels/cpu_ref).
+ *
+ * No kernel here writes the seq x seq score matrix to device memory: each block keeps a tile of
+ * queries and streams key/value tiles through shared memory with the online softmax of
+ * FlashAttention (Dao et al. 2022, "FlashAttention"; Dao 2023, "FlashAttention-2": running row max
+ * m and sum l, O rescaled by exp(m_old - m_new) per tile). Softmax runs in base 2 with the scale
+ * 1/sqrt(d) * log2(e) folded into the scores.
+ *
+ *  - attn_mma<T, D, NW>: f16/bf16, head_dim 64 or 128. NW warps, 16 query rows per warp, key tiles
+ *    of 64 double-buffered with cp.async; S = Q K^T and O += P V on the tensor cores with
+ *    mma.sync.m16n8k16 (f32 accumulate), fragments loaded with ldmatrix from XOR-swizzled shared
+ *    memory (conflict-free); P goes from the S accumulators to A fragments in registers.
+ *  - attn_simt<D>: f32, head_dim 64 or 128. 128 threads, 64 queries x 64 keys per tile; S and
+ *    P V as register-tiled FFMA products (8 rows x 4 columns per thread) from shared memory.
+ *  - attn_rowwise<T>: any head_dim <= 256 and short query counts (decode): one warp per query row.
+ */
+#include "cuda_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_u32(p)));
+}
+__device__ __forceinline__ void ldsm_x4_t(uint32_t r[4], const void *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_u32(p)));
+}
+
+template <typename T> struct mma;
+template <> struct mma<__half> {
+    static __device__ __forceinline__ void run(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+    {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    }
+    static __device__ __forceinline__ uint32_t pack(float lo, float hi)
+    {
+        __half2 h = __floats2half2_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&h);
+    }
+};
+template <> struct mma<__nv_bfloat16> {
+    static __device__ __forceinline__ void run(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+    {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    }
+    static __device__ __forceinline__ uint32_t pack(float lo, float hi)
+    {
+        __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&h);
+    }
+};
+
+struct attn_args {
+    const void *q, *k, *v;
+    void *o;
+    int heads, rep, seq, kvs, causal, off;
+    float scale_log2;
+};
+
+/* Keys visible to the last query of rows [q0, q0 + rows) (causal), clamped to [0, kvs]. */
+__device__ __forceinline__ int kv_end_for(const attn_args &a, int q_last)
+{
+    if (!a.causal) return a.kvs;
+    long long e = (long long)q_last + a.off + 1;
+    return e < 0 ? 0 : (e > a.kvs ? a.kvs : (int)e);
+}
+
+/* ===================== tensor-core kernel (f16 / bf16) ===================== */
+template <typename T, int D, int NW>
+__global__ void __launch_bounds__(NW * 32) attn_mma(attn_args a)
+{
+    constexpr int BM = 16 * NW, BN = 64, CH = D / 8, NT = NW * 32;
+    constexpr int KC = D / 16;  /* k-chunks of the Q K^T product */
+    constexpr int NB = BN / 8;  /* n-blocks of S */
+    constexpr int DB = D / 8;   /* n-blocks of O */
+    extern __shared__ uint4 smem[];
+    uint4 *Qs = smem;              /* [BM][CH] */
+    uint4 *Ks = Qs + BM * CH;      /* [2][BN][CH] */
+    uint4 *Vs = Ks + 2 * BN * CH;  /* [2][BN][CH] */
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int h = blockIdx.y, b = blockIdx.z, q0 = blockIdx.x * BM;
+    const int kvh = a.heads / a.rep, kh = h / a.rep;
+    const T *Qg = (const T *)a.q + ((size_t)(b * a.heads + h) * a.seq) * D;
+    const T *Kg = (const T *)a.k + ((size_t)(b * kvh + kh) * a.kvs) * D;
+    const T *Vg = (const T *)a.v + ((size_t)(b * kvh + kh) * a.kvs) * D;
+    T *Og = (T *)a.o + ((size_t)(b * a.heads + h) * a.seq) * D;
+
+    const int q_last = min(q0 + BM, a.seq) - 1;
+    const int kv_end = kv_end_for(a, q_last);
+    const int ntiles = (kv_end + BN - 1) / BN;
+
+    /* Q tile (rows past seq zero-filled) */
+    for (int i = tid; i < BM * CH; i += NT) {
+        const int r = i / CH, ch = i % CH, gr = q0 + r;
+        cp_async16(&Qs[r * CH + (ch ^ (r & 7))], Qg + (size_t)min(gr, a.seq - 1) * D + ch * 8, gr < a.seq ? 16 : 0);
+    }
+    auto load_kv = [&](int t, int buf) {
+        uint4 *ks = Ks + buf * BN * CH, *vs = Vs + buf * BN * CH;
+        const int k0 = t * BN;
+        for (int i = tid; i < BN * CH; i += NT) {
+            const int r = i / CH, ch = i % CH, gr = k0 + r;
+            const size_t src = (size_t)min(gr, a.kvs - 1) * D + ch * 8;
+            const int nb = gr < a.kvs ? 16 : 0;
+            cp_async16(&ks[r * CH + (ch ^ (r & 7))], Kg + src, nb);
+            cp_async16(&vs[r * CH + (ch ^ (r & 7))], Vg + src, nb);
+        }
+    };
+    if (ntiles > 0) load_kv(0, 0);
+    cp_async_commit();
+
+    float o[DB][4];
+#pragma unroll
+    for (int j = 0; j < DB; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f; /* rows g and g + 8 of this warp */
+    uint32_t qf[KC][4];
+    const int g = lane / 4, tq = lane % 4;
+    const int row0 = q0 + warp * 16 + g, row1 = row0 + 8; /* this thread's two query rows */
+
+    for (int t = 0; t < ntiles; t++) {
+        if (t + 1 < ntiles) load_kv(t + 1, (t + 1) & 1);
+        cp_async_commit();
+        cp_async_wait<1>();
+        __syncthreads();
+        if (t == 0) {
+#pragma unroll
+            for (int kc = 0; kc < KC; kc++) {
+                const int r = warp * 16 + (lane % 16), ch = kc * 2 + lane / 16;
+                ldsm_x4(qf[kc], &Qs[r * CH + (ch ^ (r & 7))]);
+            }
+        }
+        const uint4 *ks = Ks + (t & 1) * BN * CH, *vs = Vs + (t & 1) * BN * CH;
+        float s[NB][4];
+#pragma unroll
+        for (int j = 0; j < NB; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+#pragma unroll
+        for (int kc = 0; kc < KC; kc++) {
+#pragma unroll
+            for (int np = 0; np < NB / 2; np++) {
+                uint32_t kb[4];
+                const int r = np * 16 + (lane / 16) * 8 + (lane % 8), ch = kc * 2 + ((lane / 8) % 2);
+                ldsm_x4(kb, &ks[r * CH + (ch ^ (r & 7))]);
+                mma<T>::run(s[2 * np], qf[kc], kb[0], kb[1]);
+                mma<T>::run(s[2 * np + 1], qf[kc], kb[2], kb[3]);
+            }
+        }
+        /* scale into log2 domain, mask */
+        const int k0 = t * BN;
+        const bool need_mask = (k0 + BN > a.kvs) || (a.causal && k0 + BN - 1 > q0 + warp * 16 + a.off);
+#pragma unroll
+        for (int j = 0; j < NB; j++) {
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                float x = s[j][e] * a.scale_log2;
+                if (need_mask) {
+                    const int key = k0 + j * 8 + tq * 2 + (e & 1);
+                    const int row = e < 2 ? row0 : row1;
+                    if (key >= a.kvs || (a.causal && key > row + a.off)) x = -INFINITY;
+                }
+                s[j][e] = x;
+            }
+        }
+        float mx0 = m0, mx1 = m1;
+#pragma unroll
+        for (int j = 0; j < NB; j++) {
+            mx0 = fmaxf(mx0, fmaxf(s[j][0], s[j][1]));
+            mx1 = fmaxf(mx1, fmaxf(s[j][2], s[j][3]));
+        }
+        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+        const float base0 = mx0 == -INFINITY ? 0.0f : mx0, base1 = mx1 == -INFINITY ? 0.0f : mx1;
+        const float al0 = exp2f(m0 - base0), al1 = exp2f(m1 - base1); /* m == -inf -> 0 (o, l are 0 then) */
+        m0 = mx0; m1 = mx1;
+        float ps0 = 0.0f, ps1 = 0.0f;
+        uint32_t pf[NB / 2][4];
+#pragma unroll
+        for (int j = 0; j < NB; j++) {
+            const float p0 = exp2f(s[j][0] - base0), p1 = exp2f(s[j][1] - base0);
+            const float p2 = exp2f(s[j][2] - base1), p3 = exp2f(s[j][3] - base1);
+            ps0 += p0 + p1; ps1 += p2 + p3;
+            pf[j / 2][(j & 1) * 2 + 0] = mma<T>::pack(p0, p1);
+            pf[j / 2][(j & 1) * 2 + 1] = mma<T>::pack(p2, p3);
+        }
+        l0 = l0 * al0 + ps0; l1 = l1 * al1 + ps1;
+#pragma unroll
+        for (int j = 0; j < DB; j++) { o[j][0] *= al0; o[j][1] *= al0; o[j][2] *= al1; o[j][3] *= al1; }
+        /* O += P V */
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++) {
+#pragma unroll
+            for (int dp = 0; dp < DB / 2; dp++) {
+                uint32_t vb[4];
+                const int r = kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8, ch = dp * 2 + lane / 16;
+                ldsm_x4_t(vb, &vs[r * CH + (ch ^ (r & 7))]);
+                mma<T>::run(o[2 * dp], pf[kk], vb[0], vb[1]);
+                mma<T>::run(o[2 * dp + 1], pf[kk], vb[2], vb[3]);
+            }
+        }
+        __syncthreads();
+    }
+    cp_async_wait<0>();
+    /* row sums over the quad, normalize, store */
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+    const float i0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, i1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
+#pragma unroll
+    for (int j = 0; j < DB; j++) {
+        const int col = j * 8 + tq * 2;
+        if (row0 < a.seq) *reinterpret_cast<uint32_t *>(Og + (size_t)row0 * D + col) = mma<T>::pack(o[j][0] * i0, o[j][1] * i0);
+        if (row1 < a.seq) *reinterpret_cast<uint32_t *>(Og + (size_t)row1 * D + col) = mma<T>::pack(o[j][2] * i1, o[j][3] * i1);
+    }
+}
+
+/* ===================== f32 FFMA kernel ===================== */
+/* 128 threads = 8 (ty) x 16 (tx). Thread (ty, tx) owns S rows ty*8..+7, columns tx*4..+3, and O rows
+ * ty*8..+7, columns tx*4 + 64*c (c < D/64). The 16 threads of one row group are one half warp, so row
+ * maxima reduce with shuffles over lane bits 0..3. */
+template <int D>
+__global__ void __launch_bounds__(128) attn_simt(attn_args a)
+{
+    constexpr int BM = 64, BN = 64, PAD = 4, LD = BM + PAD, DC = D / 64;
+    extern __shared__ float4 smem4[];
+    float *Qt = reinterpret_cast<float *>(smem4); /* [D][LD]   q transposed, pre-scaled */
+    float *Kt = Qt + D * LD;                      /* [D][LD]   k transposed */
+    float *Vs = Kt + D * LD;                      /* [BN][D]   v */
+    float *Pt = Vs + BN * D;                      /* [BN][LD]  p transposed */
+    const int tid = threadIdx.x, ty = tid / 16, tx = tid % 16;
+    const int h = blockIdx.y, b = blockIdx.z, q0 = blockIdx.x * BM;
+    const int kvh = a.heads / a.rep, kh = h / a.rep;
+    const float *Qg = (const float *)a.q + ((size_t)(b * a.heads + h) * a.seq) * D;
+    const float *Kg = (const float *)a.k + ((size_t)(b * kvh + kh) * a.kvs) * D;
+    const float *Vg = (const float *)a.v + ((size_t)(b * kvh + kh) * a.kvs) * D;
+    float *Og = (float *)a.o + ((size_t)(b * a.heads + h) * a.seq) * D;
+    const int q_last = min(q0 + BM, a.seq) - 1;
+    const int kv_end = kv_end_for(a, q_last);
+    const int ntiles = (kv_end + BN - 1) / BN;
+
+    /* Q transposed: thread i reads row (i % 64), float4 column (i / 64); consecutive lanes write
+     * consecutive rows -> conflict-free stores. */
+    for (int i = tid; i < BM * (D / 4); i += 128) {
+        const int r = i % BM, c4 = i / BM, gr = q0 + r;
+        float4 v = gr < a.seq ? *reinterpret_cast<const float4 *>(Qg + (size_t)gr * D + c4 * 4) : make_float4(0, 0, 0, 0);
+        Qt[(c4 * 4 + 0) * LD + r] = v.x * a.scale_log2;
+        Qt[(c4 * 4 + 1) * LD + r] = v.y * a.scale_log2;
+        Qt[(c4 * 4 + 2) * LD + r] = v.z * a.scale_log2;
+        Qt[(c4 * 4 + 3) * LD + r] = v.w * a.scale_log2;
+    }
+    float o[8][4 * DC];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 4 * DC; j++) o[i][j] = 0.0f;
+    float m[8], l[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++) { m[i] = -INFINITY; l[i] = 0.0f; }
+
+    for (int t = 0; t < ntiles; t++) {
+        const int k0 = t * BN;
+        __syncthreads(); /* previous tile's Kt/Vs/Pt reads are done */
+        for (int i = tid; i < BN * (D / 4); i += 128) {
+            const int r = i % BN, c4 = i / BN, gr = k0 + r;
+            float4 v = gr < a.kvs ? *reinterpret_cast<const float4 *>(Kg + (size_t)gr * D + c4 * 4) : make_float4(0, 0, 0, 0);
+            Kt[(c4 * 4 + 0) * LD + r] = v.x;
+            Kt[(c4 * 4 + 1) * LD + r] = v.y;
+            Kt[(c4 * 4 + 2) * LD + r] = v.z;
+            Kt[(c4 * 4 + 3) * LD + r] = v.w;
+        }
+        for (int i = tid; i < BN * (D / 4); i += 128) {
+            const int r = i / (D / 4), c4 = i % (D / 4), gr = k0 + r;
+            float4 v = gr < a.kvs ? *reinterpret_cast<const float4 *>(Vg + (size_t)gr * D + c4 * 4) : make_float4(0, 0, 0, 0);
+            *reinterpret_cast<float4 *>(&Vs[r * D + c4 * 4]) = v;
+        }
+        __syncthreads();
+        float s[8][4];
+#pragma unroll
+        for (int i = 0; i < 8; i++) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.0f;
+#pragma unroll 8
+        for (int d = 0; d < D; d++) {
+            const float4 qa = *reinterpret_cast<const float4 *>(&Qt[d * LD + ty * 8]);
+            const float4 qb = *reinterpret_cast<const float4 *>(&Qt[d * LD + ty * 8 + 4]);
+            const float4 kv = *reinterpret_cast<const float4 *>(&Kt[d * LD + tx * 4]);
+            const float qr[8] = {qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w};
+            const float kr[4] = {kv.x, kv.y, kv.z, kv.w};
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 4; j++) s[i][j] = fmaf(qr[i], kr[j], s[i][j]);
+        }
+        const bool need_mask = (k0 + BN > a.kvs) || (a.causal && k0 + BN - 1 > q0 + a.off);
+        float alpha[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const int row = q0 + ty * 8 + i;
+            float mx = m[i];
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                if (need_mask) {
+                    const int key = k0 + tx * 4 + j;
+                    if (key >= a.kvs || (a.causal && key > row + a.off)) s[i][j] = -INFINITY;
+                }
+                mx = fmaxf(mx, s[i][j]);
+            }
+#pragma unroll
+            for (int o2 = 1; o2 < 16; o2 <<= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o2));
+            const float base = mx == -INFINITY ? 0.0f : mx;
+            alpha[i] = exp2f(m[i] - base);
+            m[i] = mx;
+            float ps = 0.0f;
+#pragma unroll
+            for (int j = 0; j < 4; j++) { s[i][j] = exp2f(s[i][j] - base); ps += s[i][j]; }
+            l[i] = l[i] * alpha[i] + ps; /* this thread's partial row sum; reduced at the end */
+        }
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            *reinterpret_cast<float4 *>(&Pt[(tx * 4 + j) * LD + ty * 8]) = make_float4(s[0][j], s[1][j], s[2][j], s[3][j]);
+            *reinterpret_cast<float4 *>(&Pt[(tx * 4 + j) * LD + ty * 8 + 4]) = make_float4(s[4][j], s[5][j], s[6][j], s[7][j]);
+        }
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+            for (int j = 0; j < 4 * DC; j++) o[i][j] *= alpha[i];
+        __syncthreads();
+#pragma unroll 4
+        for (int kk = 0; kk < BN; kk++) {
+            const float4 pa = *reinterpret_cast<const float4 *>(&Pt[kk * LD + ty * 8]);
+            const float4 pb = *reinterpret_cast<const float4 *>(&Pt[kk * LD + ty * 8 + 4]);
+            const float pr[8] = {pa.x, pa.y, pa.z, pa.w, pb.x, pb.y, pb.z, pb.w};
+#pragma unroll
+            for (int c = 0; c < DC; c++) {
+                const float4 vv = *reinterpret_cast<const float4 *>(&Vs[kk * D + c * 64 + tx * 4]);
+                const float vr[4] = {vv.x, vv.y, vv.z, vv.w};
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+#pragma unroll
+                    for (int j = 0; j < 4; j++) o[i][c * 4 + j] = fmaf(pr[i], vr[j], o[i][c * 4 + j]);
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        float li = l[i];
+#pragma unroll
+        for (int o2 = 1; o2 < 16; o2 <<= 1) li += __shfl_xor_sync(0xffffffffu, li, o2);
+        const int row = q0 + ty * 8 + i;
+        const float inv = li > 0.0f ? 1.0f / li : 0.0f;
+        if (row < a.seq) {
+#pragma unroll
+            for (int c = 0; c < DC; c++)
+                *reinterpret_cast<float4 *>(Og + (size_t)row * D + c * 64 + tx * 4) =
+                    make_float4(o[i][c * 4 + 0] * inv, o[i][c * 4 + 1] * inv, o[i][c * 4 + 2] * inv, o[i][c * 4 + 3] * inv);
+        }
+    }
+}
+
+/* ===================== generic kernel: one warp per query row ===================== */
+template <typename T> __device__ __forceinline__ float ldf(const T *p);
+template <> __device__ __forceinline__ float ldf<float>(const float *p) { return *p; }
+template <> __device__ __forceinline__ float ldf<__half>(const __half *p) { return __half2float(*p); }
+template <> __device__ __forceinline__ float ldf<__nv_bfloat16>(const __nv_bfloat16 *p) { return __bfloat162float(*p); }
+template <typename T> __device__ __forceinline__ T stf(float v);
+template <> __device__ __forceinline__ float stf<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half stf<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 stf<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+template <typename T>
+__global__ void __launch_bounds__(256) attn_rowwise(attn_args a, int D, long long rows)
+{
+    constexpr int MAXPL = 8; /* head_dim <= 256 */
+    const long long r = (long long)blockIdx.x * 8 + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (r >= rows) return;
+    const int i = (int)(r % a.seq);
+    const long long bh = r / a.seq;
+    const int h = (int)(bh % a.heads), b = (int)(bh / a.heads);
+    const int kvh = a.heads / a.rep, kh = h / a.rep;
+    const T *q = (const T *)a.q + (size_t)r * D;
+    const T *K = (const T *)a.k + ((size_t)(b * kvh + kh) * a.kvs) * D;
+    const T *V = (const T *)a.v + ((size_t)(b * kvh + kh) * a.kvs) * D;
+    T *o = (T *)a.o + (size_t)r * D;
+    float qr[MAXPL], acc[MAXPL];
+#pragma unroll
+    for (int u = 0; u < MAXPL; u++) {
+        const int d = lane + 32 * u;
+        qr[u] = d < D ? ldf<T>(q + d) * a.scale_log2 : 0.0f;
+        acc[u] = 0.0f;
+    }
+    int nk = a.kvs;
+    if (a.causal) {
+        long long lim = (long long)i + a.off + 1;
+        nk = lim < 0 ? 0 : (lim > a.kvs ? a.kvs : (int)lim);
+    }
+    float m = -INFINITY, l = 0.0f;
+    for (int j = 0; j < nk; j++) {
+        float dot = 0.0f;
+#pragma unroll
+        for (int u = 0; u < MAXPL; u++) {
+            const int d = lane + 32 * u;
+            if (d < D) dot = fmaf(qr[u], ldf<T>(K + (size_t)j * D + d), dot);
+        }
+#pragma unroll
+        for (int o2 = 16; o2 > 0; o2 >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o2);
+        const float mn = fmaxf(m, dot);
+        const float al = exp2f(m - mn), p = exp2f(dot - mn);
+        l = l * al + p;
+#pragma unroll
+        for (int u = 0; u < MAXPL; u++) {
+            const int d = lane + 32 * u;
+            if (d < D) acc[u] = fmaf(acc[u], al, p * ldf<T>(V + (size_t)j * D + d));
+        }
+        m = mn;
+    }
+    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+#pragma unroll
+    for (int u = 0; u < MAXPL; u++) {
+        const int d = lane + 32 * u;
+        if (d < D) o[d] = stf<T>(acc[u] * inv);
+    }
+}
+
+template <typename K> hb_status set_smem(hbc_ctx *c, K kern, size_t bytes)
+{
+    if (bytes > 48 * 1024)
+        return HBC_RT(c, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    return HB_OK;
+}
+
+template <typename T, int D, int NW> hb_status launch_mma(hbc_ctx *c, const attn_args &a, int batch)
+{
+    constexpr int BM = 16 * NW, BN = 64;
+    const size_t smem = (size_t)(BM + 4 * BN) * D * sizeof(T);
+    HBC_TRY(set_smem(c, attn_mma<T, D, NW>, smem));
+    dim3 grid((unsigned)((a.seq + BM - 1) / BM), (unsigned)a.heads, (unsigned)batch);
+    attn_mma<T, D, NW><<<grid, NW * 32, smem, c->stream>>>(a);
+    snprintf(c->last_impl, sizeof c->last_impl, "flash_mma_m16n8k16_d%d_w%d", D, NW);
+    return HBC_LAUNCHED(c, "attn_mma");
+}
+
+template <int D> hb_status launch_simt(hbc_ctx *c, const attn_args &a, int batch)
+{
+    constexpr int BM = 64, BN = 64, LD = BM + 4;
+    const size_t smem = (size_t)(2 * D * LD + BN * D + BN * LD) * sizeof(float);
+    HBC_TRY(set_smem(c, attn_simt<D>, smem));
+    dim3 grid((unsigned)((a.seq + BM - 1) / BM), (unsigned)a.heads, (unsigned)batch);
+    attn_simt<D><<<grid, 128, smem, c->stream>>>(a);
+    snprintf(c->last_impl, sizeof c->last_impl, "flash_ffma_f32_d%d", D);
+    return HBC_LAUNCHED(c, "attn_simt");
+}
+
+template <typename T> hb_status launch_rowwise(hbc_ctx *c, const attn_args &a, int D, long long rows)
+{
+    const long long blocks = (rows + 7) / 8;
+    if (blocks > 0x7fffffffLL) return HB_EINVAL;
+    attn_rowwise<T><<<(unsigned)blocks, 256, 0, c->stream>>>(a, D, rows);
+    snprintf(c->last_impl, sizeof c->last_impl, "attn_rowwise_warp");
+    return HBC_LAUNCHED(c, "attn_rowwise");
+}
+
+int env_int(const char *name, int dflt)
+{
+    const char *s = getenv(name);
+    return (s && *s) ? atoi(s) : dflt;
+}
+
+} // namespace
+
+hb_status hbc_attention(hbc_ctx *c, hb_dtype dt, const void *q, const void *k, const void *v, void *o, int64_t batch,
+                        int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal)
+{
+    if (dt == HB_TF32) return HB_ESKIP;
+    if (batch <= 0 || heads <= 0 || kvh <= 0 || heads % kvh || seq <= 0 || kvs <= 0 || hd <= 0) return HB_EINVAL;
+    if (hd > 256) return HB_ESKIP;
+    if (heads > 65535 || batch > 65535 || seq > 0x7fffffff / 2 || kvs > 0x7fffffff / 2) return HB_EINVAL;
+    attn_args a;
+    a.q = q; a.k = k; a.v = v; a.o = o;
+    a.heads = (int)heads; a.rep = (int)(heads / kvh); a.seq = (int)seq; a.kvs = (int)kvs;
+    a.causal = causal != 0; a.off = (int)(kvs - seq);
+    a.scale_log2 = (float)(1.0 / sqrt((double)hd)) * kLog2e;
+    const long long rows = (long long)batch * heads * seq;
+    /* HB_CUDA_ATTN=rowwise forces the generic kernel (tests); HB_CUDA_ATTN_WARPS=4|8 picks the
+     * tensor-core kernel's query tile (64 or 128 rows). */
+    const char *force = getenv("HB_CUDA_ATTN");
+    const bool fused_ok = (hd == 64 || hd == 128) && seq >= 16 && !(force && !strcmp(force, "rowwise"));
+    const int nw = env_int("HB_CUDA_ATTN_WARPS", 4) == 8 ? 8 : 4;
+    if (dt == HB_F32) {
+        if (fused_ok) return hd == 64 ? launch_simt<64>(c, a, (int)batch) : launch_simt<128>(c, a, (int)batch);
+        return launch_rowwise<float>(c, a, (int)hd, rows);
+    }
+    if (dt == HB_F16) {
+        if (fused_ok) {
+            if (hd == 64) return nw == 8 ? launch_mma<__half, 64, 8>(c, a, (int)batch) : launch_mma<__half, 64, 4>(c, a, (int)batch);
+            return nw == 8 ? launch_mma<__half, 128, 8>(c, a, (int)batch) : launch_mma<__half, 128, 4>(c, a, (int)batch);
+        }
+        return launch_rowwise<__half>(c, a, (int)hd, rows);
+    }
+    if (fused_ok) {
+        if (hd == 64)
+            return nw == 8 ? launch_mma<__nv_bfloat16, 64, 8>(c, a, (int)batch) : launch_mma<__nv_bfloat16, 64, 4>(c, a, (int)batch);
+        return nw == 8 ? launch_mma<__nv_bfloat16, 128, 8>(c, a, (int)batch) : launch_mma<__nv_bfloat16, 128, 4>(c, a, (int)batch);
+    }
+    return launch_rowwise<__nv_bfloat16>(c, a, (int)hd, rows);
+}

@@ -1,0 +1,130 @@
+/*
+ * cuda_internal.h - private to the CUDA backend plugin (the .cu files of kernels/cuda): the instance context,
+ * the checking macros and the launchers of the plugin's own kernels.
+ *
+ * Every CUDA runtime, cuBLAS and cuDNN call goes through HBC_RT / HBC_BLAS / HBC_DNN, which log
+ * "hb_cuda: <call text> failed: <error> (file:line)" to stderr and map the error to an hb_status:
+ * out of memory (cudaErrorMemoryAllocation, CUBLAS_STATUS_ALLOC_FAILED, CUDNN_STATUS_ALLOC_FAILED)
+ * -> HB_ENOMEM, anything else -> HB_EDEVICE. A sticky CUDA error (illegal address, launch failure,
+ * ...) poisons the CUDA context: the instance remembers it and every later hook returns HB_EDEVICE
+ * (the driver restarts the backend's child process).
+ *
+ * The plugin is self-contained: it calls no harness function, so it loads with RTLD_NOW into any
+ * process (the hybench binary, the cmocka test, tools/cuda_selftest) whether or not that process
+ * exports the harness symbols.
+ */
+#ifndef HB_CUDA_INTERNAL_H
+#define HB_CUDA_INTERNAL_H
+
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cublas_v2.h>
+#include <cudnn.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include "backend.h"
+
+/* Storage element kinds on the device (tf32 stores f32). */
+enum hbc_elem { HBC_F32 = 0, HBC_F16 = 1, HBC_BF16 = 2 };
+static inline hbc_elem hbc_elem_of(hb_dtype d)
+{
+    return d == HB_F16 ? HBC_F16 : d == HB_BF16 ? HBC_BF16 : HBC_F32;
+}
+static inline size_t hbc_esize(hb_dtype d) { return (d == HB_F16 || d == HB_BF16) ? 2 : 4; }
+
+/* One cached cuDNN convolution algorithm choice (per shape and dtype, chosen once). */
+struct hbc_conv_choice {
+    hb_shape shape;
+    hb_dtype dtype;
+    int valid;
+    cudnnConvolutionFwdAlgo_t algo;
+    cudnnMathType_t math;
+    size_t ws_bytes;
+    float find_ms;
+};
+#define HBC_CONV_CACHE 64
+
+struct hbc_nvml; /* NVML loaded with dlopen, see cuda_backend.cu */
+
+struct hbc_ctx {
+    int dev;
+    cudaDeviceProp prop;
+    int sm_clock_khz, mem_clock_khz, l2_bytes;
+    int ready;                 /* stream, events and library handles created (lazily) */
+    int sticky;                /* a sticky CUDA error happened: every hook returns HB_EDEVICE */
+    cudaStream_t stream;
+    cudaEvent_t ev_begin, ev_end, ev_a, ev_b, ev_c;
+    cublasHandle_t blas;
+    cudnnHandle_t dnn;
+    void *blas_ws; size_t blas_ws_bytes;       /* cuBLAS workspace (cublasSetWorkspace) */
+    void *dnn_ws; size_t dnn_ws_bytes;         /* cuDNN workspace, grown on demand */
+    void *scratch; size_t scratch_bytes;       /* reductions' partials, f64 staging, grown on demand */
+    void *flush_buf; size_t flush_bytes;       /* 2 x L2, written by flush_cache */
+    int64_t dev_bytes;                         /* device bytes allocated by this instance now */
+    int64_t pinned_bytes;                      /* page-locked host bytes allocated now */
+    hb_dtype hint_dtype;                       /* dtype of the last case seen by supports/run: tells
+                                                  f16 from bf16 in upload_f64/download_f64, whose
+                                                  hb_buf carries no dtype */
+    struct hbc_conv_choice conv[HBC_CONV_CACHE];
+    int nconv;
+    /* Facts about the last run, for case_info. */
+    char last_impl[64];
+    char last_algo[96];
+    size_t last_ws;
+    struct hbc_nvml *nvml;
+};
+
+/* ---- checking ---- */
+hb_status hbc_rt_check(hbc_ctx *c, cudaError_t e, const char *what, const char *file, int line);
+hb_status hbc_blas_check(hbc_ctx *c, cublasStatus_t e, const char *what, const char *file, int line);
+hb_status hbc_dnn_check(hbc_ctx *c, cudnnStatus_t e, const char *what, const char *file, int line);
+#define HBC_RT(c, call) hbc_rt_check((c), (call), #call, __FILE__, __LINE__)
+#define HBC_BLAS(c, call) hbc_blas_check((c), (call), #call, __FILE__, __LINE__)
+#define HBC_DNN(c, call) hbc_dnn_check((c), (call), #call, __FILE__, __LINE__)
+/* Check the last kernel launch (cudaGetLastError). */
+#define HBC_LAUNCHED(c, name) hbc_rt_check((c), cudaGetLastError(), name " launch", __FILE__, __LINE__)
+#define HBC_TRY(expr)                                                                              \
+    do {                                                                                           \
+        hb_status hbc_st_ = (expr);                                                                \
+        if (hbc_st_ != HB_OK) return hbc_st_;                                                      \
+    } while (0)
+
+/* Grow-only device allocation of *p to at least bytes (accounted in c->dev_bytes). */
+hb_status hbc_grow(hbc_ctx *c, void **p, size_t *have, size_t bytes);
+
+/* ---- kernels (cuda_kernels.cu); all enqueue on c->stream, none synchronizes ---- */
+/* out[i] = a[i] (op) b[i] for n elements of storage e; b unused for relu/gelu/silu. Math in f32. */
+hb_status hbc_elementwise(hbc_ctx *c, hb_op op, hbc_elem e, const void *a, const void *b, void *out, int64_t n);
+/* y[r] = sum/mean/max of x[r, 0..cols-1] for r < rows (f32 accumulation, pairwise by tree).
+ * op: HB_OP_SUM, HB_OP_MEAN, HB_OP_MAX. Uses c->scratch for split rows. */
+hb_status hbc_reduce_rows(hbc_ctx *c, hb_op op, hbc_elem e, const void *x, void *y, int64_t rows, int64_t cols);
+/* y = x / sqrt(mean(x^2) + 1e-5) * g per row of x[rows, cols]. */
+hb_status hbc_rmsnorm(hbc_ctx *c, hbc_elem e, const void *x, const void *g, void *y, int64_t rows, int64_t cols);
+/* Own pooling kernel (used where cuDNN refuses: a window wholly in the padding gives 0). */
+hb_status hbc_pool(hbc_ctx *c, int is_max, hbc_elem e, const void *x, void *y, int64_t b, int64_t ch, int64_t h,
+                   int64_t w, int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph,
+                   int64_t pw, int64_t dh, int64_t dw);
+/* Element conversions: f64 -> e and e -> f64, n elements. */
+hb_status hbc_from_f64(hbc_ctx *c, hbc_elem e, const double *src, void *dst, int64_t n);
+hb_status hbc_to_f64(hbc_ctx *c, hbc_elem e, const void *src, double *dst, int64_t n);
+/* Fill n elements with deterministic pseudo-random values in [-1, 1) (never all zeros). */
+hb_status hbc_fill_random(hbc_ctx *c, hbc_elem e, void *dst, int64_t n, uint64_t seed);
+/* Bandwidth probes: dst[i] = src[i] (16-byte vectors; bytes multiple of 16); a = b + 3 c (f32). */
+hb_status hbc_copy(hbc_ctx *c, void *dst, const void *src, size_t bytes);
+hb_status hbc_triad(hbc_ctx *c, float *a, const float *b, const float *cc, int64_t n);
+/* Read every 16-byte word of src (bytes multiple of 16) and write one word of its xor to *sink. */
+hb_status hbc_read_probe(hbc_ctx *c, const void *src, size_t bytes, uint32_t *sink);
+/* Write a pattern to every 16-byte word of dst. */
+hb_status hbc_write_probe(hbc_ctx *c, void *dst, size_t bytes);
+
+/* ---- attention (cuda_attention.cu) ---- */
+/* o = softmax(q k^T / sqrt(d) + mask) v, layouts of hybench.h (GQA, end-aligned causal mask; a
+ * query row that sees no key gives 0). Picks the fused flash kernel (mma.sync for f16/bf16, FFMA
+ * register tiles for f32) when head_dim is 64 or 128, else a warp-per-row online-softmax kernel.
+ * Writes the kernel's name into c->last_impl. HB_ESKIP for tf32 (not offered for attention). */
+hb_status hbc_attention(hbc_ctx *c, hb_dtype d, const void *q, const void *k, const void *v, void *o, int64_t batch,
+                        int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal);
+
+#endif

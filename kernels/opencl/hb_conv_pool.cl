@@ -1,0 +1,48 @@
+/*
+ * hb_conv_pool.cl - im2col for conv2d (the GEMM then runs through ocl_matmul.c) and 2-D pooling.
+ * Layouts (hybench.h): x[batch,c,h,w] NCHW, w[oc,c/g,kh,kw] OIHW, y[batch,oc|c,oh,ow].
+ * Output size: oh = (h + 2ph - dh(kh-1) - 1)/sh + 1, likewise ow.
+ */
+
+/* im2col for images b0..b0+nb-1 and group g (cg = c/g channels): for image bi (0..nb-1),
+ * col[bi*Kd*P + kidx*P + p] = x[b0+bi, g*cg + ci, oy*sh - ph + ky*dh, ox*sw - pw + kx*dw] or 0
+ * outside the input, with kidx = (ci*kh + ky)*kw + kx (< Kd = cg*kh*kw), p = oy*ow + ox (< P).
+ * Launch: global (ceil(P/64)*64, Kd, nb). */
+__kernel void hb_im2col(__global const TS *x, __global TS *col, int b0, int g, int C, int H, int W,
+                        int cg, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw,
+                        int oh, int ow)
+{
+    const int p = (int)get_global_id(0), kidx = (int)get_global_id(1), bi = (int)get_global_id(2);
+    const int P = oh * ow, Kd = cg * kh * kw;
+    if (p >= P) return;
+    const int kx = kidx % kw, ky = (kidx / kw) % kh, ci = kidx / (kw * kh);
+    const int oy = p / ow, ox = p % ow;
+    const int iy = oy * sh - ph + ky * dh, ix = ox * sw - pw + kx * dw;
+    float v = 0.0f;
+    if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+        v = LD1((((size_t)(b0 + bi) * C + (size_t)g * cg + ci) * H + iy) * (size_t)W + ix, x);
+    ST1(v, ((size_t)bi * Kd + kidx) * (size_t)P + p, col);
+}
+
+/* Max and average pooling, one output element per work-item (index over batch*c*oh*ow).
+ * Only in-bounds taps count: max ignores padding, avg divides by the number of in-bounds taps
+ * (count_include_pad = false). Launch: global ceil(total/64)*64. */
+#define HB_POOL(NAME, INIT, ACC, FIN)                                                          \
+__kernel void NAME(__global const TS *x, __global TS *y, ulong total, int H, int W, int kh,    \
+                   int kw, int sh, int sw, int ph, int pw, int oh, int ow)                    \
+{                                                                                              \
+    const size_t idx = get_global_id(0);                                                       \
+    if (idx >= total) return;                                                                  \
+    const int ox = (int)(idx % ow), oy = (int)((idx / ow) % oh);                               \
+    const size_t bc = idx / ((size_t)ow * oh);                                                 \
+    __global const TS *xp = x + bc * (size_t)H * W;                                            \
+    const int y0 = oy * sh - ph, x0 = ox * sw - pw;                                            \
+    const int ya = max(y0, 0), yb = min(y0 + kh, H), xa = max(x0, 0), xb = min(x0 + kw, W);   \
+    float r = INIT;                                                                            \
+    for (int iy = ya; iy < yb; iy++)                                                           \
+        for (int ix = xa; ix < xb; ix++) { float v = LD1((size_t)iy * W + ix, xp); ACC; }      \
+    const float cnt = (float)((yb - ya) * (xb - xa));                                          \
+    ST1(FIN, idx, y);                                                                          \
+}
+HB_POOL(hb_maxpool, -INFINITY, r = fmax(r, v), r)
+HB_POOL(hb_avgpool, 0.0f, r += v, r / cnt)

@@ -1,0 +1,597 @@
+/*
+ * ocl_backend.c - the OpenCL backend's hooks (backend.h) through the ocl-icd loader: discovery (one
+ * instance per device of every platform, named opencl:<platform>:<device>), the three transfer
+ * routes, device-event timers, and the describe/case_info/mem_info hooks. Exports hb_opencl_ops.
+ *
+ * Routes (hb_buf.host is what the driver reads and writes; hb_buf.dev is the cl_mem kernels use):
+ *   pageable  host: aligned_alloc(64); dev: clCreateBuffer. upload/download: blocking
+ *             clEnqueueWriteBuffer/ReadBuffer from/to the ordinary host memory.
+ *   pinned    host: a CL_MEM_ALLOC_HOST_PTR staging buffer, mapped once for the buffer's life (the
+ *             pinned-memory pattern of NVIDIA's OpenCL best-practices guide); dev: clCreateBuffer.
+ *             upload/download: blocking Write/ReadBuffer between the two.
+ *   mapped    host: aligned_alloc(4096) (size rounded up to 4096); dev: CL_MEM_USE_HOST_PTR over it.
+ *             The buffer is mapped while the host owns it: upload = clEnqueueUnmapMemObject,
+ *             download = clEnqueueMapBuffer(READ|WRITE), which returns the same pointer (OpenCL 1.2
+ *             sec. 5.4.2: the pointer is derived from host_ptr). On a device that shares host memory
+ *             (CL_DEVICE_HOST_UNIFIED_MEMORY, or a CPU device such as PoCL) neither copies: zero-copy.
+ *
+ * Timers: timer_begin starts collecting the events of every command this backend enqueues;
+ * timer_end waits for the queue and returns max(END) - min(START) over them (CL_PROFILING_COMMAND_*,
+ * the queue has CL_QUEUE_PROFILING_ENABLE), in seconds; 0 when nothing was enqueued.
+ */
+#include "ocl.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CTX(inst) ((ocl_ctx *)(inst)->ctx)
+
+/* ---- events ---- */
+
+cl_event *ocl_ev_slot(ocl_ctx *c)
+{
+    if (!c->timing) return NULL;
+    if (c->nev == c->evcap) {
+        int cap = c->evcap ? 2 * c->evcap : 64;
+        cl_event *v = realloc(c->ev, sizeof *v * (size_t)cap);
+        if (!v) return NULL;  /* out of host memory: this command goes untimed (logged below) */
+        c->ev = v;
+        c->evcap = cap;
+    }
+    cl_event *s = &c->ev[c->nev++];
+    *s = NULL;
+    return s;
+}
+
+void ocl_ev_done(ocl_ctx *c, cl_event *slot, cl_int err)
+{
+    if (slot && err != CL_SUCCESS && slot == &c->ev[c->nev - 1]) {
+        *slot = NULL;
+        c->nev--;
+    }
+}
+
+static void ev_release_all(ocl_ctx *c)
+{
+    for (int i = 0; i < c->nev; i++)
+        if (c->ev[i]) clReleaseEvent(c->ev[i]);
+    c->nev = 0;
+}
+
+cl_int ocl_set_args(cl_kernel k, int nargs, ...)
+{
+    va_list ap;
+    va_start(ap, nargs);
+    cl_int e = CL_SUCCESS;
+    for (int i = 0; i < nargs; i++) {
+        size_t sz = va_arg(ap, size_t);
+        const void *p = va_arg(ap, const void *);
+        cl_int r = clSetKernelArg(k, (cl_uint)i, sz, p);
+        if (r != CL_SUCCESS && e == CL_SUCCESS) {
+            e = r;
+            fprintf(stderr, "hybench opencl: clSetKernelArg(arg %d, size %zu) failed: %s (%d)\n", i, sz, ocl_errname(r), (int)r);
+        }
+    }
+    va_end(ap);
+    return e;
+}
+
+cl_int ocl_launch(ocl_ctx *c, cl_kernel k, cl_uint dims, const size_t *gws, const size_t *lws)
+{
+    cl_event *ev = ocl_ev_slot(c);
+    cl_int e = OCL_CHECK(clEnqueueNDRangeKernel(c->q, k, dims, NULL, gws, lws, 0, NULL, ev));
+    ocl_ev_done(c, ev, e);
+    return e;
+}
+
+hb_status ocl_timer_begin(hb_instance *inst)
+{
+    ocl_ctx *c = CTX(inst);
+    ev_release_all(c);
+    c->timing = 1;
+    return HB_OK;
+}
+
+hb_status ocl_timer_end(hb_instance *inst, double *seconds)
+{
+    ocl_ctx *c = CTX(inst);
+    *seconds = 0;
+    cl_int e = OCL_CHECK(clFinish(c->q));
+    c->timing = 0;
+    cl_ulong t0 = ULONG_MAX, t1 = 0;
+    int n = 0;
+    for (int i = 0; i < c->nev && e == CL_SUCCESS; i++) {
+        if (!c->ev[i]) continue;
+        cl_ulong s, en;
+        e = OCL_CHECK(clGetEventProfilingInfo(c->ev[i], CL_PROFILING_COMMAND_START, sizeof s, &s, NULL));
+        if (e == CL_SUCCESS) e = OCL_CHECK(clGetEventProfilingInfo(c->ev[i], CL_PROFILING_COMMAND_END, sizeof en, &en, NULL));
+        if (e != CL_SUCCESS) break;
+        if (s < t0) t0 = s;
+        if (en > t1) t1 = en;
+        n++;
+    }
+    ev_release_all(c);
+    if (e != CL_SUCCESS) return ocl_status(e);
+    if (n > 0 && t1 > t0) *seconds = (double)(t1 - t0) * 1e-9;
+    return HB_OK;
+}
+
+/* ---- scratch ---- */
+
+cl_mem ocl_scratch(ocl_ctx *c, size_t bytes, hb_status *st)
+{
+    *st = HB_OK;
+    if (bytes == 0) bytes = 64;
+    if (c->scratch && c->scratch_bytes >= bytes) return c->scratch;
+    if (c->scratch) {
+        clReleaseMemObject(c->scratch);
+        c->dev_allocated -= (int64_t)c->scratch_bytes;
+        c->scratch = NULL;
+        c->scratch_bytes = 0;
+    }
+    if (bytes > c->max_alloc) { *st = HB_ENOMEM; return NULL; }
+    cl_int e;
+    c->scratch = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    if (OCL_CHECK(e)) { c->scratch = NULL; *st = ocl_status(e); return NULL; }
+    c->scratch_bytes = bytes;
+    c->dev_allocated += (int64_t)bytes;
+    return c->scratch;
+}
+
+/* ---- buffers and routes ---- */
+
+static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+void ocl_buf_free(hb_instance *inst, hb_buf *b)
+{
+    ocl_ctx *c = CTX(inst);
+    ocl_buf *p = b ? b->priv : NULL;
+    if (!p) return;
+    if (p->pinned) {
+        if (b->host) OCL_CHECK(clEnqueueUnmapMemObject(c->q, p->pinned, b->host, 0, NULL, NULL));
+        clFinish(c->q);
+        clReleaseMemObject(p->pinned);
+    }
+    if (p->dev) {
+        if (b->route == HB_ROUTE_MAPPED && p->host_owns) {
+            OCL_CHECK(clEnqueueUnmapMemObject(c->q, p->dev, b->host, 0, NULL, NULL));
+            clFinish(c->q);
+        }
+        clReleaseMemObject(p->dev);
+    }
+    c->dev_allocated -= (int64_t)p->dev_bytes;
+    free(p->host_alloc);
+    free(p);
+    memset(b, 0, sizeof *b);
+}
+
+hb_status ocl_buf_alloc(hb_instance *inst, size_t bytes, hb_route route, hb_buf *out)
+{
+    ocl_ctx *c = CTX(inst);
+    memset(out, 0, sizeof *out);
+    if (bytes == 0 || (unsigned)route >= HB_ROUTE_COUNT) return HB_EINVAL;
+    if (bytes > c->max_alloc) return HB_ENOMEM;
+    ocl_buf *p = calloc(1, sizeof *p);
+    if (!p) return HB_ENOMEM;
+    out->priv = p;
+    out->bytes = bytes;
+    out->route = route;
+    cl_int e = CL_SUCCESS;
+    hb_status st = HB_OK;
+    switch (route) {
+    case HB_ROUTE_PAGEABLE:
+        p->host_alloc = aligned_alloc(64, round_up(bytes, 64));
+        if (!p->host_alloc) { st = HB_ENOMEM; goto fail; }
+        out->host = p->host_alloc;
+        p->dev = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
+        if (OCL_CHECK(e)) goto fail_cl;
+        p->dev_bytes = bytes;
+        break;
+    case HB_ROUTE_PINNED: {
+        p->pinned = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &e);
+        if (OCL_CHECK(e)) { p->pinned = NULL; goto fail_cl; }
+        void *h = clEnqueueMapBuffer(c->q, p->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &e);
+        if (OCL_CHECK(e)) goto fail_cl;
+        out->host = h;
+        if ((uintptr_t)h % 64) {
+            fprintf(stderr, "hybench opencl: pinned staging pointer %p is not 64-byte aligned\n", h);
+            st = HB_EDEVICE;
+            goto fail;
+        }
+        p->dev = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
+        if (OCL_CHECK(e)) { p->dev = NULL; goto fail_cl; }
+        p->dev_bytes = bytes;
+        break;
+    }
+    case HB_ROUTE_MAPPED: {
+        p->host_alloc = aligned_alloc(4096, round_up(bytes, 4096));
+        if (!p->host_alloc) { st = HB_ENOMEM; goto fail; }
+        p->dev = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, p->host_alloc, &e);
+        if (OCL_CHECK(e)) { p->dev = NULL; goto fail_cl; }
+        void *h = clEnqueueMapBuffer(c->q, p->dev, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &e);
+        if (OCL_CHECK(e)) goto fail_cl;
+        p->host_owns = 1;
+        out->host = h;
+        if (h != p->host_alloc) {
+            fprintf(stderr, "hybench opencl: mapping a CL_MEM_USE_HOST_PTR buffer returned %p, not its host_ptr %p\n", h, p->host_alloc);
+            st = HB_EDEVICE;
+            goto fail;
+        }
+        break;
+    }
+    default: st = HB_EINVAL; goto fail;
+    }
+    c->dev_allocated += (int64_t)p->dev_bytes;
+    return HB_OK;
+fail_cl:
+    st = ocl_status(e);
+fail:
+    c->dev_allocated += (int64_t)p->dev_bytes;  /* ocl_buf_free subtracts it */
+    ocl_buf_free(inst, out);
+    return st;
+}
+
+/* Blocking wait after a transfer command; returns the status. */
+static hb_status finish(ocl_ctx *c, cl_int e)
+{
+    if (e == CL_SUCCESS) e = OCL_CHECK(clFinish(c->q));
+    return ocl_status(e);
+}
+
+static hb_status map_for_host(ocl_ctx *c, hb_buf *b)
+{
+    ocl_buf *p = b->priv;
+    cl_int e;
+    cl_event *ev = ocl_ev_slot(c);
+    void *h = clEnqueueMapBuffer(c->q, p->dev, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, b->bytes, 0, NULL, ev, &e);
+    ocl_ev_done(c, ev, e);
+    if (OCL_CHECK(e)) return ocl_status(e);
+    p->host_owns = 1;
+    if (h != b->host) {
+        fprintf(stderr, "hybench opencl: re-mapping returned %p, not the buffer's host pointer %p\n", h, b->host);
+        return HB_EDEVICE;
+    }
+    return HB_OK;
+}
+
+hb_status ocl_buf_to_device(ocl_ctx *c, hb_buf *b)
+{
+    ocl_buf *p = b->priv;
+    if (!p) return HB_EINVAL;
+    if (b->route != HB_ROUTE_MAPPED || !p->host_owns) return HB_OK;
+    cl_event *ev = ocl_ev_slot(c);
+    cl_int e = OCL_CHECK(clEnqueueUnmapMemObject(c->q, p->dev, b->host, 0, NULL, ev));
+    ocl_ev_done(c, ev, e);
+    if (e == CL_SUCCESS) p->host_owns = 0;
+    return finish(c, e);
+}
+
+hb_status ocl_upload(hb_instance *inst, hb_buf *b)
+{
+    ocl_ctx *c = CTX(inst);
+    ocl_buf *p = b->priv;
+    if (!p) return HB_EINVAL;
+    if (b->route == HB_ROUTE_MAPPED) return ocl_buf_to_device(c, b);
+    cl_event *ev = ocl_ev_slot(c);
+    cl_int e = OCL_CHECK(clEnqueueWriteBuffer(c->q, p->dev, CL_TRUE, 0, b->bytes, b->host, 0, NULL, ev));
+    ocl_ev_done(c, ev, e);
+    return finish(c, e);
+}
+
+hb_status ocl_download(hb_instance *inst, hb_buf *b)
+{
+    ocl_ctx *c = CTX(inst);
+    ocl_buf *p = b->priv;
+    if (!p) return HB_EINVAL;
+    if (b->route == HB_ROUTE_MAPPED) {
+        if (p->host_owns) return HB_OK;
+        hb_status st = map_for_host(c, b);
+        return st != HB_OK ? st : finish(c, CL_SUCCESS);
+    }
+    cl_event *ev = ocl_ev_slot(c);
+    cl_int e = OCL_CHECK(clEnqueueReadBuffer(c->q, p->dev, CL_TRUE, 0, b->bytes, b->host, 0, NULL, ev));
+    ocl_ev_done(c, ev, e);
+    return finish(c, e);
+}
+
+/* ---- discovery ---- */
+
+static void dev_str(cl_device_id d, cl_device_info what, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (clGetDeviceInfo(d, what, len, buf, NULL) != CL_SUCCESS) snprintf(buf, len, "?");
+    buf[len - 1] = 0;
+}
+
+static int dev_has_ext(cl_device_id d, const char *ext)
+{
+    size_t n = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &n) != CL_SUCCESS || n == 0) return 0;
+    char *s = malloc(n + 1);
+    if (!s) return 0;
+    int found = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, n, s, NULL) == CL_SUCCESS) {
+        s[n] = 0;
+        size_t el = strlen(ext);
+        for (char *p = strstr(s, ext); p; p = strstr(p + 1, ext))
+            if ((p == s || p[-1] == ' ') && (p[el] == 0 || p[el] == ' ')) { found = 1; break; }
+    }
+    free(s);
+    return found;
+}
+
+static int env_is(const char *name, const char *val)
+{
+    const char *v = getenv(name);
+    return v && !strcmp(v, val);
+}
+
+static void ctx_destroy(ocl_ctx *c)
+{
+    if (!c) return;
+    if (c->q) clFinish(c->q);
+    ev_release_all(c);
+    free(c->ev);
+    if (c->scratch) clReleaseMemObject(c->scratch);
+    ocl_release_programs(c);
+    if (c->q) clReleaseCommandQueue(c->q);
+    if (c->ctx) clReleaseContext(c->ctx);
+    free(c);
+}
+
+/* Open device d of platform plat as instance (pi, di). NULL (with why) on failure. */
+static ocl_ctx *ctx_open(cl_platform_id plat, cl_device_id d, int pi, int di, const char *kdir, char *why, size_t whylen)
+{
+    ocl_ctx *c = calloc(1, sizeof *c);
+    if (!c) { snprintf(why, whylen, "out of host memory"); return NULL; }
+    c->plat = plat;
+    c->dev = d;
+    c->pi = pi;
+    c->di = di;
+    clGetPlatformInfo(plat, CL_PLATFORM_NAME, sizeof c->plat_name, c->plat_name, NULL);
+    clGetPlatformInfo(plat, CL_PLATFORM_VERSION, sizeof c->plat_version, c->plat_version, NULL);
+    c->plat_name[sizeof c->plat_name - 1] = c->plat_version[sizeof c->plat_version - 1] = 0;
+    dev_str(d, CL_DEVICE_NAME, c->dev_name, sizeof c->dev_name);
+    dev_str(d, CL_DEVICE_VERSION, c->dev_version, sizeof c->dev_version);
+    dev_str(d, CL_DRIVER_VERSION, c->drv_version, sizeof c->drv_version);
+    dev_str(d, CL_DEVICE_VENDOR, c->vendor, sizeof c->vendor);
+    dev_str(d, CL_DEVICE_OPENCL_C_VERSION, c->clc_version, sizeof c->clc_version);
+    clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof c->type, &c->type, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof c->gmem, &c->gmem, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof c->max_alloc, &c->max_alloc, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof c->cache_bytes, &c->cache_bytes, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof c->local_mem, &c->local_mem, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof c->cus, &c->cus, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof c->clock_mhz, &c->clock_mhz, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof c->addr_align_bits, &c->addr_align_bits, NULL);
+    cl_bool unified = CL_FALSE;
+    clGetDeviceInfo(d, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
+    c->unified = unified == CL_TRUE;
+    c->is_cpu = (c->type & CL_DEVICE_TYPE_CPU) != 0;
+    c->fp16 = dev_has_ext(d, "cl_khr_fp16");
+    c->fp64 = dev_has_ext(d, "cl_khr_fp64");
+    c->f16_ok = c->fp16 || env_is("HB_OPENCL_FORCE_F16", "1");
+    c->cpu_style = env_is("HB_OPENCL_STYLE", "gpu") ? 0 : env_is("HB_OPENCL_STYLE", "cpu") ? 1 : c->is_cpu;
+    if (c->cus == 0) c->cus = 1;
+    snprintf(c->kdir, sizeof c->kdir, "%s", kdir);
+
+    cl_int e;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0};
+    c->ctx = clCreateContext(props, 1, &d, NULL, NULL, &e);
+    if (OCL_CHECK(e)) { c->ctx = NULL; snprintf(why, whylen, "clCreateContext: %s", ocl_errname(e)); goto fail; }
+    c->q = clCreateCommandQueue(c->ctx, d, CL_QUEUE_PROFILING_ENABLE, &e);
+    if (OCL_CHECK(e)) { c->q = NULL; snprintf(why, whylen, "clCreateCommandQueue: %s", ocl_errname(e)); goto fail; }
+    ocl_build_all(c);
+    ocl_gemm_choose(c);
+    return c;
+fail:
+    ctx_destroy(c);
+    return NULL;
+}
+
+static void describe_short(const ocl_ctx *c, char *buf, size_t len)
+{
+    char t[512];
+    snprintf(t, sizeof t, "%s (%s, driver %s), %.1f GiB, %u CU, fp16 %s, fp64 %s", c->dev_name, c->plat_name,
+             c->drv_version, (double)c->gmem / (1024.0 * 1024 * 1024), c->cus, c->fp16 ? "yes" : "no", c->fp64 ? "yes" : "no");
+    size_t n = strlen(t) < len - 1 ? strlen(t) : len - 1;  /* truncate to the instance's field */
+    memcpy(buf, t, n);
+    buf[n] = 0;
+}
+
+static int ocl_enumerate(hb_instance *out, int max, char *reason, size_t reasonlen)
+{
+    cl_uint np = 0;
+    cl_int e = clGetPlatformIDs(0, NULL, &np);
+    if (e != CL_SUCCESS || np == 0) {
+        snprintf(reason, reasonlen, "no OpenCL platform: the ICD loader found none (clGetPlatformIDs: %s); "
+                 "install a vendor driver or pocl-opencl-icd", e != CL_SUCCESS ? ocl_errname(e) : "0 platforms");
+        return 0;
+    }
+    cl_platform_id plats[16];
+    if (np > 16) np = 16;
+    if (OCL_CHECK(clGetPlatformIDs(np, plats, NULL))) {
+        snprintf(reason, reasonlen, "clGetPlatformIDs failed");
+        return 0;
+    }
+    char kdir[1024];
+    if (ocl_find_kernel_dir(kdir, sizeof kdir) != 0) {
+        snprintf(reason, reasonlen, "OpenCL kernel sources (hb_common.cl ...) not found: set HB_KERNEL_DIR, or keep "
+                 "build/opencl/ beside the plugin (last tried %s)", kdir);
+        return 0;
+    }
+    int n = 0;
+    char why[256] = "";
+    for (cl_uint pi = 0; pi < np && n < max; pi++) {
+        cl_uint nd = 0;
+        cl_device_id devs[16];
+        e = clGetDeviceIDs(plats[pi], CL_DEVICE_TYPE_ALL, 16, devs, &nd);
+        if (e == CL_DEVICE_NOT_FOUND || nd == 0) continue;
+        if (OCL_CHECK(e)) continue;
+        if (nd > 16) nd = 16;
+        for (cl_uint di = 0; di < nd && n < max; di++) {
+            cl_bool avail = CL_TRUE;
+            clGetDeviceInfo(devs[di], CL_DEVICE_AVAILABLE, sizeof avail, &avail, NULL);
+            if (!avail) { snprintf(why, sizeof why, "device %u:%u reports CL_DEVICE_AVAILABLE false", pi, di); continue; }
+            ocl_ctx *c = ctx_open(plats[pi], devs[di], (int)pi, (int)di, kdir, why, sizeof why);
+            if (!c) continue;
+            hb_instance *in = &out[n++];
+            snprintf(in->name, sizeof in->name, "opencl:%u:%u", pi, di);
+            describe_short(c, in->description, sizeof in->description);
+            in->host_memory = 0;
+            in->ops = &hb_opencl_ops;
+            in->ctx = c;
+        }
+    }
+    if (n == 0)
+        snprintf(reason, reasonlen, "no usable OpenCL device on %u platform(s)%s%s", np, why[0] ? ": " : "", why);
+    return n;
+}
+
+static void ocl_close(hb_instance *inst)
+{
+    ctx_destroy(CTX(inst));
+    inst->ctx = NULL;
+}
+
+/* ---- capability query ---- */
+
+static hb_status skip(char *reason, size_t len, const char *fmt, const char *arg)
+{
+    snprintf(reason, len, fmt, arg);
+    return HB_ESKIP;
+}
+
+static hb_status ocl_supports(hb_instance *inst, const hb_case *cs, char *reason, size_t reasonlen)
+{
+    ocl_ctx *c = CTX(inst);
+    const hb_shape *s = &cs->shape;
+    switch (cs->dtype) {
+    case HB_F32: break;
+    case HB_F16:
+        if (!c->f16_ok) return skip(reason, reasonlen, "f16 needs cl_khr_fp16, which %s does not report", c->dev_name);
+        break;
+    case HB_TF32:
+        return skip(reason, reasonlen, "tf32: OpenCL 1.2 has no tf32 type or extension (%s)", "no tensor-float path");
+    case HB_BF16:
+        return skip(reason, reasonlen, "bf16: OpenCL 1.2 has no bf16 arithmetic extension (%s)", "no cl_*_bfloat16 path");
+    default: return skip(reason, reasonlen, "unknown dtype%s", "");
+    }
+    if ((unsigned)cs->route >= HB_ROUTE_COUNT || (unsigned)cs->mode >= HB_MODE_COUNT)
+        return skip(reason, reasonlen, "unknown route or mode%s", "");
+    /* kernels take shape dimensions as int */
+    const int64_t *f = &s->n;
+    for (size_t i = 0; i < sizeof *s / sizeof *f; i++)
+        if (f[i] > INT_MAX) return skip(reason, reasonlen, "a shape dimension exceeds 2^31-1 (%s)", "int kernel arguments");
+    switch (cs->op) {
+    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
+    case HB_OP_MATMUL: case HB_OP_BMM: case HB_OP_CONV2D: case HB_OP_MAXPOOL: case HB_OP_AVGPOOL:
+    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_SUM_ALL: case HB_OP_RMSNORM:
+        return HB_OK;
+    case HB_OP_ATTENTION:
+        if (s->head_dim > 512)
+            return skip(reason, reasonlen, "attention: head_dim over 512 (%s)", "the fused kernel keeps a row in private memory");
+        return HB_OK;
+    default:
+        return skip(reason, reasonlen, "op not implemented by the OpenCL backend%s", "");
+    }
+}
+
+/* ---- facts ---- */
+
+static hb_status dump_json(json_t *o, char *buf, size_t len)
+{
+    if (!o) return HB_ENOMEM;
+    size_t need = json_dumpb(o, NULL, 0, JSON_COMPACT);
+    hb_status st = HB_OK;
+    if (need == 0 || need + 1 > len) st = HB_EINVAL;
+    else {
+        json_dumpb(o, buf, len, JSON_COMPACT);
+        buf[need] = 0;
+    }
+    json_decref(o);
+    return st;
+}
+
+static const char *type_name(cl_device_type t)
+{
+    if (t & CL_DEVICE_TYPE_GPU) return "GPU";
+    if (t & CL_DEVICE_TYPE_CPU) return "CPU";
+    if (t & CL_DEVICE_TYPE_ACCELERATOR) return "ACCELERATOR";
+    return "OTHER";
+}
+
+static hb_status ocl_describe(hb_instance *inst, char *buf, size_t len)
+{
+    ocl_ctx *c = CTX(inst);
+    static const char *const pname[OCL_P_COUNT] = {"elementwise", "matmul", "conv_pool", "reduce", "probe"};
+    json_t *failed = json_array();
+    for (int p = 0; p < OCL_P_COUNT; p++)
+        for (int v = 0; v < OCL_NVAR; v++)
+            if (!c->prog[p][v] && (v == 0 || (c->f16_ok && p != OCL_P_PROBE))) {
+                char s[64];
+                snprintf(s, sizeof s, "%s/%s: %s", pname[p], v ? "f16" : "f32", ocl_errname(c->prog_err[p][v]));
+                json_array_append_new(failed, json_string(s));
+            }
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:i, s:b, s:b, s:b, s:b, s:s, s:s, s:s, s:b, s:s, s:f, s:o}",
+                          "platform", c->plat_name, "platform_version", c->plat_version, "device", c->dev_name,
+                          "vendor", c->vendor, "device_type", type_name(c->type), "device_version", c->dev_version,
+                          "driver_version", c->drv_version, "opencl_c_version", c->clc_version,
+                          "global_mem_bytes", (json_int_t)c->gmem, "max_alloc_bytes", (json_int_t)c->max_alloc,
+                          "global_cache_bytes", (json_int_t)c->cache_bytes, "local_mem_bytes", (json_int_t)c->local_mem,
+                          "compute_units", (int)c->cus, "max_clock_mhz", (int)c->clock_mhz,
+                          "fp16", c->fp16, "fp64", c->fp64, "host_unified_memory", c->unified,
+                          "zero_copy_mapped", c->unified || c->is_cpu,
+                          "kernel_style", c->cpu_style ? "cpu" : "gpu", "matmul_impl", ocl_gemm_impl_name(c, 0),
+                          "matmul_policy", c->mm_why, "clblast_available", ocl_have_clblast(),
+                          "kernel_dir", c->kdir, "build_s", c->build_s, "programs_failed", failed);
+    return dump_json(o, buf, len);
+}
+
+static hb_status ocl_case_info(hb_instance *inst, const hb_case *cs, char *buf, size_t len)
+{
+    ocl_ctx *c = CTX(inst);
+    int var = cs->dtype == HB_F16;
+    json_t *o = json_pack("{s:s}", "kernel_style", c->cpu_style ? "cpu" : "gpu");
+    if (!o) return HB_ENOMEM;
+    if (cs->op == HB_OP_MATMUL || cs->op == HB_OP_BMM || cs->op == HB_OP_CONV2D) {
+        json_object_set_new(o, "matmul_impl", json_string(ocl_gemm_impl_name(c, var)));
+        json_object_set_new(o, "matmul_kernel", json_string(ocl_gemm_kernel_name(c, var)));
+    }
+    if (cs->op == HB_OP_CONV2D) json_object_set_new(o, "conv_algo", json_string("im2col+gemm"));
+    if (cs->op == HB_OP_ATTENTION) json_object_set_new(o, "attention_kernel", json_string("fused, online softmax, one work-item per query row"));
+    if (var) json_object_set_new(o, "f16_arith", json_string(c->fp16 ? "f32 (f16 storage)" : "f32 (f16 storage; forced, no cl_khr_fp16)"));
+    return dump_json(o, buf, len);
+}
+
+static void ocl_mem_info(hb_instance *inst, int64_t *allocated, int64_t *free_b, int64_t *total_b)
+{
+    ocl_ctx *c = CTX(inst);
+    if (allocated) *allocated = c->dev_allocated;
+    if (free_b) *free_b = -1;
+    if (total_b) *total_b = (int64_t)c->gmem;
+}
+
+__attribute__((visibility("default"))) const hb_backend_ops hb_opencl_ops = {
+    .abi = HB_BACKEND_ABI,
+    .type = "opencl",
+    .enumerate = ocl_enumerate,
+    .close = ocl_close,
+    .supports = ocl_supports,
+    .buf_alloc = ocl_buf_alloc,
+    .buf_free = ocl_buf_free,
+    .upload = ocl_upload,
+    .download = ocl_download,
+    .run = ocl_run,
+    .timer_begin = ocl_timer_begin,
+    .timer_end = ocl_timer_end,
+    .ceilings = ocl_ceilings,
+    .mem_info = ocl_mem_info,
+    .case_info = ocl_case_info,
+    .describe = ocl_describe,
+    .flush_cache = NULL,
+};

@@ -1,0 +1,320 @@
+/*
+ * ocl_run.c - the run hook of the OpenCL backend: one dispatch per op of hybench.h, on the device
+ * buffers of hb_buf.dev, in the storage variant of the case's dtype (f32, or f16 with f32
+ * arithmetic). Every enqueue is checked; the hook finishes the queue before it returns (blocking).
+ *
+ * Layouts and semantics are those of hybench.h's header comment. The element counts below restate
+ * hb_op_input_elems/hb_op_output_elems so that the plugin does not depend on harness symbols (it
+ * is also loaded by tests/test_opencl.c, whose binary does not export them); tests/test_opencl.c
+ * runs every op on buffers sized by hb_op_input_elems/hb_op_output_elems, which the size check in
+ * ocl_run() would refuse (HB_EINVAL) if the two disagreed.
+ */
+#include "ocl.h"
+
+#include <math.h>
+#include <string.h>
+
+#define DEV(b) (((ocl_buf *)(b)->priv)->dev)
+
+/* Output spatial size (hybench.h): (in + 2p - d(k-1) - 1)/s + 1, or 0 when the kernel does not fit. */
+static int64_t out_dim(int64_t in, int64_t k, int64_t st, int64_t p, int64_t d)
+{
+    int64_t num = in + 2 * p - d * (k - 1) - 1;
+    return num < 0 || st <= 0 ? 0 : num / st + 1;
+}
+static int64_t oh_of(const hb_shape *s) { return out_dim(s->h, s->kh, s->sh, s->ph, s->dh); }
+static int64_t ow_of(const hb_shape *s) { return out_dim(s->w, s->kw, s->sw, s->pw, s->dw); }
+
+/* Number of inputs of op (hybench.h's HB_OP_LIST), or -1 for an unknown op. */
+static int ninputs(hb_op op)
+{
+    switch (op) {
+    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_MATMUL: case HB_OP_BMM: case HB_OP_CONV2D: case HB_OP_RMSNORM: return 2;
+    case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: case HB_OP_MAXPOOL: case HB_OP_AVGPOOL:
+    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_SUM_ALL: return 1;
+    case HB_OP_ATTENTION: return 3;
+    default: return -1;
+    }
+}
+
+/* Elements of input i (0..) or of the output (i == -1), as hybench.h lays them out. */
+static int64_t ocl_elems(hb_op op, const hb_shape *s, int i)
+{
+    int64_t g = s->g ? s->g : 1;
+    switch (op) {
+    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: return s->n;
+    case HB_OP_SUM_ALL: return i < 0 ? 1 : s->n;
+    case HB_OP_MATMUL: return i < 0 ? s->m * s->n : i == 0 ? s->m * s->k : s->k * s->n;
+    case HB_OP_BMM: return s->batch * (i < 0 ? s->m * s->n : i == 0 ? s->m * s->k : s->k * s->n);
+    case HB_OP_CONV2D:
+        return i < 0 ? s->batch * s->oc * oh_of(s) * ow_of(s) : i == 0 ? s->batch * s->c * s->h * s->w : s->oc * (s->c / g) * s->kh * s->kw;
+    case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: return s->batch * s->c * (i < 0 ? oh_of(s) * ow_of(s) : s->h * s->w);
+    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: return i < 0 ? s->rows : s->rows * s->cols;
+    case HB_OP_RMSNORM: return i == 1 ? s->cols : s->rows * s->cols;
+    case HB_OP_ATTENTION:
+        return s->batch * s->head_dim * (i <= 0 ? s->heads * s->seq : s->kv_heads * s->kv_seq);
+    default: return 0;
+    }
+}
+
+static int64_t def(int64_t v, int64_t d) { return v > 0 ? v : d; }
+
+/* Apply the defaults of hb_shape_normalize to fields left at 0 (so that an unnormalized shape still
+ * computes what hybench.h defines, as kernels/cpu_ref does) and check what the kernels divide by or
+ * index with. Returns 0, or -1 when the shape cannot be computed. */
+static int norm_shape(hb_op op, hb_shape *s)
+{
+    switch (op) {
+    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: case HB_OP_SUM_ALL:
+        return s->n > 0 ? 0 : -1;
+    case HB_OP_MATMUL: case HB_OP_BMM:
+        s->batch = def(s->batch, 1);
+        return s->m > 0 && s->n > 0 && s->k > 0 ? 0 : -1;
+    case HB_OP_CONV2D: case HB_OP_MAXPOOL: case HB_OP_AVGPOOL:
+        s->batch = def(s->batch, 1);
+        s->w = def(s->w, s->h);
+        s->kw = def(s->kw, s->kh);
+        s->sh = def(s->sh, 1);
+        s->sw = def(s->sw, s->sh);
+        s->dh = def(s->dh, 1);
+        s->dw = def(s->dw, s->dh);
+        s->g = op == HB_OP_CONV2D ? def(s->g, 1) : 1;
+        if (s->c <= 0 || s->h <= 0 || s->kh <= 0 || s->ph < 0 || s->pw < 0) return -1;
+        if (op == HB_OP_CONV2D && (s->oc <= 0 || s->c % s->g || s->oc % s->g)) return -1;
+        return oh_of(s) > 0 && ow_of(s) > 0 ? 0 : -1;
+    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_RMSNORM:
+        return s->rows > 0 && s->cols > 0 ? 0 : -1;
+    case HB_OP_ATTENTION:
+        s->batch = def(s->batch, 1);
+        s->kv_heads = def(s->kv_heads, s->heads);
+        s->kv_seq = def(s->kv_seq, s->seq);
+        s->causal = s->causal != 0;
+        return s->heads > 0 && s->seq > 0 && s->head_dim > 0 && s->heads % s->kv_heads == 0 ? 0 : -1;
+    default: return -1;
+    }
+}
+
+static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+static hb_status st_of(cl_int e) { return e == CL_SUCCESS ? HB_OK : ocl_status(e); }
+
+/* A kernel or, on failure, the status (program build failure -> HB_EDEVICE). */
+#define GET_KERNEL(k, prog, name)                                     \
+    do {                                                              \
+        cl_int e_;                                                    \
+        k = ocl_kernel(c, prog, var, name, &e_);                      \
+        if (!k) return e_ == CL_SUCCESS ? HB_EDEVICE : (ocl_status(e_) == HB_OK ? HB_EDEVICE : ocl_status(e_)); \
+    } while (0)
+
+static hb_status run_elementwise(ocl_ctx *c, int var, const hb_case *cs, hb_buf *const *in, hb_buf *out)
+{
+    static const char *const names[] = {[HB_OP_ADD] = "hb_add", [HB_OP_MUL] = "hb_mul", [HB_OP_RELU] = "hb_relu",
+                                        [HB_OP_GELU] = "hb_gelu", [HB_OP_SILU] = "hb_silu"};
+    cl_kernel k;
+    GET_KERNEL(k, OCL_P_ELEMENTWISE, names[cs->op]);
+    cl_ulong n = (cl_ulong)cs->shape.n;
+    cl_mem a = DEV(in[0]), y = DEV(out);
+    cl_int e;
+    if (cs->op == HB_OP_ADD || cs->op == HB_OP_MUL) {
+        cl_mem b = DEV(in[1]);
+        e = ocl_set_args(k, 4, sizeof a, &a, sizeof b, &b, sizeof y, &y, sizeof n, &n);
+    } else {
+        e = ocl_set_args(k, 3, sizeof a, &a, sizeof y, &y, sizeof n, &n);
+    }
+    if (e != CL_SUCCESS) return st_of(e);
+    size_t l = 256, g = round_up(((size_t)n + 3) / 4, l);
+    return st_of(ocl_launch(c, k, 1, &g, &l));
+}
+
+static hb_status run_conv2d(ocl_ctx *c, int var, const hb_case *cs, hb_buf *const *in, hb_buf *out)
+{
+    const hb_shape *s = &cs->shape;
+    const int G = (int)s->g, cg = (int)(s->c / s->g), ocg = (int)(s->oc / s->g);
+    const int oh = (int)oh_of(s), ow = (int)ow_of(s);
+    const size_t P = (size_t)oh * (size_t)ow, Kd = (size_t)cg * (size_t)(s->kh * s->kw);
+    const size_t es = var ? 2 : 4;
+    cl_mem X = DEV(in[0]), W = DEV(in[1]), Y = DEV(out);
+    const int pointwise = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->ph == 0 && s->pw == 0;
+    if (Kd > (size_t)INT32_MAX || P > (size_t)INT32_MAX) return HB_ESKIP;
+    if (pointwise) {  /* the input itself is the column matrix: B = x[b, g*cg.., :] (cg x P) */
+        for (int g = 0; g < G; g++) {
+            hb_status st = ocl_gemm(c, var, ocg, (int)P, cg, W, (size_t)g * ocg * Kd, (int)Kd, 0, X, (size_t)g * cg * P,
+                                    (int)P, (size_t)s->c * P, Y, (size_t)g * ocg * P, (int)P, (size_t)s->oc * P, (int)s->batch);
+            if (st != HB_OK) return st;
+        }
+        return HB_OK;
+    }
+    cl_kernel k;
+    GET_KERNEL(k, OCL_P_CONV_POOL, "hb_im2col");
+    /* images per im2col chunk: keep the column buffer within 64 MiB (at least one image) */
+    size_t per_img = Kd * P * es, limit = (size_t)64 << 20;
+    if (limit > c->max_alloc) limit = (size_t)c->max_alloc;
+    size_t nb = per_img >= limit ? 1 : limit / per_img;
+    if (nb > (size_t)s->batch) nb = (size_t)s->batch;
+    hb_status st;
+    cl_mem col = ocl_scratch(c, nb * per_img, &st);
+    if (!col) return st;
+    int C = (int)s->c, H = (int)s->h, Wd = (int)s->w, kh = (int)s->kh, kw = (int)s->kw, sh = (int)s->sh,
+        sw = (int)s->sw, ph = (int)s->ph, pw = (int)s->pw, dh = (int)s->dh, dw = (int)s->dw;
+    for (int g = 0; g < G; g++) {
+        for (int b0 = 0; b0 < (int)s->batch; b0 += (int)nb) {
+            int nbi = (int)s->batch - b0 < (int)nb ? (int)s->batch - b0 : (int)nb;
+            cl_int e = ocl_set_args(k, 18, sizeof X, &X, sizeof col, &col, sizeof b0, &b0, sizeof g, &g, sizeof C, &C,
+                                    sizeof H, &H, sizeof Wd, &Wd, sizeof cg, &cg, sizeof kh, &kh, sizeof kw, &kw,
+                                    sizeof sh, &sh, sizeof sw, &sw, sizeof ph, &ph, sizeof pw, &pw, sizeof dh, &dh,
+                                    sizeof dw, &dw, sizeof oh, &oh, sizeof ow, &ow);
+            if (e != CL_SUCCESS) return st_of(e);
+            size_t gws[3] = {round_up(P, 64), Kd, (size_t)nbi}, lws[3] = {64, 1, 1};
+            if ((e = ocl_launch(c, k, 3, gws, lws)) != CL_SUCCESS) return st_of(e);
+            st = ocl_gemm(c, var, ocg, (int)P, (int)Kd, W, (size_t)g * ocg * Kd, (int)Kd, 0, col, 0, (int)P, Kd * P, Y,
+                          (size_t)b0 * s->oc * P + (size_t)g * ocg * P, (int)P, (size_t)s->oc * P, nbi);
+            if (st != HB_OK) return st;
+        }
+    }
+    return HB_OK;
+}
+
+static hb_status run_pool(ocl_ctx *c, int var, const hb_case *cs, hb_buf *const *in, hb_buf *out)
+{
+    const hb_shape *s = &cs->shape;
+    cl_kernel k;
+    GET_KERNEL(k, OCL_P_CONV_POOL, cs->op == HB_OP_MAXPOOL ? "hb_maxpool" : "hb_avgpool");
+    int H = (int)s->h, W = (int)s->w, kh = (int)s->kh, kw = (int)s->kw, sh = (int)s->sh, sw = (int)s->sw,
+        ph = (int)s->ph, pw = (int)s->pw, oh = (int)oh_of(s), ow = (int)ow_of(s);
+    cl_ulong total = (cl_ulong)s->batch * (cl_ulong)s->c * (cl_ulong)oh * (cl_ulong)ow;
+    cl_mem x = DEV(in[0]), y = DEV(out);
+    cl_int e = ocl_set_args(k, 13, sizeof x, &x, sizeof y, &y, sizeof total, &total, sizeof H, &H, sizeof W, &W,
+                            sizeof kh, &kh, sizeof kw, &kw, sizeof sh, &sh, sizeof sw, &sw, sizeof ph, &ph,
+                            sizeof pw, &pw, sizeof oh, &oh, sizeof ow, &ow);
+    if (e != CL_SUCCESS) return st_of(e);
+    size_t l = 64, g = round_up((size_t)total, l);
+    return st_of(ocl_launch(c, k, 1, &g, &l));
+}
+
+static hb_status run_reduce(ocl_ctx *c, int var, const hb_case *cs, hb_buf *const *in, hb_buf *out)
+{
+    const hb_shape *s = &cs->shape;
+    int rows = cs->op == HB_OP_SUM_ALL ? 1 : (int)s->rows;
+    int cols = cs->op == HB_OP_SUM_ALL ? (int)s->n : (int)s->cols;
+    int fin = cs->op == HB_OP_MEAN ? 2 : cs->op == HB_OP_MAX ? 3 : 1;
+    cl_kernel kp, kf = NULL;
+    GET_KERNEL(kp, OCL_P_REDUCE, cs->op == HB_OP_MAX ? "hb_red_max" : "hb_red_sum");
+    /* Split rows into chunks so that there is enough parallel work: CPU style wants >= 8 work-items
+     * per compute unit of >= 16 Ki elements each; GPU style >= 4 work-groups of 256 per compute unit
+     * with >= 2 Ki elements each. */
+    size_t want = c->cpu_style ? 8u * c->cus : 4u * c->cus;
+    size_t min_chunk = c->cpu_style ? 16384 : 2048;
+    size_t nchunk = 1;
+    if ((size_t)rows < want) {
+        nchunk = (want + (size_t)rows - 1) / (size_t)rows;
+        size_t most = ((size_t)cols + min_chunk - 1) / min_chunk;
+        if (nchunk > most) nchunk = most;
+        if (nchunk < 1) nchunk = 1;
+    }
+    int chunk = (int)round_up(((size_t)cols + nchunk - 1) / nchunk, 16);
+    nchunk = ((size_t)cols + (size_t)chunk - 1) / (size_t)chunk;
+    int nch = (int)nchunk;
+    cl_mem x = DEV(in[0]), y = DEV(out), part = NULL;
+    hb_status st;
+    if (nch > 1) {
+        part = ocl_scratch(c, (size_t)rows * nchunk * sizeof(float), &st);
+        if (!part) return st;
+        GET_KERNEL(kf, OCL_P_REDUCE, "hb_red_final");
+    }
+    int pfin = nch > 1 ? 0 : fin;
+    cl_int e = ocl_set_args(kp, 8, sizeof x, &x, sizeof part, &part, sizeof y, &y, sizeof rows, &rows, sizeof cols, &cols,
+                            sizeof chunk, &chunk, sizeof nch, &nch, sizeof pfin, &pfin);
+    if (e != CL_SUCCESS) return st_of(e);
+    if (c->cpu_style) {
+        size_t l[2] = {1, rows >= 8 ? 8 : 1}, g[2] = {nchunk, round_up((size_t)rows, l[1])};
+        e = ocl_launch(c, kp, 2, g, l);
+    } else {
+        size_t l[2] = {256, 1}, g[2] = {nchunk * 256, (size_t)rows};
+        e = ocl_launch(c, kp, 2, g, l);
+    }
+    if (e != CL_SUCCESS || nch == 1) return st_of(e);
+    e = ocl_set_args(kf, 6, sizeof part, &part, sizeof y, &y, sizeof rows, &rows, sizeof nch, &nch, sizeof cols, &cols,
+                     sizeof fin, &fin);
+    if (e != CL_SUCCESS) return st_of(e);
+    size_t l = 64, g = round_up((size_t)rows, l);
+    return st_of(ocl_launch(c, kf, 1, &g, &l));
+}
+
+static hb_status run_rmsnorm(ocl_ctx *c, int var, const hb_case *cs, hb_buf *const *in, hb_buf *out)
+{
+    cl_kernel k;
+    GET_KERNEL(k, OCL_P_REDUCE, "hb_rmsnorm");
+    int rows = (int)cs->shape.rows, cols = (int)cs->shape.cols;
+    cl_mem x = DEV(in[0]), g = DEV(in[1]), y = DEV(out);
+    cl_int e = ocl_set_args(k, 5, sizeof x, &x, sizeof g, &g, sizeof y, &y, sizeof rows, &rows, sizeof cols, &cols);
+    if (e != CL_SUCCESS) return st_of(e);
+    if (c->cpu_style) {
+        size_t l = rows >= 8 ? 8 : 1, gw = round_up((size_t)rows, l);
+        return st_of(ocl_launch(c, k, 1, &gw, &l));
+    }
+    size_t l[2] = {256, 1}, gw[2] = {256, (size_t)rows};
+    return st_of(ocl_launch(c, k, 2, gw, l));
+}
+
+static hb_status run_attention(ocl_ctx *c, int var, const hb_case *cs, hb_buf *const *in, hb_buf *out)
+{
+    const hb_shape *s = &cs->shape;
+    cl_int e;
+    cl_kernel k = ocl_attention_kernel(c, (int)s->head_dim, var, &e);
+    if (!k) return ocl_status(e) == HB_OK ? HB_EDEVICE : ocl_status(e);
+    cl_mem q = DEV(in[0]), kk = DEV(in[1]), v = DEV(in[2]), o = DEV(out);
+    int heads = (int)s->heads, kvh = (int)s->kv_heads, seq = (int)s->seq, kvs = (int)s->kv_seq, causal = (int)s->causal;
+    float scale = (float)(1.0 / sqrt((double)s->head_dim));
+    e = ocl_set_args(k, 10, sizeof q, &q, sizeof kk, &kk, sizeof v, &v, sizeof o, &o, sizeof heads, &heads,
+                     sizeof kvh, &kvh, sizeof seq, &seq, sizeof kvs, &kvs, sizeof causal, &causal, sizeof scale, &scale);
+    if (e != CL_SUCCESS) return st_of(e);
+    size_t l[2] = {seq >= 16 ? 16 : 1, 1}, g[2] = {round_up((size_t)seq, l[0]), (size_t)s->batch * (size_t)heads};
+    return st_of(ocl_launch(c, k, 2, g, l));
+}
+
+hb_status ocl_run(hb_instance *inst, const hb_case *cs0, hb_buf *const *in, hb_buf *out)
+{
+    ocl_ctx *c = inst->ctx;
+    int ni = ninputs(cs0->op);
+    if (ni < 0) return HB_ESKIP;
+    hb_case cl = *cs0;
+    if (norm_shape(cl.op, &cl.shape) != 0) return HB_EINVAL;
+    const hb_case *cs = &cl;
+    const hb_shape *s = &cl.shape;
+    if (cs->dtype != HB_F32 && !(cs->dtype == HB_F16 && c->f16_ok)) return HB_ESKIP;
+    const int var = cs->dtype == HB_F16;
+    const size_t es = var ? 2 : 4;
+    /* buffers must exist and be large enough for the shape */
+    if (!out || !out->priv || out->bytes < (size_t)ocl_elems(cs->op, s, -1) * es) return HB_EINVAL;
+    for (int i = 0; i < ni; i++)
+        if (!in || !in[i] || !in[i]->priv || in[i]->bytes < (size_t)ocl_elems(cs->op, s, i) * es) return HB_EINVAL;
+    /* the device must own every buffer (mapped route: unmap what the host holds) */
+    for (int i = 0; i < ni; i++) {
+        hb_status st = ocl_buf_to_device(c, in[i]);
+        if (st != HB_OK) return st;
+    }
+    hb_status st = ocl_buf_to_device(c, out);
+    if (st != HB_OK) return st;
+
+    switch (cs->op) {
+    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
+        st = run_elementwise(c, var, cs, in, out); break;
+    case HB_OP_MATMUL:
+        st = ocl_gemm(c, var, (int)s->m, (int)s->n, (int)s->k, DEV(in[0]), 0, (int)s->k, 0, DEV(in[1]), 0, (int)s->n, 0,
+                      DEV(out), 0, (int)s->n, 0, 1);
+        break;
+    case HB_OP_BMM:
+        st = ocl_gemm(c, var, (int)s->m, (int)s->n, (int)s->k, DEV(in[0]), 0, (int)s->k, (size_t)(s->m * s->k), DEV(in[1]), 0,
+                      (int)s->n, (size_t)(s->k * s->n), DEV(out), 0, (int)s->n, (size_t)(s->m * s->n), (int)s->batch);
+        break;
+    case HB_OP_CONV2D: st = run_conv2d(c, var, cs, in, out); break;
+    case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: st = run_pool(c, var, cs, in, out); break;
+    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_SUM_ALL: st = run_reduce(c, var, cs, in, out); break;
+    case HB_OP_RMSNORM: st = run_rmsnorm(c, var, cs, in, out); break;
+    case HB_OP_ATTENTION: st = run_attention(c, var, cs, in, out); break;
+    default: return HB_ESKIP;
+    }
+    cl_int e = OCL_CHECK(clFinish(c->q));
+    if (st == HB_OK && e != CL_SUCCESS) st = ocl_status(e);
+    return st;
+}

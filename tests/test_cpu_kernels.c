@@ -1,0 +1,592 @@
+/*
+ * test_cpu_kernels.c - the f64 reference (kernels/cpu_ref/ref.c) and the two CPU backends (cpu-ref,
+ * cpu) through their hooks: enumerate, buf_alloc, inputs written into buf.host, output poisoned
+ * with NaN, upload, run, download. Every op on small random shapes with odd sizes, strides,
+ * padding, dilation, groups, GQA and causal masks, and on sizes that take the kernels' parallel and
+ * split paths; ||out - ref|| / ||ref|| < 1e-4 against hb_ref_compute on the same f32 inputs, and
+ * every output element finite. The reference itself is checked on closed-form values. Unsupported
+ * dtypes and routes must be skips. The ceilings and the describe/case_info JSON are checked for
+ * sanity.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "backend.h"
+#include "convert.h"
+#include "cpu/cpu.h"
+#include "cpu_ref/ref.h"
+
+#define REL_TOL 1e-4
+
+static hb_instance g_cpu, g_ref;
+
+static uint64_t rng_state;
+static void rng_seed(uint64_t s) { rng_state = s * 0x9e3779b97f4a7c15ull + 1; }
+static double unif(void) /* [-1, 1) */
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) * 0x1p-52 * 2.0 - 1.0;
+}
+
+static hb_case make_case(hb_op op, const char *shape)
+{
+    hb_case c;
+    char err[200];
+    memset(&c, 0, sizeof c);
+    c.op = op;
+    c.dtype = HB_F32;
+    c.mode = HB_MODE_F32;
+    c.route = HB_ROUTE_PAGEABLE;
+    hb_status st = hb_shape_parse(shape, &c.shape, err, sizeof err);
+    if (st == HB_OK)
+        st = hb_shape_normalize(op, &c.shape, err, sizeof err);
+    if (st != HB_OK)
+        fail_msg("bad test shape \"%s\": %s", shape, err);
+    return c;
+}
+
+/* Run c on inst through its hooks. in[i] are f32 host arrays; out receives the result. */
+static hb_status run_on(hb_instance *inst, const hb_case *c, float *const *in, float *out)
+{
+    const hb_backend_ops *ops = inst->ops;
+    const int nin = hb_op_get(c->op)->ninputs;
+    hb_buf bufs[HB_MAX_INPUTS], ob;
+    hb_buf *bp[HB_MAX_INPUTS];
+    char reason[200] = "";
+    hb_status st = ops->supports(inst, c, reason, sizeof reason);
+    if (st != HB_OK)
+        return st;
+    for (int i = 0; i < nin; i++) {
+        int64_t n = hb_op_input_elems(c->op, &c->shape, i);
+        assert_int_equal(ops->buf_alloc(inst, (size_t)n * 4, c->route, &bufs[i]), HB_OK);
+        assert_non_null(bufs[i].host);
+        assert_int_equal((uintptr_t)bufs[i].host % 64, 0);
+        memcpy(bufs[i].host, in[i], (size_t)n * 4);
+        assert_int_equal(ops->upload(inst, &bufs[i]), HB_OK);
+        bp[i] = &bufs[i];
+    }
+    int64_t no = hb_op_output_elems(c->op, &c->shape);
+    assert_int_equal(ops->buf_alloc(inst, (size_t)no * 4, c->route, &ob), HB_OK);
+    float *oh = ob.host;
+    for (int64_t i = 0; i < no; i++)
+        oh[i] = NAN;
+    st = ops->run(inst, c, bp, &ob);
+    if (st == HB_OK)
+        assert_int_equal(ops->download(inst, &ob), HB_OK);
+    memcpy(out, ob.host, (size_t)no * 4);
+    ops->buf_free(inst, &ob);
+    for (int i = 0; i < nin; i++)
+        ops->buf_free(inst, &bufs[i]);
+    return st;
+}
+
+/* ||out-ref|| / ||ref||; counts non-finite outputs into *bad. */
+static double rel_err(const float *out, const double *ref, int64_t n, int64_t *bad)
+{
+    double num = 0.0, den = 0.0;
+    *bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(out[i])) {
+            (*bad)++;
+            continue;
+        }
+        double d = (double)out[i] - ref[i];
+        num += d * d;
+        den += ref[i] * ref[i];
+    }
+    return den > 0.0 ? sqrt(num / den) : sqrt(num);
+}
+
+typedef struct tcase {
+    hb_op op;
+    const char *shape;
+} tcase;
+
+static const tcase cases[] = {
+    { HB_OP_ADD, "n=17" },
+    { HB_OP_ADD, "n=1000003" },
+    { HB_OP_MUL, "n=65537" },
+    { HB_OP_RELU, "n=1001" },
+    { HB_OP_GELU, "n=100003" },
+    { HB_OP_GELU, "n=13" },
+    { HB_OP_SILU, "n=70001" },
+    { HB_OP_MATMUL, "m=67 n=45 k=129" },
+    { HB_OP_MATMUL, "m=1 n=300 k=77" },
+    { HB_OP_MATMUL, "m=256 n=256 k=256" },
+    { HB_OP_BMM, "batch=3 m=33 n=17 k=65" },
+    { HB_OP_BMM, "batch=8 m=40 n=40 k=64" },
+    { HB_OP_CONV2D, "batch=2 c=8 h=15 w=13 oc=6 kh=3 ph=1" },
+    { HB_OP_CONV2D, "batch=3 c=5 h=16 w=17 oc=7 kh=3 ph=1" },
+    { HB_OP_CONV2D, "batch=1 c=4 h=19 w=18 oc=5 kh=5 kw=3 sh=2 sw=3 ph=2 pw=1 dh=2 dw=1" },
+    { HB_OP_CONV2D, "batch=2 c=8 h=12 w=12 oc=6 kh=3 ph=1 g=2" },
+    { HB_OP_CONV2D, "batch=4 c=6 h=9 w=9 oc=6 kh=3 ph=1 g=6" },
+    { HB_OP_CONV2D, "batch=2 c=16 h=7 w=9 oc=24 kh=1" },
+    { HB_OP_CONV2D, "batch=3 c=16 h=7 w=9 oc=8 kh=1" },
+    { HB_OP_CONV2D, "batch=2 c=8 h=14 w=14 oc=12 kh=1 sh=2" },
+    { HB_OP_CONV2D, "batch=1 c=3 h=23 w=23 oc=8 kh=7 sh=2 ph=3" },
+    { HB_OP_MAXPOOL, "batch=2 c=3 h=17 w=16 kh=3 sh=2 ph=1" },
+    { HB_OP_MAXPOOL, "batch=1 c=5 h=11 w=13 kh=2 sh=2" },
+    { HB_OP_MAXPOOL, "batch=2 c=4 h=10 w=10 kh=3 sh=3 ph=1" },
+    { HB_OP_MAXPOOL, "batch=3 c=16 h=40 w=40 kh=3 sh=1 ph=1" },
+    { HB_OP_AVGPOOL, "batch=2 c=3 h=17 w=16 kh=3 sh=2 ph=1" },
+    { HB_OP_AVGPOOL, "batch=2 c=7 h=7 w=7 kh=7" },
+    { HB_OP_AVGPOOL, "batch=1 c=4 h=9 w=12 kh=4 kw=2 sh=1 sw=2 ph=2 pw=1" },
+    { HB_OP_SUM, "rows=37 cols=1001" },
+    { HB_OP_SUM, "rows=1 cols=300001" },
+    { HB_OP_MEAN, "rows=100 cols=7" },
+    { HB_OP_MEAN, "rows=1 cols=200003" },
+    { HB_OP_MAX, "rows=3 cols=100000" },
+    { HB_OP_MAX, "rows=1 cols=99999" },
+    { HB_OP_MAX, "rows=50 cols=33" },
+    { HB_OP_SUM_ALL, "n=1000001" },
+    { HB_OP_SUM_ALL, "n=5" },
+    { HB_OP_RMSNORM, "rows=5 cols=4097" },
+    { HB_OP_RMSNORM, "rows=1 cols=200003" },
+    { HB_OP_RMSNORM, "rows=64 cols=2048" },
+    { HB_OP_ATTENTION, "batch=1 heads=4 seq=37 head_dim=16" },
+    { HB_OP_ATTENTION, "batch=2 heads=8 kv_heads=2 seq=33 head_dim=32 causal=1" },
+    { HB_OP_ATTENTION, "batch=1 heads=4 kv_heads=1 seq=5 kv_seq=40 head_dim=8 causal=1" },
+    { HB_OP_ATTENTION, "batch=1 heads=32 kv_heads=4 seq=1 kv_seq=100 head_dim=64 causal=1" },
+    { HB_OP_ATTENTION, "batch=2 heads=2 seq=200 head_dim=64 causal=1" },
+    { HB_OP_ATTENTION, "batch=1 heads=3 seq=150 kv_seq=70 head_dim=24" },
+};
+#define NCASES ((int)(sizeof cases / sizeof cases[0]))
+
+typedef struct prepared {
+    hb_case c;
+    int nin;
+    float *in[HB_MAX_INPUTS];
+    double *din[HB_MAX_INPUTS];
+    double *ref;
+    int64_t nout;
+} prepared;
+
+static void prepare(prepared *p, const tcase *t, uint64_t seed)
+{
+    memset(p, 0, sizeof *p);
+    p->c = make_case(t->op, t->shape);
+    p->nin = hb_op_get(t->op)->ninputs;
+    rng_seed(seed);
+    for (int i = 0; i < p->nin; i++) {
+        int64_t n = hb_op_input_elems(t->op, &p->c.shape, i);
+        p->in[i] = malloc((size_t)n * sizeof(float));
+        p->din[i] = malloc((size_t)n * sizeof(double));
+        assert_non_null(p->in[i]);
+        assert_non_null(p->din[i]);
+        for (int64_t j = 0; j < n; j++) {
+            double v = unif();
+            if (t->op == HB_OP_RMSNORM && i == 1)
+                v = 1.0 + 0.5 * v; /* gains around 1 */
+            if (t->op == HB_OP_ATTENTION)
+                v *= 2.0; /* scores of a few units: a softmax that is not flat */
+            p->in[i][j] = (float)v;
+        }
+        hb_convert(p->din[i], HB_ELEM_F64, p->in[i], HB_ELEM_F32, (size_t)n);
+    }
+    p->nout = hb_op_output_elems(t->op, &p->c.shape);
+    p->ref = malloc((size_t)p->nout * sizeof(double));
+    assert_non_null(p->ref);
+    for (int64_t j = 0; j < p->nout; j++)
+        p->ref[j] = NAN;
+    assert_int_equal(hb_ref_compute(&p->c, (const double *const *)p->din, p->ref, 1), HB_OK);
+    for (int64_t j = 0; j < p->nout; j++)
+        assert_true(isfinite(p->ref[j]));
+}
+
+static void release(prepared *p)
+{
+    for (int i = 0; i < p->nin; i++) {
+        free(p->in[i]);
+        free(p->din[i]);
+    }
+    free(p->ref);
+}
+
+static void check_backend(hb_instance *inst, double tol)
+{
+    for (int k = 0; k < NCASES; k++) {
+        prepared p;
+        prepare(&p, &cases[k], 1000u + (uint64_t)k);
+        float *out = malloc((size_t)p.nout * sizeof(float));
+        assert_non_null(out);
+        hb_status st = run_on(inst, &p.c, p.in, out);
+        if (st != HB_OK)
+            fail_msg("%s %s %s: status %d", inst->name, hb_op_get(p.c.op)->name, cases[k].shape, (int)st);
+        int64_t bad;
+        double e = rel_err(out, p.ref, p.nout, &bad);
+        if (bad || !(e < tol))
+            fail_msg("%s %s %s: rel err %.3g (tol %.1g), %lld non-finite of %lld", inst->name,
+                     hb_op_get(p.c.op)->name, cases[k].shape, e, tol, (long long)bad, (long long)p.nout);
+        free(out);
+        release(&p);
+    }
+}
+
+static void test_cpu_backend(void **state)
+{
+    (void)state;
+    check_backend(&g_cpu, REL_TOL);
+}
+
+/* cpu-ref is the reference rounded to f32: within a few f32 ulps. */
+static void test_cpu_ref_backend(void **state)
+{
+    (void)state;
+    check_backend(&g_ref, 1e-6);
+}
+
+/* The per-thread paths (bmm per matrix, conv per image, attention blocks) call sgemm from several
+ * threads at once: repeated runs must give bit-identical results. */
+static void test_cpu_repeatable(void **state)
+{
+    (void)state;
+    const tcase rep[] = {
+        { HB_OP_BMM, "batch=16 m=48 n=40 k=56" },
+        { HB_OP_CONV2D, "batch=8 c=16 h=14 w=14 oc=16 kh=3 ph=1" },
+        { HB_OP_ATTENTION, "batch=2 heads=8 kv_heads=2 seq=96 head_dim=32 causal=1" },
+    };
+    for (size_t k = 0; k < sizeof rep / sizeof rep[0]; k++) {
+        prepared p;
+        prepare(&p, &rep[k], 77u + k);
+        float *a = malloc((size_t)p.nout * 4), *b = malloc((size_t)p.nout * 4);
+        assert_int_equal(run_on(&g_cpu, &p.c, p.in, a), HB_OK);
+        int64_t bad;
+        assert_true(rel_err(a, p.ref, p.nout, &bad) < REL_TOL);
+        assert_int_equal(bad, 0);
+        for (int r = 0; r < 5; r++) {
+            assert_int_equal(run_on(&g_cpu, &p.c, p.in, b), HB_OK);
+            assert_memory_equal(a, b, (size_t)p.nout * 4);
+        }
+        free(a);
+        free(b);
+        release(&p);
+    }
+}
+
+/* The reference on values known in closed form. */
+static void test_ref_known_values(void **state)
+{
+    (void)state;
+    /* gelu (tanh form), silu, relu */
+    {
+        hb_case c = make_case(HB_OP_GELU, "n=3");
+        double x[3] = { 1.0, -1.0, 0.0 }, y[3];
+        const double *in[1] = { x };
+        assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_OK);
+        /* 0.5 (1 + tanh(sqrt(2/pi) * 1.044715)) */
+        assert_true(fabs(y[0] - 0.8411919906082768) < 1e-15);
+        assert_true(fabs(y[1] - (-0.15880800939172324)) < 1e-15);
+        assert_true(y[2] == 0.0);
+        c.op = HB_OP_SILU;
+        assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_OK);
+        assert_true(fabs(y[0] - 0.7310585786300049) < 1e-15);
+        assert_true(fabs(y[1] - (-0.2689414213699951)) < 1e-15);
+    }
+    /* matmul 2x3 x 3x2 */
+    {
+        hb_case c = make_case(HB_OP_MATMUL, "m=2 n=2 k=3");
+        double A[6] = { 1, 2, 3, 4, 5, 6 }, B[6] = { 7, 8, 9, 10, 11, 12 }, C[4];
+        const double *in[2] = { A, B };
+        assert_int_equal(hb_ref_compute(&c, in, C, 1), HB_OK);
+        assert_true(C[0] == 58 && C[1] == 64 && C[2] == 139 && C[3] == 154);
+    }
+    /* conv2d: all-ones input and 3x3 weights, pad 1: interior 9, edges 6, corners 4 (times c) */
+    {
+        hb_case c = make_case(HB_OP_CONV2D, "batch=1 c=2 h=4 w=5 oc=1 kh=3 ph=1");
+        double x[40], w[18], y[20];
+        for (int i = 0; i < 40; i++) x[i] = 1.0;
+        for (int i = 0; i < 18; i++) w[i] = 1.0;
+        const double *in[2] = { x, w };
+        assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_OK);
+        assert_true(y[0] == 8 && y[1] == 12 && y[6] == 18 && y[19] == 8);
+    }
+    /* conv2d with groups: group 1 reads channel 1 only */
+    {
+        hb_case c = make_case(HB_OP_CONV2D, "batch=1 c=2 h=1 w=1 oc=2 kh=1 g=2");
+        double x[2] = { 3, 5 }, w[2] = { 2, 7 }, y[2];
+        const double *in[2] = { x, w };
+        assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_OK);
+        assert_true(y[0] == 6 && y[1] == 35);
+    }
+    /* avgpool excludes padding: an all-ones input averages to 1 everywhere, borders included */
+    {
+        hb_case c = make_case(HB_OP_AVGPOOL, "batch=1 c=1 h=5 w=5 kh=3 sh=2 ph=1");
+        double x[25], y[9];
+        for (int i = 0; i < 25; i++) x[i] = 1.0;
+        const double *in[1] = { x };
+        assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_OK);
+        for (int i = 0; i < 9; i++)
+            assert_true(fabs(y[i] - 1.0) < 1e-15);
+        for (int i = 0; i < 25; i++) x[i] = i;
+        c.op = HB_OP_MAXPOOL;
+        assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_OK);
+        assert_true(y[0] == 6 && y[1] == 8 && y[8] == 24);
+    }
+    /* reductions and rmsnorm */
+    {
+        hb_case c = make_case(HB_OP_SUM, "rows=2 cols=3");
+        double x[6] = { 1, 2, 3, -4, 9, -1 }, y[6];
+        const double *in[2] = { x, NULL };
+        assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_OK);
+        assert_true(y[0] == 6 && y[1] == 4);
+        c.op = HB_OP_MEAN;
+        assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_OK);
+        assert_true(y[0] == 2 && fabs(y[1] - 4.0 / 3.0) < 1e-15);
+        c.op = HB_OP_MAX;
+        assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_OK);
+        assert_true(y[0] == 3 && y[1] == 9);
+        c = make_case(HB_OP_RMSNORM, "rows=1 cols=4");
+        double xr[4] = { 2, 2, 2, 2 }, g[4] = { 1, 2, 3, 4 };
+        const double *in2[2] = { xr, g };
+        assert_int_equal(hb_ref_compute(&c, in2, y, 1), HB_OK);
+        for (int j = 0; j < 4; j++)
+            assert_true(fabs(y[j] - 2.0 / sqrt(4.0 + 1e-5) * g[j]) < 1e-14);
+    }
+    /* attention: identical keys give the mean of v over the visible keys; causal row 0 sees key 0;
+     * GQA: heads 0,1 read kv head 0 and heads 2,3 kv head 1 */
+    {
+        hb_case c = make_case(HB_OP_ATTENTION, "batch=1 heads=4 kv_heads=2 seq=3 head_dim=2 causal=1");
+        double q[24], k[12], v[12], o[24];
+        for (int i = 0; i < 24; i++) q[i] = 0.1 * i;
+        for (int i = 0; i < 12; i++) k[i] = 1.0;
+        for (int i = 0; i < 12; i++) v[i] = i;
+        const double *in[3] = { q, k, v };
+        assert_int_equal(hb_ref_compute(&c, in, o, 1), HB_OK);
+        for (int h = 0; h < 4; h++) {
+            const double *vb = v + (h / 2) * 6; /* kv head's v: rows (0,1),(2,3),(4,5) */
+            for (int i = 0; i < 3; i++)
+                for (int t = 0; t < 2; t++) {
+                    double mean = 0.0;
+                    for (int j = 0; j <= i; j++)
+                        mean += vb[j * 2 + t];
+                    mean /= i + 1;
+                    assert_true(fabs(o[(h * 3 + i) * 2 + t] - mean) < 1e-12);
+                }
+        }
+        /* softmax weights: 2 keys with scores 0 and ln(3)*sqrt(d) give weights 1/4, 3/4 */
+        c = make_case(HB_OP_ATTENTION, "batch=1 heads=1 seq=1 kv_seq=2 head_dim=1");
+        double q1[1] = { 1.0 }, k1[2] = { 0.0, log(3.0) }, v1[2] = { 4.0, 8.0 }, o1[1];
+        const double *in1[3] = { q1, k1, v1 };
+        assert_int_equal(hb_ref_compute(&c, in1, o1, 1), HB_OK);
+        assert_true(fabs(o1[0] - 7.0) < 1e-12);
+    }
+    /* unknown op */
+    {
+        hb_case c = make_case(HB_OP_ADD, "n=1");
+        c.op = HB_OP_COUNT;
+        double x[1] = { 0 }, y[1];
+        const double *in[2] = { x, x };
+        assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_EINVAL);
+    }
+}
+
+/* row_step: every row_step-th row computed and equal to the full result, the others NaN. */
+static void test_ref_row_step(void **state)
+{
+    (void)state;
+    const tcase t[] = {
+        { HB_OP_MATMUL, "m=50 n=20 k=30" },
+        { HB_OP_BMM, "batch=3 m=10 n=7 k=5" },
+        { HB_OP_CONV2D, "batch=2 c=3 h=8 w=8 oc=5 kh=3 ph=1" },
+        { HB_OP_ATTENTION, "batch=2 heads=4 kv_heads=2 seq=9 head_dim=8 causal=1" },
+        { HB_OP_ADD, "n=100" },
+    };
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
+        prepared p;
+        prepare(&p, &t[k], 5u + k);
+        double *y = malloc((size_t)p.nout * sizeof(double));
+        const int64_t step = 3;
+        assert_int_equal(hb_ref_compute(&p.c, (const double *const *)p.din, y, step), HB_OK);
+        const hb_shape *s = &p.c.shape;
+        int64_t rowlen;
+        switch (p.c.op) {
+        case HB_OP_MATMUL: case HB_OP_BMM: rowlen = s->n; break;
+        case HB_OP_CONV2D: rowlen = hb_shape_oh(s) * hb_shape_ow(s); break;
+        case HB_OP_ATTENTION: rowlen = s->head_dim; break;
+        default: rowlen = 0; break; /* cheap op: everything computed */
+        }
+        int64_t nan_rows = 0;
+        for (int64_t i = 0; i < p.nout; i++) {
+            int computed = rowlen == 0 || (i / rowlen) % step == 0;
+            if (computed)
+                assert_true(y[i] == p.ref[i]);
+            else {
+                assert_true(isnan(y[i]));
+                nan_rows++;
+            }
+        }
+        if (rowlen)
+            assert_true(nan_rows > 0);
+        free(y);
+        release(&p);
+    }
+    hb_case big = make_case(HB_OP_MATMUL, "m=1000 n=1000 k=1000"); /* 2e9 flops */
+    assert_int_equal(hb_ref_row_step(&big, 1e10), 1);
+    assert_int_equal(hb_ref_row_step(&big, 1e9), 2);
+    assert_int_equal(hb_ref_row_step(&big, 1e8), 20);
+    assert_int_equal(hb_ref_row_step(&big, 1.0), 1000); /* capped at the row count: one row */
+    hb_case cheap = make_case(HB_OP_ADD, "n=100000000");
+    assert_int_equal(hb_ref_row_step(&cheap, 1.0), 1);
+    /* 2 * (2*64 planes) * 3136 * 576 = 4.62e8 flops */
+    hb_case conv = make_case(HB_OP_CONV2D, "batch=2 c=64 h=56 w=56 oc=64 kh=3 ph=1");
+    assert_int_equal(hb_ref_row_step(&conv, 1e8), 5);
+}
+
+static void check_skips(hb_instance *inst)
+{
+    char reason[200];
+    hb_case c = make_case(HB_OP_MATMUL, "m=8 n=8 k=8");
+    const hb_dtype bad[] = { HB_TF32, HB_F16, HB_BF16 };
+    for (size_t i = 0; i < 3; i++) {
+        c.dtype = bad[i];
+        reason[0] = 0;
+        assert_int_equal(inst->ops->supports(inst, &c, reason, sizeof reason), HB_ESKIP);
+        assert_true(strlen(reason) > 0);
+        /* run refuses as well, with real buffers */
+        hb_buf a, b, o;
+        assert_int_equal(inst->ops->buf_alloc(inst, 256, HB_ROUTE_PAGEABLE, &a), HB_OK);
+        assert_int_equal(inst->ops->buf_alloc(inst, 256, HB_ROUTE_PAGEABLE, &b), HB_OK);
+        assert_int_equal(inst->ops->buf_alloc(inst, 256, HB_ROUTE_PAGEABLE, &o), HB_OK);
+        hb_buf *in[2] = { &a, &b };
+        assert_int_equal(inst->ops->run(inst, &c, in, &o), HB_ESKIP);
+        inst->ops->buf_free(inst, &a);
+        inst->ops->buf_free(inst, &b);
+        inst->ops->buf_free(inst, &o);
+    }
+    c.dtype = HB_F32;
+    assert_int_equal(inst->ops->supports(inst, &c, reason, sizeof reason), HB_OK);
+    c.route = HB_ROUTE_PINNED;
+    assert_int_equal(inst->ops->supports(inst, &c, reason, sizeof reason), HB_ESKIP);
+    c.route = HB_ROUTE_MAPPED;
+    assert_int_equal(inst->ops->supports(inst, &c, reason, sizeof reason), HB_ESKIP);
+    hb_case ch;
+    memset(&ch, 0, sizeof ch);
+    ch.op = HB_OP_CHAIN;
+    ch.shape.seq = 1;
+    ch.shape.kv_seq = 1;
+    assert_int_equal(inst->ops->supports(inst, &ch, reason, sizeof reason), HB_ESKIP);
+}
+
+static void test_skips(void **state)
+{
+    (void)state;
+    check_skips(&g_cpu);
+    check_skips(&g_ref);
+    char reason[200];
+    hb_case c = make_case(HB_OP_MATMUL, "m=8 n=8 k=8");
+    c.dtype = HB_F16;
+    g_cpu.ops->supports(&g_cpu, &c, reason, sizeof reason);
+    assert_string_equal(reason, "cpu backend computes in f32 only");
+    c.dtype = HB_F32;
+    c.route = HB_ROUTE_PINNED;
+    g_cpu.ops->supports(&g_cpu, &c, reason, sizeof reason);
+    assert_string_equal(reason, "host-memory backend: no transfer routes");
+}
+
+static void test_instances(void **state)
+{
+    (void)state;
+    assert_int_equal(hb_backend_validate(&hb_cpu_ops), HB_OK);
+    assert_int_equal(hb_backend_validate(&hb_cpu_ref_ops), HB_OK);
+    assert_string_equal(g_cpu.name, "cpu");
+    assert_string_equal(g_ref.name, "cpu-ref");
+    assert_int_equal(g_cpu.host_memory, 1);
+    assert_int_equal(g_ref.host_memory, 1);
+    assert_null(hb_cpu_ref_ops.ceilings);
+    assert_non_null(hb_cpu_ops.ceilings);
+    /* memory accounting */
+    int64_t a0, a1, fr, tot;
+    hb_buf b;
+    g_cpu.ops->mem_info(&g_cpu, &a0, &fr, &tot);
+    assert_int_equal(g_cpu.ops->buf_alloc(&g_cpu, 1000, HB_ROUTE_PAGEABLE, &b), HB_OK);
+    assert_true(b.host == b.dev && b.bytes == 1000);
+    g_cpu.ops->mem_info(&g_cpu, &a1, &fr, &tot);
+    assert_int_equal(a1 - a0, 1000);
+    g_cpu.ops->buf_free(&g_cpu, &b);
+    g_cpu.ops->mem_info(&g_cpu, &a1, &fr, &tot);
+    assert_int_equal(a1, a0);
+    /* describe and case_info are JSON objects */
+    char buf[2048];
+    json_error_t je;
+    assert_int_equal(g_cpu.ops->describe(&g_cpu, buf, sizeof buf), HB_OK);
+    json_t *o = json_loads(buf, 0, &je);
+    assert_non_null(o);
+    assert_true(json_is_object(o));
+    assert_true(json_integer_value(json_object_get(o, "hwloc_cores")) >= 1);
+    assert_non_null(json_string_value(json_object_get(o, "openblas_config")));
+    json_decref(o);
+    hb_case c = make_case(HB_OP_CONV2D, "batch=1 c=2 h=4 w=4 oc=2 kh=3 ph=1");
+    assert_int_equal(g_cpu.ops->case_info(&g_cpu, &c, buf, sizeof buf), HB_OK);
+    o = json_loads(buf, 0, &je);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "impl")), "im2col + openblas sgemm");
+    json_decref(o);
+    assert_int_equal(g_ref.ops->describe(&g_ref, buf, sizeof buf), HB_OK);
+    o = json_loads(buf, 0, &je);
+    assert_non_null(o);
+    json_decref(o);
+}
+
+static void test_ceilings(void **state)
+{
+    (void)state;
+    hb_ceiling cl[HB_MAX_CEILINGS];
+    int n = g_cpu.ops->ceilings(&g_cpu, cl, HB_MAX_CEILINGS);
+    assert_int_equal(n, 3);
+    const char *names[3] = { "copy_gbps", "triad_gbps", "peak_gflops_f32" };
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(cl[i].name, names[i]);
+        assert_true(cl[i].value > 0.1 && cl[i].value < 1e5);
+        assert_true(strlen(cl[i].how) > 0);
+        print_message("  %s = %.1f %s (%s)\n", cl[i].name, cl[i].value, cl[i].unit, cl[i].how);
+    }
+    assert_int_equal(hb_cpu_ceilings(cl, 1), 1); /* respects max */
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    char reason[200];
+    if (hb_cpu_ops.enumerate(&g_cpu, 1, reason, sizeof reason) != 1)
+        return -1;
+    if (hb_cpu_ref_ops.enumerate(&g_ref, 1, reason, sizeof reason) != 1)
+        return -1;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    g_cpu.ops->close(&g_cpu);
+    g_ref.ops->close(&g_ref);
+    return 0;
+}
+
+int main(void)
+{
+    /* Streaming stores in the cpu backend from 1 MiB of output (default: the last-level cache), so
+     * that the large elementwise cases above run that path too. */
+    setenv("HB_CPU_NT_MIN", "1048576", 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_instances),
+        cmocka_unit_test(test_ref_known_values),
+        cmocka_unit_test(test_ref_row_step),
+        cmocka_unit_test(test_cpu_ref_backend),
+        cmocka_unit_test(test_cpu_backend),
+        cmocka_unit_test(test_cpu_repeatable),
+        cmocka_unit_test(test_skips),
+        cmocka_unit_test(test_ceilings),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

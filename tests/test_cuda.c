@@ -1,0 +1,487 @@
+/*
+ * test_cuda.c - the CUDA backend plugin (build/hb_cuda.so) as the registry sees it: dlopen with
+ * RTLD_NOW, the exported hb_cuda_ops table, enumerate and supports.
+ *
+ * Without a GPU (this machine, CI): the plugin must load, enumerate must return 0 with the CUDA
+ * runtime's reason (never abort), and supports() must answer from the case alone.
+ * With a GPU (the device machine; tools/gpu_run.md): every op in f32/tf32/f16/bf16 on random inputs
+ * (never zeros) rounded to the device dtype, over the three routes, output poisoned with NaN
+ * before each run, against the f64 reference (hb_ref_compute) with hb_op_tolerance; then the
+ * convert-device helpers, the info hooks and the ceilings.
+ *
+ * The plugin is looked up in $HB_PLUGIN_DIR, else beside this binary's folder (build/tests/..).
+ * A missing plugin file (built without nvcc) is a skip.
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "backend.h"
+#include "convert.h"
+#include "cpu_ref/ref.h"
+#include "cuda/hb_cuda.h"
+
+static void *g_lib;
+static const hb_backend_ops *g_ops;
+static hb_instance g_inst[8];
+static int g_n = -1;
+static char g_reason[512];
+static char g_path[PATH_MAX + 32];
+
+static void plugin_path(void)
+{
+    const char *env = getenv("HB_PLUGIN_DIR");
+    if (env && *env) {
+        snprintf(g_path, sizeof g_path, "%s/hb_cuda.so", env);
+        return;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        snprintf(g_path, sizeof g_path, "build/hb_cuda.so");
+        return;
+    }
+    exe[n] = 0;
+    char *s = strrchr(exe, '/');
+    if (s) *s = 0;            /* build/tests */
+    s = strrchr(exe, '/');
+    if (s) *s = 0;            /* build */
+    snprintf(g_path, sizeof g_path, "%s/hb_cuda.so", exe);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    plugin_path();
+    if (access(g_path, R_OK) != 0)
+        return 0; /* not built: tests skip */
+    g_lib = dlopen(g_path, RTLD_NOW | RTLD_LOCAL);
+    if (!g_lib) {
+        fprintf(stderr, "dlopen(%s): %s\n", g_path, dlerror());
+        return 0;
+    }
+    g_ops = (const hb_backend_ops *)dlsym(g_lib, "hb_cuda_ops");
+    if (g_ops && g_ops->enumerate) {
+        g_reason[0] = 0;
+        g_n = g_ops->enumerate(g_inst, 8, g_reason, sizeof g_reason);
+        for (int i = 0; i < g_n; i++)
+            if (!g_inst[i].ops) g_inst[i].ops = g_ops;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (int i = 0; i < g_n; i++)
+        g_ops->close(&g_inst[i]);
+    /* the plugin stays loaded (as in the registry): CUDA's atexit handlers live in it */
+    return 0;
+}
+
+static void need_plugin(void)
+{
+    if (access(g_path, R_OK) != 0) {
+        printf("plugin %s not built: skipped\n", g_path);
+        skip();
+    }
+}
+
+static void need_gpu(void)
+{
+    need_plugin();
+    if (g_n <= 0) {
+        printf("no GPU here (%s): GPU part skipped\n", g_reason);
+        skip();
+    }
+}
+
+/* ---- without a GPU ---- */
+
+static void test_plugin_loads(void **state)
+{
+    (void)state;
+    need_plugin();
+    if (!g_lib) fail_msg("the built plugin %s does not load: %s", g_path, dlerror());
+    assert_non_null(g_ops);
+    assert_int_equal(g_ops->abi, HB_BACKEND_ABI);
+    assert_string_equal(g_ops->type, "cuda");
+    assert_int_equal(hb_backend_validate(g_ops), HB_OK);
+    /* the optional hooks this backend promises */
+    assert_non_null(g_ops->timer_begin);
+    assert_non_null(g_ops->timer_end);
+    assert_non_null(g_ops->ceilings);
+    assert_non_null(g_ops->mem_info);
+    assert_non_null(g_ops->case_info);
+    assert_non_null(g_ops->describe);
+    assert_non_null(g_ops->flush_cache);
+    assert_non_null(g_ops->upload_f64);
+    assert_non_null(g_ops->download_f64);
+    assert_non_null(dlsym(g_lib, "hb_cuda_upload_f64_convert"));
+    assert_non_null(dlsym(g_lib, "hb_cuda_download_convert_f64"));
+}
+
+static void test_enumerate(void **state)
+{
+    (void)state;
+    need_plugin();
+    assert_non_null(g_ops);
+    assert_true(g_n >= 0);
+    if (g_n == 0) {
+        printf("enumerate: 0 instances, reason: %s\n", g_reason);
+        assert_true(strlen(g_reason) > 10);
+        assert_non_null(strstr(g_reason, "CUDA"));
+        /* a second call gives the same answer, still without aborting */
+        hb_instance again[2];
+        char r2[512] = "";
+        memset(again, 0, sizeof again);
+        assert_int_equal(g_ops->enumerate(again, 2, r2, sizeof r2), 0);
+        assert_string_equal(r2, g_reason);
+        return;
+    }
+    for (int i = 0; i < g_n; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "cuda:%d", i);
+        assert_string_equal(g_inst[i].name, want);
+        assert_true(strlen(g_inst[i].description) > 4);
+        assert_int_equal(g_inst[i].host_memory, 0);
+        char buf[4096];
+        assert_int_equal(g_ops->describe(&g_inst[i], buf, sizeof buf), HB_OK);
+        json_error_t err;
+        json_t *j = json_loads(buf, 0, &err);
+        if (!j) fail_msg("describe is not JSON (%s): %s", err.text, buf);
+        assert_true(json_integer_value(json_object_get(j, "sm_count")) > 0);
+        assert_true(json_integer_value(json_object_get(j, "memory_bytes")) > 0);
+        assert_non_null(json_object_get(j, "cudnn_version"));
+        printf("%s: %s\n  %s\n", g_inst[i].name, g_inst[i].description, buf);
+        json_decref(j);
+    }
+}
+
+static hb_case mk(hb_op op, const char *shape, hb_dtype d, hb_route r)
+{
+    hb_case c;
+    char err[200];
+    memset(&c, 0, sizeof c);
+    c.op = op;
+    c.dtype = d;
+    c.mode = HB_MODE_F32;
+    c.route = r;
+    hb_status st = hb_shape_parse(shape, &c.shape, err, sizeof err);
+    if (st == HB_OK) st = hb_shape_normalize(op, &c.shape, err, sizeof err);
+    if (st != HB_OK) fail_msg("bad test shape \"%s\": %s", shape, err);
+    return c;
+}
+
+static void test_supports(void **state)
+{
+    (void)state;
+    need_plugin();
+    assert_non_null(g_ops);
+    /* answers from the case alone (no device context), and from a real instance where there is one */
+    hb_instance fake;
+    memset(&fake, 0, sizeof fake);
+    fake.ops = g_ops;
+    hb_instance *insts[2] = {&fake, g_n > 0 ? &g_inst[0] : NULL};
+    for (int k = 0; k < 2 && insts[k]; k++) {
+        hb_instance *in = insts[k];
+        char r[256];
+        hb_case c;
+        for (int d = 0; d < HB_DTYPE_COUNT; d++) {
+            c = mk(HB_OP_MATMUL, "m=64 n=64 k=64", (hb_dtype)d, HB_ROUTE_PINNED);
+            r[0] = 0;
+            assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_OK);
+            c = mk(HB_OP_CONV2D, "batch=2 c=8 h=9 w=9 oc=4 kh=3 ph=1", (hb_dtype)d, HB_ROUTE_MAPPED);
+            assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_OK);
+        }
+        c = mk(HB_OP_ADD, "n=1000", HB_TF32, HB_ROUTE_PAGEABLE);
+        r[0] = 0;
+        assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_ESKIP);
+        assert_non_null(strstr(r, "tf32"));
+        c = mk(HB_OP_ATTENTION, "batch=1 heads=2 seq=8 head_dim=512", HB_F16, HB_ROUTE_PAGEABLE);
+        r[0] = 0;
+        assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_ESKIP);
+        assert_true(strlen(r) > 0);
+        c = mk(HB_OP_ATTENTION, "batch=1 heads=8 kv_heads=2 seq=8 head_dim=64 causal=1", HB_BF16, HB_ROUTE_MAPPED);
+        assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_OK);
+        c = mk(HB_OP_SUM, "rows=3 cols=5", HB_F16, HB_ROUTE_PINNED);
+        assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_OK);
+        /* a shape it cannot compute is a skip, not a crash */
+        c = mk(HB_OP_MATMUL, "m=4 n=4 k=4", HB_F32, HB_ROUTE_PAGEABLE);
+        c.shape.m = 0;
+        r[0] = 0;
+        assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_ESKIP);
+        assert_true(strlen(r) > 0);
+        c.op = (hb_op)999;
+        assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_ESKIP);
+    }
+    /* hooks given an instance without context fail cleanly */
+    hb_buf b;
+    assert_int_not_equal(g_ops->buf_alloc(&fake, 64, HB_ROUTE_PAGEABLE, &b), HB_OK);
+}
+
+/* ---- with a GPU ---- */
+
+static uint64_t rs;
+static double unif(void) /* [-1, 1), never 0 */
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    double v = (double)(rs >> 11) * 0x1p-52 * 2.0 - 1.0;
+    return v == 0.0 ? 0.25 : v;
+}
+
+/* Run c through the hooks; rel err vs hb_ref_compute returned, non-finite count in *bad. */
+static hb_status run_case(hb_instance *inst, const hb_case *c, double *err, int64_t *bad)
+{
+    const hb_backend_ops *ops = inst->ops;
+    const int nin = hb_op_get(c->op)->ninputs;
+    const hb_elem e = hb_elem_of_dtype(c->dtype);
+    const size_t es = hb_dtype_size(c->dtype);
+    char reason[256] = "";
+    hb_status st = ops->supports(inst, c, reason, sizeof reason);
+    if (st != HB_OK) return st;
+    hb_buf bufs[HB_MAX_INPUTS], ob;
+    hb_buf *bp[HB_MAX_INPUTS];
+    double *ref_in[HB_MAX_INPUTS];
+    for (int i = 0; i < nin; i++) {
+        const int64_t n = hb_op_input_elems(c->op, &c->shape, i);
+        ref_in[i] = malloc((size_t)n * sizeof(double));
+        assert_non_null(ref_in[i]);
+        for (int64_t j = 0; j < n; j++) ref_in[i][j] = unif();
+        assert_int_equal(ops->buf_alloc(inst, (size_t)n * es, c->route, &bufs[i]), HB_OK);
+        assert_non_null(bufs[i].host);
+        /* device dtype values, and the reference sees exactly those values */
+        hb_convert(bufs[i].host, e, ref_in[i], HB_ELEM_F64, (size_t)n);
+        hb_convert(ref_in[i], HB_ELEM_F64, bufs[i].host, e, (size_t)n);
+        assert_int_equal(ops->upload(inst, &bufs[i]), HB_OK);
+        bp[i] = &bufs[i];
+    }
+    const int64_t no = hb_op_output_elems(c->op, &c->shape);
+    assert_int_equal(ops->buf_alloc(inst, (size_t)no * es, c->route, &ob), HB_OK);
+    double *out = malloc((size_t)no * sizeof(double)), *ref = malloc((size_t)no * sizeof(double));
+    assert_non_null(out);
+    assert_non_null(ref);
+    for (int64_t j = 0; j < no; j++) out[j] = NAN;
+    hb_convert(ob.host, e, out, HB_ELEM_F64, (size_t)no); /* poison */
+    assert_int_equal(ops->upload(inst, &ob), HB_OK);
+    st = ops->run(inst, c, (hb_buf *const *)bp, &ob);
+    if (st == HB_OK) {
+        assert_int_equal(ops->download(inst, &ob), HB_OK);
+        hb_convert(out, HB_ELEM_F64, ob.host, e, (size_t)no);
+        assert_int_equal(hb_ref_compute(c, (const double *const *)ref_in, ref, 1), HB_OK);
+        double num = 0.0, den = 0.0;
+        *bad = 0;
+        for (int64_t j = 0; j < no; j++) {
+            if (!isfinite(out[j])) { (*bad)++; continue; }
+            num += (out[j] - ref[j]) * (out[j] - ref[j]);
+            den += ref[j] * ref[j];
+        }
+        *err = den > 0.0 ? sqrt(num / den) : sqrt(num);
+    }
+    free(out);
+    free(ref);
+    ops->buf_free(inst, &ob);
+    for (int i = 0; i < nin; i++) {
+        ops->buf_free(inst, &bufs[i]);
+        free(ref_in[i]);
+    }
+    return st;
+}
+
+typedef struct tcase { hb_op op; const char *shape; } tcase;
+
+static const tcase gpu_cases[] = {
+    {HB_OP_ADD, "n=17"}, {HB_OP_ADD, "n=1000003"}, {HB_OP_MUL, "n=65537"}, {HB_OP_RELU, "n=1001"},
+    {HB_OP_GELU, "n=100003"}, {HB_OP_SILU, "n=70001"},
+    {HB_OP_MATMUL, "m=67 n=45 k=129"}, {HB_OP_MATMUL, "m=1 n=300 k=77"}, {HB_OP_MATMUL, "m=256 n=256 k=256"},
+    {HB_OP_BMM, "batch=3 m=33 n=17 k=65"},
+    {HB_OP_CONV2D, "batch=2 c=8 h=15 w=13 oc=6 kh=3 ph=1"},
+    {HB_OP_CONV2D, "batch=1 c=4 h=19 w=18 oc=5 kh=5 kw=3 sh=2 sw=3 ph=2 pw=1 dh=2 dw=1"},
+    {HB_OP_CONV2D, "batch=2 c=8 h=12 w=12 oc=6 kh=3 ph=1 g=2"},
+    {HB_OP_CONV2D, "batch=4 c=64 h=14 w=14 oc=64 kh=3 ph=1"},
+    {HB_OP_MAXPOOL, "batch=2 c=3 h=17 w=16 kh=3 sh=2 ph=1"}, {HB_OP_AVGPOOL, "batch=2 c=3 h=17 w=16 kh=3 sh=2 ph=1"},
+    {HB_OP_AVGPOOL, "batch=1 c=4 h=9 w=9 kh=2 sh=1 ph=1 dh=2"}, {HB_OP_MAXPOOL, "batch=1 c=2 h=6 w=6 kh=2 sh=2 ph=2"},
+    {HB_OP_SUM, "rows=7 cols=33"}, {HB_OP_SUM, "rows=3 cols=300001"}, {HB_OP_MEAN, "rows=1000 cols=2048"},
+    {HB_OP_MAX, "rows=5 cols=77777"}, {HB_OP_SUM_ALL, "n=1048579"}, {HB_OP_SUM_ALL, "n=5"},
+    {HB_OP_RMSNORM, "rows=9 cols=2048"}, {HB_OP_RMSNORM, "rows=3 cols=33"},
+    {HB_OP_ATTENTION, "batch=2 heads=4 seq=77 head_dim=64"},
+    {HB_OP_ATTENTION, "batch=1 heads=8 kv_heads=2 seq=130 head_dim=64 causal=1"},
+    {HB_OP_ATTENTION, "batch=1 heads=4 kv_heads=4 seq=65 kv_seq=200 head_dim=128 causal=1"},
+    {HB_OP_ATTENTION, "batch=1 heads=2 seq=100 kv_seq=40 head_dim=64 causal=1"},
+    {HB_OP_ATTENTION, "batch=2 heads=32 kv_heads=4 seq=1 kv_seq=300 head_dim=64"},
+    {HB_OP_ATTENTION, "batch=1 heads=3 seq=50 head_dim=40 causal=1"},
+};
+
+static void test_ops_gpu(void **state)
+{
+    (void)state;
+    need_gpu();
+    hb_instance *inst = &g_inst[0];
+    rs = 0x1234567ull;
+    int failures = 0, ran = 0;
+    for (size_t k = 0; k < sizeof gpu_cases / sizeof gpu_cases[0]; k++) {
+        for (int d = 0; d < HB_DTYPE_COUNT; d++) {
+            hb_case c = mk(gpu_cases[k].op, gpu_cases[k].shape, (hb_dtype)d, (hb_route)((k + (size_t)d) % HB_ROUTE_COUNT));
+            double err = -1.0;
+            int64_t bad = 0;
+            hb_status st = run_case(inst, &c, &err, &bad);
+            if (st == HB_ESKIP) continue;
+            ran++;
+            const double tol = hb_op_tolerance(c.op, &c.shape, c.dtype);
+            const int ok = st == HB_OK && bad == 0 && err <= tol;
+            char info[256] = "";
+            g_ops->case_info(inst, &c, info, sizeof info);
+            printf("%-4s %-9s %-5s %-8s %-62s err %.2e tol %.1e %s\n", ok ? "ok" : "FAIL", hb_op_get(c.op)->name,
+                   hb_dtype_name(c.dtype), hb_route_name(c.route), gpu_cases[k].shape, err, tol, info);
+            if (!ok) {
+                failures++;
+                printf("     status %s, %lld non-finite outputs\n", hb_status_name(st), (long long)bad);
+            }
+        }
+    }
+    printf("%d GPU cases ran, %d failed\n", ran, failures);
+    assert_true(ran > 60);
+    assert_int_equal(failures, 0);
+}
+
+static void test_convert_device_gpu(void **state)
+{
+    (void)state;
+    need_gpu();
+    hb_instance *inst = &g_inst[0];
+    hb_cuda_upload_f64_convert_fn up = (hb_cuda_upload_f64_convert_fn)dlsym(g_lib, "hb_cuda_upload_f64_convert");
+    hb_cuda_download_convert_f64_fn down = (hb_cuda_download_convert_f64_fn)dlsym(g_lib, "hb_cuda_download_convert_f64");
+    assert_non_null(up);
+    assert_non_null(down);
+    const size_t n = 300007;
+    double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *want = malloc(n * sizeof *want);
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_non_null(want);
+    rs = 99;
+    for (size_t i = 0; i < n; i++) x[i] = unif() * 3.0;
+    for (int d = 0; d < HB_DTYPE_COUNT; d++) {
+        for (int r = 0; r < HB_ROUTE_COUNT; r++) {
+            hb_buf b;
+            const hb_elem e = hb_elem_of_dtype((hb_dtype)d);
+            assert_int_equal(g_ops->buf_alloc(inst, n * hb_dtype_size((hb_dtype)d), (hb_route)r, &b), HB_OK);
+            assert_int_equal(up(inst, &b, (hb_dtype)d, x, n), HB_OK);
+            /* the same rounding as the host conversion (convert.h) */
+            void *tmp = malloc(n * 4);
+            assert_non_null(tmp);
+            hb_convert(tmp, e, x, HB_ELEM_F64, n);
+            hb_convert(want, HB_ELEM_F64, tmp, e, n);
+            free(tmp);
+            for (size_t i = 0; i < n; i++) y[i] = NAN;
+            assert_int_equal(down(inst, &b, (hb_dtype)d, y, n), HB_OK);
+            size_t mism = 0;
+            for (size_t i = 0; i < n; i++) mism += !(y[i] == want[i]);
+            if (mism) fail_msg("convert-device %s/%s: %zu of %zu values differ from the host conversion",
+                               hb_dtype_name((hb_dtype)d), hb_route_name((hb_route)r), mism, n);
+            /* the driver's hooks (dtype told by the last case given to supports) do the same */
+            hb_case hc = mk(HB_OP_ADD, "n=300007", (hb_dtype)d, (hb_route)r);
+            char rr[128];
+            g_ops->supports(inst, &hc, rr, sizeof rr);
+            double cp = -1, cv = -1;
+            assert_int_equal(g_ops->upload_f64(inst, &b, x, n, &cp, &cv), HB_OK);
+            assert_true(cp > 0 && cv > 0);
+            for (size_t i = 0; i < n; i++) y[i] = NAN;
+            assert_int_equal(g_ops->download_f64(inst, &b, y, n, &cp, &cv), HB_OK);
+            assert_true(cp > 0 && cv > 0);
+            mism = 0;
+            for (size_t i = 0; i < n; i++) mism += !(y[i] == want[i]);
+            if (mism) fail_msg("upload_f64/download_f64 %s/%s: %zu values differ", hb_dtype_name((hb_dtype)d),
+                               hb_route_name((hb_route)r), mism);
+            /* what the device holds reads back through the ordinary download too */
+            assert_int_equal(g_ops->download(inst, &b), HB_OK);
+            double first;
+            hb_convert(&first, HB_ELEM_F64, b.host, e, 1);
+            assert_true(first == want[0]);
+            g_ops->buf_free(inst, &b);
+        }
+    }
+    hb_buf small;
+    assert_int_equal(g_ops->buf_alloc(inst, 16, HB_ROUTE_PAGEABLE, &small), HB_OK);
+    assert_int_equal(up(inst, &small, HB_F32, x, 100), HB_EINVAL); /* too small: refused */
+    g_ops->buf_free(inst, &small);
+    free(x);
+    free(y);
+    free(want);
+}
+
+static void test_info_and_timer_gpu(void **state)
+{
+    (void)state;
+    need_gpu();
+    hb_instance *inst = &g_inst[0];
+    int64_t a0 = -2, f = -2, t = -2;
+    g_ops->mem_info(inst, &a0, &f, &t);
+    assert_true(a0 >= 0);
+    assert_true(t > 0 && f > 0 && f <= t);
+    hb_buf b;
+    assert_int_equal(g_ops->buf_alloc(inst, (size_t)64 << 20, HB_ROUTE_PINNED, &b), HB_OK);
+    int64_t a1;
+    g_ops->mem_info(inst, &a1, &f, &t);
+    assert_true(a1 - a0 >= (int64_t)64 << 20);
+    memset(b.host, 1, b.bytes);
+    assert_int_equal(g_ops->timer_begin(inst), HB_OK);
+    assert_int_equal(g_ops->upload(inst, &b), HB_OK);
+    double sec = -1.0;
+    assert_int_equal(g_ops->timer_end(inst, &sec), HB_OK);
+    printf("64 MiB pinned upload: %.3f ms (%.1f GB/s)\n", sec * 1e3, (double)b.bytes / sec * 1e-9);
+    assert_true(sec > 0.0 && sec < 1.0);
+    g_ops->buf_free(inst, &b);
+    g_ops->flush_cache(inst);
+    hb_case c = mk(HB_OP_MATMUL, "m=64 n=64 k=64", HB_TF32, HB_ROUTE_PAGEABLE);
+    char info[512];
+    assert_int_equal(g_ops->case_info(inst, &c, info, sizeof info), HB_OK);
+    json_error_t err;
+    json_t *j = json_loads(info, 0, &err);
+    if (!j) fail_msg("case_info is not JSON: %s", info);
+    json_decref(j);
+}
+
+static void test_ceilings_gpu(void **state)
+{
+    (void)state;
+    need_gpu();
+    hb_ceiling ce[HB_MAX_CEILINGS];
+    int n = g_ops->ceilings(&g_inst[0], ce, HB_MAX_CEILINGS);
+    int seen_copy = 0, seen_f16 = 0, seen_pinned = 0;
+    for (int i = 0; i < n; i++) {
+        printf("ceiling %-22s %12.1f %-8s %s\n", ce[i].name, ce[i].value, ce[i].unit, ce[i].how);
+        assert_true(ce[i].value > 0.0 && isfinite(ce[i].value));
+        seen_copy |= !strcmp(ce[i].name, "copy_gbps");
+        seen_f16 |= !strcmp(ce[i].name, "peak_gflops_f16");
+        seen_pinned |= !strcmp(ce[i].name, "h2d_gbps_pinned");
+    }
+    assert_true(n >= 12);
+    assert_true(seen_copy && seen_f16 && seen_pinned);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plugin_loads),
+        cmocka_unit_test(test_enumerate),
+        cmocka_unit_test(test_supports),
+        cmocka_unit_test(test_ops_gpu),
+        cmocka_unit_test(test_convert_device_gpu),
+        cmocka_unit_test(test_info_and_timer_gpu),
+        cmocka_unit_test(test_ceilings_gpu),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,729 @@
+/*
+ * test_opencl.c - the OpenCL backend plugin (build/hb_opencl.so) through its exported hook table,
+ * as the registry loads it (dlopen RTLD_NOW, dlsym "hb_opencl_ops").
+ *
+ * Covers: discovery and the describe JSON; the three transfer routes (round trips through the
+ * device, pointer stability and zero-copy of `mapped`, resident chains); the event timers (nothing
+ * enqueued -> 0, multi-command spans, agreement with the host clock); every op of hybench.h on
+ * random inputs in [-1, 1] (never zeros) with the output poisoned (NaN) before each run, against
+ * the f64 reference (hb_ref_compute) within hb_op_tolerance, over the kernel styles (cpu, gpu),
+ * both GEMM implementations (own kernel, CLBlast) and f16 storage (HB_OPENCL_FORCE_F16=1); a
+ * broken kernel source (only the affected op fails, with HB_EDEVICE); error statuses; ceilings.
+ *
+ * No OpenCL platform (or no plugin built): every test skips with the reason printed.
+ * The plugin is looked up in $HB_PLUGIN_DIR, else beside this binary's folder (build/tests/..).
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "backend.h"
+#include "convert.h"
+#include "cpu_ref/ref.h"
+
+static void *g_lib;
+static const hb_backend_ops *g_ops;
+static char g_path[PATH_MAX + 32];
+static char g_dir[PATH_MAX];
+static char g_why[600];
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void plugin_path(void)
+{
+    const char *env = getenv("HB_PLUGIN_DIR");
+    if (env && *env) snprintf(g_dir, sizeof g_dir, "%s", env);
+    else {
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n <= 0) snprintf(g_dir, sizeof g_dir, "build");
+        else {
+            exe[n] = 0;
+            char *s = strrchr(exe, '/');
+            if (s) *s = 0;  /* build/tests */
+            s = strrchr(exe, '/');
+            if (s) *s = 0;  /* build */
+            snprintf(g_dir, sizeof g_dir, "%s", exe);
+        }
+    }
+    snprintf(g_path, sizeof g_path, "%s/hb_opencl.so", g_dir);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    plugin_path();
+    if (access(g_path, R_OK) != 0) {
+        snprintf(g_why, sizeof g_why, "plugin %s not built (no OpenCL headers at build time)", g_path);
+        return 0;
+    }
+    g_lib = dlopen(g_path, RTLD_NOW | RTLD_LOCAL);
+    if (!g_lib) { snprintf(g_why, sizeof g_why, "dlopen(%s): %s", g_path, dlerror()); return 0; }
+    g_ops = (const hb_backend_ops *)dlsym(g_lib, "hb_opencl_ops");
+    if (!g_ops) snprintf(g_why, sizeof g_why, "%s lacks hb_opencl_ops", g_path);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return 0;  /* the plugin stays loaded, as in the registry (ICD/PoCL atexit handlers live in it) */
+}
+
+/* Open the first instance under the current environment; skips the test when none exists. */
+static hb_instance open_inst(void)
+{
+    hb_instance inst[8];
+    char reason[512] = "";
+    if (!g_ops) {
+        if (access(g_path, R_OK) != 0) { printf("SKIP: %s\n", g_why); skip(); }
+        fail_msg("plugin present but unusable: %s", g_why);
+    }
+    memset(inst, 0, sizeof inst);
+    int n = g_ops->enumerate(inst, 8, reason, sizeof reason);
+    if (n <= 0) {
+        printf("SKIP: no OpenCL device: %s\n", reason);
+        assert_true(strlen(reason) > 10);  /* the reason is given */
+        skip();
+    }
+    for (int i = 1; i < n; i++) g_ops->close(&inst[i]);
+    if (!inst[0].ops) inst[0].ops = g_ops;
+    return inst[0];
+}
+
+/* ---- random data and reference ---- */
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+static double urand(void)  /* in [-1, 1], never 0, exactly representable in f32 */
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    double v = (double)(int32_t)((g_rng >> 40) & 0xffffff) / 8388608.0 - 1.0;
+    return v == 0 ? 0.5 : v;
+}
+
+static hb_case mk(hb_op op, const char *shape, hb_dtype d, hb_mode m, hb_route r)
+{
+    hb_case c;
+    char err[200];
+    memset(&c, 0, sizeof c);
+    c.op = op;
+    c.dtype = d;
+    c.mode = m;
+    c.route = r;
+    hb_status st = hb_shape_parse(shape, &c.shape, err, sizeof err);
+    if (st == HB_OK) st = hb_shape_normalize(op, &c.shape, err, sizeof err);
+    if (st != HB_OK) fail_msg("bad test shape \"%s\": %s", shape, err);
+    return c;
+}
+
+/* Host values -> buffer storage (f32 or f16) and back. */
+static void to_dev(hb_buf *b, const double *x, size_t n, hb_dtype d)
+{
+    hb_convert(b->host, d == HB_F16 ? HB_ELEM_F16 : HB_ELEM_F32, x, HB_ELEM_F64, n);
+}
+static void from_dev(double *x, const hb_buf *b, size_t n, hb_dtype d)
+{
+    hb_convert(x, HB_ELEM_F64, b->host, d == HB_F16 ? HB_ELEM_F16 : HB_ELEM_F32, n);
+}
+static void poison(hb_buf *b, size_t n, hb_dtype d)
+{
+    if (d == HB_F16) {
+        uint16_t *h = b->host;
+        for (size_t i = 0; i < n; i++) h[i] = 0x7e00;  /* f16 quiet NaN */
+    } else {
+        float *f = b->host;
+        for (size_t i = 0; i < n; i++) f[i] = NAN;
+    }
+}
+
+/* Run case c on inst (inputs random, output poisoned, upload, run, download) and compare with the
+ * reference. Returns the run status; on HB_OK asserts finiteness and the tolerance. */
+static hb_status check_case(hb_instance *inst, const hb_case *c, double *rel_out)
+{
+    const hb_op_info *info = hb_op_get(c->op);
+    int ni = info->ninputs;
+    size_t es = hb_dtype_size(c->dtype);
+    hb_buf bin[HB_MAX_INPUTS], bout;
+    hb_buf *pin[HB_MAX_INPUTS];
+    double *xin[HB_MAX_INPUTS];
+    size_t nin[HB_MAX_INPUTS];
+    size_t nout = (size_t)hb_op_output_elems(c->op, &c->shape);
+    for (int i = 0; i < ni; i++) {
+        nin[i] = (size_t)hb_op_input_elems(c->op, &c->shape, i);
+        xin[i] = malloc(nin[i] * sizeof(double));
+        assert_non_null(xin[i]);
+        for (size_t j = 0; j < nin[i]; j++) xin[i][j] = urand();
+        assert_int_equal(inst->ops->buf_alloc(inst, nin[i] * es, c->route, &bin[i]), HB_OK);
+        to_dev(&bin[i], xin[i], nin[i], c->dtype);
+        /* the reference sees exactly the stored (possibly f16-rounded) inputs */
+        from_dev(xin[i], &bin[i], nin[i], c->dtype);
+        assert_int_equal(inst->ops->upload(inst, &bin[i]), HB_OK);
+        pin[i] = &bin[i];
+    }
+    assert_int_equal(inst->ops->buf_alloc(inst, nout * es, c->route, &bout), HB_OK);
+    poison(&bout, nout, c->dtype);
+    assert_int_equal(inst->ops->upload(inst, &bout), HB_OK);
+    hb_status st = inst->ops->run(inst, c, pin, &bout);
+    if (st == HB_OK) {
+        assert_int_equal(inst->ops->download(inst, &bout), HB_OK);
+        double *got = malloc(nout * sizeof(double)), *ref = malloc(nout * sizeof(double));
+        assert_non_null(got);
+        assert_non_null(ref);
+        from_dev(got, &bout, nout, c->dtype);
+        assert_int_equal(hb_ref_compute(c, (const double *const *)xin, ref, 1), HB_OK);
+        double num = 0, den = 0;
+        size_t bad = 0;
+        for (size_t j = 0; j < nout; j++) {
+            if (!isfinite(got[j])) { bad++; continue; }
+            num += (got[j] - ref[j]) * (got[j] - ref[j]);
+            den += ref[j] * ref[j];
+        }
+        double rel = sqrt(num) / (sqrt(den) > 0 ? sqrt(den) : 1);
+        double tol = hb_op_tolerance(c->op, &c->shape, c->dtype);
+        char sh[160];
+        hb_shape_format(c->op, &c->shape, sh, sizeof sh);
+        if (bad || !(rel <= tol))
+            fail_msg("%s %s %s route %s: %zu non-finite of %zu, rel_err %.3g > tol %.3g", info->name, sh,
+                     hb_dtype_name(c->dtype), hb_route_name(c->route), bad, nout, rel, tol);
+        if (rel_out) *rel_out = rel;
+        free(got);
+        free(ref);
+    }
+    inst->ops->buf_free(inst, &bout);
+    for (int i = 0; i < ni; i++) {
+        inst->ops->buf_free(inst, &bin[i]);
+        free(xin[i]);
+    }
+    return st;
+}
+
+/* One shape per op and its edge cases (vector tails, chunked reductions, groups, strides, pads,
+ * dilation, GQA, causal with kv_seq > seq, head dims of every vector width). */
+static const struct { hb_op op; const char *shape; } g_cases[] = {
+    {HB_OP_ADD, "n=100003"}, {HB_OP_MUL, "n=4099"}, {HB_OP_RELU, "n=1027"}, {HB_OP_GELU, "n=50001"},
+    {HB_OP_SILU, "n=50001"}, {HB_OP_ADD, "n=3"},
+    {HB_OP_MATMUL, "m=67 n=45 k=33"}, {HB_OP_MATMUL, "m=128 n=96 k=64"}, {HB_OP_MATMUL, "m=1 n=200 k=77"},
+    {HB_OP_BMM, "batch=3 m=17 n=40 k=9"},
+    {HB_OP_CONV2D, "batch=2 c=4 h=11 w=9 oc=6 kh=3 kw=3 sh=2 sw=1 ph=1 pw=2 dh=2 dw=1 g=2"},
+    {HB_OP_CONV2D, "batch=2 c=8 h=7 w=7 oc=16 kh=1"},
+    {HB_OP_CONV2D, "batch=1 c=6 h=10 w=10 oc=6 kh=3 ph=1 g=6"},
+    {HB_OP_CONV2D, "batch=2 c=3 h=20 w=20 oc=8 kh=7 sh=2 ph=3"},
+    {HB_OP_MAXPOOL, "batch=2 c=3 h=13 w=12 kh=3 sh=2 ph=1"}, {HB_OP_AVGPOOL, "batch=2 c=3 h=13 w=12 kh=3 sh=2 ph=1"},
+    {HB_OP_AVGPOOL, "batch=1 c=2 h=7 w=7 kh=7"},
+    {HB_OP_SUM, "rows=300 cols=77"}, {HB_OP_SUM, "rows=3 cols=100003"}, {HB_OP_MEAN, "rows=5 cols=40000"},
+    {HB_OP_MAX, "rows=2 cols=70001"}, {HB_OP_MAX, "rows=33 cols=5"}, {HB_OP_SUM_ALL, "n=1048581"},
+    {HB_OP_SUM_ALL, "n=7"}, {HB_OP_RMSNORM, "rows=5 cols=1000"}, {HB_OP_RMSNORM, "rows=17 cols=64"},
+    {HB_OP_ATTENTION, "batch=2 heads=4 kv_heads=2 seq=37 kv_seq=53 head_dim=64 causal=1"},
+    {HB_OP_ATTENTION, "batch=1 heads=2 seq=20 head_dim=24"},
+    {HB_OP_ATTENTION, "batch=1 heads=2 kv_heads=1 seq=1 kv_seq=100 head_dim=12 causal=1"},
+    {HB_OP_ATTENTION, "batch=1 heads=1 seq=9 head_dim=7 causal=1"},
+};
+#define NCASES ((int)(sizeof g_cases / sizeof g_cases[0]))
+
+/* Every op under the current environment, in dtype d, route r. */
+static void all_ops(hb_dtype d, hb_route r, const char *label)
+{
+    hb_instance inst = open_inst();
+    char desc[4096];
+    assert_int_equal(inst.ops->describe(&inst, desc, sizeof desc), HB_OK);
+    double t0 = now_s();
+    for (int i = 0; i < NCASES; i++) {
+        hb_case c = mk(g_cases[i].op, g_cases[i].shape, d, HB_MODE_F32, r);
+        char reason[256] = "";
+        hb_status sup = inst.ops->supports(&inst, &c, reason, sizeof reason);
+        if (sup != HB_OK) fail_msg("%s: supports(%s) = %d: %s", label, g_cases[i].shape, (int)sup, reason);
+        double rel = -1;
+        hb_status st = check_case(&inst, &c, &rel);
+        if (st != HB_OK) fail_msg("%s: run %s %s returned %s", label, hb_op_get(c.op)->name, g_cases[i].shape, hb_status_name(st));
+    }
+    printf("%s: %d cases ok in %.2f s\n", label, NCASES, now_s() - t0);
+    inst.ops->close(&inst);
+}
+
+static void test_ops_default(void **state)
+{
+    (void)state;
+    all_ops(HB_F32, HB_ROUTE_PAGEABLE, "f32 default (cpu style, own gemm)");
+}
+
+static void test_ops_gpu_style(void **state)
+{
+    (void)state;
+    setenv("HB_OPENCL_STYLE", "gpu", 1);
+    setenv("HB_OPENCL_NO_CLBLAST", "1", 1);
+    all_ops(HB_F32, HB_ROUTE_PINNED, "f32 gpu-style kernels, own local-memory gemm, pinned");
+    unsetenv("HB_OPENCL_STYLE");
+    unsetenv("HB_OPENCL_NO_CLBLAST");
+}
+
+static void test_ops_clblast(void **state)
+{
+    (void)state;
+    setenv("HB_OPENCL_MATMUL", "clblast", 1);
+    hb_instance inst = open_inst();
+    char buf[4096];
+    hb_case c = mk(HB_OP_MATMUL, "m=67 n=45 k=33", HB_F32, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+    assert_int_equal(inst.ops->case_info(&inst, &c, buf, sizeof buf), HB_OK);
+    unsetenv("HB_OPENCL_MATMUL");
+    if (!strstr(buf, "\"clblast\"")) {
+        printf("SKIP: CLBlast not compiled in (%s)\n", buf);
+        inst.ops->close(&inst);
+        skip();
+    }
+    /* the GEMM users: matmul, bmm (strided batched), conv2d (im2col + batched with a_stride 0, and 1x1) */
+    for (int i = 0; i < NCASES; i++) {
+        hb_op op = g_cases[i].op;
+        if (op != HB_OP_MATMUL && op != HB_OP_BMM && op != HB_OP_CONV2D) continue;
+        hb_case cc = mk(op, g_cases[i].shape, HB_F32, HB_MODE_F32, HB_ROUTE_MAPPED);
+        assert_int_equal(check_case(&inst, &cc, NULL), HB_OK);
+    }
+    inst.ops->close(&inst);
+    /* the own kernel when forced, and it is recorded */
+    setenv("HB_OPENCL_NO_CLBLAST", "1", 1);
+    setenv("HB_OPENCL_MATMUL", "clblast", 1);
+    inst = open_inst();
+    assert_int_equal(inst.ops->case_info(&inst, &c, buf, sizeof buf), HB_OK);
+    assert_non_null(strstr(buf, "\"matmul_impl\":\"tiled\""));
+    inst.ops->close(&inst);
+    unsetenv("HB_OPENCL_NO_CLBLAST");
+    unsetenv("HB_OPENCL_MATMUL");
+}
+
+static void test_ops_f16(void **state)
+{
+    (void)state;
+    /* without cl_khr_fp16 the f16 cases are skipped with the reason ... */
+    hb_instance inst = open_inst();
+    char desc[4096], reason[256] = "";
+    assert_int_equal(inst.ops->describe(&inst, desc, sizeof desc), HB_OK);
+    json_t *j = json_loads(desc, 0, NULL);
+    assert_non_null(j);
+    int fp16 = json_is_true(json_object_get(j, "fp16"));
+    json_decref(j);
+    hb_case c = mk(HB_OP_ADD, "n=100", HB_F16, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+    hb_status sup = inst.ops->supports(&inst, &c, reason, sizeof reason);
+    if (fp16) assert_int_equal(sup, HB_OK);
+    else {
+        assert_int_equal(sup, HB_ESKIP);
+        assert_non_null(strstr(reason, "cl_khr_fp16"));
+    }
+    inst.ops->close(&inst);
+    /* ... and the f16 storage paths themselves run (forced where the extension is missing) */
+    setenv("HB_OPENCL_FORCE_F16", "1", 1);
+    all_ops(HB_F16, HB_ROUTE_MAPPED, "f16 storage, cpu style, mapped");
+    setenv("HB_OPENCL_STYLE", "gpu", 1);
+    all_ops(HB_F16, HB_ROUTE_PAGEABLE, "f16 storage, gpu style");
+    unsetenv("HB_OPENCL_STYLE");
+    unsetenv("HB_OPENCL_FORCE_F16");
+}
+
+/* ---- discovery ---- */
+
+static void test_enumerate_describe(void **state)
+{
+    (void)state;
+    hb_instance inst = open_inst();
+    assert_int_equal(hb_backend_validate(g_ops), HB_OK);
+    assert_string_equal(g_ops->type, "opencl");
+    assert_non_null(g_ops->timer_begin);
+    assert_non_null(g_ops->ceilings);
+    assert_non_null(g_ops->case_info);
+    assert_int_equal(strncmp(inst.name, "opencl:", 7), 0);
+    unsigned p, d;
+    assert_int_equal(sscanf(inst.name, "opencl:%u:%u", &p, &d), 2);
+    assert_int_equal(inst.host_memory, 0);
+    char buf[4096];
+    assert_int_equal(inst.ops->describe(&inst, buf, sizeof buf), HB_OK);
+    json_error_t err;
+    json_t *j = json_loads(buf, 0, &err);
+    if (!j) fail_msg("describe is not JSON (%s): %s", err.text, buf);
+    assert_true(json_string_length(json_object_get(j, "device")) > 0);
+    assert_true(json_string_length(json_object_get(j, "platform")) > 0);
+    assert_true(json_string_length(json_object_get(j, "driver_version")) > 0);
+    assert_true(json_integer_value(json_object_get(j, "global_mem_bytes")) > 0);
+    assert_true(json_integer_value(json_object_get(j, "compute_units")) > 0);
+    assert_true(json_is_boolean(json_object_get(j, "fp16")));
+    assert_true(json_is_boolean(json_object_get(j, "fp64")));
+    assert_true(json_is_boolean(json_object_get(j, "zero_copy_mapped")));
+    assert_int_equal(json_array_size(json_object_get(j, "programs_failed")), 0);
+    const char *type = json_string_value(json_object_get(j, "device_type"));
+    if (type && !strcmp(type, "CPU")) assert_true(json_is_true(json_object_get(j, "zero_copy_mapped")));
+    printf("%s: %s\n", inst.name, inst.description);
+    json_decref(j);
+    int64_t alloc = -2, fr = -2, tot = -2;
+    inst.ops->mem_info(&inst, &alloc, &fr, &tot);
+    assert_true(tot > 0);
+    hb_buf b;
+    assert_int_equal(inst.ops->buf_alloc(&inst, 1 << 20, HB_ROUTE_PAGEABLE, &b), HB_OK);
+    int64_t alloc2;
+    inst.ops->mem_info(&inst, &alloc2, &fr, &tot);
+    assert_true(alloc2 - alloc == 1 << 20);
+    inst.ops->buf_free(&inst, &b);
+    inst.ops->mem_info(&inst, &alloc2, &fr, &tot);
+    assert_true(alloc2 == alloc);
+    inst.ops->close(&inst);
+}
+
+/* ---- routes ---- */
+
+static void test_routes_roundtrip(void **state)
+{
+    (void)state;
+    hb_instance inst = open_inst();
+    const size_t n = (1 << 20) + 3;
+    float *pat = malloc(n * sizeof(float));
+    assert_non_null(pat);
+    for (size_t i = 0; i < n; i++) pat[i] = (float)urand();
+    for (int r = 0; r < HB_ROUTE_COUNT; r++) {
+        hb_buf b;
+        assert_int_equal(inst.ops->buf_alloc(&inst, n * sizeof(float), (hb_route)r, &b), HB_OK);
+        assert_non_null(b.host);
+        assert_true((uintptr_t)b.host % 64 == 0);
+        assert_int_equal(b.bytes, n * sizeof(float));
+        void *h0 = b.host;
+        memcpy(b.host, pat, n * sizeof(float));
+        assert_int_equal(inst.ops->upload(&inst, &b), HB_OK);
+        if (r != HB_ROUTE_MAPPED) {  /* the device holds its own copy: clobber the host side */
+            for (size_t i = 0; i < n; i++) ((float *)b.host)[i] = NAN;
+        }
+        assert_int_equal(inst.ops->download(&inst, &b), HB_OK);
+        assert_ptr_equal(b.host, h0);  /* the host view stays where it was */
+        assert_memory_equal(b.host, pat, n * sizeof(float));
+        /* repeated download/upload pairs are idempotent */
+        assert_int_equal(inst.ops->download(&inst, &b), HB_OK);
+        assert_int_equal(inst.ops->upload(&inst, &b), HB_OK);
+        assert_int_equal(inst.ops->upload(&inst, &b), HB_OK);
+        assert_int_equal(inst.ops->download(&inst, &b), HB_OK);
+        assert_memory_equal(b.host, pat, n * sizeof(float));
+        inst.ops->buf_free(&inst, &b);
+    }
+    free(pat);
+    inst.ops->close(&inst);
+}
+
+/* A resident chain: upload once, relu -> add -> mul on the device, one download; per route. */
+static void test_routes_resident_chain(void **state)
+{
+    (void)state;
+    hb_instance inst = open_inst();
+    const size_t n = 10007;
+    for (int r = 0; r < HB_ROUTE_COUNT; r++) {
+        hb_buf x, t, u;
+        assert_int_equal(inst.ops->buf_alloc(&inst, n * 4, (hb_route)r, &x), HB_OK);
+        assert_int_equal(inst.ops->buf_alloc(&inst, n * 4, (hb_route)r, &t), HB_OK);
+        assert_int_equal(inst.ops->buf_alloc(&inst, n * 4, (hb_route)r, &u), HB_OK);
+        float *xs = malloc(n * 4);
+        assert_non_null(xs);
+        for (size_t i = 0; i < n; i++) xs[i] = ((float *)x.host)[i] = (float)urand();
+        for (size_t i = 0; i < n; i++) ((float *)u.host)[i] = NAN;
+        assert_int_equal(inst.ops->upload(&inst, &x), HB_OK);
+        hb_case relu = mk(HB_OP_RELU, "n=10007", HB_F32, HB_MODE_RESIDENT, (hb_route)r);
+        hb_case add = mk(HB_OP_ADD, "n=10007", HB_F32, HB_MODE_RESIDENT, (hb_route)r);
+        hb_case mul = mk(HB_OP_MUL, "n=10007", HB_F32, HB_MODE_RESIDENT, (hb_route)r);
+        hb_buf *a1[1] = {&x}, *a2[2] = {&t, &x}, *a3[2] = {&u, &x};
+        assert_int_equal(inst.ops->run(&inst, &relu, a1, &t), HB_OK);  /* t = relu(x) */
+        assert_int_equal(inst.ops->run(&inst, &add, a2, &u), HB_OK);   /* u = t + x */
+        assert_int_equal(inst.ops->run(&inst, &mul, a3, &t), HB_OK);   /* t = u * x */
+        assert_int_equal(inst.ops->download(&inst, &t), HB_OK);
+        for (size_t i = 0; i < n; i++) {
+            float v = xs[i], want = ((v > 0 ? v : 0.0f) + v) * v;
+            if (((float *)t.host)[i] != want) fail_msg("route %s: element %zu: %g != %g", hb_route_name((hb_route)r), i, (double)((float *)t.host)[i], (double)want);
+        }
+        free(xs);
+        inst.ops->buf_free(&inst, &x);
+        inst.ops->buf_free(&inst, &t);
+        inst.ops->buf_free(&inst, &u);
+    }
+    inst.ops->close(&inst);
+}
+
+/* Every op over every route (mapped buffers are unmapped by run when the host still holds them). */
+static void test_routes_all_ops(void **state)
+{
+    (void)state;
+    hb_instance inst = open_inst();
+    for (int r = HB_ROUTE_PINNED; r < HB_ROUTE_COUNT; r++)
+        for (int i = 0; i < NCASES; i += 3) {
+            hb_case c = mk(g_cases[i].op, g_cases[i].shape, HB_F32, HB_MODE_CONVERT, (hb_route)r);
+            assert_int_equal(check_case(&inst, &c, NULL), HB_OK);
+        }
+    inst.ops->close(&inst);
+}
+
+/* ---- timers ---- */
+
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) { double t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void test_timer_events(void **state)
+{
+    (void)state;
+    hb_instance inst = open_inst();
+    double t = -1;
+    /* nothing enqueued: 0 */
+    assert_int_equal(inst.ops->timer_begin(&inst), HB_OK);
+    assert_int_equal(inst.ops->timer_end(&inst, &t), HB_OK);
+    assert_true(t == 0.0);
+    /* a 64 MiB upload: device time positive and consistent with the host clock */
+    const size_t bytes = (size_t)64 << 20;
+    hb_buf b;
+    assert_int_equal(inst.ops->buf_alloc(&inst, bytes, HB_ROUTE_PAGEABLE, &b), HB_OK);
+    memset(b.host, 0x3f, bytes);
+    assert_int_equal(inst.ops->upload(&inst, &b), HB_OK);  /* warm (first touch) */
+    double dev[5], host[5];
+    for (int i = 0; i < 5; i++) {
+        double h0 = now_s();
+        assert_int_equal(inst.ops->timer_begin(&inst), HB_OK);
+        assert_int_equal(inst.ops->upload(&inst, &b), HB_OK);
+        assert_int_equal(inst.ops->timer_end(&inst, &dev[i]), HB_OK);
+        host[i] = now_s() - h0;
+        assert_true(dev[i] > 0);
+        assert_true(dev[i] <= host[i] * 1.02 + 50e-6);  /* the device span lies inside the host span */
+    }
+    double dm = median(dev, 5), hm = median(host, 5);
+    printf("64 MiB pageable upload: device %.3f ms, host %.3f ms (%.1f GB/s)\n", dm * 1e3, hm * 1e3, (double)bytes / dm / 1e9);
+    assert_true(dm > 0.25 * hm);
+    /* a span over several commands covers them all: 3 kernels take longer than 1 */
+    hb_buf y;
+    const size_t n = bytes / 4;
+    assert_int_equal(inst.ops->buf_alloc(&inst, bytes, HB_ROUTE_PAGEABLE, &y), HB_OK);
+    char shape[64];
+    snprintf(shape, sizeof shape, "n=%zu", n);
+    hb_case relu = mk(HB_OP_RELU, shape, HB_F32, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+    hb_buf *in[1] = {&b};
+    assert_int_equal(inst.ops->run(&inst, &relu, in, &y), HB_OK);
+    double one[5], three[5];
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(inst.ops->timer_begin(&inst), HB_OK);
+        assert_int_equal(inst.ops->run(&inst, &relu, in, &y), HB_OK);
+        assert_int_equal(inst.ops->timer_end(&inst, &one[i]), HB_OK);
+        assert_int_equal(inst.ops->timer_begin(&inst), HB_OK);
+        for (int k = 0; k < 3; k++) assert_int_equal(inst.ops->run(&inst, &relu, in, &y), HB_OK);
+        assert_int_equal(inst.ops->timer_end(&inst, &three[i]), HB_OK);
+    }
+    double m1 = median(one, 5), m3 = median(three, 5);
+    printf("relu 64 MiB: 1 run %.3f ms, 3 runs in one span %.3f ms\n", m1 * 1e3, m3 * 1e3);
+    assert_true(m3 > 2.0 * m1);
+    /* a two-kernel op (chunked sum_all): the span covers both and is close to the host time */
+    hb_case sa = mk(HB_OP_SUM_ALL, shape, HB_F32, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+    hb_buf s;
+    assert_int_equal(inst.ops->buf_alloc(&inst, 4, HB_ROUTE_PAGEABLE, &s), HB_OK);
+    assert_int_equal(inst.ops->run(&inst, &sa, in, &s), HB_OK);
+    for (int i = 0; i < 5; i++) {
+        double h0 = now_s();
+        assert_int_equal(inst.ops->timer_begin(&inst), HB_OK);
+        assert_int_equal(inst.ops->run(&inst, &sa, in, &s), HB_OK);
+        assert_int_equal(inst.ops->timer_end(&inst, &dev[i]), HB_OK);
+        host[i] = now_s() - h0;
+    }
+    dm = median(dev, 5);
+    hm = median(host, 5);
+    printf("sum_all 64 MiB: device %.3f ms, host %.3f ms\n", dm * 1e3, hm * 1e3);
+    assert_true(dm > 0.5 * hm && dm <= hm * 1.02);
+    inst.ops->buf_free(&inst, &s);
+    inst.ops->buf_free(&inst, &y);
+    inst.ops->buf_free(&inst, &b);
+    inst.ops->close(&inst);
+}
+
+/* mapped: on a device sharing host memory the upload/download are near zero next to pageable. */
+static void test_mapped_zero_copy(void **state)
+{
+    (void)state;
+    hb_instance inst = open_inst();
+    char buf[4096];
+    assert_int_equal(inst.ops->describe(&inst, buf, sizeof buf), HB_OK);
+    json_t *j = json_loads(buf, 0, NULL);
+    assert_non_null(j);
+    int zc = json_is_true(json_object_get(j, "zero_copy_mapped"));
+    json_decref(j);
+    if (!zc) { printf("SKIP: device does not share host memory\n"); inst.ops->close(&inst); skip(); }
+    const size_t bytes = (size_t)64 << 20;
+    double best[HB_ROUTE_COUNT][2];
+    for (int r = 0; r < HB_ROUTE_COUNT; r++) {
+        hb_buf b;
+        assert_int_equal(inst.ops->buf_alloc(&inst, bytes, (hb_route)r, &b), HB_OK);
+        memset(b.host, 1, bytes);
+        best[r][0] = best[r][1] = 1e9;
+        for (int i = 0; i < 4; i++) {
+            double tu, td;
+            assert_int_equal(inst.ops->timer_begin(&inst), HB_OK);
+            assert_int_equal(inst.ops->upload(&inst, &b), HB_OK);
+            assert_int_equal(inst.ops->timer_end(&inst, &tu), HB_OK);
+            assert_int_equal(inst.ops->timer_begin(&inst), HB_OK);
+            assert_int_equal(inst.ops->download(&inst, &b), HB_OK);
+            assert_int_equal(inst.ops->timer_end(&inst, &td), HB_OK);
+            if (i && tu < best[r][0]) best[r][0] = tu;
+            if (i && td < best[r][1]) best[r][1] = td;
+        }
+        printf("64 MiB %-8s h2d %8.4f ms  d2h %8.4f ms\n", hb_route_name((hb_route)r), best[r][0] * 1e3, best[r][1] * 1e3);
+        inst.ops->buf_free(&inst, &b);
+    }
+    assert_true(best[HB_ROUTE_MAPPED][0] < 0.05 * best[HB_ROUTE_PAGEABLE][0]);
+    assert_true(best[HB_ROUTE_MAPPED][1] < 0.05 * best[HB_ROUTE_PAGEABLE][1]);
+    assert_true(best[HB_ROUTE_PINNED][0] > 0 && best[HB_ROUTE_PINNED][1] > 0);
+    inst.ops->close(&inst);
+}
+
+/* ---- failures ---- */
+
+static void copy_file(const char *src, const char *dst, const char *append)
+{
+    FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char b[8192];
+    size_t k;
+    while ((k = fread(b, 1, sizeof b, in)) > 0) assert_int_equal(fwrite(b, 1, k, out), k);
+    if (append) fputs(append, out);
+    fclose(in);
+    fclose(out);
+}
+
+static void test_broken_kernel_source(void **state)
+{
+    (void)state;
+    hb_instance probe = open_inst();  /* skips without a device */
+    probe.ops->close(&probe);
+    char src[PATH_MAX + 16], tmp[] = "/tmp/hb_ocl_test_XXXXXX";
+    snprintf(src, sizeof src, "%s/opencl", g_dir);
+    DIR *d = opendir(src);
+    if (!d) { snprintf(src, sizeof src, "kernels/opencl"); d = opendir(src); }
+    assert_non_null(d);
+    assert_non_null(mkdtemp(tmp));
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 4 || strcmp(e->d_name + l - 3, ".cl")) continue;
+        char a[PATH_MAX * 2], b[PATH_MAX * 2];
+        snprintf(a, sizeof a, "%s/%s", src, e->d_name);
+        snprintf(b, sizeof b, "%s/%s", tmp, e->d_name);
+        copy_file(a, b, strcmp(e->d_name, "hb_reduce.cl") ? NULL : "\n__kernel void broken(void) { this is not OpenCL C; }\n");
+    }
+    closedir(d);
+    setenv("HB_KERNEL_DIR", tmp, 1);
+    printf("(a build log for the deliberately broken hb_reduce.cl follows on stderr)\n");
+    hb_instance inst = open_inst();
+    unsetenv("HB_KERNEL_DIR");
+    char buf[4096];
+    assert_int_equal(inst.ops->describe(&inst, buf, sizeof buf), HB_OK);
+    assert_non_null(strstr(buf, "reduce/f32"));
+    hb_case sum = mk(HB_OP_SUM, "rows=4 cols=100", HB_F32, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+    assert_int_equal(check_case(&inst, &sum, NULL), HB_EDEVICE);   /* the affected op fails ... */
+    hb_case add = mk(HB_OP_ADD, "n=1000", HB_F32, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+    assert_int_equal(check_case(&inst, &add, NULL), HB_OK);        /* ... the others run */
+    hb_case mm = mk(HB_OP_MATMUL, "m=20 n=20 k=20", HB_F32, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+    assert_int_equal(check_case(&inst, &mm, NULL), HB_OK);
+    inst.ops->close(&inst);
+    /* clean up the copy */
+    d = opendir(tmp);
+    if (d) {
+        while ((e = readdir(d))) {
+            if (e->d_name[0] == '.') continue;
+            char p[PATH_MAX * 2];
+            snprintf(p, sizeof p, "%s/%s", tmp, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(tmp);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    hb_instance inst = open_inst();
+    char buf[4096], reason[256];
+    hb_buf b;
+    /* absurd and empty allocations */
+    assert_int_equal(inst.ops->buf_alloc(&inst, (size_t)1 << 50, HB_ROUTE_PAGEABLE, &b), HB_ENOMEM);
+    assert_int_equal(inst.ops->buf_alloc(&inst, (size_t)1 << 50, HB_ROUTE_MAPPED, &b), HB_ENOMEM);
+    assert_int_equal(inst.ops->buf_alloc(&inst, 0, HB_ROUTE_PINNED, &b), HB_EINVAL);
+    /* unsupported dtypes are skips with a reason */
+    hb_case c = mk(HB_OP_MATMUL, "m=8 n=8 k=8", HB_TF32, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+    reason[0] = 0;
+    assert_int_equal(inst.ops->supports(&inst, &c, reason, sizeof reason), HB_ESKIP);
+    assert_non_null(strstr(reason, "tf32"));
+    c.dtype = HB_BF16;
+    assert_int_equal(inst.ops->supports(&inst, &c, reason, sizeof reason), HB_ESKIP);
+    assert_non_null(strstr(reason, "bf16"));
+    c.dtype = HB_F32;
+    assert_int_equal(inst.ops->supports(&inst, &c, reason, sizeof reason), HB_OK);
+    assert_int_equal(inst.ops->case_info(&inst, &c, buf, sizeof buf), HB_OK);
+    assert_non_null(strstr(buf, "\"matmul_impl\""));
+    /* a buffer too small for the shape is refused, not overrun */
+    hb_buf x, y;
+    assert_int_equal(inst.ops->buf_alloc(&inst, 8 * 8 * 4, HB_ROUTE_PAGEABLE, &x), HB_OK);
+    assert_int_equal(inst.ops->buf_alloc(&inst, 8 * 4, HB_ROUTE_PAGEABLE, &y), HB_OK);
+    hb_buf *in[2] = {&x, &x};
+    assert_int_equal(inst.ops->run(&inst, &c, in, &y), HB_EINVAL);
+    inst.ops->buf_free(&inst, &x);
+    inst.ops->buf_free(&inst, &y);
+    inst.ops->close(&inst);
+}
+
+/* ---- ceilings ---- */
+
+static void test_ceilings(void **state)
+{
+    (void)state;
+    hb_instance inst = open_inst();
+    hb_ceiling c[HB_MAX_CEILINGS];
+    int n = inst.ops->ceilings(&inst, c, HB_MAX_CEILINGS);
+    static const char *const need[] = {"copy_gbps", "peak_gflops_f32", "h2d_gbps_pageable", "d2h_gbps_pageable",
+                                       "h2d_gbps_pinned", "d2h_gbps_pinned", "h2d_gbps_mapped", "d2h_gbps_mapped"};
+    double v[8] = {0};
+    for (int i = 0; i < n; i++) {
+        printf("  %-20s %10.2f %-8s %s\n", c[i].name, c[i].value, c[i].unit, c[i].how);
+        assert_true(isfinite(c[i].value) && c[i].value > 0);
+        for (int k = 0; k < 8; k++)
+            if (!strcmp(c[i].name, need[k])) v[k] = c[i].value;
+    }
+    for (int k = 0; k < 8; k++)
+        if (!(v[k] > 0)) fail_msg("ceiling %s missing", need[k]);
+    inst.ops->close(&inst);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_enumerate_describe),
+        cmocka_unit_test(test_routes_roundtrip),
+        cmocka_unit_test(test_routes_resident_chain),
+        cmocka_unit_test(test_routes_all_ops),
+        cmocka_unit_test(test_timer_events),
+        cmocka_unit_test(test_mapped_zero_copy),
+        cmocka_unit_test(test_ops_default),
+        cmocka_unit_test(test_ops_gpu_style),
+        cmocka_unit_test(test_ops_clblast),
+        cmocka_unit_test(test_ops_f16),
+        cmocka_unit_test(test_broken_kernel_source),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_ceilings),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
