@@ -301,6 +301,13 @@ static const char *verdict_q2(double pct, const char **tone)
     return F("below the plan's %g%%", P.f32_of_f16_min_pct);
 }
 
+/* "saves 12%", "costs 16% more", "n/a" */
+static const char *saving_words(double pct)
+{
+    if (!isfinite(pct)) return "n/a";
+    return pct >= 0 ? F("saves %s", hb_report_fmt_pct(pct)) : F("costs %s more", hb_report_fmt_pct(-pct));
+}
+
 static const char *tone_cell(const char *tone, const char *text) { return F("[%s] %s", tone, text); }
 
 static json_t *plot_ids_new(void) { return json_array(); }
@@ -410,7 +417,41 @@ static hb_status q1(ctx *c, json_t *cards)
                        hb_report_fmt_pct(s), tone_cell(tone, v));
         }
     } else {
-        hb_doc_note(rp, "No transformer-block chain (family \"chain\") has both a convert and an f32 case with status ok in these results, so the model-level answer is missing; a default `hybench run` (which includes the chain:tinyllama-layer workload) would answer it.");
+        hb_doc_note(rp, "No transformer-block chain (family \"chain\") has both a convert and an f32 case with status ok in these results, so the model-level answer is missing; a default `hybench run` (which includes the TinyLlama transformer-block chain of workloads/tinyllama.ini) would answer it.");
+    }
+    /* convert-device (f64 uploaded, converted on the device): a design option beside convert */
+    {
+        rpair *pc, *pf;
+        size_t nc = find_pairs(rp, K_DEV | K_OP | K_SHAPE | K_ROUTE | K_DTYPE | K_NAME, K_MODE, "convert", "convert-device", NULL, NULL, &pc);
+        size_t nf = find_pairs(rp, K_DEV | K_OP | K_SHAPE | K_ROUTE | K_DTYPE | K_NAME, K_MODE, "convert-device", "f32", NULL, NULL, &pf);
+        json_t *jcd = json_array();
+        json_object_set_new(q, "convert_device", jcd);
+        if (pc && pf && (nc || nf)) {
+            groups gd = { 0 };
+            for (int w = 0; w < 2; w++) {
+                rpair *v = w ? pf : pc;
+                size_t nv = w ? nf : nc;
+                for (size_t i = 0; i < nv; i++) {
+                    const hb_rrow *a = &rp->rows[v[i].a], *b = &rp->rows[v[i].b];
+                    snprintf(key, sizeof key, "%d|%s", b->dev, class_of(b));
+                    grp *g = grp_get(&gd, key, json_pack("{s:s,s:s}", "device", DEV(c, b)->id, "class", class_of(b)));
+                    if (g) vec_push(&g->v[w], 100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL]));
+                }
+            }
+            rows = hb_doc_table(rp, "convert-device (f64 uploaded, converted on the device) against convert and f32 (medians)", 0, 5,
+                                "backend", "class", "cases", "convert-device saves over convert", "f32 saves over convert-device");
+            for (size_t i = 0; i < gd.n; i++) {
+                grp *g = &gd.g[i];
+                size_t cnt = g->v[0].n > g->v[1].n ? g->v[0].n : g->v[1].n;
+                double m0 = vec_median(&g->v[0]), m1 = vec_median(&g->v[1]);
+                json_array_append_new(jcd, json_pack("{s:s,s:s,s:I,s:o,s:o}", "device", gattr(g, "device"), "class", gattr(g, "class"),
+                    "n", (json_int_t)cnt, "convert_device_over_convert_pct", jnum(m0), "f32_over_convert_device_pct", jnum(m1)));
+                hb_doc_row(rows, 5, gattr(g, "device"), gattr(g, "class"), F("%zu", cnt), hb_report_fmt_pct(m0), hb_report_fmt_pct(m1));
+            }
+            groups_free(&gd);
+        }
+        free(pc);
+        free(pf);
     }
     rows = hb_doc_table(rp, "Saving per backend and op (median over sizes, routes and dtypes)", 1, 6,
                         "backend", "op", "cases", "median saving", "min", "max");
@@ -722,7 +763,8 @@ static hb_status q2(ctx *c, json_t *cards)
     const char *which = "The H100 reference run (results/h100-reference.jsonl: cuda:0 with tf32, f16 and bf16 cases) would answer; on this kind of machine an OpenCL GPU with cl_khr_fp16 would answer for f16.";
     if (!total) {
         hb_doc_note(rp, "Unanswered: no case in these results has a compute dtype other than f32 with a matching f32 case (status ok). %s", which);
-        card_add(cards, 2, "Lower precision", "unanswered", "none", F("No f16/bf16/tf32 results here. %.120s", which));
+        card_add(cards, 2, "Lower precision", "unanswered", "none",
+                 "No f16, bf16 or tf32 results in these files. The H100 reference run (results/h100-reference.jsonl) would answer.");
     } else {
         if (json_array_size(missing)) {
             char lst[600] = "";
@@ -1006,7 +1048,7 @@ static hb_status q4(ctx *c, json_t *cards)
         if (!nres++) rows = hb_doc_table(rp, "Resident (tensors stay on the device) against f32 (every op crosses), same case", 0, 7,
                                          "backend", "op", "name/shape", "route", "f32", "resident", "saving");
         double s = 100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL]);
-        json_array_append_new(jres, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "device", DEV(c, b)->id, "op", b->op, "name", b->name,
+        json_array_append_new(jres, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "device", DEV(c, b)->id, "op", b->op, "family", b->family, "name", b->name,
             "shape", b->shape, "route", b->route, "total_f32_s", jnum(a->t[HB_RPH_TOTAL]), "total_resident_s", jnum(b->t[HB_RPH_TOTAL]),
             "saving_pct", jnum(s), "transfer_share_f32_pct", jnum(100.0 * xfer(a) / a->t[HB_RPH_TOTAL])));
         hb_doc_row(rows, 7, DEV(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route, hb_report_fmt_time(a->t[HB_RPH_TOTAL]),
@@ -1101,13 +1143,13 @@ static hb_status q4(ctx *c, json_t *cards)
         }
         vec rv = { 0 };
         json_array_foreach(jres, i, t)
-            if (!strcmp(json_string_value(json_object_get(t, "device")), dv->id) && !strcmp(json_string_value(json_object_get(t, "op")), "chain:tinyllama-layer"))
+            if (!strcmp(json_string_value(json_object_get(t, "device")), dv->id) && !strcmp(json_string_value(json_object_get(t, "family")), "chain"))
                 vec_push(&rv, json_number_value(json_object_get(t, "saving_pct")));
         res = vec_median(&rv);
         free(rv.v);
         if (o < sizeof text - 1)
-            o += (size_t)snprintf(text + o, sizeof text - o, "%s%s: h2d+d2h are %s of f32-mode time over pageable; pinned saves %s and mapped %s of transfer time; a resident transformer layer saves %s.",
-                                  o ? " " : "", dv->id, hb_report_fmt_pct(sh), hb_report_fmt_pct(pin), hb_report_fmt_pct(map), hb_report_fmt_pct(res));
+            o += (size_t)snprintf(text + o, sizeof text - o, "%s%s: h2d+d2h are %s of f32-mode time over pageable; transfer time: pinned %s, mapped %s; a resident transformer layer %s end to end.",
+                                  o ? " " : "", dv->id, hb_report_fmt_pct(sh), saving_words(pin), saving_words(map), saving_words(res));
     }
     card_add(cards, 4, "Transfers", "measured (no plan figure)", "info", text);
     groups_free(&share);
@@ -1610,9 +1652,9 @@ static hb_status models(ctx *c)
 static hb_status per_op(ctx *c)
 {
     hb_report *rp = c->rp;
-    static const char *const modes[] = { "convert", "f32", "resident" };
+    static const char *const modes[] = { "convert", "f32", "resident", "convert-device" };
     hb_doc_h(rp, 2, "ops", "Time and throughput against size, per op");
-    hb_doc_p(rp, "Median end-to-end time and the end-to-end throughput (GFLOP/s for compute-bound ops, GB/s for memory-bound ops) of every status-ok case with dtype f32, route pageable (a backend without pageable results shows its first route). Colour: backend; line style: mode (solid f32, dashed convert, dotted resident).");
+    hb_doc_p(rp, "Median end-to-end time and the end-to-end throughput (GFLOP/s for compute-bound ops, GB/s for memory-bound ops) of every status-ok case with dtype f32, route pageable (a backend without pageable results shows its first route). Colour: backend; line style: mode (solid f32, dashed convert, dotted resident, dash-dot convert-device).");
     json_t *ids = plot_ids_new();
     size_t *ix = malloc((rp->nrows + 1) * sizeof *ix);
     if (!ix) { json_decref(ids); return HB_ENOMEM; }
@@ -1632,7 +1674,7 @@ static hb_status per_op(ctx *c)
                 if (!route || !strcmp(w->route, "pageable")) route = w->route;
             }
             if (!route) continue;
-            for (int m = 0; m < 3; m++) {
+            for (int m = 0; m < 4; m++) {
                 size_t n = 0;
                 for (size_t i = 0; i < rp->nrows; i++) {
                     const hb_rrow *w = &rp->rows[i];
@@ -1654,7 +1696,7 @@ static hb_status per_op(ctx *c)
                                                           : (isfinite(w->gflops_total) ? w->gflops_total : w->flops / w->t[HB_RPH_TOTAL] / 1e9);
                     fprintf(dat, "%.17g %.6g %.6g \"%s\"\n", w->size, w->t[HB_RPH_TOTAL], thr, w->shape);
                 }
-                static const int dts[] = { 2, 1, 3 }, pts[] = { 6, 7, 4 };
+                static const int dts[] = { 2, 1, 3, 4 }, pts[] = { 6, 7, 4, 8 };
                 hb_sb_printf(&ser, "%s'%s.dat' index %d using 1:%%d with linespoints lt %d dt %d pt %d %%s '%s'", nser ? ", \\\n     " : "", p->id, nser,
                              d % 10 + 1, dts[m], pts[m], hb_report_gp_str(F("%s %s%s", rp->devs[d].id, modes[m], strcmp(route, "pageable") ? F(" (%s)", route) : "")));
                 nser++;
