@@ -511,11 +511,14 @@ static char *fmt_p(double p, char *buf, size_t len)
     return buf;
 }
 
-/* Markdown-safe copy: '|' escaped, newlines to spaces. */
+/* Markdown-safe copy: '|' escaped, '<' and '>' as entities (merge-request renderers take raw
+ * HTML), newlines to spaces. */
 static void md_put(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
         if (*s == '|') fputs("\\|", f);
+        else if (*s == '<') fputs("&lt;", f);
+        else if (*s == '>') fputs("&gt;", f);
         else if (*s == '\n' || *s == '\r') fputc(' ', f);
         else fputc(*s, f);
     }
@@ -614,14 +617,14 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
     size_t nreg = r->count[HB_CMP_REGRESSION];
     fprintf(f, "## hybench compare: %s\n\n", r->fails ? "**FAIL**" : "**PASS**");
     if (r->fails) {
-        fprintf(f, "%d case%s fail the gate:", r->fails, r->fails == 1 ? "" : "s");
-        const char *sep = " ";
+        fprintf(f, "%d case%s fail%s the gate (", r->fails, r->fails == 1 ? "" : "s", r->fails == 1 ? "s" : "");
+        const char *sep = "";
         for (int v = 0; v < HB_CMP_VERDICT_COUNT; v++)
             if (r->count[v] && hb_cmp_verdict_fails((hb_cmp_verdict)v, o)) {
-                fprintf(f, "%s%zu %s", sep, r->count[v], verdict_names[v]);
+                fprintf(f, "%s%s: %zu", sep, verdict_names[v], r->count[v]);
                 sep = ", ";
             }
-        fputs(".\n\n", f);
+        fputs(").\n\n", f);
     }
     fprintf(f, "%zu cases matched, %zu compared: %zu regression%s, %zu improvement%s, %zu unchanged",
             r->matched, r->tested, nreg, nreg == 1 ? "" : "s", r->count[HB_CMP_IMPROVEMENT],

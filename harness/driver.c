@@ -84,7 +84,8 @@ static void usage(FILE *f, const char *cmd)
         "  --mode LIST        convert,f32,resident,convert-device   --route LIST  pageable,pinned,mapped\n"
         "  --dtype LIST       f32,tf32,f16,bf16 (unsupported ones are recorded as skipped)\n"
         "  --filter TEXT      only cases whose name or key contains TEXT\n"
-        "  --quick            the quick subset of the workloads\n"
+        "  --quick            the quick subset of the workloads (budget 0.2 s, routes pageable+mapped,\n"
+        "                     cpu-ref timed up to 0.25 GFLOP, unless given explicitly)\n"
         "  --batch KIND:FILE  a oneDNN benchdnn problem list (conv:, pool:, matmul:); repeatable\n"
         "  --budget SECONDS   sampling budget per case (default 0.5; verify: unused)\n"
         "  --ci-target FRAC   stop sampling when the median's 95%% CI half-width is within FRAC (default 0.02)\n"
@@ -843,6 +844,7 @@ static int expand(const hb_item_list *items, const hb_options *o, case_list *out
                                                                      : (1u << HB_MODE_CONVERT) | (1u << HB_MODE_F32) | (1u << HB_MODE_RESIDENT) | (1u << HB_MODE_CONVERT_DEVICE);
         unsigned rm = o->route_mask ? o->route_mask : it->route_mask ? it->route_mask
                                                                        : (1u << HB_ROUTE_PAGEABLE) | (1u << HB_ROUTE_PINNED) | (1u << HB_ROUTE_MAPPED);
+        if (o->quick_routes && (rm & o->quick_routes)) rm &= o->quick_routes;
         for (int d = 0; d < HB_DTYPE_COUNT; d++) {
             if (!(dm & (1u << d))) continue;
             for (int m = 0; m < HB_MODE_COUNT; m++) {
@@ -925,6 +927,18 @@ static int run_common(int argc, char **argv, int verify)
         case O_HELP: case 'h': usage(stdout, cmd); return HB_EXIT_OK;
         default: usage(stderr, cmd); return HB_EXIT_USAGE;
         }
+    }
+    if (o.quick) {
+        /* --quick: a smaller per-case budget, cpu-ref timed only on small cases, and the pinned route
+         * left out by default (pageable and zero-copy mapped remain), unless the options say otherwise */
+        int has_budget = 0, has_ref = 0;
+        for (int i = 1; i < argc; i++) {
+            has_budget |= !strncmp(argv[i], "--budget", 8);
+            has_ref |= !strncmp(argv[i], "--ref-max-gflop", 15);
+        }
+        if (!has_budget) o.budget_s = 0.2;
+        if (!has_ref) o.ref_max_gflop = 0.25;
+        if (!o.route_mask) o.quick_routes = (1u << HB_ROUTE_PAGEABLE) | (1u << HB_ROUTE_MAPPED);
     }
     if (o.max_samples < o.min_samples) o.max_samples = o.min_samples;
     if (bad) return HB_EXIT_USAGE;

@@ -17,6 +17,7 @@ typedef struct hb_options {
     unsigned mode_mask;        /* 0 = per item / default */
     unsigned route_mask;
     unsigned dtype_mask;
+    unsigned quick_routes;     /* --quick: routes kept by default */
     const char *filter;        /* substring of the case key or name */
     int quick;
     int verify_only;           /* hybench verify: one poisoned run per case, no sampling */

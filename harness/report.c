@@ -174,6 +174,7 @@ int hb_cmd_report(int argc, char **argv)
         hb_report_free(&rp);
         return HB_EXIT_IO;
     }
+    double tl = now_s();
     st = hb_report_analyze(&rp);
     if (st != HB_OK) {
         fprintf(stderr, "hybench report: analysis failed: %s\n", st == HB_ENOMEM ? "out of memory" : "cannot write plot files");
@@ -215,9 +216,9 @@ int hb_cmd_report(int argc, char **argv)
     }
     double t3 = now_s();
     if (!quiet)
-        printf("hybench report: %s/index.html (%zu cases from %d file%s, %d plots%s; analysis %.2f s, gnuplot %.2f s, pages %.2f s)\n",
+        printf("hybench report: %s/index.html (%zu cases from %d file%s, %d plots%s; load %.2f s, analysis %.2f s, gnuplot %.2f s, pages %.2f s)\n",
                rp.outdir, rp.nrows, rp.nruns, rp.nruns > 1 ? "s" : "", rp.nplots, failed ? ", some not drawn" : "",
-               t1 - t0, t2 - t1, t3 - t2);
+               tl - t0, t1 - tl, t2 - t1, t3 - t2);
     hb_report_free(&rp);
     return rc;
 }

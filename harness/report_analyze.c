@@ -76,6 +76,7 @@ static json_t *jnum(double x) { return isfinite(x) ? json_real(x) : json_null();
 
 static const char *const family_order[] = { "elementwise", "matmul", "conv2d", "pooling", "reduction", "attention", "chain" };
 #define NFAM ((int)(sizeof family_order / sizeof family_order[0]))
+_Static_assert(sizeof family_order / sizeof family_order[0] == 7, "the roofline table lists 7 families");
 static int fam_rank(const char *f)
 {
     for (int i = 0; i < NFAM; i++) if (!strcmp(f, family_order[i])) return i;
@@ -492,7 +493,7 @@ static hb_status q1(ctx *c, json_t *cards)
                 if (!p) { st = HB_EDEVICE; break; }
                 hb_sb_printf(&body, "set title '%s'\n", hb_report_gp_str(p->title));
                 gp_size_axis(&body);
-                hb_sb_printf(&body, "set ylabel 'saving of f32 over convert (%%)'\n"
+                hb_sb_printf(&body, "set ylabel 'saving of f32 over convert (%%)'\nset yrange [-100<*:100]\n"
                              "set object 1 rect from graph 0, first %g to graph 1, first %g fc rgb hb_c_band fs solid 1.0 noborder behind\n"
                              "set object 2 rect from graph 0, first %g to graph 1, first %g fc rgb hb_c_band_ok fs solid 1.0 noborder behind\n"
                              "set label 1 'plan %g-%g%%, success %g-%g%%' at graph 0.01, first %g offset 0,0.6 font ',9' tc rgb '#555555'\n"
@@ -618,8 +619,8 @@ static hb_status q1(ctx *c, json_t *cards)
             if (!strcmp(gattr(&bycls.g[g], "class"), "compute")) mc = med;
         }
         if (tl < sizeof text - 200)
-            tl += (size_t)snprintf(text + tl, sizeof text - tl, "%s%s: %s %s (%s); memory-bound ops %s (converting is %s of their convert time), compute-bound %s.",
-                                   tl ? " " : "", rp->devs[d].id, use_chain ? "transformer layer" : "all ops, median", hb_report_fmt_pct(m), v,
+            tl += (size_t)snprintf(text + tl, sizeof text - tl, "%s%s: %s %s, %s. Memory-bound ops %s (%s of their convert time is conversion), compute-bound %s.",
+                                   tl ? " " : "", rp->devs[d].id, use_chain ? "transformer layer" : "median over ops", hb_report_fmt_pct(m), v,
                                    hb_report_fmt_pct(mm), hb_report_fmt_pct(csm), hb_report_fmt_pct(mc));
         free(all.v);
         free(ch.v);
@@ -996,7 +997,7 @@ static hb_status q4(ctx *c, json_t *cards)
         grp *g = grp_get(&share, key, json_pack("{s:s,s:s,s:s,s:i}", "device", dv->id, "route", w->route, "mode", w->mode, "dev", w->dev));
         if (g) vec_push(&g->v[0], s);
     }
-    json_t *rows = hb_doc_table(rp, "Transfer share of end-to-end time per backend, route and mode (median over cases; p-range = min-max)", 0, 5,
+    json_t *rows = hb_doc_table(rp, "Transfer share of end-to-end time per backend, route and mode (median over cases; min-max in brackets)", 0, 5,
                                 "backend", "route", "mode", "cases", "h2d+d2h share of total");
     for (size_t i = 0; i < share.n; i++) {
         grp *g = &share.g[i];
@@ -1041,19 +1042,45 @@ static hb_status q4(ctx *c, json_t *cards)
     size_t n = find_pairs(rp, K_DEV | K_OP | K_SHAPE | K_ROUTE | K_DTYPE | K_NAME, K_MODE, "f32", "resident", NULL, NULL, &pr);
     if (!pr) { groups_free(&share); groups_free(&route); return HB_ENOMEM; }
     sort_pairs(c, pr, n);
-    int nres = 0;
+    /* three views: the chain rows, medians per backend and class, every case (collapsed) */
+    groups resg = { 0 };
+    json_t *rows_chain = NULL, *rows_all = NULL;
     for (size_t i = 0; i < n; i++) {
         const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
         if (DEV(c, b)->host_memory) continue;
-        if (!nres++) rows = hb_doc_table(rp, "Resident (tensors stay on the device) against f32 (every op crosses), same case", 0, 7,
-                                         "backend", "op", "name/shape", "route", "f32", "resident", "saving");
         double s = 100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL]);
         json_array_append_new(jres, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "device", DEV(c, b)->id, "op", b->op, "family", b->family, "name", b->name,
             "shape", b->shape, "route", b->route, "total_f32_s", jnum(a->t[HB_RPH_TOTAL]), "total_resident_s", jnum(b->t[HB_RPH_TOTAL]),
             "saving_pct", jnum(s), "transfer_share_f32_pct", jnum(100.0 * xfer(a) / a->t[HB_RPH_TOTAL])));
-        hb_doc_row(rows, 7, DEV(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route, hb_report_fmt_time(a->t[HB_RPH_TOTAL]),
-                   hb_report_fmt_time(b->t[HB_RPH_TOTAL]), hb_report_fmt_pct(s));
+        if (!rows_all) rows_all = json_array();
+        json_t *r = json_array();
+        const char *cells[] = { DEV(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route, hb_report_fmt_time(a->t[HB_RPH_TOTAL]),
+                                hb_report_fmt_time(b->t[HB_RPH_TOTAL]), hb_report_fmt_pct(s) };
+        for (int k = 0; k < 7; k++) json_array_append_new(r, json_string(cells[k]));
+        if (!strcmp(b->family, "chain")) {
+            if (!rows_chain) rows_chain = hb_doc_table(rp, "Transformer block: resident (tensors stay on the device) against f32 (every op crosses)", 0, 7,
+                                                       "backend", "chain", "name", "route", "f32", "resident", "saving");
+            json_array_append(rows_chain, r);
+        }
+        json_array_append_new(rows_all, r);
+        snprintf(key, sizeof key, "%d|%s|%s", b->dev, class_of(b), b->route);
+        grp *g = grp_get(&resg, key, json_pack("{s:s,s:s,s:s}", "device", DEV(c, b)->id, "class", class_of(b), "route", b->route));
+        if (g) vec_push(&g->v[0], s);
     }
+    if (resg.n) {
+        rows = hb_doc_table(rp, "Resident against f32 per backend, op class and route (median over cases)", 0, 5, "backend", "class", "route", "cases", "resident saves");
+        for (size_t i = 0; i < resg.n; i++) {
+            grp *g = &resg.g[i];
+            size_t cnt = g->v[0].n;
+            hb_doc_row(rows, 5, gattr(g, "device"), gattr(g, "class"), gattr(g, "route"), F("%zu", cnt), hb_report_fmt_pct(vec_median(&g->v[0])));
+        }
+    }
+    if (rows_all) {
+        rows = hb_doc_table(rp, "Resident against f32, every matched case", 1, 7, "backend", "op", "name/shape", "route", "f32", "resident", "saving");
+        json_array_extend(rows, rows_all);
+        json_decref(rows_all);
+    }
+    groups_free(&resg);
     free(pr);
     /* ceilings */
     rows = NULL;
@@ -1379,7 +1406,8 @@ static hb_status q5(ctx *c, json_t *cards)
                                                   "fallbacks", nfb, "heuristic_total_s", jnum(sh), "best_total_s", jnum(sb), "loss_pct", jnum(loss),
                                                   "worst_ratio", jnum(ncount ? worst : DNAN)));
             hb_doc_row(rows_op, 7, es[i].op, fastest, *cross ? cross : "none", F("%d", ncount), F("%d of %d", nmatch, ncount),
-                       ncount ? tone_cell(loss < 1 ? "good" : "warn", F("+%s (worst case x%.3g)", hb_report_fmt_pct(loss), worst)) : "n/a",
+                       !ncount ? "n/a" : nmatch == ncount ? "[good] none: always the fastest"
+                                                         : tone_cell(loss < 1 ? "good" : "warn", F("+%s (worst case x%.3g)", hb_report_fmt_pct(loss), worst)),
                        F("%d", nfb));
             run_h += sh;
             run_b += sb;
@@ -1498,7 +1526,9 @@ static hb_status rooflines(ctx *c)
     hb_doc_p(rp, "Every status-ok case of mode f32 (or the backend's only mode) as a point: arithmetic intensity = flops / bytes (bytes at the compute dtype's size), compute-phase GFLOP/s. Ceilings are this run's own probes: copy bandwidth (slope) and peak GFLOP/s per dtype (flat).");
     json_t *ids = plot_ids_new(), *jr = json_array();
     json_object_set_new(rp->summary, "roofline", jr);
-    json_t *rows = hb_doc_table(rp, "Median fraction of the measured ceiling per backend and family (the case record's fraction)", 0, 4, "backend", "family", "cases", "median fraction of ceiling");
+    json_t *rows = hb_doc_table(rp, "Median fraction of the measured ceiling per backend and family (the case record's fraction: compute-phase throughput / ceiling; cases in brackets)",
+                                0, NFAM + 1, "backend", family_order[0], family_order[1], family_order[2], family_order[3], family_order[4],
+                                family_order[5], family_order[6]);
     for (int d = 0; d < rp->ndevs; d++) {
         const hb_rdev *dv = &rp->devs[d];
         int has_f32 = 0, any = 0;
@@ -1555,12 +1585,16 @@ static hb_status rooflines(ctx *c)
             }
         }
         fclose(dat);
+        const char *cell[NFAM];
+        for (int fi = 0; fi < NFAM; fi++) cell[fi] = "";
         for (size_t i = 0; i < fam.n; i++) {
             size_t cnt = fam.g[i].v[0].n;
             double m = vec_median(&fam.g[i].v[0]);
             json_array_append_new(jr, json_pack("{s:s,s:s,s:I,s:o}", "device", dv->id, "family", gattr(&fam.g[i], "family"), "n", (json_int_t)cnt, "median_fraction", jnum(m)));
-            hb_doc_row(rows, 4, dv->id, gattr(&fam.g[i], "family"), F("%zu", cnt), hb_report_fmt_pct(100.0 * m));
+            int fi = fam_rank(gattr(&fam.g[i], "family"));
+            if (fi < NFAM) cell[fi] = F("%s (%zu)", hb_report_fmt_pct(100.0 * m), cnt);
         }
+        hb_doc_row(rows, NFAM + 1, dv->id, cell[0], cell[1], cell[2], cell[3], cell[4], cell[5], cell[6]);
         groups_free(&fam);
         if (!nser) { /* nothing to draw: drop the plot */
             char path[4200];
@@ -1600,6 +1634,7 @@ static hb_status rooflines(ctx *c)
 static hb_status models(ctx *c)
 {
     hb_report *rp = c->rp;
+    static const char *const modes[] = { "convert", "f32", "resident", "convert-device" };
     json_t *jm = json_array();
     json_object_set_new(rp->summary, "models", jm);
     /* layers of each model per run: distinct op|shape|name */
@@ -1616,19 +1651,19 @@ static hb_status models(ctx *c)
     }
     if (!json_object_size(layers)) { json_decref(layers); return HB_OK; }
     hb_doc_h(rp, 2, "models", "Model totals");
-    hb_doc_p(rp, "For cases that belong to a model (the workload's model field), the per-layer median end-to-end time x the layer's weight (its repeat count), summed per backend, mode, dtype and route. A total is complete only when every layer of the model ran with status ok.");
+    hb_doc_p(rp, "For cases that belong to a model (the workload's model field), the per-layer median end-to-end time x the layer's weight (its repeat count), summed per backend, mode, dtype and route. A total is complete only when every layer of the model ran with status ok; an incomplete one says how many layers it has.");
     groups g = { 0 };
     for (size_t i = 0; i < rp->nrows; i++) {
         const hb_rrow *w = &rp->rows[i];
         if (!*w->model) continue;
-        snprintf(key, sizeof key, "%d|%s|%s|%s|%s", w->dev, w->model, w->mode, w->dtype, w->route);
-        grp *gg = grp_get(&g, key, json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "device", DEV(c, w)->id, "model", w->model, "mode", w->mode,
-                                             "dtype", w->dtype, "route", w->route, "run", w->run));
+        snprintf(key, sizeof key, "%d|%s|%s|%s|%s", w->dev, w->model, w->dtype, w->route, w->mode);
+        grp *gg = grp_get(&g, key, json_pack("{s:s,s:s,s:s,s:s,s:s,s:i,s:i}", "device", DEV(c, w)->id, "model", w->model, "mode", w->mode,
+                                             "dtype", w->dtype, "route", w->route, "run", w->run, "dev", w->dev));
         if (!gg) continue;
         if (w->ok) vec_push(&gg->v[0], w->t[HB_RPH_TOTAL] * w->weight);
     }
-    json_t *rows = hb_doc_table(rp, "Model time per backend and mode (sum of layer medians x weight)", 0, 8, "model", "backend", "mode", "dtype", "route",
-                                "time per model pass", "layers ok", "complete");
+    /* one row per model, backend, dtype, route; one column per mode */
+    groups piv = { 0 };
     for (size_t i = 0; i < g.n; i++) {
         grp *gg = &g.g[i];
         double sum = 0;
@@ -1636,15 +1671,91 @@ static hb_status models(ctx *c)
         snprintf(key, sizeof key, "%d|%s", (int)json_integer_value(json_object_get(gg->attrs, "run")), gattr(gg, "model"));
         size_t nl = json_object_size(json_object_get(layers, key));
         int complete = gg->v[0].n == nl;
+        double t = gg->v[0].n ? sum : DNAN;
         json_array_append_new(jm, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:I,s:I,s:b}", "model", gattr(gg, "model"), "device", gattr(gg, "device"),
-            "mode", gattr(gg, "mode"), "dtype", gattr(gg, "dtype"), "route", gattr(gg, "route"), "time_s", jnum(gg->v[0].n ? sum : DNAN),
+            "mode", gattr(gg, "mode"), "dtype", gattr(gg, "dtype"), "route", gattr(gg, "route"), "time_s", jnum(t),
             "layers_ok", (json_int_t)gg->v[0].n, "layers", (json_int_t)nl, "complete", complete));
-        hb_doc_row(rows, 8, gattr(gg, "model"), gattr(gg, "device"), gattr(gg, "mode"), gattr(gg, "dtype"), gattr(gg, "route"),
-                   hb_report_fmt_time(gg->v[0].n ? sum : DNAN), F("%zu of %zu", gg->v[0].n, nl), complete ? "[good] yes" : "[warn] no");
+        snprintf(key, sizeof key, "%s|%s|%s|%s", gattr(gg, "model"), gattr(gg, "device"), gattr(gg, "dtype"), gattr(gg, "route"));
+        grp *pv = grp_get(&piv, key, json_pack("{s:s,s:s,s:s,s:s,s:i,s:o}", "model", gattr(gg, "model"), "device", gattr(gg, "device"),
+                                               "dtype", gattr(gg, "dtype"), "route", gattr(gg, "route"),
+                                               "dev", (int)json_integer_value(json_object_get(gg->attrs, "dev")), "cells", json_object()));
+        if (!pv) continue;
+        json_object_set_new(json_object_get(pv->attrs, "cells"), gattr(gg, "mode"),
+                            json_string(complete ? hb_report_fmt_time(t) : F("%s (%zu of %zu layers)", hb_report_fmt_time(t), gg->v[0].n, nl)));
+        for (int m = 0; m < 4; m++)
+            if (!strcmp(gattr(gg, "mode"), modes[m]) && complete) vec_push(&pv->v[m], t);
     }
+    for (int pass = 0; pass < 2; pass++) {
+        json_t *rows = hb_doc_table(rp, pass ? "Every dtype and route" : "Model time per pass, dtype f32, route pageable (sum of layer medians x weight)",
+                                    pass, 8, "model", "backend", "dtype", "route", modes[0], modes[1], modes[2], modes[3]);
+        for (size_t i = 0; i < piv.n; i++) {
+            grp *pv = &piv.g[i];
+            int main_row = !strcmp(gattr(pv, "dtype"), "f32") && !strcmp(gattr(pv, "route"), "pageable");
+            if (pass == 0 && !main_row) continue;
+            json_t *cells = json_object_get(pv->attrs, "cells");
+            const char *cv[4];
+            for (int m = 0; m < 4; m++) cv[m] = json_string_value(json_object_get(cells, modes[m])) ? json_string_value(json_object_get(cells, modes[m])) : "";
+            hb_doc_row(rows, 8, gattr(pv, "model"), gattr(pv, "device"), gattr(pv, "dtype"), gattr(pv, "route"), cv[0], cv[1], cv[2], cv[3]);
+        }
+    }
+    /* plot per model: clustered bars, backend x mode (f32, pageable, complete totals only) */
+    json_t *ids = plot_ids_new();
+    const char *k;
+    json_t *lv;
+    hb_status st = HB_OK;
+    json_t *done = json_object();
+    json_object_foreach(layers, k, lv) {
+        const char *model = strchr(k, '|') + 1;
+        if (json_object_get(done, model)) continue;
+        json_object_set_new(done, model, json_true());
+        int hasm[4] = { 0, 0, 0, 0 }, nrow = 0;
+        for (size_t i = 0; i < piv.n; i++) {
+            grp *pv = &piv.g[i];
+            if (strcmp(gattr(pv, "model"), model) || strcmp(gattr(pv, "dtype"), "f32") || strcmp(gattr(pv, "route"), "pageable")) continue;
+            int any = 0;
+            for (int m = 0; m < 4; m++) if (pv->v[m].n) { hasm[m] = 1; any = 1; }
+            nrow += any;
+        }
+        if (!nrow) continue;
+        FILE *dat;
+        hb_plot *p = hb_report_plot_begin(rp, F("model_%s", model), "models", F("Model total of %s per backend and mode (dtype f32, route pageable)", model), 900, 400, &dat);
+        if (!p) { st = HB_EDEVICE; break; }
+        fprintf(dat, "# backend, then seconds per model pass for:");
+        for (int m = 0; m < 4; m++) if (hasm[m]) fprintf(dat, " %s", modes[m]);
+        fprintf(dat, " (NaN = not measured or incomplete)\n");
+        for (size_t i = 0; i < piv.n; i++) {
+            grp *pv = &piv.g[i];
+            if (strcmp(gattr(pv, "model"), model) || strcmp(gattr(pv, "dtype"), "f32") || strcmp(gattr(pv, "route"), "pageable")) continue;
+            int any = 0;
+            for (int m = 0; m < 4; m++) any |= pv->v[m].n > 0;
+            if (!any) continue;
+            fprintf(dat, "\"%s\"", gattr(pv, "device"));
+            for (int m = 0; m < 4; m++) if (hasm[m]) fprintf(dat, " %.6g", pv->v[m].n ? pv->v[m].v[0] : DNAN);
+            fprintf(dat, "\n");
+        }
+        fclose(dat);
+        hb_sb body = { 0 };
+        hb_sb_printf(&body, "set title '%s'\nset style data histograms\nset style histogram clustered gap 1\nset boxwidth 0.9\n"
+                     "set logscale y 10\nset format y '%%.0s%%cs'\nset ylabel 'time per model pass'\nset grid noxtics\nset xtics scale 0\nplot ",
+                     hb_report_gp_str(p->title));
+        for (int m = 0, col = 2; m < 4; m++) {
+            if (!hasm[m]) continue;
+            hb_sb_printf(&body, "%s%s using %d%s title '%s' lt %d", col > 2 ? ", " : "", col == 2 ? F("'%s.dat'", p->id) : "''", col,
+                         col == 2 ? ":xtic(1)" : "", modes[m], m + 1);
+            col++;
+        }
+        hb_sb_printf(&body, "\n");
+        st = hb_report_plot_script(rp, p, body.s);
+        hb_sb_free(&body);
+        if (st != HB_OK) break;
+        plot_id_add(ids, p);
+    }
+    json_decref(done);
+    hb_doc_plots(rp, ids);
+    groups_free(&piv);
     groups_free(&g);
     json_decref(layers);
-    return HB_OK;
+    return st;
 }
 
 /* ---------------------------------------------------------------- per-op plots ---- */

@@ -267,24 +267,40 @@ int main(int argc, char **argv)
         { HB_OP_CONV2D, "batch=8 c=512 h=7 w=7 oc=512 kh=3 ph=1", "conv2d res5 3x3" },
         { HB_OP_ATTENTION, "batch=1 heads=32 seq=512 head_dim=64", "attention" },
         { HB_OP_ATTENTION, "batch=1 heads=32 seq=512 head_dim=64 causal=1", "attention causal" },
-        { HB_OP_ADD, "n=32Mi", "add 4xLLC" },
-        { HB_OP_MUL, "n=32Mi", "mul 4xLLC" },
-        { HB_OP_GELU, "n=32Mi", "gelu 4xLLC" },
-        { HB_OP_SUM, "rows=8192 cols=4096", "sum rows 4xLLC" },
-        { HB_OP_SUM_ALL, "n=32Mi", "sum_all 4xLLC" },
-        { HB_OP_RMSNORM, "rows=16384 cols=2048", "rmsnorm 4xLLC" },
-        { HB_OP_MAXPOOL, "batch=50 c=64 h=112 w=112 kh=3 sh=2 ph=1", "maxpool resnet pool1" },
-        { HB_OP_AVGPOOL, "batch=50 c=2048 h=7 w=7 kh=7", "avgpool resnet pool5" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (strstr(cases[i].label, filter))
             measure_op(&inst, cases[i].op, cases[i].shape, cases[i].label);
-    const size_t big = (size_t)32 << 20; /* 256 MiB f64 in, 128 MiB f32 out */
+    /* memory-bound cases: f32 tensors of 4x the last-level cache (128 MiB at least) */
+    size_t llc = hb_cpu_llc_bytes();
+    const long long big = (long long)((4 * llc < ((size_t)128 << 20) ? ((size_t)128 << 20) : 4 * llc) / 4);
+    char sh[160];
+    static const struct { hb_op op; const char *fmt, *label; long long div; } mem[] = {
+        { HB_OP_ADD, "n=%lld", "add 4xLLC", 1 },
+        { HB_OP_MUL, "n=%lld", "mul 4xLLC", 1 },
+        { HB_OP_RELU, "n=%lld", "relu 4xLLC", 1 },
+        { HB_OP_GELU, "n=%lld", "gelu 4xLLC", 1 },
+        { HB_OP_SILU, "n=%lld", "silu 4xLLC", 1 },
+        { HB_OP_SUM, "rows=%lld cols=4096", "sum rows 4xLLC", 4096 },
+        { HB_OP_MAX, "rows=%lld cols=4096", "max rows 4xLLC", 4096 },
+        { HB_OP_SUM_ALL, "n=%lld", "sum_all 4xLLC", 1 },
+        { HB_OP_RMSNORM, "rows=%lld cols=2048", "rmsnorm 4xLLC", 2048 },
+        { HB_OP_MAXPOOL, "batch=%lld c=64 h=112 w=112 kh=3 sh=2 ph=1", "maxpool resnet pool1", 64 * 112 * 112 },
+        { HB_OP_AVGPOOL, "batch=%lld c=64 h=112 w=112 kh=3 sh=2 ph=1", "avgpool 3x3 s2", 64 * 112 * 112 },
+        { HB_OP_AVGPOOL, "batch=%lld c=2048 h=7 w=7 kh=7", "avgpool resnet pool5", 2048 * 7 * 7 },
+    };
+    for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++) {
+        if (!strstr(mem[i].label, filter))
+            continue;
+        snprintf(sh, sizeof sh, mem[i].fmt, (big + mem[i].div - 1) / mem[i].div);
+        measure_op(&inst, mem[i].op, sh, mem[i].label);
+    }
+    const size_t bigc = (size_t)big; /* f64 in 8*bigc bytes, f32 out 4*bigc */
     if (strstr("convert", filter) || strstr(filter, "convert")) {
-        measure_convert(&inst, HB_ELEM_F32, HB_ELEM_F64, big, "convert f64->f32");
-        measure_convert(&inst, HB_ELEM_F64, HB_ELEM_F32, big, "convert f32->f64");
-        measure_convert(&inst, HB_ELEM_F16, HB_ELEM_F32, big, "convert f32->f16");
-        measure_convert(&inst, HB_ELEM_BF16, HB_ELEM_F32, big, "convert f32->bf16");
+        measure_convert(&inst, HB_ELEM_F32, HB_ELEM_F64, bigc, "convert f64->f32");
+        measure_convert(&inst, HB_ELEM_F64, HB_ELEM_F32, bigc, "convert f32->f64");
+        measure_convert(&inst, HB_ELEM_F16, HB_ELEM_F32, bigc, "convert f32->f16");
+        measure_convert(&inst, HB_ELEM_BF16, HB_ELEM_F32, bigc, "convert f32->bf16");
     }
     inst.ops->close(&inst);
     return 0;

@@ -110,7 +110,11 @@ static void run_case(hb_op op, const char *shape_txt, hb_dtype dt, hb_route rout
         hb_ref_compute(&c, (const double *const *)rin, ref, step);
         double num = 0, den = 0;
         for (int64_t j = 0; j < no; j++) {
-            if (!isfinite(o64[j])) { bad++; continue; }
+            if (!isfinite(o64[j])) {
+                if (!bad) printf("  first non-finite output [%lld] = %g (reference %g)\n", (long long)j, o64[j], ref[j]);
+                bad++;
+                continue;
+            }
             if (isnan(ref[j])) continue; /* row not computed by the subsampled reference */
             num += (o64[j] - ref[j]) * (o64[j] - ref[j]);
             den += ref[j] * ref[j];
@@ -223,6 +227,8 @@ int main(int argc, char **argv)
         {HB_OP_SILU, "n=134217728", 1, R, NULL},
         {HB_OP_SUM, "rows=1 cols=134217728", 1 | 4, R, NULL},
         {HB_OP_SUM, "rows=4096 cols=32768", 1, R, NULL},
+        {HB_OP_SUM, "rows=4 cols=1048576", 4 | 8, R, NULL},
+        {HB_OP_SUM_ALL, "n=134217728", 4, R, NULL},
         {HB_OP_SUM, "rows=131072 cols=1024", 1, R, NULL},
         {HB_OP_MAX, "rows=16384 cols=8192", 1, R, NULL},
         {HB_OP_SUM_ALL, "n=134217728", 1, R, NULL},
@@ -240,6 +246,8 @@ int main(int argc, char **argv)
         {HB_OP_ATTENTION, "batch=8 heads=32 seq=2048 head_dim=64 causal=1", 1 | 4, R, NULL},
         {HB_OP_ATTENTION, "batch=1 heads=32 kv_heads=4 seq=2048 head_dim=64 causal=1", 1 | 4, R, NULL},
         {HB_OP_ATTENTION, "batch=1 heads=32 kv_heads=4 seq=1 kv_seq=2048 head_dim=64", 1 | 4, R, NULL},
+        {HB_OP_ATTENTION, "batch=8 heads=32 seq=1 kv_seq=4096 head_dim=128", 1 | 4, R, NULL},
+        {HB_OP_ATTENTION, "batch=2 heads=16 seq=512 head_dim=80 causal=1", 1 | 4, R, NULL},
         {HB_OP_ATTENTION, "batch=4 heads=16 seq=1024 head_dim=128", 1 | 4, R, NULL},
     };
     printf("%-9s %-44s %-5s %-8s %13s %9s %-6s %6s\n", "op", "shape", "dtype", "route", "median", "rate", "unit", "ceil");

@@ -3,7 +3,7 @@
 #   .gpu/build/hybench, hb_cuda.so, hb_opencl.so, opencl/*.cl   the binary and its plugins
 #   .gpu/build/tests/test_cuda, .gpu/build/cuda_selftest          the CUDA plugin's test and timing tool
 #   .gpu/lib/                                                     shared libraries the device may lack
-#   .gpu/workloads/                                               the workload files
+#   .gpu/workloads/, .gpu/benchdnn/                               the workload files, benchdnn lists (../shared)
 #   .gpu/run.sh                                                   wrapper: LD_LIBRARY_PATH, HB_NO_INSTALL=1, runs hybench
 # The device machine (Ubuntu 24.04, CUDA 13, cuBLAS, cuDNN, driver) has no OpenBLAS, jansson, hwloc,
 # inih or cmocka and cannot install packages; it has its own libc, libstdc++ and the CUDA libraries,
@@ -39,7 +39,7 @@ cc -std=c11 -D_GNU_SOURCE -O2 $ARCH_FLAGS -fopenmp -Wall -Wextra -Iharness -Iker
   "$B/libhybench.a" $LDLIBS -o "$B/cuda_selftest"
 
 # Gather.
-rm -rf "$G/build" "$G/lib" "$G/workloads"
+rm -rf "$G/build" "$G/lib" "$G/workloads" "$G/benchdnn"
 mkdir -p "$G/build/tests" "$G/lib"
 for f in hybench hb_cuda.so hb_opencl.so cuda_selftest; do
   [ -e "$B/$f" ] && cp "$B/$f" "$G/build/"
@@ -47,6 +47,8 @@ done
 cp "$B/tests/test_cuda" "$G/build/tests/"
 [ -d "$B/opencl" ] && cp -r "$B/opencl" "$G/build/"
 cp -r workloads "$G/"
+# benchdnn problem lists live in ../shared, which does not travel: bundle them (HB_BENCHDNN_DIR).
+if [ -d ../shared/external/benchdnn ]; then mkdir -p "$G/benchdnn" && cp ../shared/external/benchdnn/* "$G/benchdnn/"; fi
 # Debug info is not needed there and costs transfer size.
 strip --strip-debug "$G"/build/* "$G"/build/tests/* 2>/dev/null || true
 
@@ -68,6 +70,7 @@ export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export HB_NO_INSTALL=1
 export HB_PLUGIN_DIR="$here/build"
 export HB_KERNEL_DIR="${HB_KERNEL_DIR:-$here/build/opencl}"
+[ -d "$here/benchdnn" ] && export HB_BENCHDNN_DIR="${HB_BENCHDNN_DIR:-$here/benchdnn}"
 case "${1:-}" in
   --selftest) shift; exec "$here/build/cuda_selftest" "$@" ;;
   --test) shift; exec "$here/build/tests/test_cuda" "$@" ;;

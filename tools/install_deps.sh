@@ -4,7 +4,7 @@
 set -u
 [ "${HB_NO_INSTALL:-0}" = 1 ] && exit 0
 pkgs="build-essential pkg-config libopenblas-dev libhwloc-dev libjansson-dev libinih-dev libcmocka-dev
-gnuplot-nox ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo chromium"
+gnuplot-nox ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo chromium libxml2-dev"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -68,6 +68,7 @@ static void cpu_close(hb_instance *inst)
     if (!inst || !inst->ctx)
         return;
     cpu_ctx *ctx = inst->ctx;
+    hb_cpu_kernel_release();
     free(ctx->flush);
     free(ctx);
     inst->ctx = NULL;

@@ -74,6 +74,38 @@ static size_t nt_min_bytes(void)
     return r;
 }
 
+/* Per-thread scratch (im2col blocks, attention scores, pooling rows), kept between calls so that
+ * a timed call does not page-fault fresh memory; grown on demand, released by
+ * hb_cpu_kernel_release (the backend's close). Slot t belongs to OpenMP thread t of the team. */
+#define SCRATCH_SLOTS 1024
+static float *g_scratch[SCRATCH_SLOTS];
+static size_t g_scratch_cap[SCRATCH_SLOTS];
+
+static float *scratch(int slot, size_t floats)
+{
+    if (slot < 0 || slot >= SCRATCH_SLOTS)
+        return NULL;
+    if (g_scratch_cap[slot] >= floats && g_scratch[slot])
+        return g_scratch[slot];
+    size_t cap = floats < 4096 ? 4096 : floats + floats / 4;
+    float *p = aligned_alloc(64, (cap * sizeof(float) + 63) / 64 * 64);
+    if (!p)
+        return NULL;
+    free(g_scratch[slot]);
+    g_scratch[slot] = p;
+    g_scratch_cap[slot] = cap;
+    return p;
+}
+
+void hb_cpu_kernel_release(void)
+{
+    for (int i = 0; i < SCRATCH_SLOTS; i++) {
+        free(g_scratch[i]);
+        g_scratch[i] = NULL;
+        g_scratch_cap[i] = 0;
+    }
+}
+
 /* exp(x) for float, vectorizable (no calls, no branches): Cephes expf. x is clamped to
  * [-87.3, 88.0], so the result is a normal float in [1.2e-38, 1.65e38]. */
 static inline float fexp(float x)
@@ -352,10 +384,127 @@ static void tap_range(int64_t out, int64_t in, int64_t s, int64_t off, int64_t *
     *hi = h;
 }
 
+/* Pooling of one plane, window by window: for outputs narrower than POOL_ROW_MIN (global and
+ * large-kernel pooling), where the row method's per-tap loop overhead dominates. */
+static void pool_plane_direct(const hbk_conv *p, int is_max, const float *restrict xp, float *restrict yp)
+{
+    for (int64_t oy = 0; oy < p->oh; oy++) {
+        const int64_t iy0 = oy * p->sh - p->ph;
+        for (int64_t ox = 0; ox < p->ow; ox++) {
+            const int64_t ix0 = ox * p->sw - p->pw;
+            float acc = is_max ? -HUGE_VALF : 0.0f;
+            int64_t cnt = 0;
+            for (int64_t ky = 0; ky < p->kh; ky++) {
+                const int64_t iy = iy0 + ky * p->dh;
+                if (iy < 0 || iy >= p->h)
+                    continue;
+                const float *xr = xp + iy * p->w;
+                int64_t kx0 = 0, kx1 = p->kw;
+                while (kx0 < kx1 && ix0 + kx0 * p->dw < 0)
+                    kx0++;
+                while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w)
+                    kx1--;
+                cnt += kx1 - kx0;
+                if (p->dw == 1) {
+                    const float *xs = xr + ix0;
+                    if (is_max) {
+#pragma omp simd reduction(max : acc)
+                        for (int64_t kx = kx0; kx < kx1; kx++)
+                            acc = xs[kx] > acc ? xs[kx] : acc;
+                    } else {
+#pragma omp simd reduction(+ : acc)
+                        for (int64_t kx = kx0; kx < kx1; kx++)
+                            acc += xs[kx];
+                    }
+                } else {
+                    for (int64_t kx = kx0; kx < kx1; kx++) {
+                        const float v = xr[ix0 + kx * p->dw];
+                        acc = is_max ? (v > acc ? v : acc) : acc + v;
+                    }
+                }
+            }
+            yp[oy * p->ow + ox] = cnt == 0 ? 0.0f : (is_max ? acc : acc / (float)cnt);
+        }
+    }
+}
+
+/* Pooling of one plane, row by row: the kh input rows of an output row are first reduced
+ * vertically into v (contiguous, vectorized), then v is reduced horizontally over the kw taps
+ * (strided by sw). cntx[ox] holds the in-bounds taps per output column. */
+static void pool_plane_rows(const hbk_conv *p, int is_max, const float *restrict xp, float *restrict yp,
+                            float *restrict v, const int64_t *cntx)
+{
+    const int64_t w = p->w, sw = p->sw;
+    for (int64_t oy = 0; oy < p->oh; oy++) {
+        float *restrict orow = yp + oy * p->ow;
+        int64_t nky = 0;
+        for (int64_t ky = 0; ky < p->kh; ky++) {
+            const int64_t iy = oy * p->sh - p->ph + ky * p->dh;
+            if (iy < 0 || iy >= p->h)
+                continue;
+            const float *restrict xr = xp + iy * w;
+            if (nky == 0) {
+                memcpy(v, xr, (size_t)w * sizeof(float));
+            } else if (is_max) {
+#pragma omp simd
+                for (int64_t i = 0; i < w; i++)
+                    v[i] = xr[i] > v[i] ? xr[i] : v[i];
+            } else {
+#pragma omp simd
+                for (int64_t i = 0; i < w; i++)
+                    v[i] += xr[i];
+            }
+            nky++;
+        }
+        if (nky == 0) { /* the window rows lie wholly in the padding (see ref.c) */
+            memset(orow, 0, (size_t)p->ow * sizeof(float));
+            continue;
+        }
+        const float init = is_max ? -HUGE_VALF : 0.0f;
+        for (int64_t ox = 0; ox < p->ow; ox++)
+            orow[ox] = init;
+        for (int64_t kx = 0; kx < p->kw; kx++) {
+            const int64_t off = kx * p->dw - p->pw;
+            int64_t lo, hi;
+            tap_range(p->ow, w, sw, off, &lo, &hi);
+            if (is_max) {
+                if (sw == 2) {
+#pragma omp simd
+                    for (int64_t ox = lo; ox < hi; ox++)
+                        orow[ox] = v[2 * ox + off] > orow[ox] ? v[2 * ox + off] : orow[ox];
+                } else {
+#pragma omp simd
+                    for (int64_t ox = lo; ox < hi; ox++)
+                        orow[ox] = v[ox * sw + off] > orow[ox] ? v[ox * sw + off] : orow[ox];
+                }
+            } else {
+                if (sw == 2) {
+#pragma omp simd
+                    for (int64_t ox = lo; ox < hi; ox++)
+                        orow[ox] += v[2 * ox + off];
+                } else {
+#pragma omp simd
+                    for (int64_t ox = lo; ox < hi; ox++)
+                        orow[ox] += v[ox * sw + off];
+                }
+            }
+        }
+        const float fnky = (float)nky;
+        for (int64_t ox = 0; ox < p->ow; ox++) {
+            if (cntx[ox] == 0)
+                orow[ox] = 0.0f;
+            else if (!is_max)
+                orow[ox] /= fnky * (float)cntx[ox];
+        }
+    }
+}
+
+#define POOL_ROW_MIN 16
+
 static hb_status k_pool(const hbk_conv *p, int is_max, const float *x, float *y)
 {
     const int64_t planes = p->b * p->c;
-    /* Taps per output column (the count avgpool divides by, over kx only) */
+    const int direct = p->ow < POOL_ROW_MIN;
     int64_t *cntx = calloc((size_t)p->ow, sizeof *cntx);
     if (!cntx)
         return HB_ENOMEM;
@@ -365,70 +514,27 @@ static hb_status k_pool(const hbk_conv *p, int is_max, const float *x, float *y)
         for (int64_t ox = lo; ox < hi; ox++)
             cntx[ox]++;
     }
-    const int par = planes * p->oh * p->ow * p->kh * p->kw >= EW_PAR_MIN;
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t pl = 0; pl < planes; pl++) {
-        const float *xp = x + pl * p->h * p->w;
-        float *yp = y + pl * p->oh * p->ow;
-        for (int64_t oy = 0; oy < p->oh; oy++) {
-            float *restrict orow = yp + oy * p->ow;
-            const float init = is_max ? -HUGE_VALF : 0.0f;
-            for (int64_t ox = 0; ox < p->ow; ox++)
-                orow[ox] = init;
-            int64_t nky = 0;
-            for (int64_t ky = 0; ky < p->kh; ky++) {
-                const int64_t iy = oy * p->sh - p->ph + ky * p->dh;
-                if (iy < 0 || iy >= p->h)
-                    continue;
-                nky++;
-                const float *restrict xr = xp + iy * p->w;
-                for (int64_t kx = 0; kx < p->kw; kx++) {
-                    const int64_t off = kx * p->dw - p->pw;
-                    int64_t lo, hi;
-                    tap_range(p->ow, p->w, p->sw, off, &lo, &hi);
-                    const int64_t sw = p->sw;
-                    if (is_max) {
-                        if (sw == 1) {
-#pragma omp simd
-                            for (int64_t ox = lo; ox < hi; ox++)
-                                orow[ox] = xr[ox + off] > orow[ox] ? xr[ox + off] : orow[ox];
-                        } else if (sw == 2) {
-#pragma omp simd
-                            for (int64_t ox = lo; ox < hi; ox++)
-                                orow[ox] = xr[2 * ox + off] > orow[ox] ? xr[2 * ox + off] : orow[ox];
-                        } else {
-#pragma omp simd
-                            for (int64_t ox = lo; ox < hi; ox++)
-                                orow[ox] = xr[ox * sw + off] > orow[ox] ? xr[ox * sw + off] : orow[ox];
-                        }
-                    } else {
-                        if (sw == 1) {
-#pragma omp simd
-                            for (int64_t ox = lo; ox < hi; ox++)
-                                orow[ox] += xr[ox + off];
-                        } else if (sw == 2) {
-#pragma omp simd
-                            for (int64_t ox = lo; ox < hi; ox++)
-                                orow[ox] += xr[2 * ox + off];
-                        } else {
-#pragma omp simd
-                            for (int64_t ox = lo; ox < hi; ox++)
-                                orow[ox] += xr[ox * sw + off];
-                        }
-                    }
-                }
-            }
-            for (int64_t ox = 0; ox < p->ow; ox++) {
-                const int64_t cnt = nky * cntx[ox];
-                if (cnt == 0)
-                    orow[ox] = 0.0f; /* window wholly in the padding (see ref.c) */
-                else if (!is_max)
-                    orow[ox] /= (float)cnt;
-            }
+    int failed = 0;
+    const int par = planes > 1 && planes * p->oh * p->ow * p->kh * p->kw >= EW_PAR_MIN;
+#pragma omp parallel if (par)
+    {
+        float *v = direct ? NULL : scratch(omp_get_thread_num(), (size_t)p->w);
+        if (!direct && !v) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(static)
+        for (int64_t pl = 0; pl < planes; pl++) {
+            const float *xp = x + pl * p->h * p->w;
+            float *yp = y + pl * p->oh * p->ow;
+            if (direct)
+                pool_plane_direct(p, is_max, xp, yp);
+            else if (v)
+                pool_plane_rows(p, is_max, xp, yp, v, cntx);
         }
     }
     free(cntx);
-    return HB_OK;
+    return failed ? HB_ENOMEM : HB_OK;
 }
 
 /* ------------------------------------------------------------------ matmul ----------- */
@@ -465,95 +571,129 @@ static int conv_is_direct(const hbk_conv *p)
     return p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 && p->pw == 0;
 }
 
-/* col rows [r0, r1) of one image: row r = (ci, ky, kx) over all c input channels, oh*ow columns. */
-static void im2col_rows(const hbk_conv *p, const float *xb, float *col, int64_t r0, int64_t r1)
+/* im2col of output columns [col0, col0 + ncols) (column j = output pixel oy*ow + ox) for the input
+ * channels of group g of one image: row r = (ci, ky, kx) of the group, ncols floats per row. */
+static void im2col_block(const hbk_conv *p, const float *xb, int64_t g, int64_t col0, int64_t ncols,
+                         float *restrict col)
 {
-    const int64_t ohw = p->oh * p->ow, kk = p->kh * p->kw;
-    for (int64_t r = r0; r < r1; r++) {
-        const int64_t ci = r / kk, ky = (r / p->kw) % p->kh, kx = r % p->kw;
+    const int64_t kk = p->kh * p->kw, kg = p->cg * kk;
+    for (int64_t r = 0; r < kg; r++) {
+        const int64_t ci = g * p->cg + r / kk, ky = (r / p->kw) % p->kh, kx = r % p->kw;
         const float *xc = xb + ci * p->h * p->w;
-        float *dst = col + r * ohw;
         const int64_t off = kx * p->dw - p->pw;
         int64_t lo, hi;
         tap_range(p->ow, p->w, p->sw, off, &lo, &hi);
-        for (int64_t oy = 0; oy < p->oh; oy++) {
-            float *drow = dst + oy * p->ow;
+        float *dst = col + r * ncols;
+        int64_t j = 0, oy = col0 / p->ow, ox = col0 % p->ow;
+        while (j < ncols) {
+            /* output columns [a, b) of output row oy go to d[0 .. b-a) */
+            const int64_t a = ox, b = ox + (p->ow - ox < ncols - j ? p->ow - ox : ncols - j);
+            float *d = dst + j;
             const int64_t iy = oy * p->sh - p->ph + ky * p->dh;
             if (iy < 0 || iy >= p->h) {
-                memset(drow, 0, (size_t)p->ow * sizeof(float));
-                continue;
-            }
-            const float *xr = xc + iy * p->w;
-            for (int64_t ox = 0; ox < lo; ox++)
-                drow[ox] = 0.0f;
-            if (p->sw == 1) {
-                memcpy(drow + lo, xr + lo + off, (size_t)(hi - lo) * sizeof(float));
+                memset(d, 0, (size_t)(b - a) * sizeof(float));
             } else {
-                const int64_t sw = p->sw;
-                for (int64_t ox = lo; ox < hi; ox++)
-                    drow[ox] = xr[ox * sw + off];
+                const float *xr = xc + iy * p->w;
+                /* in-bounds taps [lo, hi) clamped to [a, b) */
+                const int64_t l = lo > a ? (lo < b ? lo : b) : a, h = hi < b ? (hi > l ? hi : l) : b;
+                for (int64_t q = a; q < l; q++)
+                    d[q - a] = 0.0f;
+                if (p->sw == 1) {
+                    if (h > l)
+                        memcpy(d + (l - a), xr + l + off, (size_t)(h - l) * sizeof(float));
+                } else {
+                    const int64_t sw = p->sw;
+                    for (int64_t q = l; q < h; q++)
+                        d[q - a] = xr[q * sw + off];
+                }
+                for (int64_t q = h; q < b; q++)
+                    d[q - a] = 0.0f;
             }
-            for (int64_t ox = hi; ox < p->ow; ox++)
-                drow[ox] = 0.0f;
+            const int64_t seg = b - a;
+            j += seg;
+            oy++;
+            ox = 0;
         }
     }
 }
 
-/* y_b = W x col for every group of one image; col is (c*kh*kw) x (oh*ow). */
-static void conv_gemms(const hbk_conv *p, const float *wt, const float *col, float *yb)
+/* Work split of a convolution: items = images x groups x column blocks x output-channel blocks,
+ * each one im2col block (kg x nb floats, about L2-sized, nb >= 64 columns) and one single-threaded
+ * sgemm (ocb x nb x kg), spread over the OpenMP threads. Columns are split further when there are
+ * fewer than 4 items per thread, output channels when there are still fewer than one per thread. */
+typedef struct conv_plan { int64_t nb, ncb, ocb, nob, items; } conv_plan;
+
+static void conv_plan_make(const hbk_conv *p, int T, conv_plan *pl)
 {
-    const int64_t ohw = p->oh * p->ow, kg = p->cg * p->kh * p->kw;
-    for (int64_t g = 0; g < p->g; g++)
-        sgemm_nn(p->ocg, ohw, kg, wt + g * p->ocg * kg, col + g * kg * ohw, yb + g * p->ocg * ohw);
+    const int64_t ohw = p->oh * p->ow, kg = p->cg * p->kh * p->kw, units = p->b * p->g;
+    int64_t nb = ohw;
+    const int64_t l2cols = ((int64_t)(512 * 1024) / (kg * 4)) / 16 * 16; /* ~512 KiB blocks */
+    if (nb > l2cols)
+        nb = l2cols;
+    int64_t want = 4 * (int64_t)T;
+    if (units * ((ohw + nb - 1) / nb) < want) {
+        int64_t per = (want + units - 1) / units;    /* column blocks wanted per image-group */
+        int64_t nb2 = ((ohw + per - 1) / per + 15) / 16 * 16;
+        if (nb2 < nb)
+            nb = nb2;
+    }
+    if (nb < 64)
+        nb = ohw < 64 ? ohw : 64;
+    pl->nb = nb;
+    pl->ncb = (ohw + nb - 1) / nb;
+    pl->nob = 1;
+    if (units * pl->ncb < T) {
+        int64_t nob = (T + units * pl->ncb - 1) / (units * pl->ncb);
+        int64_t maxob = p->ocg / 16 > 0 ? p->ocg / 16 : 1; /* blocks of 16 output channels at least */
+        pl->nob = nob < maxob ? nob : maxob;
+    }
+    pl->ocb = (p->ocg + pl->nob - 1) / pl->nob;
+    pl->nob = (p->ocg + pl->ocb - 1) / pl->ocb;
+    pl->items = units * pl->ncb * pl->nob;
 }
 
 static hb_status k_conv2d(const hbk_conv *p, const float *x, const float *wt, float *y)
 {
     const int T = omp_get_max_threads();
-    const int64_t ohw = p->oh * p->ow, rows = p->c * p->kh * p->kw;
+    const int64_t ohw = p->oh * p->ow, kg = p->cg * p->kh * p->kw, chw = p->c * p->h * p->w;
     const int direct = conv_is_direct(p);
-    const size_t colsz = direct ? 0 : (size_t)rows * (size_t)ohw;
-    const int per_image = T > 1 && (p->b % T == 0 || p->b >= 4 * T);
-    if (per_image) {
-        int failed = 0;
-        blas_serial_begin();
-#pragma omp parallel
-        {
-            float *col = colsz ? malloc(colsz * sizeof(float)) : NULL;
-            if (colsz && !col) {
+    conv_plan pl;
+    conv_plan_make(p, T, &pl);
+    int failed = 0;
+    blas_serial_begin();
+#pragma omp parallel if (pl.items > 1)
+    {
+        float *col = direct ? NULL : scratch(omp_get_thread_num(), (size_t)(kg * pl.nb));
+        if (!direct && !col) {
 #pragma omp atomic write
-                failed = 1;
-            }
-#pragma omp for schedule(static)
-            for (int64_t b = 0; b < p->b; b++) {
-                if (colsz && !col)
-                    continue;
-                const float *xb = x + b * p->c * p->h * p->w;
-                if (!direct)
-                    im2col_rows(p, xb, col, 0, rows);
-                conv_gemms(p, wt, direct ? xb : col, y + b * p->oc * ohw);
-            }
-            free(col);
+            failed = 1;
         }
-        blas_serial_end(T);
-        return failed ? HB_ENOMEM : HB_OK;
-    }
-    float *col = colsz ? malloc(colsz * sizeof(float)) : NULL;
-    if (colsz && !col)
-        return HB_ENOMEM;
-    for (int64_t b = 0; b < p->b; b++) {
-        const float *xb = x + b * p->c * p->h * p->w;
-        if (!direct) {
-#pragma omp parallel
-            {
-                const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-                im2col_rows(p, xb, col, rows * t / nt, rows * (t + 1) / nt);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t it = 0; it < pl.items; it++) {
+            if (!direct && !col)
+                continue;
+            const int64_t ob = it % pl.nob, cb = (it / pl.nob) % pl.ncb, bg = it / (pl.nob * pl.ncb);
+            const int64_t b = bg / p->g, g = bg % p->g;
+            const int64_t col0 = cb * pl.nb, ncols = ohw - col0 < pl.nb ? ohw - col0 : pl.nb;
+            const int64_t o0 = ob * pl.ocb, mo = p->ocg - o0 < pl.ocb ? p->ocg - o0 : pl.ocb;
+            const float *xb = x + b * chw;
+            const float *B;
+            int64_t ldb;
+            if (direct) { /* 1x1, stride 1, no padding: the input plane block is the col block */
+                B = xb + g * p->cg * ohw + col0;
+                ldb = ohw;
+            } else {
+                im2col_block(p, xb, g, col0, ncols, col);
+                B = col;
+                ldb = ncols;
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mo, (int)ncols, (int)kg, 1.0f,
+                        wt + (g * p->ocg + o0) * kg, (int)kg, B, (int)ldb, 0.0f,
+                        y + (b * p->oc + g * p->ocg + o0) * ohw + col0, (int)ohw);
         }
-        conv_gemms(p, wt, direct ? xb : col, y + b * p->oc * ohw);
     }
-    free(col);
-    return HB_OK;
+    blas_serial_end(T);
+    return failed ? HB_ENOMEM : HB_OK;
 }
 
 /* ------------------------------------------------------------------ attention -------- */
@@ -573,7 +713,7 @@ static hb_status k_attention(const hbk_attn *a, const float *q, const float *k, 
     blas_serial_begin();
 #pragma omp parallel if (items > 1)
     {
-        float *S = malloc((size_t)(tq * (a->kvs > 0 ? a->kvs : 1)) * sizeof(float));
+        float *S = scratch(omp_get_thread_num(), (size_t)(tq * (a->kvs > 0 ? a->kvs : 1)));
         if (!S) {
 #pragma omp atomic write
             failed = 1;
@@ -620,7 +760,6 @@ static hb_status k_attention(const hbk_attn *a, const float *q, const float *k, 
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)a->d, (int)nk, 1.0f, S,
                         (int)nk, v + kvoff, (int)a->d, 0.0f, ob, (int)a->d);
         }
-        free(S);
     }
     blas_serial_end(T);
     return failed ? HB_ENOMEM : HB_OK;

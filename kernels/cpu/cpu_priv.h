@@ -18,6 +18,9 @@ const char *hb_cpu_model(void);    /* hwloc "CPUModel" of the first package, or 
  * hb_cpu_bind_threads and OpenBLAS. Returns HB_OK, HB_EINVAL (shape not computable or a dimension
  * over the BLAS integer range), HB_ENOMEM (scratch allocation failed). */
 hb_status hb_cpu_kernel_run(const hb_case *c, const float *const *in, float *out);
+/* Free the kernels' per-thread scratch memory (kept between calls so that timed calls do not
+ * page-fault fresh memory). The next call allocates again. */
+void hb_cpu_kernel_release(void);
 /* Short name of the implementation run for case c ("openblas sgemm", "im2col+sgemm", ...). */
 const char *hb_cpu_kernel_impl(const hb_case *c);
 /* HB_OK when the kernels can compute c's shape; otherwise HB_ESKIP with the reason written. */

@@ -15,7 +15,8 @@
  *    memory (conflict-free); P goes from the S accumulators to A fragments in registers.
  *  - attn_simt<D>: f32, head_dim 64 or 128. 128 threads, 64 queries x 64 keys per tile; S and
  *    P V as register-tiled FFMA products (8 rows x 4 columns per thread) from shared memory.
- *  - attn_rowwise<T>: any head_dim <= 256 and short query counts (decode): one warp per query row.
+ *  - attn_split<T> + attn_combine<T>: any head_dim <= 256 and short query counts (decode): keys
+ *    split over blocks (flash-decoding), per-block partial (max, sum, o) merged by a second kernel.
  */
 #include "cuda_internal.h"
 
@@ -386,7 +387,7 @@ __global__ void __launch_bounds__(128) attn_simt(attn_args a)
     }
 }
 
-/* ===================== generic kernel: one warp per query row ===================== */
+/* ===================== generic kernel: split over keys ===================== */
 template <typename T> __device__ __forceinline__ float ldf(const T *p);
 template <> __device__ __forceinline__ float ldf<float>(const float *p) { return *p; }
 template <> __device__ __forceinline__ float ldf<__half>(const __half *p) { return __half2float(*p); }
@@ -396,13 +397,21 @@ template <> __device__ __forceinline__ float stf<float>(float v) { return v; }
 template <> __device__ __forceinline__ __half stf<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 stf<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
+/* Block (s, r): query row r (over batch*heads*seq), keys [s*chunk, min((s+1)*chunk, visible)).
+ * 4 warps take groups of 4 consecutive keys round-robin; lanes split head_dim (<= 256, 8 per lane);
+ * per group: 4 independent dot products reduced with shuffles, one online-softmax update. The 4
+ * warps' (m, l, o) are merged in shared memory; with nsplit == 1 the block writes o, else the
+ * partial (m, l, o[0..D-1]) goes to part[(r * nsplit + s) * (D + 2)] for attn_combine. */
 template <typename T>
-__global__ void __launch_bounds__(256) attn_rowwise(attn_args a, int D, long long rows)
+__global__ void __launch_bounds__(128) attn_split(attn_args a, int D, int chunk, int nsplit, float *__restrict__ part)
 {
-    constexpr int MAXPL = 8; /* head_dim <= 256 */
-    const long long r = (long long)blockIdx.x * 8 + threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    if (r >= rows) return;
+    constexpr int MAXPL = 8, KG = 4;
+    __shared__ float sm_m[4], sm_l[4];
+    __shared__ float sm_o[4][256];
+    const long long blk = blockIdx.x;
+    const int s = (int)(blk % nsplit);
+    const long long r = blk / nsplit;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int i = (int)(r % a.seq);
     const long long bh = r / a.seq;
     const int h = (int)(bh % a.heads), b = (int)(bh / a.heads);
@@ -410,7 +419,12 @@ __global__ void __launch_bounds__(256) attn_rowwise(attn_args a, int D, long lon
     const T *q = (const T *)a.q + (size_t)r * D;
     const T *K = (const T *)a.k + ((size_t)(b * kvh + kh) * a.kvs) * D;
     const T *V = (const T *)a.v + ((size_t)(b * kvh + kh) * a.kvs) * D;
-    T *o = (T *)a.o + (size_t)r * D;
+    int nk = a.kvs;
+    if (a.causal) {
+        long long lim = (long long)i + a.off + 1;
+        nk = lim < 0 ? 0 : (lim > a.kvs ? a.kvs : (int)lim);
+    }
+    const int k_lo = s * chunk, k_hi = min(nk, k_lo + chunk);
     float qr[MAXPL], acc[MAXPL];
 #pragma unroll
     for (int u = 0; u < MAXPL; u++) {
@@ -418,36 +432,91 @@ __global__ void __launch_bounds__(256) attn_rowwise(attn_args a, int D, long lon
         qr[u] = d < D ? ldf<T>(q + d) * a.scale_log2 : 0.0f;
         acc[u] = 0.0f;
     }
-    int nk = a.kvs;
-    if (a.causal) {
-        long long lim = (long long)i + a.off + 1;
-        nk = lim < 0 ? 0 : (lim > a.kvs ? a.kvs : (int)lim);
-    }
     float m = -INFINITY, l = 0.0f;
-    for (int j = 0; j < nk; j++) {
-        float dot = 0.0f;
+    for (int g0 = k_lo + warp * KG; g0 < k_hi; g0 += 4 * KG) {
+        float dot[KG];
+#pragma unroll
+        for (int e = 0; e < KG; e++) {
+            dot[e] = 0.0f;
+            const int j = g0 + e;
+            if (j < k_hi) {
+#pragma unroll
+                for (int u = 0; u < MAXPL; u++) {
+                    const int d = lane + 32 * u;
+                    if (d < D) dot[e] = fmaf(qr[u], ldf<T>(K + (size_t)j * D + d), dot[e]);
+                }
+            }
+        }
+#pragma unroll
+        for (int o2 = 16; o2 > 0; o2 >>= 1)
+#pragma unroll
+            for (int e = 0; e < KG; e++) dot[e] += __shfl_xor_sync(0xffffffffu, dot[e], o2);
+        float mx = m;
+#pragma unroll
+        for (int e = 0; e < KG; e++) {
+            if (g0 + e >= k_hi) dot[e] = -INFINITY;
+            mx = fmaxf(mx, dot[e]);
+        }
+        const float al = exp2f(m - mx); /* mx is finite: key g0 < k_hi exists */
+        float p[KG];
+#pragma unroll
+        for (int e = 0; e < KG; e++) { p[e] = exp2f(dot[e] - mx); }
+        l = l * al + p[0] + p[1] + p[2] + p[3];
 #pragma unroll
         for (int u = 0; u < MAXPL; u++) {
             const int d = lane + 32 * u;
-            if (d < D) dot = fmaf(qr[u], ldf<T>(K + (size_t)j * D + d), dot);
-        }
+            if (d < D) {
+                float x = acc[u] * al;
 #pragma unroll
-        for (int o2 = 16; o2 > 0; o2 >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o2);
-        const float mn = fmaxf(m, dot);
-        const float al = exp2f(m - mn), p = exp2f(dot - mn);
-        l = l * al + p;
-#pragma unroll
-        for (int u = 0; u < MAXPL; u++) {
-            const int d = lane + 32 * u;
-            if (d < D) acc[u] = fmaf(acc[u], al, p * ldf<T>(V + (size_t)j * D + d));
+                for (int e = 0; e < KG; e++)
+                    if (g0 + e < k_hi) x = fmaf(p[e], ldf<T>(V + (size_t)(g0 + e) * D + d), x);
+                acc[u] = x;
+            }
         }
-        m = mn;
+        m = mx;
     }
-    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    if (lane == 0) { sm_m[warp] = m; sm_l[warp] = l; }
 #pragma unroll
     for (int u = 0; u < MAXPL; u++) {
         const int d = lane + 32 * u;
-        if (d < D) o[d] = stf<T>(acc[u] * inv);
+        if (d < D) sm_o[warp][d] = acc[u];
+    }
+    __syncthreads();
+    float M = fmaxf(fmaxf(sm_m[0], sm_m[1]), fmaxf(sm_m[2], sm_m[3]));
+    const float base = M == -INFINITY ? 0.0f : M;
+    float sc[4], L = 0.0f;
+#pragma unroll
+    for (int w = 0; w < 4; w++) { sc[w] = exp2f(sm_m[w] - base); L += sm_l[w] * sc[w]; }
+    for (int d = threadIdx.x; d < D; d += 128) {
+        const float O = sm_o[0][d] * sc[0] + sm_o[1][d] * sc[1] + sm_o[2][d] * sc[2] + sm_o[3][d] * sc[3];
+        if (nsplit == 1) ((T *)a.o)[(size_t)r * D + d] = stf<T>(L > 0.0f ? O / L : 0.0f);
+        else part[(size_t)blk * (D + 2) + 2 + d] = O;
+    }
+    if (nsplit > 1 && threadIdx.x == 0) {
+        part[(size_t)blk * (D + 2)] = M;
+        part[(size_t)blk * (D + 2) + 1] = L;
+    }
+}
+
+/* One warp per row: merge the nsplit partials (m, l, o) of attn_split. */
+template <typename T>
+__global__ void __launch_bounds__(256) attn_combine(const float *__restrict__ part, T *__restrict__ o, long long rows,
+                                                    int D, int nsplit)
+{
+    const long long r = (long long)blockIdx.x * 8 + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (r >= rows) return;
+    const float *p = part + (size_t)r * nsplit * (D + 2);
+    float M = -INFINITY;
+    for (int s = 0; s < nsplit; s++) M = fmaxf(M, p[(size_t)s * (D + 2)]);
+    const float base = M == -INFINITY ? 0.0f : M;
+    float L = 0.0f;
+    for (int s = 0; s < nsplit; s++) L += p[(size_t)s * (D + 2) + 1] * exp2f(p[(size_t)s * (D + 2)] - base);
+    const float inv = L > 0.0f ? 1.0f / L : 0.0f;
+    for (int d = lane; d < D; d += 32) {
+        float O = 0.0f;
+        for (int s = 0; s < nsplit; s++) O += p[(size_t)s * (D + 2) + 2 + d] * exp2f(p[(size_t)s * (D + 2)] - base);
+        o[(size_t)r * D + d] = stf<T>(O * inv);
     }
 }
 
@@ -480,13 +549,30 @@ template <int D> hb_status launch_simt(hbc_ctx *c, const attn_args &a, int batch
     return HBC_LAUNCHED(c, "attn_simt");
 }
 
-template <typename T> hb_status launch_rowwise(hbc_ctx *c, const attn_args &a, int D, long long rows)
+/* Split the keys so that the grid has about 4 blocks per SM, each at least 64 keys. */
+template <typename T> hb_status launch_split(hbc_ctx *c, const attn_args &a, int D, long long rows)
 {
-    const long long blocks = (rows + 7) / 8;
-    if (blocks > 0x7fffffffLL) return HB_EINVAL;
-    attn_rowwise<T><<<(unsigned)blocks, 256, 0, c->stream>>>(a, D, rows);
-    snprintf(c->last_impl, sizeof c->last_impl, "attn_rowwise_warp");
-    return HBC_LAUNCHED(c, "attn_rowwise");
+    const long long want = 4LL * c->prop.multiProcessorCount;
+    long long nsplit = (want + rows - 1) / rows;
+    const long long max_split = (a.kvs + 63) / 64;
+    if (nsplit > max_split) nsplit = max_split;
+    if (nsplit < 1) nsplit = 1;
+    const int chunk = (int)((a.kvs + nsplit - 1) / nsplit);
+    nsplit = (a.kvs + chunk - 1) / chunk;
+    if (rows * nsplit > 0x7fffffffLL) return HB_EINVAL;
+    float *part = nullptr;
+    if (nsplit > 1) {
+        HBC_TRY(hbc_grow(c, &c->scratch, &c->scratch_bytes, (size_t)(rows * nsplit) * (size_t)(D + 2) * sizeof(float)));
+        part = (float *)c->scratch;
+    }
+    attn_split<T><<<(unsigned)(rows * nsplit), 128, 0, c->stream>>>(a, D, chunk, (int)nsplit, part);
+    HBC_TRY(HBC_LAUNCHED(c, "attn_split"));
+    if (nsplit > 1) {
+        attn_combine<T><<<(unsigned)((rows + 7) / 8), 256, 0, c->stream>>>(part, (T *)a.o, rows, D, (int)nsplit);
+        HBC_TRY(HBC_LAUNCHED(c, "attn_combine"));
+    }
+    snprintf(c->last_impl, sizeof c->last_impl, "attn_split_kv(%lld splits)", nsplit);
+    return HB_OK;
 }
 
 int env_int(const char *name, int dflt)
@@ -510,26 +596,26 @@ hb_status hbc_attention(hbc_ctx *c, hb_dtype dt, const void *q, const void *k, c
     a.causal = causal != 0; a.off = (int)(kvs - seq);
     a.scale_log2 = (float)(1.0 / sqrt((double)hd)) * kLog2e;
     const long long rows = (long long)batch * heads * seq;
-    /* HB_CUDA_ATTN=rowwise forces the generic kernel (tests); HB_CUDA_ATTN_WARPS=4|8 picks the
+    /* HB_CUDA_ATTN=split forces the generic kernel (tests); HB_CUDA_ATTN_WARPS=4|8 picks the
      * tensor-core kernel's query tile (64 or 128 rows). */
     const char *force = getenv("HB_CUDA_ATTN");
-    const bool fused_ok = (hd == 64 || hd == 128) && seq >= 16 && !(force && !strcmp(force, "rowwise"));
+    const bool fused_ok = (hd == 64 || hd == 128) && seq >= 16 && !(force && !strcmp(force, "split"));
     const int nw = env_int("HB_CUDA_ATTN_WARPS", 4) == 8 ? 8 : 4;
     if (dt == HB_F32) {
         if (fused_ok) return hd == 64 ? launch_simt<64>(c, a, (int)batch) : launch_simt<128>(c, a, (int)batch);
-        return launch_rowwise<float>(c, a, (int)hd, rows);
+        return launch_split<float>(c, a, (int)hd, rows);
     }
     if (dt == HB_F16) {
         if (fused_ok) {
             if (hd == 64) return nw == 8 ? launch_mma<__half, 64, 8>(c, a, (int)batch) : launch_mma<__half, 64, 4>(c, a, (int)batch);
             return nw == 8 ? launch_mma<__half, 128, 8>(c, a, (int)batch) : launch_mma<__half, 128, 4>(c, a, (int)batch);
         }
-        return launch_rowwise<__half>(c, a, (int)hd, rows);
+        return launch_split<__half>(c, a, (int)hd, rows);
     }
     if (fused_ok) {
         if (hd == 64)
             return nw == 8 ? launch_mma<__nv_bfloat16, 64, 8>(c, a, (int)batch) : launch_mma<__nv_bfloat16, 64, 4>(c, a, (int)batch);
         return nw == 8 ? launch_mma<__nv_bfloat16, 128, 8>(c, a, (int)batch) : launch_mma<__nv_bfloat16, 128, 4>(c, a, (int)batch);
     }
-    return launch_rowwise<__nv_bfloat16>(c, a, (int)hd, rows);
+    return launch_split<__nv_bfloat16>(c, a, (int)hd, rows);
 }

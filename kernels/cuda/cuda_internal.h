@@ -43,6 +43,8 @@ struct hbc_conv_choice {
     cudnnMathType_t math;
     size_t ws_bytes;
     float find_ms;
+    int nhwc;                  /* 1: transform NCHW -> NHWC, convolve in NHWC, transform back (faster here) */
+    float nchw_ms, nhwc_ms;    /* the two pipelines as timed once when choosing */
 };
 #define HBC_CONV_CACHE 64
 
@@ -53,6 +55,7 @@ struct hbc_ctx {
     cudaDeviceProp prop;
     int sm_clock_khz, mem_clock_khz, l2_bytes;
     int ready;                 /* stream, events and library handles created (lazily) */
+    int tarmed, tstarted;      /* timer_begin armed the timer; a hook recorded ev_begin since */
     int sticky;                /* a sticky CUDA error happened: every hook returns HB_EDEVICE */
     cudaStream_t stream;
     cudaEvent_t ev_begin, ev_end, ev_a, ev_b, ev_c;
@@ -62,6 +65,7 @@ struct hbc_ctx {
     void *dnn_ws; size_t dnn_ws_bytes;         /* cuDNN workspace, grown on demand */
     void *scratch; size_t scratch_bytes;       /* reductions' partials, f64 staging, grown on demand */
     void *flush_buf; size_t flush_bytes;       /* 2 x L2, written by flush_cache */
+    void *conv_tmp; size_t conv_tmp_bytes;     /* NHWC copies of x, w, y for the NHWC conv path */
     int64_t dev_bytes;                         /* device bytes allocated by this instance now */
     int64_t pinned_bytes;                      /* page-locked host bytes allocated now */
     hb_dtype hint_dtype;                       /* dtype of the last case seen by supports/run: tells

@@ -11,54 +11,59 @@
     __global const TS *B, ulong b_off, int ldb, ulong b_stride,                     \
     __global TS *C, ulong c_off, int ldc, ulong c_stride, int M, int N, int K
 
-/* CPU style: work-item (gid0, gid1, gid2) computes the 8 x 32 block of C at rows 8*gid0,
- * columns 32*gid1 of batch gid2 with 16 float16 accumulators in registers (a register-blocked
+/* CPU style: work-item (gid0, gid1, gid2) computes the RM x 32 block of C at rows RM*gid0,
+ * columns 32*gid1 of batch gid2 with 2*RM float16 accumulators in registers (a register-blocked
  * outer-product kernel, the micro-kernel scheme of GotoBLAS/BLIS without packing). Rows past M are
  * clamped (computed, not stored); a block with fewer than 32 columns takes a scalar path.
- * Launch: global (ceil(M/8), ceil(N/32), batch), local (1,1,1); dimension 0 is the row block so
+ * hb_mm_cpu has RM = 8 (16 accumulators: 8 broadcasts of A per 2 loads of B); hb_mm_cpu_r1 has
+ * RM = 1 for M < 8 (matrix-vector shapes, memory-bound: no duplicated rows).
+ * Launch: global (ceil(M/RM), ceil(N/32), batch), local (1,1,1); dimension 0 is the row block so
  * that consecutive work-groups reuse the same 32-column panel of B from cache. */
-#define MM_RM 8
-__kernel void hb_mm_cpu(HB_MM_ARGS)
-{
-    const int ib = (int)get_global_id(0) * MM_RM, jb = (int)get_global_id(1) * 32;
-    const size_t bz = get_global_id(2);
-    if (ib >= M || jb >= N) return;
-    __global const TS *a = A + a_off + bz * a_stride;
-    __global const TS *b = B + b_off + bz * b_stride;
-    __global TS *c = C + c_off + bz * c_stride;
-    size_t ar[MM_RM];
-    for (int r = 0; r < MM_RM; r++) ar[r] = (size_t)min(ib + r, M - 1) * (size_t)lda;
-    if (jb + 32 <= N) {
-        float16 acc0[MM_RM], acc1[MM_RM];
-        for (int r = 0; r < MM_RM; r++) { acc0[r] = 0.0f; acc1[r] = 0.0f; }
-        for (int k = 0; k < K; k++) {
-            __global const TS *bk = b + (size_t)k * (size_t)ldb + jb;
-            float16 b0 = LD16(0, bk), b1 = LD16(0, bk + 16);
-#pragma unroll
-            for (int r = 0; r < MM_RM; r++) {
-                float16 av = (float16)(LD1(ar[r] + k, a));
-                acc0[r] = fma(av, b0, acc0[r]);
-                acc1[r] = fma(av, b1, acc1[r]);
-            }
-        }
-        for (int r = 0; r < MM_RM; r++) {
-            if (ib + r >= M) break;
-            __global TS *cr = c + (size_t)(ib + r) * (size_t)ldc + jb;
-            ST16(acc0[r], 0, cr);
-            ST16(acc1[r], 0, cr + 16);
-        }
-    } else {
-        for (int j = jb; j < N; j++) {
-            float acc[MM_RM];
-            for (int r = 0; r < MM_RM; r++) acc[r] = 0.0f;
-            for (int k = 0; k < K; k++) {
-                float bv = LD1((size_t)k * (size_t)ldb + j, b);
-                for (int r = 0; r < MM_RM; r++) acc[r] = fma(LD1(ar[r] + k, a), bv, acc[r]);
-            }
-            for (int r = 0; r < MM_RM && ib + r < M; r++) ST1(acc[r], (size_t)(ib + r) * (size_t)ldc + j, c);
-        }
-    }
+#define HB_MM_CPU(NAME, MM_RM)                                                                 \
+__kernel void NAME(HB_MM_ARGS)                                                                 \
+{                                                                                              \
+    const int ib = (int)get_global_id(0) * MM_RM, jb = (int)get_global_id(1) * 32;             \
+    const size_t bz = get_global_id(2);                                                        \
+    if (ib >= M || jb >= N) return;                                                            \
+    __global const TS *a = A + a_off + bz * a_stride;                                          \
+    __global const TS *b = B + b_off + bz * b_stride;                                          \
+    __global TS *c = C + c_off + bz * c_stride;                                                \
+    size_t ar[MM_RM];                                                                          \
+    for (int r = 0; r < MM_RM; r++) ar[r] = (size_t)min(ib + r, M - 1) * (size_t)lda;          \
+    if (jb + 32 <= N) {                                                                        \
+        float16 acc0[MM_RM], acc1[MM_RM];                                                      \
+        for (int r = 0; r < MM_RM; r++) { acc0[r] = 0.0f; acc1[r] = 0.0f; }                    \
+        for (int k = 0; k < K; k++) {                                                          \
+            __global const TS *bk = b + (size_t)k * (size_t)ldb + jb;                          \
+            float16 b0 = LD16(0, bk), b1 = LD16(0, bk + 16);                                   \
+            _Pragma("unroll")                                                                  \
+            for (int r = 0; r < MM_RM; r++) {                                                  \
+                float16 av = (float16)(LD1(ar[r] + k, a));                                     \
+                acc0[r] = fma(av, b0, acc0[r]);                                                \
+                acc1[r] = fma(av, b1, acc1[r]);                                                \
+            }                                                                                  \
+        }                                                                                      \
+        for (int r = 0; r < MM_RM; r++) {                                                      \
+            if (ib + r >= M) break;                                                            \
+            __global TS *cr = c + (size_t)(ib + r) * (size_t)ldc + jb;                         \
+            ST16(acc0[r], 0, cr);                                                              \
+            ST16(acc1[r], 0, cr + 16);                                                         \
+        }                                                                                      \
+    } else {                                                                                   \
+        for (int j = jb; j < N; j++) {                                                         \
+            float acc[MM_RM];                                                                  \
+            for (int r = 0; r < MM_RM; r++) acc[r] = 0.0f;                                     \
+            for (int k = 0; k < K; k++) {                                                      \
+                float bv = LD1((size_t)k * (size_t)ldb + j, b);                                \
+                for (int r = 0; r < MM_RM; r++) acc[r] = fma(LD1(ar[r] + k, a), bv, acc[r]);   \
+            }                                                                                  \
+            for (int r = 0; r < MM_RM && ib + r < M; r++)                                      \
+                ST1(acc[r], (size_t)(ib + r) * (size_t)ldc + j, c);                            \
+        }                                                                                      \
+    }                                                                                          \
 }
+HB_MM_CPU(hb_mm_cpu, 8)
+HB_MM_CPU(hb_mm_cpu_r1, 1)
 
 /* GPU style: the classic local-memory tiled kernel (16 x 16 tiles of A and B staged in local
  * memory, one output per work-item; as in the NVIDIA OpenCL SDK matrixMul sample).

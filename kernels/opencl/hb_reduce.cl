@@ -15,7 +15,7 @@ inline void hb_red_store(float v, int fin, int cols, size_t idx, __global float 
 
 #if HB_CPU_STYLE
 /* CPU style: work-item (c, row) walks its chunk with float16 accumulators.
- * Launch: global (nchunk, rows), local (1, 1). */
+ * Launch: global (nchunk, rows rounded up to L), local (1, L). */
 #define HB_RED_PART(NAME, INIT, VOP, HRED, SOP)                                                \
 __kernel void NAME(__global const TS *x, __global float *part, __global TS *y, int rows,        \
                    int cols, int chunk, int nchunk, int fin)                                   \
@@ -77,7 +77,7 @@ __kernel void hb_red_final(__global const float *part, __global TS *y, int rows,
 #define HB_RMS_EPS 1e-5f
 #if HB_CPU_STYLE
 /* One work-item per row: sum of squares with float16 accumulators, then the scaled copy.
- * Launch: global ceil(rows/8)*8, local 8. */
+ * Launch: global rows rounded up to L, local L. */
 __kernel void hb_rmsnorm(__global const TS *x, __global const TS *g, __global TS *y, int rows, int cols)
 {
     const int row = (int)get_global_id(0);

@@ -4,7 +4,8 @@
  *
  * Files: ocl_backend.c (hooks: enumerate, buffers, routes, timers, describe), ocl_program.c (kernel
  * sources, program builds, kernel cache, error names), ocl_run.c (the run hook: one dispatch per
- * op), ocl_matmul.c (GEMM through CLBlast or the own kernels), ocl_ceilings.c (ceiling probes).
+ * op), ocl_matmul.c (GEMM through CLBlast or the own kernels), ocl_ceilings.c (ceiling probes),
+ * ocl_convert.c (upload_f64/download_f64: mode convert-device).
  *
  * Environment variables read when an instance is opened (enumerate):
  *   HB_KERNEL_DIR          directory of the .cl files (else <plugin dir>/opencl/, else kernels/opencl/)
@@ -27,9 +28,10 @@
 /* Everything below is internal to the plugin: hidden from its dynamic symbol table. */
 #pragma GCC visibility push(hidden)
 
-/* Programs: one per .cl file (hb_common.cl is prepended to each), in two storage variants. */
+/* Programs: one per .cl file (hb_common.cl is prepended to each), in two storage variants (probe and
+ * convert: f32 variant only; convert only on devices with cl_khr_fp64). */
 typedef enum ocl_prog {
-    OCL_P_ELEMENTWISE, OCL_P_MATMUL, OCL_P_CONV_POOL, OCL_P_REDUCE, OCL_P_PROBE, OCL_P_COUNT
+    OCL_P_ELEMENTWISE, OCL_P_MATMUL, OCL_P_CONV_POOL, OCL_P_REDUCE, OCL_P_PROBE, OCL_P_CONVERT, OCL_P_COUNT
 } ocl_prog;
 /* Storage variant index: 0 f32, 1 f16. */
 #define OCL_NVAR 2
@@ -147,6 +149,16 @@ const char *ocl_gemm_kernel_name(const ocl_ctx *c, int var);
 void ocl_gemm_choose(ocl_ctx *c);
 /* 1 when CLBlast was compiled in. */
 int ocl_have_clblast(void);
+
+/* ---- convert-device (ocl_convert.c) ---- */
+/* Hooks of backend.h: f64 host data -> device f64 scratch (clEnqueueWriteBuffer, *copy_s) -> kernel
+ * conversion into b's storage type (*convert_s), and the reverse. Blocking. HB_ESKIP without
+ * cl_khr_fp64. b's storage type is inferred from its size (hb_buf has no dtype): bytes == 2n -> f16,
+ * bytes == 4n -> f32 (the driver allocates exactly n elements); anything else -> HB_EINVAL. */
+hb_status ocl_upload_f64(hb_instance *inst, hb_buf *b, const double *src, size_t n, double *copy_s, double *convert_s);
+hb_status ocl_download_f64(hb_instance *inst, hb_buf *b, double *dst, size_t n, double *copy_s, double *convert_s);
+/* Record e in the timer's list while timing (ownership passes), else release it. */
+void ocl_ev_keep(ocl_ctx *c, cl_event e);
 
 /* ---- ceilings (ocl_ceilings.c) ---- */
 int ocl_ceilings(hb_instance *inst, hb_ceiling *out, int max);

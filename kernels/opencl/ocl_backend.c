@@ -483,6 +483,8 @@ static hb_status ocl_supports(hb_instance *inst, const hb_case *cs, char *reason
     }
     if ((unsigned)cs->route >= HB_ROUTE_COUNT || (unsigned)cs->mode >= HB_MODE_COUNT)
         return skip(reason, reasonlen, "unknown route or mode%s", "");
+    if (cs->mode == HB_MODE_CONVERT_DEVICE && !c->fp64)
+        return skip(reason, reasonlen, "convert-device needs f64 on the device (cl_khr_fp64), which %s lacks", c->dev_name);
     /* kernels take shape dimensions as int */
     const int64_t *f = &s->n;
     for (size_t i = 0; i < sizeof *s / sizeof *f; i++)
@@ -528,11 +530,12 @@ static const char *type_name(cl_device_type t)
 static hb_status ocl_describe(hb_instance *inst, char *buf, size_t len)
 {
     ocl_ctx *c = CTX(inst);
-    static const char *const pname[OCL_P_COUNT] = {"elementwise", "matmul", "conv_pool", "reduce", "probe"};
+    static const char *const pname[OCL_P_COUNT] = {"elementwise", "matmul", "conv_pool", "reduce", "probe", "convert"};
     json_t *failed = json_array();
     for (int p = 0; p < OCL_P_COUNT; p++)
         for (int v = 0; v < OCL_NVAR; v++)
-            if (!c->prog[p][v] && (v == 0 || (c->f16_ok && p != OCL_P_PROBE))) {
+            if (!c->prog[p][v] && (p != OCL_P_CONVERT || c->fp64) &&
+                (v == 0 || (c->f16_ok && p != OCL_P_PROBE && p != OCL_P_CONVERT))) {
                 char s[64];
                 snprintf(s, sizeof s, "%s/%s: %s", pname[p], v ? "f16" : "f32", ocl_errname(c->prog_err[p][v]));
                 json_array_append_new(failed, json_string(s));
@@ -594,4 +597,6 @@ __attribute__((visibility("default"))) const hb_backend_ops hb_opencl_ops = {
     .case_info = ocl_case_info,
     .describe = ocl_describe,
     .flush_cache = NULL,
+    .upload_f64 = ocl_upload_f64,
+    .download_f64 = ocl_download_f64,
 };

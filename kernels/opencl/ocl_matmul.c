@@ -63,7 +63,7 @@ const char *ocl_gemm_impl_name(const ocl_ctx *c, int var)
 const char *ocl_gemm_kernel_name(const ocl_ctx *c, int var)
 {
     if (c->mm_impl == OCL_MM_CLBLAST && var == 0) return "CLBlastSgemm";
-    return c->cpu_style ? "hb_mm_cpu (8x32 register block)" : "hb_mm_local (16x16 local-memory tiles)";
+    return c->cpu_style ? "hb_mm_cpu (8x32 register block; 1x32 for m < 8)" : "hb_mm_local (16x16 local-memory tiles)";
 }
 
 #if HB_HAVE_CLBLAST
@@ -104,7 +104,8 @@ hb_status ocl_gemm(ocl_ctx *c, int var, int M, int N, int K,
     }
 #endif
     cl_int e;
-    const char *name = c->cpu_style ? "hb_mm_cpu" : "hb_mm_local";
+    const int rm = c->cpu_style && M < 8 ? 1 : 8;
+    const char *name = c->cpu_style ? (rm == 1 ? "hb_mm_cpu_r1" : "hb_mm_cpu") : "hb_mm_local";
     cl_kernel k = ocl_kernel(c, OCL_P_MATMUL, var, name, &e);
     if (!k) return ocl_status(e) == HB_OK ? HB_EDEVICE : ocl_status(e);
     cl_ulong ao = a_off, as = a_stride, bo = b_off, bs = b_stride, co = c_off, cs = c_stride;
@@ -114,7 +115,7 @@ hb_status ocl_gemm(ocl_ctx *c, int var, int M, int N, int K,
                      sizeof M, &M, sizeof N, &N, sizeof K, &K);
     if (e != CL_SUCCESS) return ocl_status(e);
     if (c->cpu_style) {
-        size_t g[3] = {((size_t)M + 7) / 8, ((size_t)N + 31) / 32, (size_t)batch}, l[3] = {1, 1, 1};
+        size_t g[3] = {((size_t)M + rm - 1) / rm, ((size_t)N + 31) / 32, (size_t)batch}, l[3] = {1, 1, 1};
         e = ocl_launch(c, k, 3, g, l);
     } else {
         size_t g[3] = {((size_t)N + 15) / 16 * 16, ((size_t)M + 15) / 16 * 16, (size_t)batch}, l[3] = {16, 16, 1};

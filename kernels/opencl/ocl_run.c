@@ -226,7 +226,11 @@ static hb_status run_reduce(ocl_ctx *c, int var, const hb_case *cs, hb_buf *cons
                             sizeof chunk, &chunk, sizeof nch, &nch, sizeof pfin, &pfin);
     if (e != CL_SUCCESS) return st_of(e);
     if (c->cpu_style) {
-        size_t l[2] = {1, rows >= 8 ? 8 : 1}, g[2] = {nchunk, round_up((size_t)rows, l[1])};
+        /* rows per work-group: up to 64 (fewer, larger groups cost less scheduling in PoCL) while
+         * keeping >= 4 groups per compute unit */
+        size_t l1 = 1;
+        while (l1 < 64 && (size_t)rows >= 2 * l1 * 4 * c->cus) l1 *= 2;
+        size_t l[2] = {1, l1}, g[2] = {nchunk, round_up((size_t)rows, l1)};
         e = ocl_launch(c, kp, 2, g, l);
     } else {
         size_t l[2] = {256, 1}, g[2] = {nchunk * 256, (size_t)rows};
@@ -249,7 +253,9 @@ static hb_status run_rmsnorm(ocl_ctx *c, int var, const hb_case *cs, hb_buf *con
     cl_int e = ocl_set_args(k, 5, sizeof x, &x, sizeof g, &g, sizeof y, &y, sizeof rows, &rows, sizeof cols, &cols);
     if (e != CL_SUCCESS) return st_of(e);
     if (c->cpu_style) {
-        size_t l = rows >= 8 ? 8 : 1, gw = round_up((size_t)rows, l);
+        size_t l = 1;
+        while (l < 64 && (size_t)rows >= 2 * l * 4 * c->cus) l *= 2;
+        size_t gw = round_up((size_t)rows, l);
         return st_of(ocl_launch(c, k, 1, &gw, &l));
     }
     size_t l[2] = {256, 1}, gw[2] = {256, (size_t)rows};
