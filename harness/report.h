@@ -112,7 +112,7 @@ void hb_report_free(hb_report *rp);
 double hb_report_median(double *v, size_t n);
 /* Human-readable numbers into a rotating set of 32 static buffers (valid for 31 further calls;
  * not thread-safe): time "1.23 ms", count "1.5Mi" (binary prefixes), bytes "12.0 MiB",
- * percent "12.3%" ("n/a" for NAN), a plain "%.3g" number. */
+ * percent "12.3%" ("n/a" for NAN), a plain "%.3g" number. Results longer than 511 bytes are cut. */
 const char *hb_report_fmt_time(double s);
 const char *hb_report_fmt_count(double n);
 const char *hb_report_fmt_bytes(double b);

@@ -1855,8 +1855,8 @@ static const char *jtext(json_t *v)
     if (json_is_integer(v)) return F("%lld", (long long)json_integer_value(v));
     if (json_is_real(v)) return hb_report_fmt_num(json_real_value(v));
     if (json_is_boolean(v)) return json_is_true(v) ? "yes" : "no";
-    char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
-    const char *r = F("%.150s", s ? s : "");
+    char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
+    const char *r = F("%.500s", s ? s : "");
     free(s);
     return r;
 }

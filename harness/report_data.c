@@ -215,7 +215,7 @@ double hb_report_median(double *v, size_t n)
 #define FMT_RING 32
 static char *fmt_slot(void)
 {
-    static char ring[FMT_RING][160];
+    static char ring[FMT_RING][512];
     static int next;
     char *s = ring[next];
     next = (next + 1) % FMT_RING;
@@ -227,7 +227,7 @@ const char *hb_report_fmt(const char *fmt, ...)
     char *s = fmt_slot();
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(s, 160, fmt, ap);
+    vsnprintf(s, 512, fmt, ap);
     va_end(ap);
     return s;
 }

@@ -239,7 +239,7 @@ static double unif(void) /* [-1, 1), never 0 */
     rs ^= rs << 13;
     rs ^= rs >> 7;
     rs ^= rs << 17;
-    double v = (double)(rs >> 11) * 0x1p-52 * 2.0 - 1.0;
+    double v = (double)(rs >> 11) * 0x1p-53 * 2.0 - 1.0;
     return v == 0.0 ? 0.25 : v;
 }
 

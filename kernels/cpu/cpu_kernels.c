@@ -169,6 +169,33 @@ static float max_f32(const float *restrict x, int64_t n)
 
 /* ------------------------------------------------------------------ elementwise ------ */
 
+/* dst[0..n) = src[0..n) with streaming stores for the 64-byte aligned body (the caller issues
+ * _mm_sfence before its results are read by another thread: at the end of its parallel region). */
+static void stream_store(float *restrict dst, const float *restrict src, int64_t n)
+{
+    int64_t i = 0;
+#if defined(__AVX512F__) || defined(__AVX__)
+    for (; i < n && ((uintptr_t)(dst + i) & 63u); i++)
+        dst[i] = src[i];
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+        _mm512_stream_ps(dst + i, _mm512_loadu_ps(src + i));
+#else
+    for (; i + 8 <= n; i += 8)
+        _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
+#endif
+#endif
+    for (; i < n; i++)
+        dst[i] = src[i];
+}
+
+static void stream_fence(void)
+{
+#if defined(__AVX__) || defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
+
 /* Plain vectorized loop over n elements (no threads). b is NULL for the one-input ops. */
 static void ew_plain(hb_op op, const float *restrict a, const float *restrict b, float *restrict o, int64_t n)
 {
@@ -209,30 +236,17 @@ static void ew_plain(hb_op op, const float *restrict a, const float *restrict b,
  * streaming stores (no write-allocate read of the output). */
 static void ew_range(hb_op op, const float *a, const float *b, float *o, int64_t n, int nt)
 {
-#if defined(__AVX512F__) || defined(__AVX__)
-    if (nt && n >= 2 * EW_BLOCK) {
-        int64_t i = (int64_t)((64 - ((uintptr_t)o & 63)) & 63) / 4;
-        if (((uintptr_t)o & 3) == 0) {
-            ew_plain(op, a, b, o, i);
-            float tmp[EW_BLOCK] __attribute__((aligned(64)));
-            for (; i + EW_BLOCK <= n; i += EW_BLOCK) {
-                ew_plain(op, a + i, b ? b + i : NULL, tmp, EW_BLOCK);
-#if defined(__AVX512F__)
-                for (int j = 0; j < EW_BLOCK; j += 16)
-                    _mm512_stream_ps(o + i + j, _mm512_load_ps(tmp + j));
-#else
-                for (int j = 0; j < EW_BLOCK; j += 8)
-                    _mm256_stream_ps(o + i + j, _mm256_load_ps(tmp + j));
-#endif
-            }
-            _mm_sfence();
-            ew_plain(op, a + i, b ? b + i : NULL, o + i, n - i);
-            return;
-        }
+    if (!nt || n < 2 * EW_BLOCK) {
+        ew_plain(op, a, b, o, n);
+        return;
     }
-#endif
-    (void)nt;
-    ew_plain(op, a, b, o, n);
+    float tmp[EW_BLOCK] __attribute__((aligned(64)));
+    for (int64_t i = 0; i < n; i += EW_BLOCK) {
+        const int64_t m = n - i < EW_BLOCK ? n - i : EW_BLOCK;
+        ew_plain(op, a + i, b ? b + i : NULL, tmp, m);
+        stream_store(o + i, tmp, m);
+    }
+    stream_fence();
 }
 
 static void k_elementwise(hb_op op, const float *a, const float *b, float *o, int64_t n)
@@ -259,22 +273,40 @@ static void k_rows(hb_op op, const float *restrict x, const float *restrict g, f
     const int T = omp_get_max_threads();
     const int par = rows * cols >= EW_PAR_MIN;
     if (rows >= T || !par) {
-#pragma omp parallel for schedule(static) if (par && rows > 1)
-        for (int64_t r = 0; r < rows; r++) {
-            const float *xr = x + r * cols;
-            switch (op) {
-            case HB_OP_SUM: y[r] = (float)sum_f32(xr, cols); break;
-            case HB_OP_MEAN: y[r] = (float)(sum_f32(xr, cols) / (double)cols); break;
-            case HB_OP_MAX: y[r] = max_f32(xr, cols); break;
-            default: { /* RMSNORM */
-                const float inv = (float)(1.0 / sqrt(sumsq_f32(xr, cols) / (double)cols + 1e-5));
-                float *yr = y + r * cols;
+        /* rmsnorm over a large tensor writes its output with streaming stores, row by row from a
+         * per-thread row buffer */
+        const int nt = op == HB_OP_RMSNORM && (double)rows * (double)cols * 4.0 >= (double)nt_min_bytes();
+        int failed = 0;
+#pragma omp parallel if (par && rows > 1)
+        {
+            float *row = nt ? scratch(omp_get_thread_num(), (size_t)cols) : NULL;
+            if (nt && !row) {
+#pragma omp atomic write
+                failed = 1;
+            }
+#pragma omp for schedule(static)
+            for (int64_t r = 0; r < rows; r++) {
+                const float *xr = x + r * cols;
+                switch (op) {
+                case HB_OP_SUM: y[r] = (float)sum_f32(xr, cols); break;
+                case HB_OP_MEAN: y[r] = (float)(sum_f32(xr, cols) / (double)cols); break;
+                case HB_OP_MAX: y[r] = max_f32(xr, cols); break;
+                default: { /* RMSNORM */
+                    const float inv = (float)(1.0 / sqrt(sumsq_f32(xr, cols) / (double)cols + 1e-5));
+                    float *yr = y + r * cols;
+                    float *dst = row ? row : yr;
 #pragma omp simd
-                for (int64_t j = 0; j < cols; j++)
-                    yr[j] = xr[j] * inv * g[j];
+                    for (int64_t j = 0; j < cols; j++)
+                        dst[j] = xr[j] * inv * g[j];
+                    if (row)
+                        stream_store(yr, row, cols);
+                }
+                }
             }
-            }
+            if (nt)
+                stream_fence();
         }
+        (void)failed; /* without a row buffer the rows were written directly */
         return;
     }
     /* Few long rows: split each row over the threads, partial results per chunk. */

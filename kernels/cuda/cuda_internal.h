@@ -56,6 +56,8 @@ struct hbc_ctx {
     int sm_clock_khz, mem_clock_khz, l2_bytes;
     int ready;                 /* stream, events and library handles created (lazily) */
     int tarmed, tstarted;      /* timer_begin armed the timer; a hook recorded ev_begin since */
+    int *gate_h, *gate_d;      /* launch gate flag: mapped host memory and its device alias */
+    int gate_on, gate_held;    /* gate enabled (HB_CUDA_GATE != 0); a gate kernel is waiting now */
     int sticky;                /* a sticky CUDA error happened: every hook returns HB_EDEVICE */
     cudaStream_t stream;
     cudaEvent_t ev_begin, ev_end, ev_a, ev_b, ev_c;
@@ -94,6 +96,15 @@ hb_status hbc_dnn_check(hbc_ctx *c, cudnnStatus_t e, const char *what, const cha
         hb_status hbc_st_ = (expr);                                                                \
         if (hbc_st_ != HB_OK) return hbc_st_;                                                      \
     } while (0)
+
+/* Launch gate (nvbench's "blocking kernel"): while the device timer is armed, run() first enqueues
+ * hbc_gate_kernel, which spins until the host sets *gate_h (or 100 ms pass), then the start event and
+ * the op's kernels, then releases the gate. The events then bracket the device execution of the
+ * op's kernels, not the host's launch overhead (cuDNN/cuBLAS host work, launch latency), which the
+ * driver's host clock around run() still measures. Any call that may synchronize (allocation,
+ * cudaFree, cuDNN's find) must release the gate first: hbc_grow does. */
+hb_status hbc_gate_launch(hbc_ctx *c);
+void hbc_gate_release(hbc_ctx *c);
 
 /* Grow-only device allocation of *p to at least bytes (accounted in c->dev_bytes). */
 hb_status hbc_grow(hbc_ctx *c, void **p, size_t *have, size_t bytes);

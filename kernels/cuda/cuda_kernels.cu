@@ -426,6 +426,17 @@ __global__ void __launch_bounds__(kThreads) k_write(uint4 *__restrict__ d, int64
         d[i] = make_uint4((uint32_t)i, 1u, 2u, 3u);
 }
 
+__global__ void k_gate(const volatile int *flag, unsigned long long timeout_ns)
+{
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while (*flag == 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        if (t - t0 > timeout_ns) break;
+        __nanosleep(200);
+    }
+}
+
 unsigned grid_for(hbc_ctx *c, int64_t n)
 {
     int64_t b = (n + kThreads - 1) / kThreads;
@@ -546,4 +557,21 @@ hb_status hbc_write_probe(hbc_ctx *c, void *dst, size_t bytes)
     const int64_t nv = (int64_t)(bytes / 16);
     k_write<<<grid_for(c, nv), kThreads, 0, c->stream>>>((uint4 *)dst, nv);
     return HBC_LAUNCHED(c, "write_probe");
+}
+
+hb_status hbc_gate_launch(hbc_ctx *c)
+{
+    if (!c->gate_on || c->gate_held || !c->gate_h) return HB_OK;
+    __atomic_store_n(c->gate_h, 0, __ATOMIC_SEQ_CST);
+    k_gate<<<1, 1, 0, c->stream>>>(c->gate_d, 100ull * 1000 * 1000);
+    HBC_TRY(HBC_LAUNCHED(c, "gate"));
+    c->gate_held = 1;
+    return HB_OK;
+}
+
+void hbc_gate_release(hbc_ctx *c)
+{
+    if (!c->gate_held) return;
+    __atomic_store_n(c->gate_h, 1, __ATOMIC_SEQ_CST);
+    c->gate_held = 0;
 }
