@@ -407,6 +407,40 @@ hb_status hb_compare_runs(const hb_run *base, const hb_run *cur, const hb_cmp_op
         res->shift = nr & 1 ? ratios[nr / 2] : 0.5 * (ratios[nr / 2 - 1] + ratios[nr / 2]);
     }
 
+    /* between-run noise per backend: robust spread of log(ratio) over its compared cases */
+    res->noise_max = NAN;
+    {
+        double *lr = malloc((n + 1) * sizeof *lr);
+        if (!lr) { free(both); st = HB_ENOMEM; goto fail; }
+        for (size_t a = 0; a < n; a++) cs[a].noise = NAN;
+        for (size_t a = 0; a < n; a++) {
+            if (isnan(pv[a]) || !isnan(cs[a].noise)) continue;
+            const char *be = cs[a].backend ? cs[a].backend : "";
+            size_t m = 0;
+            for (size_t b = a; b < n; b++)
+                if (!isnan(pv[b]) && !strcmp(cs[b].backend ? cs[b].backend : "", be))
+                    lr[m++] = log(cs[b].ratio);
+            double s = NAN;
+            if (m >= 10) {
+                qsort(lr, m, sizeof *lr, cmp_dbl);
+                double med = m & 1 ? lr[m / 2] : 0.5 * (lr[m / 2 - 1] + lr[m / 2]);
+                for (size_t b = 0; b < m; b++) lr[b] = fabs(lr[b] - med);
+                qsort(lr, m, sizeof *lr, cmp_dbl);
+                s = 1.4826 * (m & 1 ? lr[m / 2] : 0.5 * (lr[m / 2 - 1] + lr[m / 2]));
+                if (isnan(res->noise_max) || s > res->noise_max) res->noise_max = s;
+            }
+            for (size_t b = a; b < n; b++)
+                if (!isnan(pv[b]) && !strcmp(cs[b].backend ? cs[b].backend : "", be)) {
+                    cs[b].noise = s;
+                    if (o->noise_k > 0 && isfinite(s)) {
+                        double t = exp(o->noise_k * s) - 1;
+                        if (t > cs[b].threshold) cs[b].threshold = t;
+                    }
+                }
+        }
+        free(lr);
+    }
+
     /* pass 2: candidates need the CI when it was not computed yet */
     char *cand = calloc(n + 1, 1);
     if (!cand) { free(both); st = HB_ENOMEM; goto fail; }
@@ -637,6 +671,29 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
                 fabs(r->shift - 1) > o->threshold / 2 ? " - the whole run moved; suspect machine noise "
                                                         "or a change that affects every case" : "");
     fputs("\n\n", f);
+    /* between-run noise per backend (each backend once, in key order) */
+    int first = 1, noisy = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const hb_cmp_case *c = &r->cases[i];
+        if (!isfinite(c->noise)) continue;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = isfinite(r->cases[j].noise) && !strcmp(nz(r->cases[j].backend), nz(c->backend));
+        if (seen) continue;
+        fputs(first ? "Between-run noise (robust spread of the per-case ratios): " : ", ", f);
+        first = 0;
+        md_put(f, nz(c->backend));
+        fprintf(f, " %.1f%%", (exp(c->noise) - 1) * 100);
+        if (exp(c->noise) - 1 > hb_cmp_threshold_for(o, c->backend)) { fputs(" (above its threshold)", f); noisy = 1; }
+    }
+    if (!first) fputs(o->noise_k > 0 ? "; thresholds raised to the noise level (--noise-scale).\n\n" : ".\n\n", f);
+    if (noisy && o->noise_k <= 0)
+        fputs("**Warning:** the two runs differ case by case by more than the threshold even where "
+              "nothing changed; a gate at this threshold is not meaningful between them. Re-run on a "
+              "quiet machine, raise the threshold, or use --noise-scale.\n\n", f);
+    if (r->count[HB_CMP_REGRESSION] && r->count[HB_CMP_IMPROVEMENT] >= r->count[HB_CMP_REGRESSION])
+        fputs("**Note:** as many significant improvements as regressions: typical of machine noise "
+              "between the runs rather than of a code change.\n\n", f);
 
     fputs("| | baseline | current |\n| --- | --- | --- |\n", f);
     run_row(f, "file", base, cur, g_path);
@@ -776,6 +833,8 @@ json_t *hb_cmp_to_json(const hb_cmp_result *r, const hb_run *base, const hb_run 
                                 "verdict", r->fails ? "fail" : "pass", "fails", r->fails,
                                 "matched", (json_int_t)r->matched, "tested", (json_int_t)r->tested,
                                 "counts", counts, "shift", jnum(r->shift), "elapsed_s", r->elapsed_s);
+    json_object_set_new(summary, "noise_max", jnum(r->noise_max));
+    json_object_set_new(opts, "noise_scale", json_real(o->noise_k));
     json_t *cases = json_array();
     for (size_t i = 0; i < r->n; i++) {
         const hb_cmp_case *c = &r->cases[i];
@@ -795,6 +854,7 @@ json_t *hb_cmp_to_json(const hb_cmp_result *r, const hb_run *base, const hb_run 
         if (!j) { json_decref(cases); json_decref(opts); json_decref(summary); return NULL; }
         const char *reason = c->cur ? jstr(c->cur, "reason") : NULL;
         if (reason) json_object_set_new(j, "reason", json_string(reason));
+        json_object_set_new(j, "noise", jnum(c->noise));
         json_array_append_new(cases, j);
     }
     return json_pack("{s:s, s:s, s:i, s:o, s:o, s:o, s:o, s:o}", "tool", "hybench compare",
@@ -956,6 +1016,9 @@ static void compare_usage(FILE *f)
           "  --markdown FILE      Markdown report (default: stdout); --json FILE; --junit FILE\n"
           "                       ('-' is stdout)\n"
           "  --max-rows N         rows per Markdown table (default 50)\n"
+          "  --noise-scale K      raise each backend's threshold to exp(K*s)-1, s = the robust spread\n"
+          "                       of log(ratio) over that backend's cases (between-run noise; default\n"
+          "                       0 = off; 3 to 5 for a shared machine). Reported in every output.\n"
           "  --quiet              no Markdown on stdout when no --markdown is given\n", f);
 }
 
@@ -1021,6 +1084,7 @@ int hb_cmd_compare(int argc, char **argv)
         else if ((v = optval(argc, argv, &i, "--min-delta", &miss))) o.min_delta = strtod(v, &end);
         else if ((v = optval(argc, argv, &i, "--min-samples", &miss))) o.min_samples = (size_t)strtoul(v, &end, 10);
         else if ((v = optval(argc, argv, &i, "--max-rows", &miss))) o.max_rows = (int)strtol(v, &end, 10);
+        else if ((v = optval(argc, argv, &i, "--noise-scale", &miss))) o.noise_k = strtod(v, &end);
         else if ((v = optval(argc, argv, &i, "--rule", &miss))) {
             if (!strcmp(v, "ci")) o.rule_point = 0;
             else if (!strcmp(v, "point")) o.rule_point = 1;

@@ -15,7 +15,10 @@
  *                and  median(cur) - median(base) > min_delta
  *   improvement: q <= alpha  and  ci_hi < 1 / (1 + t) (rule "point": ratio < 1/(1+t))
  *                and  median(base) - median(cur) > min_delta
- * with t the threshold of the case's backend (default 5%).
+ * with t the threshold of the case's backend (default 5%), raised to exp(noise_k * s) - 1 when
+ * noise_k > 0, s being the between-run noise of that backend: the robust spread (1.4826 x median
+ * absolute deviation) of log(ratio) over the backend's compared cases (an empirical null in the
+ * sense of Efron 2004; reported in every output, used only when asked for).
  * Status changes fail the gate whatever the speed: a case that is `wrong` or `crashed` now and was
  * not in the baseline ("became"), a case that was `ok` and is now anything else ("lost": failed,
  * timed_out, no_resource, skipped, invalid), and a baseline case absent from the current run
@@ -49,6 +52,8 @@ typedef struct hb_cmp_options {
     int ci_for_all;              /* 1: bootstrap every matched case (for the report, default);
                                     0: only cases whose verdict depends on it (trend) */
     int max_rows;                /* Markdown rows per table (50); JSON/JUnit always list every case */
+    double noise_k;              /* > 0: raise each backend's threshold to exp(noise_k * s) - 1
+                                    (s: between-run noise, see above); 0 = off (default) */
 } hb_cmp_options;
 
 /* Fill the defaults listed above. */
@@ -93,7 +98,10 @@ typedef struct hb_cmp_case {
     double med_base, med_cur;    /* seconds; NAN when not available */
     double ratio, ci_lo, ci_hi;  /* NAN when not computed */
     double p, q;                 /* NAN when not tested */
-    double threshold;            /* t for this backend */
+    double threshold;            /* t applied to this case: the backend's threshold, raised by
+                                    noise_k when that is on */
+    double noise;                /* between-run noise s of this case's backend; NAN when fewer
+                                    than 10 compared cases could estimate it */
     hb_cmp_verdict verdict;
 } hb_cmp_case;
 
@@ -104,6 +112,7 @@ typedef struct hb_cmp_result {
     size_t matched;              /* keys present in both runs */
     size_t tested;               /* cases with a p-value (the m of Benjamini-Hochberg) */
     double shift;                /* median of ratios over tested cases (whole-run drift); NAN if none */
+    double noise_max;            /* largest per-backend between-run noise s; NAN if none */
     int fails;                   /* number of cases that fail the gate */
     double elapsed_s;            /* time spent in hb_compare_runs */
 } hb_cmp_result;

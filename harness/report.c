@@ -142,7 +142,6 @@ int hb_cmd_report(int argc, char **argv)
     double t0 = now_s();
     hb_report rp;
     memset(&rp, 0, sizeof rp);
-    rp.quiet = quiet;
     rp.svg_only = svg_only;
     char err[1024] = "";
     int rc = HB_EXIT_OK;

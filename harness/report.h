@@ -98,7 +98,6 @@ typedef struct hb_report {
     json_t *summary;         /* owned; written as summary.json */
     json_t *routing;         /* owned; written as routing.json */
     json_t *doc;             /* owned; array of blocks, see report_doc.c */
-    int quiet;
     int svg_only;            /* draw SVG only (no PNG): faster, for checks */
 } hb_report;
 

@@ -495,7 +495,9 @@ static int trend_host(const hist_entry *h, size_t nh, const trend_opts *t)
             const tcase *k = &cases[fr->cas];
             fputs("<tr><td>", html); html_put(html, h[fr->run].run_id);
             fputs("</td><td>", html); html_put(html, h[fr->run].date);
-            fputs("</td><td>", html); html_put(html, h[fr->run].commit);
+            char shortc[16];
+            snprintf(shortc, sizeof shortc, "%.12s", h[fr->run].commit);
+            fputs("</td><td>", html); html_put(html, shortc);
             fputs("</td><td>", html); html_put(html, k->op);
             fputs("</td><td>", html); html_put(html, k->backend);
             fputs("</td><td>", html); html_put(html, k->label);
@@ -533,6 +535,9 @@ static int trend_host(const hist_entry *h, size_t nh, const trend_opts *t)
         size_t nblocks = 0;
         for (size_t q = g; q < e; q++) {
             size_t idx = ord[q];
+            int any = 0;
+            for (size_t r = 0; r < nh && !any; r++) any = isfinite(med[idx * nh + r]);
+            if (!any) continue; /* never measured (skipped everywhere): no line, no legend entry */
             if (nblocks++) fputs("\n\n", d);
             fputc('"', d);
             for (const char *s = cases[idx].label; *s; s++) fputc(*s == '"' ? '\'' : *s, d);
@@ -546,11 +551,12 @@ static int trend_host(const hist_entry *h, size_t nh, const trend_opts *t)
             }
         }
         fclose(d);
+        if (nblocks == 0) { unlink(dat); g = e; continue; }
         fputs("<h3>", html);
         html_put(html, k0->op);
         fputs(" on ", html);
         html_put(html, k0->backend);
-        fprintf(html, " (%zu cases)</h3>\n", e - g);
+        fprintf(html, " (%zu cases)</h3>\n", nblocks);
         if (t->plot) {
             /* gnuplot's stderr (including its harmless "no valid points" warnings for blocks
              * without a flagged step) goes to DIR/gnuplot.log */
@@ -572,7 +578,7 @@ static int trend_host(const hist_entry *h, size_t nh, const trend_opts *t)
                 fputs("\noutfile = ", gp); gp_str(gp, svg);
                 fputs("\nplottitle = ", gp); gp_str(gp, title);
                 fprintf(gp, "\nncases = %zu\nnruns = %zu\nylabel_text = 'median %s time per call'\n",
-                        e - g, nh, t->cmp.metric);
+                        nblocks, nh, t->cmp.metric);
                 fputs("xtics_cmd = 'set xtics (", gp);
                 int first = 1;
                 for (size_t r = 0; r < nh; r += step) {

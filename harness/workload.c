@@ -476,8 +476,6 @@ static hb_status key_batch(wl_ctx *x, const char *v, int line)
     return HB_OK;
 }
 
-static int op_parse_any(const char *s) { return hb_op_parse(s); }
-
 static hb_status set_key(wl_ctx *x, const char *name, const char *value, int line)
 {
     wl_section *s = &x->sec;
@@ -499,7 +497,7 @@ static hb_status set_key(wl_ctx *x, const char *name, const char *value, int lin
     }
     switch (id) {
     case K_OP: {
-        int op = op_parse_any(v);
+        int op = hb_op_parse(v);
         if (op < 0) {
             char known[256] = "";
             size_t kl = 0;

@@ -5,7 +5,7 @@
 # Variables the plot scripts use:
 #   hb_formats               output formats, each plot is drawn once per word ("svg png")
 #   hb_term(fmt, w, h)       the `set terminal` command for one format and size (pixels)
-#   hb_c_<phase>             colours of the phases in stacked bars
+#   hb_c_<phase>, hb_c_other colours of the phases in stacked bars (other: total minus the phases)
 #   hb_c_band, hb_c_band_ok  shading of the plan's range and success band
 #   linetypes 1-10           one colour per series (device or op), in order of appearance
 
@@ -34,6 +34,7 @@ hb_c_h2d         = '#4e79a7'
 hb_c_compute     = '#59a14f'
 hb_c_d2h         = '#76b7b2'
 hb_c_convert_out = '#f28e2b'
+hb_c_other       = '#c8c8c8'
 hb_c_band        = '#eaf1fb'
 hb_c_band_ok     = '#d5ebd5'
 hb_c_ceiling     = '#444444'

@@ -5,19 +5,21 @@
 # plots summary.json lists, every listed plot must be drawn, and the five question sections and the
 # summary box must be there. Also takes a screenshot and checks that it is not blank.
 # Usage: tests/check_report_html.sh [RESULTS.jsonl ...]      Exit 0 pass, 1 fail, 77 skip (no Chromium).
+# HB_BIN overrides the hybench executable (default build/hybench).
 set -u
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- tests/data/cpu_small.jsonl
 for f in "$@"; do [ -r "$f" ] || { echo "FAIL: $f not readable"; exit 1; }; done
 chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 [ -n "$chrome" ] || { echo "SKIP: no chromium (apt-get install chromium)"; exit 77; }
-[ -x build/hybench ] || { echo "FAIL: build/hybench missing (make build)"; exit 1; }
+hb=${HB_BIN:-build/hybench}
+[ -x "$hb" ] || { echo "FAIL: $hb missing (make build)"; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hb_report_check.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 start=$(date +%s.%N)
-build/hybench report "$@" --out "$tmp/r" --name check || fail "hybench report exited $?"
+"$hb" report "$@" --out "$tmp/r" --name check || fail "hybench report exited $?"
 end=$(date +%s.%N)
 echo "report rendered in $(awk "BEGIN { printf \"%.2f\", $end - $start }") s"
 [ -s "$tmp/r/index.html" ] || fail "index.html missing"

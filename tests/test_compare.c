@@ -36,6 +36,7 @@
 #endif
 
 static char tmpdir[256];
+static char *slurp(const char *path);
 
 static void path_in(char *buf, size_t len, const char *name)
 {
@@ -296,6 +297,78 @@ static void test_run_drift(void **state)
     hb_run_free(&ra);
     hb_run_free(&rb);
     hb_run_free(&rc);
+}
+
+/* Between-run noise: every case's median moves by exp(0.1 z) between the runs (a machine whose
+ * runs differ by ~10% case by case). Without --noise-scale the 5% gate trips on many cases and says
+ * so; with --noise-scale 4 it adapts (nothing flagged in the A/A) yet still catches a 60% slowdown
+ * planted in 10 of 300 cases. */
+static double noisy_factor(int i)
+{
+    hb_rng g;
+    hb_rng_seed(&g, 777 + (uint64_t)i);
+    return exp(0.1 * hb_rng_normal(&g));
+}
+static double f_noisy(int i) { return noisy_factor(i); }
+static double f_noisy_planted(int i) { return noisy_factor(i) * (i % 30 == 0 ? 1.6 : 1.0); }
+static int is_planted30(int i) { return i % 30 == 0; }
+
+static void test_noise_scale(void **state)
+{
+    (void)state;
+    char a[300], b[300], c[300];
+    path_in(a, sizeof a, "noise_a.jsonl");
+    path_in(b, sizeof b, "noise_b.jsonl");
+    path_in(c, sizeof c, "noise_c.jsonl");
+    write_family(a, 300, 60, 51, 0.03, NULL, "hostA", "a");
+    write_family(b, 300, 60, 52, 0.03, f_noisy, "hostA", "b");
+    write_family(c, 300, 60, 53, 0.03, f_noisy_planted, "hostA", "c");
+    hb_run ra, rb, rc;
+    load2(a, b, &ra, &rb);
+    char err[256];
+    assert_int_equal(hb_run_load(c, &rc, err, sizeof err), HB_OK);
+    hb_cmp_options o;
+    hb_cmp_options_default(&o);
+    hb_cmp_result r;
+    poison(&r);
+    assert_int_equal(hb_compare_runs(&ra, &rb, &o, &r, err, sizeof err), HB_OK);
+    size_t plain = r.count[HB_CMP_REGRESSION];
+    printf("# between-run noise 10%%: estimated %.3f (log scale); 5%% gate flags %zu of 300\n",
+           r.noise_max, plain);
+    assert_true(fabs(r.noise_max - 0.1) < 0.02);
+    assert_true(plain > 30);
+    for (size_t i = 0; i < r.n; i++) assert_true(r.cases[i].threshold == 0.05);
+    hb_cmp_result_free(&r);
+    o.noise_k = 4;
+    poison(&r);
+    assert_int_equal(hb_compare_runs(&ra, &rb, &o, &r, err, sizeof err), HB_OK);
+    printf("# with --noise-scale 4: threshold %.1f%%, flagged %zu\n", r.cases[0].threshold * 100,
+           r.count[HB_CMP_REGRESSION] + r.count[HB_CMP_IMPROVEMENT]);
+    assert_true(r.count[HB_CMP_REGRESSION] + r.count[HB_CMP_IMPROVEMENT] <= 3);
+    assert_true(r.cases[0].threshold > 0.35 && r.cases[0].threshold < 0.65);
+    hb_cmp_result_free(&r);
+    poison(&r);
+    assert_int_equal(hb_compare_runs(&ra, &rc, &o, &r, err, sizeof err), HB_OK);
+    size_t caught = count_verdict(&r, HB_CMP_REGRESSION, is_planted30, 1);
+    size_t fp = count_verdict(&r, HB_CMP_REGRESSION, is_planted30, 0);
+    printf("# 60%% planted in 10 of 300 under that noise: caught %zu, false %zu\n", caught, fp);
+    assert_true(caught >= 8);
+    assert_true(fp <= 3);
+    hb_cmp_result_free(&r);
+    hb_run_free(&ra);
+    hb_run_free(&rb);
+    hb_run_free(&rc);
+    /* the Markdown says the runs are too noisy */
+    char md[300];
+    path_in(md, sizeof md, "noise.md");
+    char *argv[] = { "compare", a, b, "--markdown", md, NULL };
+    assert_int_equal(hb_cmd_compare(5, argv), HB_EXIT_REGRESSION);
+    char *m = slurp(md);
+    assert_non_null(strstr(m, "(above its threshold)"));
+    assert_non_null(strstr(m, "**Warning:**"));
+    free(m);
+    char *argv2[] = { "compare", a, b, "--quiet", "--noise-scale", "4", NULL };
+    assert_int_equal(hb_cmd_compare(6, argv2), HB_EXIT_OK);
 }
 
 static void test_backend_threshold(void **state)
@@ -897,6 +970,7 @@ int main(void)
         cmocka_unit_test(test_threshold_parse),
         cmocka_unit_test(test_null_and_planted),
         cmocka_unit_test(test_run_drift),
+        cmocka_unit_test(test_noise_scale),
         cmocka_unit_test(test_backend_threshold),
         cmocka_unit_test(test_status_gate),
         cmocka_unit_test(test_exit_codes),

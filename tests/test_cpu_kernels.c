@@ -160,6 +160,7 @@ static const tcase cases[] = {
     { HB_OP_RMSNORM, "rows=5 cols=4097" },
     { HB_OP_RMSNORM, "rows=1 cols=200003" },
     { HB_OP_RMSNORM, "rows=64 cols=2048" },
+    { HB_OP_RMSNORM, "rows=130 cols=2053" }, /* 1.07 MB output: streaming-store path in this test */
     { HB_OP_ATTENTION, "batch=1 heads=4 seq=37 head_dim=16" },
     { HB_OP_ATTENTION, "batch=2 heads=8 kv_heads=2 seq=33 head_dim=32 causal=1" },
     { HB_OP_ATTENTION, "batch=1 heads=4 kv_heads=1 seq=5 kv_seq=40 head_dim=8 causal=1" },

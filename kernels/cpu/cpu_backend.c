@@ -51,9 +51,14 @@ static int cpu_enumerate(hb_instance *out, int max, char *reason, size_t reasonl
         return 0;
     }
     ctx->threads = hb_cpu_bind_threads();
+    /* the library loaded at run time (not the header's OPENBLAS_VERSION): its first two words,
+     * "OpenBLAS 0.3.21" */
     char cfg[64];
-    snprintf(cfg, sizeof cfg, "%s", OPENBLAS_VERSION);
+    snprintf(cfg, sizeof cfg, "%s", openblas_get_config());
     trim(cfg);
+    char *sp = strchr(cfg, ' ');
+    if (sp && (sp = strchr(sp + 1, ' ')))
+        *sp = 0;
     snprintf(out[0].name, sizeof out[0].name, "cpu");
     snprintf(out[0].description, sizeof out[0].description, "%s, %d cores / %s (%s)", hb_cpu_model(),
              ctx->threads, cfg, openblas_get_corename());

@@ -276,14 +276,10 @@ static void k_rows(hb_op op, const float *restrict x, const float *restrict g, f
         /* rmsnorm over a large tensor writes its output with streaming stores, row by row from a
          * per-thread row buffer */
         const int nt = op == HB_OP_RMSNORM && (double)rows * (double)cols * 4.0 >= (double)nt_min_bytes();
-        int failed = 0;
 #pragma omp parallel if (par && rows > 1)
         {
+            /* without a row buffer (allocation failed) rows are written directly */
             float *row = nt ? scratch(omp_get_thread_num(), (size_t)cols) : NULL;
-            if (nt && !row) {
-#pragma omp atomic write
-                failed = 1;
-            }
 #pragma omp for schedule(static)
             for (int64_t r = 0; r < rows; r++) {
                 const float *xr = x + r * cols;
@@ -306,7 +302,6 @@ static void k_rows(hb_op op, const float *restrict x, const float *restrict g, f
             if (nt)
                 stream_fence();
         }
-        (void)failed; /* without a row buffer the rows were written directly */
         return;
     }
     /* Few long rows: split each row over the threads, partial results per chunk. */

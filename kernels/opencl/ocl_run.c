@@ -122,7 +122,8 @@ static hb_status run_elementwise(ocl_ctx *c, int var, const hb_case *cs, hb_buf 
         e = ocl_set_args(k, 3, sizeof a, &a, sizeof y, &y, sizeof n, &n);
     }
     if (e != CL_SUCCESS) return st_of(e);
-    size_t l = 256, g = round_up(((size_t)n + 3) / 4, l);
+    const size_t ewv = c->cpu_style ? 16 : 4;  /* elements per work-item (EWV in hb_elementwise.cl) */
+    size_t l = c->cpu_style ? 64 : 256, g = round_up(((size_t)n + ewv - 1) / ewv, l);
     return st_of(ocl_launch(c, k, 1, &g, &l));
 }
 
