@@ -9,7 +9,7 @@
  * m and sum l, O rescaled by exp(m_old - m_new) per tile). Softmax runs in base 2 with the scale
  * 1/sqrt(d) * log2(e) folded into the scores.
  *
- *  - attn_mma<T, D, NW>: f16/bf16, head_dim 64 or 128. NW warps, 16 query rows per warp, key tiles
+ *  - attn_mma<T, D, NW, MT>: f16/bf16, head_dim 64 or 128. NW warps, 16*MT query rows per warp, key tiles
  *    of 64 double-buffered with cp.async; S = Q K^T and O += P V on the tensor cores with
  *    mma.sync.m16n8k16 (f32 accumulate), fragments loaded with ldmatrix from XOR-swizzled shared
  *    memory (conflict-free); P goes from the S accumulators to A fragments in registers.
@@ -81,6 +81,15 @@ template <> struct mma<__nv_bfloat16> {
     }
 };
 
+/* 2^x with the MUFU.EX2 instruction (ex2.approx.ftz: ~2 ulp; 2^-inf = 0), without exp2f's
+ * denormal-range fix-up, which softmax does not need. */
+__device__ __forceinline__ float ex2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 struct attn_args {
     const void *q, *k, *v;
     void *o;
@@ -97,10 +106,13 @@ __device__ __forceinline__ int kv_end_for(const attn_args &a, int q_last)
 }
 
 /* ===================== tensor-core kernel (f16 / bf16) ===================== */
-template <typename T, int D, int NW>
+/* NW warps, each owning MT m16 tiles (16*MT query rows): every K/V fragment loaded from shared
+ * memory with ldmatrix feeds MT mma.sync, so MT = 2 halves the shared-memory traffic per FLOP
+ * (the limit at MT = 1: a warp reads the whole 64-key K and V tiles for only 16 rows). */
+template <typename T, int D, int NW, int MT>
 __global__ void __launch_bounds__(NW * 32) attn_mma(attn_args a)
 {
-    constexpr int BM = 16 * NW, BN = 64, CH = D / 8, NT = NW * 32;
+    constexpr int BM = 16 * MT * NW, BN = 64, CH = D / 8, NT = NW * 32;
     constexpr int KC = D / 16;  /* k-chunks of the Q K^T product */
     constexpr int NB = BN / 8;  /* n-blocks of S */
     constexpr int DB = D / 8;   /* n-blocks of O */
@@ -140,13 +152,18 @@ __global__ void __launch_bounds__(NW * 32) attn_mma(attn_args a)
     if (ntiles > 0) load_kv(0, 0);
     cp_async_commit();
 
-    float o[DB][4];
+    float o[MT][DB][4];
+    float mrow[MT][2], lrow[MT][2]; /* running max (log2 units) and partial sum of rows g, g + 8 */
+    uint32_t qf[MT][KC][4];
 #pragma unroll
-    for (int j = 0; j < DB; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
-    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f; /* rows g and g + 8 of this warp */
-    uint32_t qf[KC][4];
+    for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+        for (int j = 0; j < DB; j++) o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.0f;
+        mrow[mt][0] = mrow[mt][1] = -INFINITY;
+        lrow[mt][0] = lrow[mt][1] = 0.0f;
+    }
     const int g = lane / 4, tq = lane % 4;
-    const int row0 = q0 + warp * 16 + g, row1 = row0 + 8; /* this thread's two query rows */
+    const int wrow = q0 + warp * 16 * MT; /* first query row of this warp */
 
     for (int t = 0; t < ntiles; t++) {
         if (t + 1 < ntiles) load_kv(t + 1, (t + 1) & 1);
@@ -155,15 +172,19 @@ __global__ void __launch_bounds__(NW * 32) attn_mma(attn_args a)
         __syncthreads();
         if (t == 0) {
 #pragma unroll
-            for (int kc = 0; kc < KC; kc++) {
-                const int r = warp * 16 + (lane % 16), ch = kc * 2 + lane / 16;
-                ldsm_x4(qf[kc], &Qs[r * CH + (ch ^ (r & 7))]);
-            }
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int kc = 0; kc < KC; kc++) {
+                    const int r = (warp * MT + mt) * 16 + (lane % 16), ch = kc * 2 + lane / 16;
+                    ldsm_x4(qf[mt][kc], &Qs[r * CH + (ch ^ (r & 7))]);
+                }
         }
         const uint4 *ks = Ks + (t & 1) * BN * CH, *vs = Vs + (t & 1) * BN * CH;
-        float s[NB][4];
+        float s[MT][NB][4];
 #pragma unroll
-        for (int j = 0; j < NB; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int j = 0; j < NB; j++) s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.0f;
 #pragma unroll
         for (int kc = 0; kc < KC; kc++) {
 #pragma unroll
@@ -171,52 +192,60 @@ __global__ void __launch_bounds__(NW * 32) attn_mma(attn_args a)
                 uint32_t kb[4];
                 const int r = np * 16 + (lane / 16) * 8 + (lane % 8), ch = kc * 2 + ((lane / 8) % 2);
                 ldsm_x4(kb, &ks[r * CH + (ch ^ (r & 7))]);
-                mma<T>::run(s[2 * np], qf[kc], kb[0], kb[1]);
-                mma<T>::run(s[2 * np + 1], qf[kc], kb[2], kb[3]);
-            }
-        }
-        /* scale into log2 domain, mask */
-        const int k0 = t * BN;
-        const bool need_mask = (k0 + BN > a.kvs) || (a.causal && k0 + BN - 1 > q0 + warp * 16 + a.off);
 #pragma unroll
-        for (int j = 0; j < NB; j++) {
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                float x = s[j][e] * a.scale_log2;
-                if (need_mask) {
-                    const int key = k0 + j * 8 + tq * 2 + (e & 1);
-                    const int row = e < 2 ? row0 : row1;
-                    if (key >= a.kvs || (a.causal && key > row + a.off)) x = -INFINITY;
+                for (int mt = 0; mt < MT; mt++) {
+                    mma<T>::run(s[mt][2 * np], qf[mt][kc], kb[0], kb[1]);
+                    mma<T>::run(s[mt][2 * np + 1], qf[mt][kc], kb[2], kb[3]);
                 }
-                s[j][e] = x;
             }
         }
-        float mx0 = m0, mx1 = m1;
+        const int k0 = t * BN;
+        const bool need_mask = (k0 + BN > a.kvs) || (a.causal && k0 + BN - 1 > wrow + a.off);
+        uint32_t pf[MT][NB / 2][4];
 #pragma unroll
-        for (int j = 0; j < NB; j++) {
-            mx0 = fmaxf(mx0, fmaxf(s[j][0], s[j][1]));
-            mx1 = fmaxf(mx1, fmaxf(s[j][2], s[j][3]));
+        for (int mt = 0; mt < MT; mt++) {
+            const int row0 = wrow + mt * 16 + g, row1 = row0 + 8;
+            /* mask; the max is taken on raw scores (the scale is positive) */
+            float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+            for (int j = 0; j < NB; j++) {
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    if (need_mask) {
+                        const int key = k0 + j * 8 + tq * 2 + (e & 1);
+                        const int row = e < 2 ? row0 : row1;
+                        if (key >= a.kvs || (a.causal && key > row + a.off)) s[mt][j][e] = -INFINITY;
+                    }
+                }
+                mx0 = fmaxf(mx0, fmaxf(s[mt][j][0], s[mt][j][1]));
+                mx1 = fmaxf(mx1, fmaxf(s[mt][j][2], s[mt][j][3]));
+            }
+            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+            const float n0 = fmaxf(mrow[mt][0], mx0 * a.scale_log2), n1 = fmaxf(mrow[mt][1], mx1 * a.scale_log2);
+            const float base0 = n0 == -INFINITY ? 0.0f : n0, base1 = n1 == -INFINITY ? 0.0f : n1;
+            const float al0 = ex2(mrow[mt][0] - base0), al1 = ex2(mrow[mt][1] - base1);
+            mrow[mt][0] = n0;
+            mrow[mt][1] = n1;
+            float ps0 = 0.0f, ps1 = 0.0f;
+#pragma unroll
+            for (int j = 0; j < NB; j++) {
+                const float p0 = ex2(fmaf(s[mt][j][0], a.scale_log2, -base0)), p1 = ex2(fmaf(s[mt][j][1], a.scale_log2, -base0));
+                const float p2 = ex2(fmaf(s[mt][j][2], a.scale_log2, -base1)), p3 = ex2(fmaf(s[mt][j][3], a.scale_log2, -base1));
+                ps0 += p0 + p1;
+                ps1 += p2 + p3;
+                pf[mt][j / 2][(j & 1) * 2 + 0] = mma<T>::pack(p0, p1);
+                pf[mt][j / 2][(j & 1) * 2 + 1] = mma<T>::pack(p2, p3);
+            }
+            lrow[mt][0] = lrow[mt][0] * al0 + ps0;
+            lrow[mt][1] = lrow[mt][1] * al1 + ps1;
+#pragma unroll
+            for (int j = 0; j < DB; j++) {
+                o[mt][j][0] *= al0; o[mt][j][1] *= al0; o[mt][j][2] *= al1; o[mt][j][3] *= al1;
+            }
         }
-        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-        const float base0 = mx0 == -INFINITY ? 0.0f : mx0, base1 = mx1 == -INFINITY ? 0.0f : mx1;
-        const float al0 = exp2f(m0 - base0), al1 = exp2f(m1 - base1); /* m == -inf -> 0 (o, l are 0 then) */
-        m0 = mx0; m1 = mx1;
-        float ps0 = 0.0f, ps1 = 0.0f;
-        uint32_t pf[NB / 2][4];
-#pragma unroll
-        for (int j = 0; j < NB; j++) {
-            const float p0 = exp2f(s[j][0] - base0), p1 = exp2f(s[j][1] - base0);
-            const float p2 = exp2f(s[j][2] - base1), p3 = exp2f(s[j][3] - base1);
-            ps0 += p0 + p1; ps1 += p2 + p3;
-            pf[j / 2][(j & 1) * 2 + 0] = mma<T>::pack(p0, p1);
-            pf[j / 2][(j & 1) * 2 + 1] = mma<T>::pack(p2, p3);
-        }
-        l0 = l0 * al0 + ps0; l1 = l1 * al1 + ps1;
-#pragma unroll
-        for (int j = 0; j < DB; j++) { o[j][0] *= al0; o[j][1] *= al0; o[j][2] *= al1; o[j][3] *= al1; }
         /* O += P V */
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) {
@@ -225,24 +254,32 @@ __global__ void __launch_bounds__(NW * 32) attn_mma(attn_args a)
                 uint32_t vb[4];
                 const int r = kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8, ch = dp * 2 + lane / 16;
                 ldsm_x4_t(vb, &vs[r * CH + (ch ^ (r & 7))]);
-                mma<T>::run(o[2 * dp], pf[kk], vb[0], vb[1]);
-                mma<T>::run(o[2 * dp + 1], pf[kk], vb[2], vb[3]);
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma<T>::run(o[mt][2 * dp], pf[mt][kk], vb[0], vb[1]);
+                    mma<T>::run(o[mt][2 * dp + 1], pf[mt][kk], vb[2], vb[3]);
+                }
             }
         }
         __syncthreads();
     }
     cp_async_wait<0>();
     /* row sums over the quad, normalize, store */
-    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-    const float i0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, i1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
 #pragma unroll
-    for (int j = 0; j < DB; j++) {
-        const int col = j * 8 + tq * 2;
-        if (row0 < a.seq) *reinterpret_cast<uint32_t *>(Og + (size_t)row0 * D + col) = mma<T>::pack(o[j][0] * i0, o[j][1] * i0);
-        if (row1 < a.seq) *reinterpret_cast<uint32_t *>(Og + (size_t)row1 * D + col) = mma<T>::pack(o[j][2] * i1, o[j][3] * i1);
+    for (int mt = 0; mt < MT; mt++) {
+        float l0 = lrow[mt][0], l1 = lrow[mt][1];
+        l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+        l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+        l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+        l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+        const float i0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, i1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
+        const int row0 = wrow + mt * 16 + g, row1 = row0 + 8;
+#pragma unroll
+        for (int j = 0; j < DB; j++) {
+            const int col = j * 8 + tq * 2;
+            if (row0 < a.seq) *reinterpret_cast<uint32_t *>(Og + (size_t)row0 * D + col) = mma<T>::pack(o[mt][j][0] * i0, o[mt][j][1] * i0);
+            if (row1 < a.seq) *reinterpret_cast<uint32_t *>(Og + (size_t)row1 * D + col) = mma<T>::pack(o[mt][j][2] * i1, o[mt][j][3] * i1);
+        }
     }
 }
 
@@ -527,15 +564,26 @@ template <typename K> hb_status set_smem(hbc_ctx *c, K kern, size_t bytes)
     return HB_OK;
 }
 
-template <typename T, int D, int NW> hb_status launch_mma(hbc_ctx *c, const attn_args &a, int batch)
+template <typename T, int D, int NW, int MT> hb_status launch_mma(hbc_ctx *c, const attn_args &a, int batch)
 {
-    constexpr int BM = 16 * NW, BN = 64;
+    constexpr int BM = 16 * MT * NW, BN = 64;
     const size_t smem = (size_t)(BM + 4 * BN) * D * sizeof(T);
-    HBC_TRY(set_smem(c, attn_mma<T, D, NW>, smem));
+    HBC_TRY(set_smem(c, attn_mma<T, D, NW, MT>, smem));
     dim3 grid((unsigned)((a.seq + BM - 1) / BM), (unsigned)a.heads, (unsigned)batch);
-    attn_mma<T, D, NW><<<grid, NW * 32, smem, c->stream>>>(a);
-    snprintf(c->last_impl, sizeof c->last_impl, "flash_mma_m16n8k16_d%d_w%d", D, NW);
+    attn_mma<T, D, NW, MT><<<grid, NW * 32, smem, c->stream>>>(a);
+    snprintf(c->last_impl, sizeof c->last_impl, "flash_mma_m16n8k16_d%d_w%d_m%d", D, NW, 16 * MT);
     return HBC_LAUNCHED(c, "attn_mma");
+}
+
+/* f16/bf16: head_dim 64 takes 32 rows per warp (MT = 2; HB_CUDA_ATTN_MT=1 for 16), head_dim 128 16
+ * rows per warp (its accumulators would not fit twice in registers); HB_CUDA_ATTN_WARPS=8 for 8 warps. */
+template <typename T> hb_status launch_mma_for(hbc_ctx *c, const attn_args &a, int batch, int hd, int nw, int mt)
+{
+    if (hd == 64) {
+        if (mt == 1) return nw == 8 ? launch_mma<T, 64, 8, 1>(c, a, batch) : launch_mma<T, 64, 4, 1>(c, a, batch);
+        return nw == 8 ? launch_mma<T, 64, 8, 2>(c, a, batch) : launch_mma<T, 64, 4, 2>(c, a, batch);
+    }
+    return nw == 8 ? launch_mma<T, 128, 8, 1>(c, a, batch) : launch_mma<T, 128, 4, 1>(c, a, batch);
 }
 
 template <int D> hb_status launch_simt(hbc_ctx *c, const attn_args &a, int batch)
@@ -549,10 +597,10 @@ template <int D> hb_status launch_simt(hbc_ctx *c, const attn_args &a, int batch
     return HBC_LAUNCHED(c, "attn_simt");
 }
 
-/* Split the keys so that the grid has about 4 blocks per SM, each at least 64 keys. */
+/* Split the keys so that the grid has about 16 blocks per SM, each at least 64 keys. */
 template <typename T> hb_status launch_split(hbc_ctx *c, const attn_args &a, int D, long long rows)
 {
-    const long long want = 4LL * c->prop.multiProcessorCount;
+    const long long want = 16LL * c->prop.multiProcessorCount;
     long long nsplit = (want + rows - 1) / rows;
     const long long max_split = (a.kvs + 63) / 64;
     if (nsplit > max_split) nsplit = max_split;
@@ -605,17 +653,11 @@ hb_status hbc_attention(hbc_ctx *c, hb_dtype dt, const void *q, const void *k, c
         if (fused_ok) return hd == 64 ? launch_simt<64>(c, a, (int)batch) : launch_simt<128>(c, a, (int)batch);
         return launch_split<float>(c, a, (int)hd, rows);
     }
+    const int mt = env_int("HB_CUDA_ATTN_MT", 2) == 1 ? 1 : 2;
     if (dt == HB_F16) {
-        if (fused_ok) {
-            if (hd == 64) return nw == 8 ? launch_mma<__half, 64, 8>(c, a, (int)batch) : launch_mma<__half, 64, 4>(c, a, (int)batch);
-            return nw == 8 ? launch_mma<__half, 128, 8>(c, a, (int)batch) : launch_mma<__half, 128, 4>(c, a, (int)batch);
-        }
+        if (fused_ok) return launch_mma_for<__half>(c, a, (int)batch, (int)hd, nw, mt);
         return launch_split<__half>(c, a, (int)hd, rows);
     }
-    if (fused_ok) {
-        if (hd == 64)
-            return nw == 8 ? launch_mma<__nv_bfloat16, 64, 8>(c, a, (int)batch) : launch_mma<__nv_bfloat16, 64, 4>(c, a, (int)batch);
-        return nw == 8 ? launch_mma<__nv_bfloat16, 128, 8>(c, a, (int)batch) : launch_mma<__nv_bfloat16, 128, 4>(c, a, (int)batch);
-    }
+    if (fused_ok) return launch_mma_for<__nv_bfloat16>(c, a, (int)batch, (int)hd, nw, mt);
     return launch_split<__nv_bfloat16>(c, a, (int)hd, rows);
 }
