@@ -1061,9 +1061,9 @@ int hb_cmd_compare(int argc, char **argv)
     const char *bdir = NULL, *md = NULL, *js = NULL, *ju = NULL;
     char err[512];
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int miss = 0;
-        char *end;
+        const char *a = argv[i], *v = NULL;
+        int miss = 0, numchk = 0;
+        char *end = NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { compare_usage(stdout); return HB_EXIT_OK; }
         else if ((v = optval(argc, argv, &i, "--baseline-dir", &miss))) bdir = v;
         else if ((v = optval(argc, argv, &i, "--metric", &miss))) {
@@ -1077,14 +1077,14 @@ int hb_cmd_compare(int argc, char **argv)
                 fprintf(stderr, "hybench compare: %s\n", err);
                 return HB_EXIT_USAGE;
             }
-        } else if ((v = optval(argc, argv, &i, "--alpha", &miss))) o.alpha = strtod(v, &end);
-        else if ((v = optval(argc, argv, &i, "--confidence", &miss))) o.confidence = strtod(v, &end);
-        else if ((v = optval(argc, argv, &i, "--bootstrap", &miss))) o.resamples = (int)strtol(v, &end, 10);
-        else if ((v = optval(argc, argv, &i, "--seed", &miss))) o.seed = strtoull(v, &end, 0);
-        else if ((v = optval(argc, argv, &i, "--min-delta", &miss))) o.min_delta = strtod(v, &end);
-        else if ((v = optval(argc, argv, &i, "--min-samples", &miss))) o.min_samples = (size_t)strtoul(v, &end, 10);
-        else if ((v = optval(argc, argv, &i, "--max-rows", &miss))) o.max_rows = (int)strtol(v, &end, 10);
-        else if ((v = optval(argc, argv, &i, "--noise-scale", &miss))) o.noise_k = strtod(v, &end);
+        } else if ((v = optval(argc, argv, &i, "--alpha", &miss))) o.alpha = strtod(v, &end), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--confidence", &miss))) o.confidence = strtod(v, &end), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--bootstrap", &miss))) o.resamples = (int)strtol(v, &end, 10), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--seed", &miss))) o.seed = strtoull(v, &end, 0), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--min-delta", &miss))) o.min_delta = strtod(v, &end), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--min-samples", &miss))) o.min_samples = (size_t)strtoul(v, &end, 10), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--max-rows", &miss))) o.max_rows = (int)strtol(v, &end, 10), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--noise-scale", &miss))) o.noise_k = strtod(v, &end), numchk = 1;
         else if ((v = optval(argc, argv, &i, "--rule", &miss))) {
             if (!strcmp(v, "ci")) o.rule_point = 0;
             else if (!strcmp(v, "point")) o.rule_point = 1;
@@ -1104,6 +1104,10 @@ int hb_cmd_compare(int argc, char **argv)
             pos[npos++] = a;
         }
         if (miss) { fprintf(stderr, "hybench compare: %s needs a value\n", a); return HB_EXIT_USAGE; }
+        if (numchk && (end == v || *end || v[0] == '-')) {
+            fprintf(stderr, "hybench compare: %s: not a valid non-negative number: %s\n", a, v);
+            return HB_EXIT_USAGE;
+        }
     }
     if (npos == 2 && is_dir(pos[0]) && !bdir) { bdir = pos[0]; pos[0] = pos[1]; npos = 1; }
     if (!((npos == 2 && !bdir) || (npos == 1 && bdir))) {

@@ -477,6 +477,9 @@ static json_t *measure_case(hb_instance *inst, const hb_case *c, int item, const
 
     /* 1. verification run on a poisoned output (also the first warm-up: JIT, handles, page faults) */
     if (c->mode == HB_MODE_RESIDENT) {
+        /* resident: the inputs cross once, before sampling (converted to the device dtype first) */
+        if (x.h32[0])
+            for (int i = 0; i < x.nin; i++) hb_convert(x.in[i].host, x.el, x.h32[i], HB_ELEM_F32, x.nel[i]);
         for (int i = 0; i < x.nin && x.device && st == HB_OK; i++) st = inst->ops->upload(inst, &x.in[i]);
         if (st != HB_OK) { snprintf(reason, sizeof reason, "upload failed"); goto done; }
     }

@@ -53,7 +53,7 @@ static json_t *context_json(const hb_run *r, const char *metric)
     json_t *scaling = json_object_get(cpu, "scaling_enabled");
     json_t *mhz = json_object_get(cpu, "mhz");
     if (!mhz) mhz = json_object_get(cpu, "mhz_per_cpu");
-    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:s, s:s, s:s, s:s, s:s, s:s}",
+    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:s, s:s, s:i, s:s, s:s, s:s, s:s}",
                      "date", jstr(m, "date") ? jstr(m, "date") : "",
                      "host_name", jstr(m, "host") ? jstr(m, "host") : "",
                      "executable", exe,
@@ -64,6 +64,7 @@ static json_t *context_json(const hb_run *r, const char *metric)
                      "load_avg", json_is_array(load) ? json_deep_copy(load) : json_array(),
                      "library_build_type", "release",
                      "library_version", "hybench " HB_VERSION,
+                     "json_schema_version", 1,
                      "hybench_run_id", jstr(m, "run_id") ? jstr(m, "run_id") : "",
                      "hybench_git_commit", jstr(m, "git_commit") ? jstr(m, "git_commit") : "",
                      "hybench_cpu_model", jstr(cpu, "model") ? jstr(cpu, "model") : "",
@@ -92,11 +93,18 @@ static json_t *gbench_build(const hb_run *r, const char *metric, int aggregates_
     size_t i;
     json_t *c;
     int fam = 0;
+    json_t *seen = json_object(); /* key -> occurrences so far: a repeated key becomes NAME#2 */
     json_array_foreach(r->cases, i, c) {
         const char *key = jstr(c, "key"), *status = jstr(c, "status");
         if (!key) continue;
         char name[512];
         gbench_name(key, name, sizeof name);
+        json_int_t rep = json_integer_value(json_object_get(seen, key)) + 1;
+        json_object_set_new(seen, key, json_integer(rep));
+        if (rep > 1) {
+            size_t l = strlen(name);
+            snprintf(name + l, sizeof name - l, "#%lld", (long long)rep);
+        }
         if (!status || strcmp(status, "ok")) {
             if (errors) {
                 char msg[512];
@@ -115,7 +123,7 @@ static json_t *gbench_build(const hb_run *r, const char *metric, int aggregates_
         json_t *a = json_object_get(json_object_get(c, "samples"), metric);
         size_t n = json_array_size(a), k = 0;
         double *x = malloc((n ? n : 1) * sizeof *x);
-        if (!x) { json_decref(doc); return NULL; }
+        if (!x) { json_decref(seen); json_decref(doc); return NULL; }
         for (size_t j = 0; j < n; j++) {
             double v = json_number_value(json_array_get(a, j));
             if (isfinite(v)) x[k++] = v * 1e9;
@@ -144,6 +152,7 @@ static json_t *gbench_build(const hb_run *r, const char *metric, int aggregates_
         free(x);
         fam++;
     }
+    json_decref(seen);
     return doc;
 }
 

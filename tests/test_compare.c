@@ -546,6 +546,12 @@ static void test_exit_codes(void **state)
     assert_int_equal(hb_cmd_compare(5, u3), HB_EXIT_USAGE);
     char *u4[] = { "compare", a, b, "--metric", NULL };
     assert_int_equal(hb_cmd_compare(4, u4), HB_EXIT_USAGE);
+    char *u7[] = { "compare", a, b, "--alpha", "0.0x5", NULL };
+    assert_int_equal(hb_cmd_compare(5, u7), HB_EXIT_USAGE);
+    char *u8[] = { "compare", a, b, "--min-samples=-3", NULL };
+    assert_int_equal(hb_cmd_compare(4, u8), HB_EXIT_USAGE);
+    char *u9[] = { "compare", a, b, "--alpha", "1.5", NULL };
+    assert_int_equal(hb_cmd_compare(5, u9), HB_EXIT_USAGE);
     char *u5[] = { "compare", a, none, NULL };
     assert_int_equal(hb_cmd_compare(3, u5), HB_EXIT_USAGE);
     char *u6[] = { "compare", bad, a, NULL };
@@ -795,6 +801,20 @@ static void test_gbench(void **state)
     json_decref(d);
     char *bad[] = { "gbench", NULL };
     assert_int_equal(hb_cmd_gbench(1, bad), HB_EXIT_USAGE);
+    /* a key repeated in one file is a separate family NAME#2, as compare matches it */
+    cs = json_array();
+    json_array_append_new(cs, mk_case("add", "n=8", "cpu", "ok", &g, 1e-6, 0.05, 5));
+    json_array_append_new(cs, mk_case("add", "n=8", "cpu", "ok", &g, 1e-6, 0.05, 5));
+    write_run(a, "hostG", "AMD EPYC", 1, "rg", "2024-02-02T00:00:00Z", cs, 1);
+    assert_int_equal(hb_run_load(a, &r, err, sizeof err), HB_OK);
+    d = hb_gbench_from_run(&r, "total", 1);
+    bs = json_object_get(d, "benchmarks");
+    assert_int_equal(json_array_size(bs), 8);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(bs, 0), "run_name")), "add/n:8/cpu/f32/pageable/f32");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(bs, 4), "run_name")), "add/n:8/cpu/f32/pageable/f32#2");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(bs, 4), "family_index")), 1);
+    json_decref(d);
+    hb_run_free(&r);
 }
 
 static void test_baseline(void **state)

@@ -147,6 +147,8 @@ static const tcase cases[] = {
     { HB_OP_AVGPOOL, "batch=1 c=2 h=40 w=70 kh=4 kw=3 sh=3 ph=2 pw=1" },
     { HB_OP_MAXPOOL, "batch=1 c=2 h=40 w=70 kh=4 kw=3 sh=3 ph=2 pw=1" },
     { HB_OP_AVGPOOL, "batch=2 c=7 h=7 w=7 kh=7" },
+    { HB_OP_MAXPOOL, "batch=3 c=5 h=6 w=9 kh=6 kw=9" },
+    { HB_OP_AVGPOOL, "batch=1 c=3 h=7 w=7 kh=6 ph=1" },
     { HB_OP_AVGPOOL, "batch=1 c=4 h=9 w=12 kh=4 kw=2 sh=1 sw=2 ph=2 pw=1" },
     { HB_OP_SUM, "rows=37 cols=1001" },
     { HB_OP_SUM, "rows=1 cols=300001" },

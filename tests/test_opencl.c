@@ -224,11 +224,13 @@ static const struct { hb_op op; const char *shape; } g_cases[] = {
     {HB_OP_ADD, "n=100003"}, {HB_OP_MUL, "n=4099"}, {HB_OP_RELU, "n=1027"}, {HB_OP_GELU, "n=50001"},
     {HB_OP_SILU, "n=50001"}, {HB_OP_ADD, "n=3"},
     {HB_OP_MATMUL, "m=67 n=45 k=33"}, {HB_OP_MATMUL, "m=128 n=96 k=64"}, {HB_OP_MATMUL, "m=1 n=200 k=77"},
+    {HB_OP_MATMUL, "m=9 n=50 k=1100"}, {HB_OP_MATMUL, "m=1 n=300 k=1500"},   /* k-blocked accumulation */
     {HB_OP_BMM, "batch=3 m=17 n=40 k=9"},
     {HB_OP_CONV2D, "batch=2 c=4 h=11 w=9 oc=6 kh=3 kw=3 sh=2 sw=1 ph=1 pw=2 dh=2 dw=1 g=2"},
     {HB_OP_CONV2D, "batch=2 c=8 h=7 w=7 oc=16 kh=1"},
     {HB_OP_CONV2D, "batch=1 c=6 h=10 w=10 oc=6 kh=3 ph=1 g=6"},
     {HB_OP_CONV2D, "batch=2 c=3 h=20 w=20 oc=8 kh=7 sh=2 ph=3"},
+    {HB_OP_CONV2D, "batch=3 c=96 h=6 w=5 oc=10 kh=3 ph=1"},                    /* im2col K = 864 */
     {HB_OP_MAXPOOL, "batch=2 c=3 h=13 w=12 kh=3 sh=2 ph=1"}, {HB_OP_AVGPOOL, "batch=2 c=3 h=13 w=12 kh=3 sh=2 ph=1"},
     {HB_OP_AVGPOOL, "batch=1 c=2 h=7 w=7 kh=7"},
     {HB_OP_SUM, "rows=300 cols=77"}, {HB_OP_SUM, "rows=3 cols=100003"}, {HB_OP_MEAN, "rows=5 cols=40000"},
@@ -686,6 +688,13 @@ static void test_errors(void **state)
     assert_int_equal(inst.ops->run(&inst, &c, in, &y), HB_EINVAL);
     inst.ops->buf_free(&inst, &x);
     inst.ops->buf_free(&inst, &y);
+    /* flush_cache between runs leaves results intact */
+    assert_non_null(inst.ops->flush_cache);
+    inst.ops->flush_cache(&inst);
+    hb_case sm = mk(HB_OP_SUM, "rows=30 cols=1000", HB_F32, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+    assert_int_equal(check_case(&inst, &sm, NULL), HB_OK);
+    inst.ops->flush_cache(&inst);
+    assert_int_equal(check_case(&inst, &sm, NULL), HB_OK);
     inst.ops->close(&inst);
 }
 

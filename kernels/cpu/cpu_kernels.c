@@ -532,6 +532,9 @@ static hb_status k_pool(const hbk_conv *p, int is_max, const float *x, float *y)
 {
     const int64_t planes = p->b * p->c;
     const int direct = p->ow < POOL_ROW_MIN;
+    /* global pooling (one window = the whole plane, ResNet pool5): a contiguous reduction */
+    const int global = p->oh == 1 && p->ow == 1 && p->ph == 0 && p->pw == 0 && p->kh == p->h &&
+                       p->kw == p->w;
     int64_t *cntx = calloc((size_t)p->ow, sizeof *cntx);
     if (!cntx)
         return HB_ENOMEM;
@@ -554,7 +557,10 @@ static hb_status k_pool(const hbk_conv *p, int is_max, const float *x, float *y)
         for (int64_t pl = 0; pl < planes; pl++) {
             const float *xp = x + pl * p->h * p->w;
             float *yp = y + pl * p->oh * p->ow;
-            if (direct)
+            if (global)
+                yp[0] = is_max ? max_f32(xp, p->h * p->w)
+                               : (float)(sum_f32(xp, p->h * p->w) / (double)(p->h * p->w));
+            else if (direct)
                 pool_plane_direct(p, is_max, xp, yp);
             else if (v)
                 pool_plane_rows(p, is_max, xp, yp, v, cntx);

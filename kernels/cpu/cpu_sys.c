@@ -62,12 +62,36 @@ static hwloc_topology_t topo(void)
     return g_topo;
 }
 
+/* The cores this process may run on: those whose cpuset meets the process's CPU binding when first
+ * asked (so `taskset`/cgroup limits are honoured), computed once, before any thread is bound. */
+#define MAX_CORES 4096
+static hwloc_obj_t g_cores[MAX_CORES];
+static int g_ncores = -1;
+
+static void find_cores(void)
+{
+    if (g_ncores >= 0)
+        return;
+    g_ncores = 0;
+    hwloc_topology_t t = topo();
+    if (!t)
+        return;
+    hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
+    int have = allowed && hwloc_get_cpubind(t, allowed, HWLOC_CPUBIND_PROCESS) == 0 &&
+               !hwloc_bitmap_iszero(allowed);
+    int n = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
+    for (int i = 0; i < n && g_ncores < MAX_CORES; i++) {
+        hwloc_obj_t c = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, (unsigned)i);
+        if (c && c->cpuset && (!have || hwloc_bitmap_intersects(c->cpuset, allowed)))
+            g_cores[g_ncores++] = c;
+    }
+    hwloc_bitmap_free(allowed);
+}
+
 int hb_cpu_ncores(void)
 {
-    hwloc_topology_t t = topo();
-    int n = t ? hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) : 0;
-    if (n <= 0 && t)
-        n = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
+    find_cores();
+    int n = g_ncores;
     if (n <= 0)
         n = omp_get_num_procs();
     return n > 0 ? n : 1;
@@ -110,7 +134,7 @@ const char *hb_cpu_model(void)
     return "unknown CPU";
 }
 
-/* One OpenMP thread per core; thread t is bound to the cpuset of core t (all its hardware threads)
+/* One OpenMP thread per usable core; thread t is bound to the cpuset of core t (all its hardware threads)
  * with hwloc_set_cpubind(HWLOC_CPUBIND_THREAD) from inside a parallel region. libgomp keeps the same
  * OS threads for later parallel regions of the same size, so the binding holds for the kernels.
  * OpenBLAS gets the same thread count. Done once per process (again in a forked child). */
@@ -123,11 +147,11 @@ int hb_cpu_bind_threads(void)
     int n = hb_cpu_ncores();
     omp_set_dynamic(0);
     omp_set_num_threads(n);
-    if (t && hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) == n) {
+    if (t && g_ncores == n) {
 #pragma omp parallel num_threads(n)
         {
-            hwloc_obj_t core = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, (unsigned)omp_get_thread_num());
-            if (core && core->cpuset && hwloc_set_cpubind(t, core->cpuset, HWLOC_CPUBIND_THREAD) != 0) {
+            hwloc_obj_t core = g_cores[omp_get_thread_num()];
+            if (hwloc_set_cpubind(t, core->cpuset, HWLOC_CPUBIND_THREAD) != 0) {
 #pragma omp critical
                 fprintf(stderr, "hybench cpu: binding thread %d to core failed (continuing unbound)\n",
                         omp_get_thread_num());

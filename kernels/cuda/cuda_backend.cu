@@ -850,8 +850,12 @@ static hb_status run_conv(hbc_ctx *c, const hb_case *cs, const void *x, const vo
     }
     if (st == HB_OK) {
         snprintf(c->last_impl, sizeof c->last_impl, "cudnnConvolutionForward%s", ch->nhwc ? "+NHWC transforms" : "");
-        snprintf(c->last_algo, sizeof c->last_algo, "%s/%s (NCHW %.3f ms, NHWC %.3f ms when chosen)",
-                 conv_algo_name(ch->algo), math_name(ch->math), (double)ch->nchw_ms, (double)ch->nhwc_ms);
+        if (ch->nhwc_ms > 0.0f)
+            snprintf(c->last_algo, sizeof c->last_algo, "%s/%s %s (choice timed: NCHW %.3f ms, NHWC+transforms %.3f ms)",
+                     conv_algo_name(ch->algo), math_name(ch->math), ch->nhwc ? "NHWC" : "NCHW", (double)ch->nchw_ms,
+                     (double)ch->nhwc_ms);
+        else
+            snprintf(c->last_algo, sizeof c->last_algo, "%s/%s NCHW", conv_algo_name(ch->algo), math_name(ch->math));
         c->last_ws = ch->ws_bytes + (ch->nhwc ? c->conv_tmp_bytes : 0);
     }
     conv_desc_free(&d);

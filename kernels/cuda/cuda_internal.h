@@ -77,7 +77,7 @@ struct hbc_ctx {
     int nconv;
     /* Facts about the last run, for case_info. */
     char last_impl[64];
-    char last_algo[96];
+    char last_algo[192];
     size_t last_ws;
     struct hbc_nvml *nvml;
 };

@@ -24,17 +24,17 @@ __kernel void hb_im2col(__global const TS *x, __global TS *col, int b0, int g, i
     ST1(v, ((size_t)bi * Kd + kidx) * (size_t)P + p, col);
 }
 
-/* Max and average pooling, one output element per work-item (index over batch*c*oh*ow).
- * Only in-bounds taps count: max ignores padding, avg divides by the number of in-bounds taps
- * (count_include_pad = false). Launch: global ceil(total/64)*64. */
+/* Max and average pooling, one output element per work-item: gid0 = ox, gid1 = oy, gid2 = the
+ * (image, channel) plane, so no index division. Only in-bounds taps count: max ignores padding, avg
+ * divides by the number of in-bounds taps (count_include_pad = false).
+ * Launch: global (ceil(ow/L)*L, oh, batch*c), local (L, 1, 1). */
 #define HB_POOL(NAME, INIT, ACC, FIN)                                                          \
-__kernel void NAME(__global const TS *x, __global TS *y, ulong total, int H, int W, int kh,    \
-                   int kw, int sh, int sw, int ph, int pw, int oh, int ow)                    \
+__kernel void NAME(__global const TS *x, __global TS *y, int H, int W, int kh, int kw, int sh, \
+                   int sw, int ph, int pw, int oh, int ow)                                     \
 {                                                                                              \
-    const size_t idx = get_global_id(0);                                                       \
-    if (idx >= total) return;                                                                  \
-    const int ox = (int)(idx % ow), oy = (int)((idx / ow) % oh);                               \
-    const size_t bc = idx / ((size_t)ow * oh);                                                 \
+    const int ox = (int)get_global_id(0), oy = (int)get_global_id(1);                          \
+    const size_t bc = get_global_id(2);                                                        \
+    if (ox >= ow) return;                                                                      \
     __global const TS *xp = x + bc * (size_t)H * W;                                            \
     const int y0 = oy * sh - ph, x0 = ox * sw - pw;                                            \
     const int ya = max(y0, 0), yb = min(y0 + kh, H), xa = max(x0, 0), xb = min(x0 + kw, W);   \
@@ -42,7 +42,7 @@ __kernel void NAME(__global const TS *x, __global TS *y, ulong total, int H, int
     for (int iy = ya; iy < yb; iy++)                                                           \
         for (int ix = xa; ix < xb; ix++) { float v = LD1((size_t)iy * W + ix, xp); ACC; }      \
     const float cnt = (float)((yb - ya) * (xb - xa));                                          \
-    ST1(FIN, idx, y);                                                                          \
+    ST1(FIN, (bc * oh + oy) * (size_t)ow + ox, y);                                             \
 }
 HB_POOL(hb_maxpool, -INFINITY, r = fmax(r, v), r)
 HB_POOL(hb_avgpool, 0.0f, r += v, r / cnt)

@@ -11,59 +11,76 @@
     __global const TS *B, ulong b_off, int ldb, ulong b_stride,                     \
     __global TS *C, ulong c_off, int ldc, ulong c_stride, int M, int N, int K
 
-/* CPU style: work-item (gid0, gid1, gid2) computes the RM x 32 block of C at rows RM*gid0,
- * columns 32*gid1 of batch gid2 with 2*RM float16 accumulators in registers (a register-blocked
- * outer-product kernel, the micro-kernel scheme of GotoBLAS/BLIS without packing). Rows past M are
- * clamped (computed, not stored); a block with fewer than 32 columns takes a scalar path.
- * hb_mm_cpu has RM = 8 (16 accumulators: 8 broadcasts of A per 2 loads of B); hb_mm_cpu_r1 has
- * RM = 1 for M < 8 (matrix-vector shapes, memory-bound: no duplicated rows).
- * Launch: global (ceil(M/RM), ceil(N/32), batch), local (1,1,1); dimension 0 is the row block so
- * that consecutive work-groups reuse the same 32-column panel of B from cache. */
-#define HB_MM_CPU(NAME, MM_RM)                                                                 \
-__kernel void NAME(HB_MM_ARGS)                                                                 \
+/* CPU style: work-item (gid0, gid1, gid2) computes the RM x (16*NV) block of C at rows RM*gid0,
+ * columns 16*NV*gid1 of batch gid2 with RM*NV float16 accumulators in registers (a register-blocked
+ * outer-product kernel, the micro-kernel scheme of GotoBLAS/BLIS without packing), over the
+ * k-block [k0, k0+kb): C = A B restricted to it, plus C's previous value when acc_in is 1 (the host
+ * splits long K into blocks of 512 so that the A rows and the B panel of a block stay in L1/L2).
+ * Rows past M are clamped (computed, not stored). A block with fewer than 16*NV columns goes 16
+ * columns at a time, then column by column.
+ *   hb_mm_cpu     RM 8, NV 2 (8 x 32: 16 accumulators, 8 broadcasts of A per 2 loads of B)
+ *   hb_mm_cpu_r1  RM 1, NV 16 (1 x 256, for m == 1: a matrix-vector product streaming rows of B)
+ * Launch: global (ceil(M/RM), ceil(N/(16*NV)), batch), local (1,1,1); dimension 0 is the row block
+ * so that consecutive work-groups reuse the same column panel of B from cache. */
+#define HB_MM_CPU(NAME, RM, NV)                                                                \
+__kernel void NAME(HB_MM_ARGS, int k0, int kb, int acc_in)                                     \
 {                                                                                              \
-    const int ib = (int)get_global_id(0) * MM_RM, jb = (int)get_global_id(1) * 32;             \
+    const int ib = (int)get_global_id(0) * RM, jb = (int)get_global_id(1) * (16 * NV);         \
     const size_t bz = get_global_id(2);                                                        \
     if (ib >= M || jb >= N) return;                                                            \
     __global const TS *a = A + a_off + bz * a_stride;                                          \
     __global const TS *b = B + b_off + bz * b_stride;                                          \
     __global TS *c = C + c_off + bz * c_stride;                                                \
-    size_t ar[MM_RM];                                                                          \
-    for (int r = 0; r < MM_RM; r++) ar[r] = (size_t)min(ib + r, M - 1) * (size_t)lda;          \
-    if (jb + 32 <= N) {                                                                        \
-        float16 acc0[MM_RM], acc1[MM_RM];                                                      \
-        for (int r = 0; r < MM_RM; r++) { acc0[r] = 0.0f; acc1[r] = 0.0f; }                    \
-        for (int k = 0; k < K; k++) {                                                          \
+    const int k1 = min(K, k0 + kb);                                                            \
+    size_t ar[RM];                                                                             \
+    for (int r = 0; r < RM; r++) ar[r] = (size_t)min(ib + r, M - 1) * (size_t)lda;             \
+    if (jb + 16 * NV <= N) {                                                                   \
+        float16 acc[RM][NV];                                                                   \
+        for (int r = 0; r < RM; r++)                                                           \
+            for (int v = 0; v < NV; v++)                                                       \
+                acc[r][v] = acc_in && ib + r < M ? LD16(0, c + (size_t)(ib + r) * ldc + jb + 16 * v) : 0.0f; \
+        for (int k = k0; k < k1; k++) {                                                        \
             __global const TS *bk = b + (size_t)k * (size_t)ldb + jb;                          \
-            float16 b0 = LD16(0, bk), b1 = LD16(0, bk + 16);                                   \
+            float16 bv[NV];                                                                    \
             _Pragma("unroll")                                                                  \
-            for (int r = 0; r < MM_RM; r++) {                                                  \
+            for (int v = 0; v < NV; v++) bv[v] = LD16(0, bk + 16 * v);                         \
+            _Pragma("unroll")                                                                  \
+            for (int r = 0; r < RM; r++) {                                                     \
                 float16 av = (float16)(LD1(ar[r] + k, a));                                     \
-                acc0[r] = fma(av, b0, acc0[r]);                                                \
-                acc1[r] = fma(av, b1, acc1[r]);                                                \
+                _Pragma("unroll")                                                              \
+                for (int v = 0; v < NV; v++) acc[r][v] = fma(av, bv[v], acc[r][v]);            \
             }                                                                                  \
         }                                                                                      \
-        for (int r = 0; r < MM_RM; r++) {                                                      \
+        for (int r = 0; r < RM; r++) {                                                         \
             if (ib + r >= M) break;                                                            \
-            __global TS *cr = c + (size_t)(ib + r) * (size_t)ldc + jb;                         \
-            ST16(acc0[r], 0, cr);                                                              \
-            ST16(acc1[r], 0, cr + 16);                                                         \
+            for (int v = 0; v < NV; v++) ST16(acc[r][v], 0, c + (size_t)(ib + r) * ldc + jb + 16 * v); \
         }                                                                                      \
-    } else {                                                                                   \
-        for (int j = jb; j < N; j++) {                                                         \
-            float acc[MM_RM];                                                                  \
-            for (int r = 0; r < MM_RM; r++) acc[r] = 0.0f;                                     \
-            for (int k = 0; k < K; k++) {                                                      \
-                float bv = LD1((size_t)k * (size_t)ldb + j, b);                                \
-                for (int r = 0; r < MM_RM; r++) acc[r] = fma(LD1(ar[r] + k, a), bv, acc[r]);   \
-            }                                                                                  \
-            for (int r = 0; r < MM_RM && ib + r < M; r++)                                      \
-                ST1(acc[r], (size_t)(ib + r) * (size_t)ldc + j, c);                            \
+        return;                                                                                \
+    }                                                                                          \
+    int j = jb;                                                                                \
+    for (; j + 16 <= N; j += 16) {                                                             \
+        float16 acc[RM];                                                                       \
+        for (int r = 0; r < RM; r++)                                                           \
+            acc[r] = acc_in && ib + r < M ? LD16(0, c + (size_t)(ib + r) * ldc + j) : 0.0f;    \
+        for (int k = k0; k < k1; k++) {                                                        \
+            float16 bv = LD16(0, b + (size_t)k * (size_t)ldb + j);                             \
+            for (int r = 0; r < RM; r++) acc[r] = fma((float16)(LD1(ar[r] + k, a)), bv, acc[r]); \
         }                                                                                      \
+        for (int r = 0; r < RM && ib + r < M; r++) ST16(acc[r], 0, c + (size_t)(ib + r) * ldc + j); \
+    }                                                                                          \
+    for (; j < N; j++) {                                                                       \
+        float acc[RM];                                                                         \
+        for (int r = 0; r < RM; r++)                                                           \
+            acc[r] = acc_in && ib + r < M ? LD1((size_t)(ib + r) * ldc + j, c) : 0.0f;         \
+        for (int k = k0; k < k1; k++) {                                                        \
+            float bv = LD1((size_t)k * (size_t)ldb + j, b);                                    \
+            for (int r = 0; r < RM; r++) acc[r] = fma(LD1(ar[r] + k, a), bv, acc[r]);          \
+        }                                                                                      \
+        for (int r = 0; r < RM && ib + r < M; r++) ST1(acc[r], (size_t)(ib + r) * (size_t)ldc + j, c); \
     }                                                                                          \
 }
-HB_MM_CPU(hb_mm_cpu, 8)
-HB_MM_CPU(hb_mm_cpu_r1, 1)
+HB_MM_CPU(hb_mm_cpu, 8, 2)
+HB_MM_CPU(hb_mm_cpu_r1, 1, 16)
 
 /* GPU style: the classic local-memory tiled kernel (16 x 16 tiles of A and B staged in local
  * memory, one output per work-item; as in the NVIDIA OpenCL SDK matrixMul sample).

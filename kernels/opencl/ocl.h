@@ -79,6 +79,8 @@ typedef struct ocl_ctx {
     /* scratch (reduction partials, im2col) and accounting */
     cl_mem scratch;
     size_t scratch_bytes;
+    cl_mem flush[2];       /* flush_cache: two buffers of twice the device cache each, copied 0 -> 1 */
+    size_t flush_bytes;    /* bytes of each */
     int64_t dev_allocated;
 } ocl_ctx;
 

@@ -63,7 +63,7 @@ const char *ocl_gemm_impl_name(const ocl_ctx *c, int var)
 const char *ocl_gemm_kernel_name(const ocl_ctx *c, int var)
 {
     if (c->mm_impl == OCL_MM_CLBLAST && var == 0) return "CLBlastSgemm";
-    return c->cpu_style ? "hb_mm_cpu (8x32 register block; 1x32 for m < 8)" : "hb_mm_local (16x16 local-memory tiles)";
+    return c->cpu_style ? "hb_mm_cpu (8x32 register block, k-blocks of 512; 1x256 for m = 1)" : "hb_mm_local (16x16 local-memory tiles)";
 }
 
 #if HB_HAVE_CLBLAST
@@ -104,22 +104,37 @@ hb_status ocl_gemm(ocl_ctx *c, int var, int M, int N, int K,
     }
 #endif
     cl_int e;
-    const int rm = c->cpu_style && M < 8 ? 1 : 8;
-    const char *name = c->cpu_style ? (rm == 1 ? "hb_mm_cpu_r1" : "hb_mm_cpu") : "hb_mm_local";
-    cl_kernel k = ocl_kernel(c, OCL_P_MATMUL, var, name, &e);
-    if (!k) return ocl_status(e) == HB_OK ? HB_EDEVICE : ocl_status(e);
     cl_ulong ao = a_off, as = a_stride, bo = b_off, bs = b_stride, co = c_off, cs = c_stride;
+    if (!c->cpu_style) {
+        cl_kernel k = ocl_kernel(c, OCL_P_MATMUL, var, "hb_mm_local", &e);
+        if (!k) return ocl_status(e) == HB_OK ? HB_EDEVICE : ocl_status(e);
+        e = ocl_set_args(k, 15, sizeof A, &A, sizeof ao, &ao, sizeof lda, &lda, sizeof as, &as,
+                         sizeof B, &B, sizeof bo, &bo, sizeof ldb, &ldb, sizeof bs, &bs,
+                         sizeof C, &C, sizeof co, &co, sizeof ldc, &ldc, sizeof cs, &cs,
+                         sizeof M, &M, sizeof N, &N, sizeof K, &K);
+        if (e != CL_SUCCESS) return ocl_status(e);
+        size_t g[3] = {((size_t)N + 15) / 16 * 16, ((size_t)M + 15) / 16 * 16, (size_t)batch}, l[3] = {16, 16, 1};
+        return ocl_status(ocl_launch(c, k, 3, g, l));
+    }
+    /* CPU style: 8 x 32 blocks (1 x 256 for a single row), K in blocks of 512 accumulated in C
+     * (f32 storage only: an f16 C would round the partial sums) */
+    const int r1 = M == 1;
+    const int rm = r1 ? 1 : 8, cw = r1 ? 256 : 32;
+    const int kb = var == 0 && K > 768 ? 512 : K;
+    cl_kernel k = ocl_kernel(c, OCL_P_MATMUL, var, r1 ? "hb_mm_cpu_r1" : "hb_mm_cpu", &e);
+    if (!k) return ocl_status(e) == HB_OK ? HB_EDEVICE : ocl_status(e);
     e = ocl_set_args(k, 15, sizeof A, &A, sizeof ao, &ao, sizeof lda, &lda, sizeof as, &as,
                      sizeof B, &B, sizeof bo, &bo, sizeof ldb, &ldb, sizeof bs, &bs,
                      sizeof C, &C, sizeof co, &co, sizeof ldc, &ldc, sizeof cs, &cs,
                      sizeof M, &M, sizeof N, &N, sizeof K, &K);
+    if (e == CL_SUCCESS) e = OCL_CHECK(clSetKernelArg(k, 16, sizeof kb, &kb));  /* args 15, 17: k0, acc_in */
     if (e != CL_SUCCESS) return ocl_status(e);
-    if (c->cpu_style) {
-        size_t g[3] = {((size_t)M + rm - 1) / rm, ((size_t)N + 31) / 32, (size_t)batch}, l[3] = {1, 1, 1};
-        e = ocl_launch(c, k, 3, g, l);
-    } else {
-        size_t g[3] = {((size_t)N + 15) / 16 * 16, ((size_t)M + 15) / 16 * 16, (size_t)batch}, l[3] = {16, 16, 1};
-        e = ocl_launch(c, k, 3, g, l);
+    size_t g[3] = {((size_t)M + rm - 1) / rm, ((size_t)N + cw - 1) / cw, (size_t)batch}, l[3] = {1, 1, 1};
+    for (int k0 = 0; k0 < K && e == CL_SUCCESS; k0 += kb) {
+        int acc = k0 > 0;
+        e = clSetKernelArg(k, 15, sizeof k0, &k0);
+        if (e == CL_SUCCESS) e = clSetKernelArg(k, 17, sizeof acc, &acc);
+        if (OCL_CHECK(e) == CL_SUCCESS) e = ocl_launch(c, k, 3, g, l);
     }
     return ocl_status(e);
 }

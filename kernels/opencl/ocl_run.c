@@ -182,14 +182,15 @@ static hb_status run_pool(ocl_ctx *c, int var, const hb_case *cs, hb_buf *const 
     GET_KERNEL(k, OCL_P_CONV_POOL, cs->op == HB_OP_MAXPOOL ? "hb_maxpool" : "hb_avgpool");
     int H = (int)s->h, W = (int)s->w, kh = (int)s->kh, kw = (int)s->kw, sh = (int)s->sh, sw = (int)s->sw,
         ph = (int)s->ph, pw = (int)s->pw, oh = (int)oh_of(s), ow = (int)ow_of(s);
-    cl_ulong total = (cl_ulong)s->batch * (cl_ulong)s->c * (cl_ulong)oh * (cl_ulong)ow;
     cl_mem x = DEV(in[0]), y = DEV(out);
-    cl_int e = ocl_set_args(k, 13, sizeof x, &x, sizeof y, &y, sizeof total, &total, sizeof H, &H, sizeof W, &W,
-                            sizeof kh, &kh, sizeof kw, &kw, sizeof sh, &sh, sizeof sw, &sw, sizeof ph, &ph,
-                            sizeof pw, &pw, sizeof oh, &oh, sizeof ow, &ow);
+    cl_int e = ocl_set_args(k, 12, sizeof x, &x, sizeof y, &y, sizeof H, &H, sizeof W, &W, sizeof kh, &kh,
+                            sizeof kw, &kw, sizeof sh, &sh, sizeof sw, &sw, sizeof ph, &ph, sizeof pw, &pw,
+                            sizeof oh, &oh, sizeof ow, &ow);
     if (e != CL_SUCCESS) return st_of(e);
-    size_t l = 64, g = round_up((size_t)total, l);
-    return st_of(ocl_launch(c, k, 1, &g, &l));
+    size_t l0 = 1;
+    while (l0 < 64 && l0 < (size_t)ow) l0 *= 2;
+    size_t l[3] = {l0, 1, 1}, g[3] = {round_up((size_t)ow, l0), (size_t)oh, (size_t)(s->batch * s->c)};
+    return st_of(ocl_launch(c, k, 3, g, l));
 }
 
 static hb_status run_reduce(ocl_ctx *c, int var, const hb_case *cs, hb_buf *const *in, hb_buf *out)
