@@ -81,7 +81,8 @@ $(BUILD)/hb_opencl.so: $(patsubst %.c,$(BUILD)/%.o,$(OCL_SRC)) $(wildcard kernel
 	@mkdir -p $(BUILD)/opencl
 	cp kernels/opencl/*.cl $(BUILD)/opencl/ 2>/dev/null || true
 	$(CC) -shared -o $@ $(filter %.o,$^) $(shell pkg-config --libs OpenCL 2>/dev/null || echo -lOpenCL) \
-	  $(shell test -e /usr/lib/x86_64-linux-gnu/libclblast.so && echo -lclblast) -lm -fopenmp
+	  $(shell test -e /usr/lib/x86_64-linux-gnu/libclblast.so && echo -lclblast) \
+	  $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson) -lm -fopenmp
 
 # CUDA plugin: kernels/cuda/*.cu and *.c, sm_90 SASS plus compute_90 PTX; links cudart, cuBLAS,
 # cuBLASLt and cuDNN dynamically (loaded by dlopen of the plugin, so a machine without the driver
@@ -100,7 +101,8 @@ $(BUILD)/hb_cuda.so: $(patsubst %.cu,$(BUILD)/%.cu.o,$(CUDA_SRC)) $(patsubst %.c
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libhybench.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Wno-missing-prototypes -Itests -o $@ $< $(BUILD)/libhybench.a $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -Wno-missing-prototypes -Itests $(shell pkg-config --cflags libxml-2.0 2>/dev/null) -o $@ $< \
+	  $(BUILD)/libhybench.a $(LDLIBS) -lcmocka $(shell pkg-config --libs libxml-2.0 2>/dev/null)
 
 test:
 	@./tools/install_deps.sh

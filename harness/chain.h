@@ -9,7 +9,8 @@
  * values are a fixed permutation of it, and the reference does the same.
  * Modes: convert = f64 host tensors converted at every op boundary (weights too: a library storing
  * f64 converts each operand per call); f32 = f32 host tensors, H2D/D2H at every op boundary;
- * resident = the chain's inputs uploaded once, its output downloaded once.
+ * resident = weights and KV cache live on the device (uploaded once, before timing); per call the
+ * layer's input is uploaded once and its output downloaded once.
  */
 #ifndef HB_CHAIN_H
 #define HB_CHAIN_H

@@ -13,4 +13,5 @@ int hb_cmd_compare(int argc, char **argv);   /* compare.c:  regression gate */
 int hb_cmd_trend(int argc, char **argv);     /* trend.c:    nightly history plots */
 int hb_cmd_baseline(int argc, char **argv);  /* trend.c:    baseline set|show */
 int hb_cmd_csv(int argc, char **argv);       /* resultsio.c: CSV export */
+int hb_cmd_gbench(int argc, char **argv);    /* gbench.c:   Google Benchmark JSON export */
 #endif

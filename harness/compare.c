@@ -702,6 +702,21 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
     run_row(f, "date", base, cur, g_date);
     run_row(f, "host", base, cur, g_host);
     run_row(f, "CPU", base, cur, g_cpu);
+    if (json_is_array(json_object_get(base->meta, "load_avg")) || json_is_array(json_object_get(cur->meta, "load_avg"))) {
+        /* meta.load_avg (1, 5, 15 min), when the run records it: a busy machine explains noise */
+        fputs("| load average |", f);
+        const hb_run *rr[2] = { base, cur };
+        for (int k = 0; k < 2; k++) {
+            json_t *la = json_object_get(rr[k]->meta, "load_avg");
+            size_t i;
+            json_t *v;
+            fputc(' ', f);
+            if (!json_is_array(la)) fputs("?", f);
+            json_array_foreach(la, i, v) fprintf(f, "%s%.2f", i ? " / " : "", json_number_value(v));
+            fputs(" |", f);
+        }
+        fputs("\n", f);
+    }
     fputs("\n", f);
 
     size_t k = select_cases(r, sel, pred_gate_status, o);

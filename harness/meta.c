@@ -126,6 +126,9 @@ json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads
     json_object_set_new(m, "cpu", cpu_json());
     json_object_set_new(m, "memory_bytes", json_integer((json_int_t)si.totalram * (json_int_t)si.mem_unit));
     json_object_set_new(m, "os", json_string(os));
+    double load[3];
+    if (getloadavg(load, 3) == 3)  /* a busy machine makes noisy samples: compare shows it */
+        json_object_set_new(m, "load_avg", json_pack("[f,f,f]", load[0], load[1], load[2]));
 #ifdef __VERSION__
     json_object_set_new(m, "compiler", json_string("gcc " __VERSION__));
 #endif

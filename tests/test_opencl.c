@@ -41,6 +41,13 @@ static char g_path[PATH_MAX + 32];
 static char g_dir[PATH_MAX];
 static char g_why[PATH_MAX * 2 + 256];
 
+/* The environment variables the plugin reads; restored before each test so that a test failing
+ * half-way (cmocka longjmps out of it) cannot leak its settings into the next. */
+static const char *const g_envs[] = {"HB_OPENCL_STYLE", "HB_OPENCL_NO_CLBLAST", "HB_OPENCL_MATMUL",
+                                     "HB_OPENCL_FORCE_F16", "HB_KERNEL_DIR"};
+#define NENVS ((int)(sizeof g_envs / sizeof g_envs[0]))
+static char *g_env0[NENVS];
+
 static double now_s(void)
 {
     struct timespec t;
@@ -71,6 +78,10 @@ static void plugin_path(void)
 static int setup(void **state)
 {
     (void)state;
+    for (int i = 0; i < NENVS; i++) {
+        const char *v = getenv(g_envs[i]);
+        g_env0[i] = v ? strdup(v) : NULL;
+    }
     plugin_path();
     if (access(g_path, R_OK) != 0) {
         snprintf(g_why, sizeof g_why, "plugin %s not built (no OpenCL headers at build time)", g_path);
@@ -80,6 +91,16 @@ static int setup(void **state)
     if (!g_lib) { snprintf(g_why, sizeof g_why, "dlopen(%s): %.*s", g_path, PATH_MAX, dlerror()); return 0; }
     g_ops = (const hb_backend_ops *)dlsym(g_lib, "hb_opencl_ops");
     if (!g_ops) snprintf(g_why, sizeof g_why, "%s lacks hb_opencl_ops", g_path);
+    return 0;
+}
+
+static int reset_env(void **state)
+{
+    (void)state;
+    for (int i = 0; i < NENVS; i++) {
+        if (g_env0[i]) setenv(g_envs[i], g_env0[i], 1);
+        else unsetenv(g_envs[i]);
+    }
     return 0;
 }
 
@@ -225,7 +246,7 @@ static const struct { hb_op op; const char *shape; } g_cases[] = {
     {HB_OP_SILU, "n=50001"}, {HB_OP_ADD, "n=3"},
     {HB_OP_MATMUL, "m=67 n=45 k=33"}, {HB_OP_MATMUL, "m=128 n=96 k=64"}, {HB_OP_MATMUL, "m=1 n=200 k=77"},
     {HB_OP_MATMUL, "m=9 n=50 k=1100"}, {HB_OP_MATMUL, "m=1 n=300 k=1500"},   /* k-blocked accumulation */
-    {HB_OP_BMM, "batch=3 m=17 n=40 k=9"},
+    {HB_OP_BMM, "batch=3 m=17 n=40 k=9"}, {HB_OP_BMM, "batch=3 m=1 n=37 k=300"},
     {HB_OP_CONV2D, "batch=2 c=4 h=11 w=9 oc=6 kh=3 kw=3 sh=2 sw=1 ph=1 pw=2 dh=2 dw=1 g=2"},
     {HB_OP_CONV2D, "batch=2 c=8 h=7 w=7 oc=16 kh=1"},
     {HB_OP_CONV2D, "batch=1 c=6 h=10 w=10 oc=6 kh=3 ph=1 g=6"},
@@ -806,20 +827,20 @@ static void test_ceilings(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_enumerate_describe),
-        cmocka_unit_test(test_routes_roundtrip),
-        cmocka_unit_test(test_routes_resident_chain),
-        cmocka_unit_test(test_routes_all_ops),
-        cmocka_unit_test(test_timer_events),
-        cmocka_unit_test(test_mapped_zero_copy),
-        cmocka_unit_test(test_ops_default),
-        cmocka_unit_test(test_ops_gpu_style),
-        cmocka_unit_test(test_ops_clblast),
-        cmocka_unit_test(test_ops_f16),
-        cmocka_unit_test(test_broken_kernel_source),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_convert_device),
-        cmocka_unit_test(test_ceilings),
+        cmocka_unit_test_setup(test_enumerate_describe, reset_env),
+        cmocka_unit_test_setup(test_routes_roundtrip, reset_env),
+        cmocka_unit_test_setup(test_routes_resident_chain, reset_env),
+        cmocka_unit_test_setup(test_routes_all_ops, reset_env),
+        cmocka_unit_test_setup(test_timer_events, reset_env),
+        cmocka_unit_test_setup(test_mapped_zero_copy, reset_env),
+        cmocka_unit_test_setup(test_ops_default, reset_env),
+        cmocka_unit_test_setup(test_ops_gpu_style, reset_env),
+        cmocka_unit_test_setup(test_ops_clblast, reset_env),
+        cmocka_unit_test_setup(test_ops_f16, reset_env),
+        cmocka_unit_test_setup(test_broken_kernel_source, reset_env),
+        cmocka_unit_test_setup(test_errors, reset_env),
+        cmocka_unit_test_setup(test_convert_device, reset_env),
+        cmocka_unit_test_setup(test_ceilings, reset_env),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

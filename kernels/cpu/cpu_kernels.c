@@ -455,13 +455,91 @@ static void pool_plane_direct(const hbk_conv *p, int is_max, const float *restri
     }
 }
 
-/* Pooling of one plane, row by row: the kh input rows of an output row are first reduced
- * vertically into v (contiguous, vectorized), then v is reduced horizontally over the kw taps
- * (strided by sw). cntx[ox] holds the in-bounds taps per output column. */
-static void pool_plane_rows(const hbk_conv *p, int is_max, const float *restrict xp, float *restrict yp,
-                            float *restrict v, const int64_t *cntx)
+/* Horizontal pass of one output row: orow[ox] = reduction over the kw taps of v (the vertically
+ * reduced input row). The interior [ilo, ihi), where every tap is in bounds, runs as one vectorized
+ * loop (specialized for the 3-tap kernels of ResNet-style pooling); the few border columns are
+ * counted tap by tap. avg divides by nky * (in-bounds taps). */
+static void pool_hrow(const hbk_conv *p, int is_max, const float *restrict v, float *restrict orow,
+                      int64_t nky, int64_t ilo, int64_t ihi)
 {
-    const int64_t w = p->w, sw = p->sw;
+    const int64_t sw = p->sw, dw = p->dw, kw = p->kw, pw = p->pw, w = p->w, ow = p->ow;
+    for (int64_t ox = 0; ox < ow; ox++) {
+        if (ox == ilo && ihi > ilo)
+            ox = ihi; /* skip the interior */
+        if (ox >= ow)
+            break;
+        float acc = is_max ? -HUGE_VALF : 0.0f;
+        int64_t cnt = 0;
+        for (int64_t kx = 0; kx < kw; kx++) {
+            const int64_t ix = ox * sw - pw + kx * dw;
+            if (ix < 0 || ix >= w)
+                continue;
+            acc = is_max ? (v[ix] > acc ? v[ix] : acc) : acc + v[ix];
+            cnt++;
+        }
+        orow[ox] = cnt == 0 ? 0.0f : (is_max ? acc : acc / ((float)nky * (float)cnt));
+    }
+    if (ihi <= ilo)
+        return;
+    const float inv = 1.0f / ((float)nky * (float)kw);
+    if (kw == 3 && dw == 1 && sw == 2) {
+        if (is_max) {
+#pragma omp simd
+            for (int64_t ox = ilo; ox < ihi; ox++) {
+                const int64_t b = 2 * ox - pw;
+                const float m = v[b] > v[b + 1] ? v[b] : v[b + 1];
+                orow[ox] = m > v[b + 2] ? m : v[b + 2];
+            }
+        } else {
+#pragma omp simd
+            for (int64_t ox = ilo; ox < ihi; ox++) {
+                const int64_t b = 2 * ox - pw;
+                orow[ox] = (v[b] + v[b + 1] + v[b + 2]) * inv;
+            }
+        }
+    } else if (kw == 3 && dw == 1 && sw == 1) {
+        if (is_max) {
+#pragma omp simd
+            for (int64_t ox = ilo; ox < ihi; ox++) {
+                const int64_t b = ox - pw;
+                const float m = v[b] > v[b + 1] ? v[b] : v[b + 1];
+                orow[ox] = m > v[b + 2] ? m : v[b + 2];
+            }
+        } else {
+#pragma omp simd
+            for (int64_t ox = ilo; ox < ihi; ox++) {
+                const int64_t b = ox - pw;
+                orow[ox] = (v[b] + v[b + 1] + v[b + 2]) * inv;
+            }
+        }
+    } else {
+        /* any kernel: tap by tap over the interior, each pass vectorized over ox */
+        for (int64_t ox = ilo; ox < ihi; ox++)
+            orow[ox] = v[ox * sw - pw];
+        for (int64_t kx = 1; kx < kw; kx++) {
+            const int64_t off = kx * dw - pw;
+            if (is_max) {
+#pragma omp simd
+                for (int64_t ox = ilo; ox < ihi; ox++)
+                    orow[ox] = v[ox * sw + off] > orow[ox] ? v[ox * sw + off] : orow[ox];
+            } else {
+#pragma omp simd
+                for (int64_t ox = ilo; ox < ihi; ox++)
+                    orow[ox] += v[ox * sw + off];
+            }
+        }
+        if (!is_max)
+            for (int64_t ox = ilo; ox < ihi; ox++)
+                orow[ox] *= inv;
+    }
+}
+
+/* Pooling of one plane, row by row: the kh input rows of an output row are first reduced
+ * vertically into v (contiguous, vectorized), then v horizontally (pool_hrow). */
+static void pool_plane_rows(const hbk_conv *p, int is_max, const float *restrict xp, float *restrict yp,
+                            float *restrict v, int64_t ilo, int64_t ihi)
+{
+    const int64_t w = p->w;
     for (int64_t oy = 0; oy < p->oh; oy++) {
         float *restrict orow = yp + oy * p->ow;
         int64_t nky = 0;
@@ -487,42 +565,7 @@ static void pool_plane_rows(const hbk_conv *p, int is_max, const float *restrict
             memset(orow, 0, (size_t)p->ow * sizeof(float));
             continue;
         }
-        const float init = is_max ? -HUGE_VALF : 0.0f;
-        for (int64_t ox = 0; ox < p->ow; ox++)
-            orow[ox] = init;
-        for (int64_t kx = 0; kx < p->kw; kx++) {
-            const int64_t off = kx * p->dw - p->pw;
-            int64_t lo, hi;
-            tap_range(p->ow, w, sw, off, &lo, &hi);
-            if (is_max) {
-                if (sw == 2) {
-#pragma omp simd
-                    for (int64_t ox = lo; ox < hi; ox++)
-                        orow[ox] = v[2 * ox + off] > orow[ox] ? v[2 * ox + off] : orow[ox];
-                } else {
-#pragma omp simd
-                    for (int64_t ox = lo; ox < hi; ox++)
-                        orow[ox] = v[ox * sw + off] > orow[ox] ? v[ox * sw + off] : orow[ox];
-                }
-            } else {
-                if (sw == 2) {
-#pragma omp simd
-                    for (int64_t ox = lo; ox < hi; ox++)
-                        orow[ox] += v[2 * ox + off];
-                } else {
-#pragma omp simd
-                    for (int64_t ox = lo; ox < hi; ox++)
-                        orow[ox] += v[ox * sw + off];
-                }
-            }
-        }
-        const float fnky = (float)nky;
-        for (int64_t ox = 0; ox < p->ow; ox++) {
-            if (cntx[ox] == 0)
-                orow[ox] = 0.0f;
-            else if (!is_max)
-                orow[ox] /= fnky * (float)cntx[ox];
-        }
+        pool_hrow(p, is_max, v, orow, nky, ilo, ihi);
     }
 }
 
@@ -535,15 +578,14 @@ static hb_status k_pool(const hbk_conv *p, int is_max, const float *x, float *y)
     /* global pooling (one window = the whole plane, ResNet pool5): a contiguous reduction */
     const int global = p->oh == 1 && p->ow == 1 && p->ph == 0 && p->pw == 0 && p->kh == p->h &&
                        p->kw == p->w;
-    int64_t *cntx = calloc((size_t)p->ow, sizeof *cntx);
-    if (!cntx)
-        return HB_ENOMEM;
-    for (int64_t kx = 0; kx < p->kw; kx++) {
-        int64_t lo, hi;
-        tap_range(p->ow, p->w, p->sw, kx * p->dw - p->pw, &lo, &hi);
-        for (int64_t ox = lo; ox < hi; ox++)
-            cntx[ox]++;
-    }
+    /* interior output columns: every horizontal tap in bounds */
+    int64_t ilo, ihi, lo2, hi2;
+    tap_range(p->ow, p->w, p->sw, -p->pw, &ilo, &ihi);
+    tap_range(p->ow, p->w, p->sw, (p->kw - 1) * p->dw - p->pw, &lo2, &hi2);
+    ilo = ilo > lo2 ? ilo : lo2;
+    ihi = ihi < hi2 ? ihi : hi2;
+    if (ihi < ilo)
+        ihi = ilo;
     int failed = 0;
     const int par = planes > 1 && planes * p->oh * p->ow * p->kh * p->kw >= EW_PAR_MIN;
 #pragma omp parallel if (par)
@@ -563,10 +605,9 @@ static hb_status k_pool(const hbk_conv *p, int is_max, const float *x, float *y)
             else if (direct)
                 pool_plane_direct(p, is_max, xp, yp);
             else if (v)
-                pool_plane_rows(p, is_max, xp, yp, v, cntx);
+                pool_plane_rows(p, is_max, xp, yp, v, ilo, ihi);
         }
     }
-    free(cntx);
     return failed ? HB_ENOMEM : HB_OK;
 }
 
@@ -654,13 +695,30 @@ static void im2col_block(const hbk_conv *p, const float *xb, int64_t g, int64_t 
  * each one im2col block (kg x nb floats, about L2-sized, nb >= 64 columns) and one single-threaded
  * sgemm (ocb x nb x kg), spread over the OpenMP threads. Columns are split further when there are
  * fewer than 4 items per thread, output channels when there are still fewer than one per thread. */
+/* Target size of one im2col block: 512 KiB (a quarter to a half of the per-core L2 of current
+ * x86 cores, so the block and OpenBLAS's packed panels stay in L2). HB_CPU_COL_KIB overrides it
+ * for measurements. */
+static int64_t col_block_bytes(void)
+{
+    static int64_t cached;
+    int64_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v)
+        return v;
+    v = 512 * 1024;
+    const char *e = getenv("HB_CPU_COL_KIB");
+    if (e && atoll(e) > 0)
+        v = atoll(e) * 1024;
+    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    return v;
+}
+
 typedef struct conv_plan { int64_t nb, ncb, ocb, nob, items; } conv_plan;
 
 static void conv_plan_make(const hbk_conv *p, int T, conv_plan *pl)
 {
     const int64_t ohw = p->oh * p->ow, kg = p->cg * p->kh * p->kw, units = p->b * p->g;
     int64_t nb = ohw;
-    const int64_t l2cols = ((int64_t)(512 * 1024) / (kg * 4)) / 16 * 16; /* ~512 KiB blocks */
+    const int64_t l2cols = (col_block_bytes() / (kg * 4)) / 16 * 16;
     if (nb > l2cols)
         nb = l2cols;
     int64_t want = 4 * (int64_t)T;
@@ -735,7 +793,9 @@ static hb_status k_attention(const hbk_attn *a, const float *q, const float *k, 
 {
     const int T = omp_get_max_threads();
     const int64_t heads_total = a->b * a->heads;
-    int64_t tq = 128;
+    /* query rows per block: 128 (HB_CPU_ATTN_TQ overrides it for measurements) */
+    const char *etq = getenv("HB_CPU_ATTN_TQ");
+    int64_t tq = etq && atoll(etq) >= 16 ? atoll(etq) : 128;
     while (tq > 16 && heads_total * ((a->seq + tq - 1) / tq) < 4 * T)
         tq /= 2;
     if (tq > a->seq)

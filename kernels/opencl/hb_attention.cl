@@ -4,9 +4,10 @@
  * k,v[batch,kv_heads,kv_seq,HD]; query head h reads kv head h / (heads/kv_heads) (grouped-query
  * attention); causal: query i sees keys j <= i + (kv_seq - seq).
  *
- * One work-item per query row, keys in blocks of HB_BK with the online softmax of Milakov &
+ * One work-item per query row, keys in blocks of HB_BK = 16 with the online softmax of Milakov &
  * Gimelshein 2018 (running max m, running sum l, output accumulator rescaled by exp(m_old - m_new)
- * once per block), as FlashAttention does per tile. q, the accumulator and the dot products use
+ * once per block), as FlashAttention does per tile; the 16 probabilities of a block come from one
+ * float16 exp. q, the accumulator and the dot products use
  * VW-wide float vectors (VW the largest of 16, 8, 4, 1 dividing HD).
  * Launch: global (ceil(seq/L)*L, batch*heads), local (L, 1).
  */
@@ -53,25 +54,31 @@ __kernel void hb_attention(__global const TS *q, __global const TS *k, __global 
     float m = -INFINITY, l = 0.0f;
     for (int j0 = 0; j0 < jend; j0 += HB_BK) {
         const int nb = min(HB_BK, jend - j0);
+        /* the block's 16 scores as one float16 (keys past jend: -inf, so exp gives 0), then one
+         * vector exp for the 16 probabilities */
         float s[HB_BK];
-        float bm = -INFINITY;
-        for (int jj = 0; jj < nb; jj++) {
-            __global const TS *kr = kp + (size_t)(j0 + jj) * HD;
-            FV t = 0.0f;
-            for (int d = 0; d < NV; d++) t = fma(qv[d], LDV(d, kr), t);
-            s[jj] = HSUMV(t);
-            bm = fmax(bm, s[jj]);
+        for (int jj = 0; jj < HB_BK; jj++) {
+            float sc = -INFINITY;
+            if (jj < nb) {
+                __global const TS *kr = kp + (size_t)(j0 + jj) * HD;
+                FV t = 0.0f;
+                for (int d = 0; d < NV; d++) t = fma(qv[d], LDV(d, kr), t);
+                sc = HSUMV(t);
+            }
+            s[jj] = sc;
         }
-        const float mn = fmax(m, bm);
+        const float16 sv = vload16(0, s);
+        const float mn = fmax(m, hb_hmax16(sv));
         const float corr = exp(m - mn);
-        l *= corr;
+        const float16 pv = exp(sv - mn);
+        float p[HB_BK];
+        vstore16(pv, 0, p);
+        l = l * corr + hb_hsum16(pv);
         for (int d = 0; d < NV; d++) acc[d] *= corr;
         m = mn;
         for (int jj = 0; jj < nb; jj++) {
-            const float p = exp(s[jj] - m);
-            l += p;
             __global const TS *vr = vp + (size_t)(j0 + jj) * HD;
-            for (int d = 0; d < NV; d++) acc[d] = fma((FV)p, LDV(d, vr), acc[d]);
+            for (int d = 0; d < NV; d++) acc[d] = fma((FV)p[jj], LDV(d, vr), acc[d]);
         }
     }
     __global TS *op = o + ((size_t)bh * seq + i) * HD;

@@ -19,7 +19,7 @@
  * Rows past M are clamped (computed, not stored). A block with fewer than 16*NV columns goes 16
  * columns at a time, then column by column.
  *   hb_mm_cpu     RM 8, NV 2 (8 x 32: 16 accumulators, 8 broadcasts of A per 2 loads of B)
- *   hb_mm_cpu_r1  RM 1, NV 16 (1 x 256, for m == 1: a matrix-vector product streaming rows of B)
+ * (m == 1 takes hb_gemv_part/hb_gemv_final below instead.)
  * Launch: global (ceil(M/RM), ceil(N/(16*NV)), batch), local (1,1,1); dimension 0 is the row block
  * so that consecutive work-groups reuse the same column panel of B from cache. */
 #define HB_MM_CPU(NAME, RM, NV)                                                                \
@@ -80,7 +80,6 @@ __kernel void NAME(HB_MM_ARGS, int k0, int kb, int acc_in)                      
     }                                                                                          \
 }
 HB_MM_CPU(hb_mm_cpu, 8, 2)
-HB_MM_CPU(hb_mm_cpu_r1, 1, 16)
 
 /* GPU style: the classic local-memory tiled kernel (16 x 16 tiles of A and B staged in local
  * memory, one output per work-item; as in the NVIDIA OpenCL SDK matrixMul sample).
@@ -105,4 +104,47 @@ __kernel void hb_mm_local(HB_MM_ARGS)
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (i < M && j < N) ST1(acc, (size_t)i * (size_t)ldc + j, C + c_off + bz * c_stride);
+}
+
+/* CPU style, M == 1 (matrix-vector): the K rows of B are split into nkb runs of kr rows; work-item
+ * (kb, bz) streams its run of whole rows of B contiguously and accumulates x[k] * B[k, :] into its
+ * f32 partial row part[(bz*nkb + kb)*N ..] (N floats, cache-resident), then hb_gemv_final sums the
+ * nkb partials of each column. Reads B once, in address order, as a memory-bound product should.
+ * Launch: global (nkb, batch), local (1, 1). */
+__kernel void hb_gemv_part(__global const TS *A, ulong a_off, ulong a_stride,
+                           __global const TS *B, ulong b_off, int ldb, ulong b_stride,
+                           __global float *part, int N, int K, int kr, int nkb)
+{
+    const int kb = (int)get_global_id(0);
+    const size_t bz = get_global_id(1);
+    if (kb >= nkb) return;
+    __global const TS *x = A + a_off + bz * a_stride;
+    __global const TS *b = B + b_off + bz * b_stride;
+    __global float *p = part + (bz * (size_t)nkb + (size_t)kb) * (size_t)N;
+    const int k0 = kb * kr, k1 = min(K, k0 + kr);
+    for (int k = k0; k < k1; k++) {
+        const float xk = LD1(k, x);
+        const float16 xv = (float16)(xk);
+        __global const TS *bk = b + (size_t)k * (size_t)ldb;
+        int j = 0;
+        if (k == k0) {
+            for (; j + 16 <= N; j += 16) vstore16(xv * LD16(0, bk + j), 0, p + j);
+            for (; j < N; j++) p[j] = xk * LD1(j, bk);
+        } else {
+            for (; j + 16 <= N; j += 16) vstore16(fma(xv, LD16(0, bk + j), vload16(0, p + j)), 0, p + j);
+            for (; j < N; j++) p[j] = fma(xk, LD1(j, bk), p[j]);
+        }
+    }
+}
+
+/* y[bz, j] = sum over kb of part[(bz*nkb + kb)*N + j]. Launch: global (ceil(N/64)*64, batch), local (64, 1). */
+__kernel void hb_gemv_final(__global const float *part, __global TS *C, ulong c_off, ulong c_stride, int N, int nkb)
+{
+    const int j = (int)get_global_id(0);
+    const size_t bz = get_global_id(1);
+    if (j >= N) return;
+    __global const float *p = part + bz * (size_t)nkb * (size_t)N + j;
+    float s = 0.0f;
+    for (int kb = 0; kb < nkb; kb++) s += p[(size_t)kb * N];
+    ST1(s, j, C + c_off + bz * c_stride);
 }

@@ -35,6 +35,8 @@ typedef enum ocl_prog {
 } ocl_prog;
 /* Storage variant index: 0 f32, 1 f16. */
 #define OCL_NVAR 2
+/* Scratch slots (see ocl_scratch). */
+enum { OCL_SCRATCH_OP = 0, OCL_SCRATCH_GEMM = 1, OCL_SCRATCH_COUNT = 2 };
 
 typedef enum ocl_mm_impl { OCL_MM_TILED = 0, OCL_MM_CLBLAST = 1 } ocl_mm_impl;
 
@@ -76,9 +78,9 @@ typedef struct ocl_ctx {
     int timing;
     cl_event *ev;
     int nev, evcap;
-    /* scratch (reduction partials, im2col) and accounting */
-    cl_mem scratch;
-    size_t scratch_bytes;
+    /* scratch buffers, one per user that may be live at once (OCL_SCRATCH_*), and accounting */
+    cl_mem scratch[OCL_SCRATCH_COUNT];
+    size_t scratch_bytes[OCL_SCRATCH_COUNT];
     cl_mem flush[2];       /* flush_cache: two buffers of twice the device cache each, copied 0 -> 1 */
     size_t flush_bytes;    /* bytes of each */
     int64_t dev_allocated;
@@ -125,16 +127,21 @@ cl_kernel ocl_attention_kernel(ocl_ctx *c, int hd, int var, cl_int *err);
  * NULL; ocl_ev_done() drops it again if the enqueue failed), else NULL (no event requested). */
 cl_event *ocl_ev_slot(ocl_ctx *c);
 void ocl_ev_done(ocl_ctx *c, cl_event *slot, cl_int err);
-/* Set args with clSetKernelArg: pairs of (size, pointer) after the count. Returns the first error. */
+/* Set args 0..nargs-1 with clSetKernelArg: nargs pairs (size_t size, const void *value) after the
+ * count, written with OCL_ARG(variable). Returns the first error (each is logged). */
 cl_int ocl_set_args(cl_kernel k, int nargs, ...);
+#define OCL_ARG(v) sizeof(v), (const void *)&(v)
 /* Enqueue k over dims dimensions (global gws rounded up to lws by the caller); lws may be NULL.
  * Records the event while timing. Returns the OpenCL error (logged). */
 cl_int ocl_launch(ocl_ctx *c, cl_kernel k, cl_uint dims, const size_t *gws, const size_t *lws);
 /* Make sure the device owns buffer b (mapped route: unmap if the host holds it). */
 hb_status ocl_buf_to_device(ocl_ctx *c, hb_buf *b);
-/* Scratch device memory of at least bytes (grown on demand, kept until close). NULL + *st set on
- * failure (HB_ENOMEM or HB_EDEVICE). */
-cl_mem ocl_scratch(ocl_ctx *c, size_t bytes, hb_status *st);
+/* Scratch device memory of at least bytes in slot `slot` (grown on demand, kept until close). Slots
+ * separate users whose data is live at the same time: OCL_SCRATCH_OP (an op's own temporaries:
+ * im2col columns, reduction partials, convert-device f64 staging), OCL_SCRATCH_GEMM (partials inside
+ * ocl_gemm, which conv2d calls with its columns in OCL_SCRATCH_OP). NULL + *st set on failure
+ * (HB_ENOMEM or HB_EDEVICE). */
+cl_mem ocl_scratch(ocl_ctx *c, int slot, size_t bytes, hb_status *st);
 
 /* ---- ops (ocl_run.c, ocl_matmul.c) ---- */
 hb_status ocl_run(hb_instance *inst, const hb_case *cs, hb_buf *const *in, hb_buf *out);

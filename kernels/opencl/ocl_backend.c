@@ -122,24 +122,25 @@ hb_status ocl_timer_end(hb_instance *inst, double *seconds)
 
 /* ---- scratch ---- */
 
-cl_mem ocl_scratch(ocl_ctx *c, size_t bytes, hb_status *st)
+cl_mem ocl_scratch(ocl_ctx *c, int slot, size_t bytes, hb_status *st)
 {
     *st = HB_OK;
+    if (slot < 0 || slot >= OCL_SCRATCH_COUNT) { *st = HB_EINVAL; return NULL; }
     if (bytes == 0) bytes = 64;
-    if (c->scratch && c->scratch_bytes >= bytes) return c->scratch;
-    if (c->scratch) {
-        clReleaseMemObject(c->scratch);
-        c->dev_allocated -= (int64_t)c->scratch_bytes;
-        c->scratch = NULL;
-        c->scratch_bytes = 0;
+    if (c->scratch[slot] && c->scratch_bytes[slot] >= bytes) return c->scratch[slot];
+    if (c->scratch[slot]) {
+        clReleaseMemObject(c->scratch[slot]);
+        c->dev_allocated -= (int64_t)c->scratch_bytes[slot];
+        c->scratch[slot] = NULL;
+        c->scratch_bytes[slot] = 0;
     }
     if (bytes > c->max_alloc) { *st = HB_ENOMEM; return NULL; }
     cl_int e;
-    c->scratch = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
-    if (OCL_CHECK(e)) { c->scratch = NULL; *st = ocl_status(e); return NULL; }
-    c->scratch_bytes = bytes;
+    c->scratch[slot] = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    if (OCL_CHECK(e)) { c->scratch[slot] = NULL; *st = ocl_status(e); return NULL; }
+    c->scratch_bytes[slot] = bytes;
     c->dev_allocated += (int64_t)bytes;
-    return c->scratch;
+    return c->scratch[slot];
 }
 
 /* ---- buffers and routes ---- */
@@ -336,7 +337,8 @@ static void ctx_destroy(ocl_ctx *c)
     if (c->q) clFinish(c->q);
     ev_release_all(c);
     free(c->ev);
-    if (c->scratch) clReleaseMemObject(c->scratch);
+    for (int i = 0; i < OCL_SCRATCH_COUNT; i++)
+        if (c->scratch[i]) clReleaseMemObject(c->scratch[i]);
     for (int i = 0; i < 2; i++)
         if (c->flush[i]) clReleaseMemObject(c->flush[i]);
     ocl_release_programs(c);
@@ -599,7 +601,7 @@ static void ocl_flush_cache(hb_instance *inst)
     cl_kernel k = ocl_kernel(c, OCL_P_PROBE, 0, "hb_copy", &e);
     if (!k) return;
     size_t l = 64, g = c->flush_bytes / 16 / l * l;
-    if (ocl_set_args(k, 2, sizeof c->flush[0], &c->flush[0], sizeof c->flush[1], &c->flush[1]) == CL_SUCCESS)
+    if (ocl_set_args(k, 2, OCL_ARG(c->flush[0]), OCL_ARG(c->flush[1])) == CL_SUCCESS)
         OCL_CHECK(clEnqueueNDRangeKernel(c->q, k, 1, NULL, &g, &l, 0, NULL, NULL));
     OCL_CHECK(clFinish(c->q));
 }

@@ -65,7 +65,7 @@ static double copy_probe(hb_instance *inst, char *how, size_t howlen)
     float one = 1.0f;
     e = OCL_CHECK(clEnqueueFillBuffer(c->q, a, &one, sizeof one, 0, bytes, 0, NULL, NULL));
     if (e == CL_SUCCESS) e = OCL_CHECK(clEnqueueFillBuffer(c->q, b, &one, sizeof one, 0, bytes, 0, NULL, NULL));
-    if (e == CL_SUCCESS) e = ocl_set_args(k, 2, sizeof a, &a, sizeof b, &b);
+    if (e == CL_SUCCESS) e = ocl_set_args(k, 2, OCL_ARG(a), OCL_ARG(b));
     size_t g = bytes / 16, l = 256;
     for (int r = 0; r < 11 && e == CL_SUCCESS; r++) {
         double t = timed_launch(inst, k, g, l);
@@ -90,7 +90,7 @@ static double peak_probe(hb_instance *inst, const char *kname, char *how, size_t
     float b = 0.999f, cc = 0.001f;
     int iters = 256;
     double best = -1;
-    e = ocl_set_args(k, 4, sizeof out, &out, sizeof iters, &iters, sizeof b, &b, sizeof cc, &cc);
+    e = ocl_set_args(k, 4, OCL_ARG(out), OCL_ARG(iters), OCL_ARG(b), OCL_ARG(cc));
     /* grow iters until one launch takes >= 20 ms, then keep the best of 5 */
     for (int r = 0; r < 40 && e == CL_SUCCESS; r++) {
         double t = timed_launch(inst, k, g, l);

@@ -42,7 +42,7 @@ static hb_status convert(ocl_ctx *c, const char *name, cl_mem src, cl_mem dst, s
     cl_kernel k = ocl_kernel(c, OCL_P_CONVERT, 0, name, &e);
     if (!k) return ocl_status(e) == HB_OK ? HB_EDEVICE : ocl_status(e);
     cl_ulong nn = n;
-    e = ocl_set_args(k, 3, sizeof src, &src, sizeof dst, &dst, sizeof nn, &nn);
+    e = ocl_set_args(k, 3, OCL_ARG(src), OCL_ARG(dst), OCL_ARG(nn));
     if (e != CL_SUCCESS) return ocl_status(e);
     size_t l = 256, g = (n + l - 1) / l * l;
     cl_event ev = NULL;
@@ -63,7 +63,7 @@ hb_status ocl_upload_f64(hb_instance *inst, hb_buf *b, const double *src, size_t
     if (var < 0 || !src) return HB_EINVAL;
     hb_status st = ocl_buf_to_device(c, b);
     if (st != HB_OK) return st;
-    cl_mem s = ocl_scratch(c, n * sizeof(double), &st);
+    cl_mem s = ocl_scratch(c, OCL_SCRATCH_OP, n * sizeof(double), &st);
     if (!s) return st;
     cl_event ev = NULL;
     cl_int e = OCL_CHECK(clEnqueueWriteBuffer(c->q, s, CL_TRUE, 0, n * sizeof(double), src, 0, NULL, &ev));
@@ -83,7 +83,7 @@ hb_status ocl_download_f64(hb_instance *inst, hb_buf *b, double *dst, size_t n, 
     if (var < 0 || !dst) return HB_EINVAL;
     hb_status st = ocl_buf_to_device(c, b);
     if (st != HB_OK) return st;
-    cl_mem s = ocl_scratch(c, n * sizeof(double), &st);
+    cl_mem s = ocl_scratch(c, OCL_SCRATCH_OP, n * sizeof(double), &st);
     if (!s) return st;
     st = convert(c, var ? "hb_cvt_f16_f64" : "hb_cvt_f32_f64", ((ocl_buf *)b->priv)->dev, s, n, convert_s);
     if (st != HB_OK) return st;

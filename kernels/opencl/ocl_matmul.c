@@ -63,7 +63,7 @@ const char *ocl_gemm_impl_name(const ocl_ctx *c, int var)
 const char *ocl_gemm_kernel_name(const ocl_ctx *c, int var)
 {
     if (c->mm_impl == OCL_MM_CLBLAST && var == 0) return "CLBlastSgemm";
-    return c->cpu_style ? "hb_mm_cpu (8x32 register block, k-blocks of 512; 1x256 for m = 1)" : "hb_mm_local (16x16 local-memory tiles)";
+    return c->cpu_style ? "hb_mm_cpu (8x32 register block, k-blocks of 512; hb_gemv_part/final for m = 1)" : "hb_mm_local (16x16 local-memory tiles)";
 }
 
 #if HB_HAVE_CLBLAST
@@ -76,6 +76,37 @@ static hb_status clblast_status(CLBlastStatusCode s, const char *what)
     return HB_EDEVICE;
 }
 #endif
+
+/* CPU style, M == 1: hb_gemv_part over runs of kr rows of B (about 8 runs per compute unit, at
+ * least 32 rows each), partial rows in the scratch buffer, then hb_gemv_final. */
+static hb_status gemv_cpu(ocl_ctx *c, int var, int N, int K, cl_mem A, size_t a_off, size_t a_stride,
+                          cl_mem B, size_t b_off, int ldb, size_t b_stride, cl_mem C, size_t c_off, size_t c_stride,
+                          int batch)
+{
+    int want = 8 * (int)c->cus;
+    int kr = (K + want - 1) / want;
+    if (kr < 32) kr = 32;
+    int nkb = (K + kr - 1) / kr;
+    hb_status st;
+    cl_mem part = ocl_scratch(c, OCL_SCRATCH_GEMM, (size_t)batch * (size_t)nkb * (size_t)N * sizeof(float), &st);
+    if (!part) return st;
+    cl_int e;
+    cl_kernel kp = ocl_kernel(c, OCL_P_MATMUL, var, "hb_gemv_part", &e);
+    if (!kp) return ocl_status(e) == HB_OK ? HB_EDEVICE : ocl_status(e);
+    cl_kernel kf = ocl_kernel(c, OCL_P_MATMUL, var, "hb_gemv_final", &e);
+    if (!kf) return ocl_status(e) == HB_OK ? HB_EDEVICE : ocl_status(e);
+    cl_ulong ao = a_off, as = a_stride, bo = b_off, bs = b_stride, co = c_off, cs = c_stride;
+    e = ocl_set_args(kp, 12, OCL_ARG(A), OCL_ARG(ao), OCL_ARG(as), OCL_ARG(B), OCL_ARG(bo),
+                     OCL_ARG(ldb), OCL_ARG(bs), OCL_ARG(part), OCL_ARG(N), OCL_ARG(K),
+                     OCL_ARG(kr), OCL_ARG(nkb));
+    if (e != CL_SUCCESS) return ocl_status(e);
+    size_t g[2] = {(size_t)nkb, (size_t)batch}, l[2] = {1, 1};
+    if ((e = ocl_launch(c, kp, 2, g, l)) != CL_SUCCESS) return ocl_status(e);
+    e = ocl_set_args(kf, 6, OCL_ARG(part), OCL_ARG(C), OCL_ARG(co), OCL_ARG(cs), OCL_ARG(N), OCL_ARG(nkb));
+    if (e != CL_SUCCESS) return ocl_status(e);
+    size_t gf[2] = {((size_t)N + 63) / 64 * 64, (size_t)batch}, lf[2] = {64, 1};
+    return ocl_status(ocl_launch(c, kf, 2, gf, lf));
+}
 
 hb_status ocl_gemm(ocl_ctx *c, int var, int M, int N, int K,
                    cl_mem A, size_t a_off, int lda, size_t a_stride,
@@ -108,25 +139,25 @@ hb_status ocl_gemm(ocl_ctx *c, int var, int M, int N, int K,
     if (!c->cpu_style) {
         cl_kernel k = ocl_kernel(c, OCL_P_MATMUL, var, "hb_mm_local", &e);
         if (!k) return ocl_status(e) == HB_OK ? HB_EDEVICE : ocl_status(e);
-        e = ocl_set_args(k, 15, sizeof A, &A, sizeof ao, &ao, sizeof lda, &lda, sizeof as, &as,
-                         sizeof B, &B, sizeof bo, &bo, sizeof ldb, &ldb, sizeof bs, &bs,
-                         sizeof C, &C, sizeof co, &co, sizeof ldc, &ldc, sizeof cs, &cs,
-                         sizeof M, &M, sizeof N, &N, sizeof K, &K);
+        e = ocl_set_args(k, 15, OCL_ARG(A), OCL_ARG(ao), OCL_ARG(lda), OCL_ARG(as),
+                         OCL_ARG(B), OCL_ARG(bo), OCL_ARG(ldb), OCL_ARG(bs),
+                         OCL_ARG(C), OCL_ARG(co), OCL_ARG(ldc), OCL_ARG(cs),
+                         OCL_ARG(M), OCL_ARG(N), OCL_ARG(K));
         if (e != CL_SUCCESS) return ocl_status(e);
         size_t g[3] = {((size_t)N + 15) / 16 * 16, ((size_t)M + 15) / 16 * 16, (size_t)batch}, l[3] = {16, 16, 1};
         return ocl_status(ocl_launch(c, k, 3, g, l));
     }
-    /* CPU style: 8 x 32 blocks (1 x 256 for a single row), K in blocks of 512 accumulated in C
-     * (f32 storage only: an f16 C would round the partial sums) */
-    const int r1 = M == 1;
-    const int rm = r1 ? 1 : 8, cw = r1 ? 256 : 32;
+    if (M == 1) return gemv_cpu(c, var, N, K, A, a_off, a_stride, B, b_off, ldb, b_stride, C, c_off, c_stride, batch);
+    /* CPU style: 8 x 32 blocks, K in blocks of 512 accumulated in C (f32 storage only: an f16 C
+     * would round the partial sums) */
+    const int rm = 8, cw = 32;
     const int kb = var == 0 && K > 768 ? 512 : K;
-    cl_kernel k = ocl_kernel(c, OCL_P_MATMUL, var, r1 ? "hb_mm_cpu_r1" : "hb_mm_cpu", &e);
+    cl_kernel k = ocl_kernel(c, OCL_P_MATMUL, var, "hb_mm_cpu", &e);
     if (!k) return ocl_status(e) == HB_OK ? HB_EDEVICE : ocl_status(e);
-    e = ocl_set_args(k, 15, sizeof A, &A, sizeof ao, &ao, sizeof lda, &lda, sizeof as, &as,
-                     sizeof B, &B, sizeof bo, &bo, sizeof ldb, &ldb, sizeof bs, &bs,
-                     sizeof C, &C, sizeof co, &co, sizeof ldc, &ldc, sizeof cs, &cs,
-                     sizeof M, &M, sizeof N, &N, sizeof K, &K);
+    e = ocl_set_args(k, 15, OCL_ARG(A), OCL_ARG(ao), OCL_ARG(lda), OCL_ARG(as),
+                     OCL_ARG(B), OCL_ARG(bo), OCL_ARG(ldb), OCL_ARG(bs),
+                     OCL_ARG(C), OCL_ARG(co), OCL_ARG(ldc), OCL_ARG(cs),
+                     OCL_ARG(M), OCL_ARG(N), OCL_ARG(K));
     if (e == CL_SUCCESS) e = OCL_CHECK(clSetKernelArg(k, 16, sizeof kb, &kb));  /* args 15, 17: k0, acc_in */
     if (e != CL_SUCCESS) return ocl_status(e);
     size_t g[3] = {((size_t)M + rm - 1) / rm, ((size_t)N + cw - 1) / cw, (size_t)batch}, l[3] = {1, 1, 1};

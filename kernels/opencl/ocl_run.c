@@ -117,9 +117,9 @@ static hb_status run_elementwise(ocl_ctx *c, int var, const hb_case *cs, hb_buf 
     cl_int e;
     if (cs->op == HB_OP_ADD || cs->op == HB_OP_MUL) {
         cl_mem b = DEV(in[1]);
-        e = ocl_set_args(k, 4, sizeof a, &a, sizeof b, &b, sizeof y, &y, sizeof n, &n);
+        e = ocl_set_args(k, 4, OCL_ARG(a), OCL_ARG(b), OCL_ARG(y), OCL_ARG(n));
     } else {
-        e = ocl_set_args(k, 3, sizeof a, &a, sizeof y, &y, sizeof n, &n);
+        e = ocl_set_args(k, 3, OCL_ARG(a), OCL_ARG(y), OCL_ARG(n));
     }
     if (e != CL_SUCCESS) return st_of(e);
     const size_t ewv = c->cpu_style ? 16 : 4;  /* elements per work-item (EWV in hb_elementwise.cl) */
@@ -153,17 +153,17 @@ static hb_status run_conv2d(ocl_ctx *c, int var, const hb_case *cs, hb_buf *cons
     size_t nb = per_img >= limit ? 1 : limit / per_img;
     if (nb > (size_t)s->batch) nb = (size_t)s->batch;
     hb_status st;
-    cl_mem col = ocl_scratch(c, nb * per_img, &st);
+    cl_mem col = ocl_scratch(c, OCL_SCRATCH_OP, nb * per_img, &st);
     if (!col) return st;
     int C = (int)s->c, H = (int)s->h, Wd = (int)s->w, kh = (int)s->kh, kw = (int)s->kw, sh = (int)s->sh,
         sw = (int)s->sw, ph = (int)s->ph, pw = (int)s->pw, dh = (int)s->dh, dw = (int)s->dw;
     for (int g = 0; g < G; g++) {
         for (int b0 = 0; b0 < (int)s->batch; b0 += (int)nb) {
             int nbi = (int)s->batch - b0 < (int)nb ? (int)s->batch - b0 : (int)nb;
-            cl_int e = ocl_set_args(k, 18, sizeof X, &X, sizeof col, &col, sizeof b0, &b0, sizeof g, &g, sizeof C, &C,
-                                    sizeof H, &H, sizeof Wd, &Wd, sizeof cg, &cg, sizeof kh, &kh, sizeof kw, &kw,
-                                    sizeof sh, &sh, sizeof sw, &sw, sizeof ph, &ph, sizeof pw, &pw, sizeof dh, &dh,
-                                    sizeof dw, &dw, sizeof oh, &oh, sizeof ow, &ow);
+            cl_int e = ocl_set_args(k, 18, OCL_ARG(X), OCL_ARG(col), OCL_ARG(b0), OCL_ARG(g), OCL_ARG(C),
+                                    OCL_ARG(H), OCL_ARG(Wd), OCL_ARG(cg), OCL_ARG(kh), OCL_ARG(kw),
+                                    OCL_ARG(sh), OCL_ARG(sw), OCL_ARG(ph), OCL_ARG(pw), OCL_ARG(dh),
+                                    OCL_ARG(dw), OCL_ARG(oh), OCL_ARG(ow));
             if (e != CL_SUCCESS) return st_of(e);
             size_t gws[3] = {round_up(P, 64), Kd, (size_t)nbi}, lws[3] = {64, 1, 1};
             if ((e = ocl_launch(c, k, 3, gws, lws)) != CL_SUCCESS) return st_of(e);
@@ -183,9 +183,9 @@ static hb_status run_pool(ocl_ctx *c, int var, const hb_case *cs, hb_buf *const 
     int H = (int)s->h, W = (int)s->w, kh = (int)s->kh, kw = (int)s->kw, sh = (int)s->sh, sw = (int)s->sw,
         ph = (int)s->ph, pw = (int)s->pw, oh = (int)oh_of(s), ow = (int)ow_of(s);
     cl_mem x = DEV(in[0]), y = DEV(out);
-    cl_int e = ocl_set_args(k, 12, sizeof x, &x, sizeof y, &y, sizeof H, &H, sizeof W, &W, sizeof kh, &kh,
-                            sizeof kw, &kw, sizeof sh, &sh, sizeof sw, &sw, sizeof ph, &ph, sizeof pw, &pw,
-                            sizeof oh, &oh, sizeof ow, &ow);
+    cl_int e = ocl_set_args(k, 12, OCL_ARG(x), OCL_ARG(y), OCL_ARG(H), OCL_ARG(W), OCL_ARG(kh),
+                            OCL_ARG(kw), OCL_ARG(sh), OCL_ARG(sw), OCL_ARG(ph), OCL_ARG(pw),
+                            OCL_ARG(oh), OCL_ARG(ow));
     if (e != CL_SUCCESS) return st_of(e);
     size_t l0 = 1;
     while (l0 < 64 && l0 < (size_t)ow) l0 *= 2;
@@ -219,13 +219,13 @@ static hb_status run_reduce(ocl_ctx *c, int var, const hb_case *cs, hb_buf *cons
     cl_mem x = DEV(in[0]), y = DEV(out), part = NULL;
     hb_status st;
     if (nch > 1) {
-        part = ocl_scratch(c, (size_t)rows * nchunk * sizeof(float), &st);
+        part = ocl_scratch(c, OCL_SCRATCH_OP, (size_t)rows * nchunk * sizeof(float), &st);
         if (!part) return st;
         GET_KERNEL(kf, OCL_P_REDUCE, "hb_red_final");
     }
     int pfin = nch > 1 ? 0 : fin;
-    cl_int e = ocl_set_args(kp, 8, sizeof x, &x, sizeof part, &part, sizeof y, &y, sizeof rows, &rows, sizeof cols, &cols,
-                            sizeof chunk, &chunk, sizeof nch, &nch, sizeof pfin, &pfin);
+    cl_int e = ocl_set_args(kp, 8, OCL_ARG(x), OCL_ARG(part), OCL_ARG(y), OCL_ARG(rows), OCL_ARG(cols),
+                            OCL_ARG(chunk), OCL_ARG(nch), OCL_ARG(pfin));
     if (e != CL_SUCCESS) return st_of(e);
     if (c->cpu_style) {
         /* rows per work-group: up to 64 (fewer, larger groups cost less scheduling in PoCL) while
@@ -239,8 +239,8 @@ static hb_status run_reduce(ocl_ctx *c, int var, const hb_case *cs, hb_buf *cons
         e = ocl_launch(c, kp, 2, g, l);
     }
     if (e != CL_SUCCESS || nch == 1) return st_of(e);
-    e = ocl_set_args(kf, 6, sizeof part, &part, sizeof y, &y, sizeof rows, &rows, sizeof nch, &nch, sizeof cols, &cols,
-                     sizeof fin, &fin);
+    e = ocl_set_args(kf, 6, OCL_ARG(part), OCL_ARG(y), OCL_ARG(rows), OCL_ARG(nch), OCL_ARG(cols),
+                     OCL_ARG(fin));
     if (e != CL_SUCCESS) return st_of(e);
     size_t l = 64, g = round_up((size_t)rows, l);
     return st_of(ocl_launch(c, kf, 1, &g, &l));
@@ -252,7 +252,7 @@ static hb_status run_rmsnorm(ocl_ctx *c, int var, const hb_case *cs, hb_buf *con
     GET_KERNEL(k, OCL_P_REDUCE, "hb_rmsnorm");
     int rows = (int)cs->shape.rows, cols = (int)cs->shape.cols;
     cl_mem x = DEV(in[0]), g = DEV(in[1]), y = DEV(out);
-    cl_int e = ocl_set_args(k, 5, sizeof x, &x, sizeof g, &g, sizeof y, &y, sizeof rows, &rows, sizeof cols, &cols);
+    cl_int e = ocl_set_args(k, 5, OCL_ARG(x), OCL_ARG(g), OCL_ARG(y), OCL_ARG(rows), OCL_ARG(cols));
     if (e != CL_SUCCESS) return st_of(e);
     if (c->cpu_style) {
         size_t l = 1;
@@ -273,8 +273,8 @@ static hb_status run_attention(ocl_ctx *c, int var, const hb_case *cs, hb_buf *c
     cl_mem q = DEV(in[0]), kk = DEV(in[1]), v = DEV(in[2]), o = DEV(out);
     int heads = (int)s->heads, kvh = (int)s->kv_heads, seq = (int)s->seq, kvs = (int)s->kv_seq, causal = (int)s->causal;
     float scale = (float)(1.0 / sqrt((double)s->head_dim));
-    e = ocl_set_args(k, 10, sizeof q, &q, sizeof kk, &kk, sizeof v, &v, sizeof o, &o, sizeof heads, &heads,
-                     sizeof kvh, &kvh, sizeof seq, &seq, sizeof kvs, &kvs, sizeof causal, &causal, sizeof scale, &scale);
+    e = ocl_set_args(k, 10, OCL_ARG(q), OCL_ARG(kk), OCL_ARG(v), OCL_ARG(o), OCL_ARG(heads),
+                     OCL_ARG(kvh), OCL_ARG(seq), OCL_ARG(kvs), OCL_ARG(causal), OCL_ARG(scale));
     if (e != CL_SUCCESS) return st_of(e);
     size_t l[2] = {seq >= 16 ? 16 : 1, 1}, g[2] = {round_up((size_t)seq, l[0]), (size_t)s->batch * (size_t)heads};
     return st_of(ocl_launch(c, k, 2, g, l));
