@@ -6,8 +6,8 @@
  *   (f32 saves 20% / 40% / 28%, memory 25%, f32 = 50% of f16, transfers 30% of the time, a
  *   cpu -> opencl crossover, a `wrong` case that is the fastest and must not count); every answer in
  *   summary.json and routing.json is compared with the value computed here.
- * - the checked-in real CPU results (tests/data/cpu_small.jsonl) and, when present, the H100
- *   reference run (results/h100-reference.jsonl): every Q1 and Q3 pair and every Q5 entry of the
+ * - the checked-in real CPU results (tests/data/cpu_small.jsonl) and, when present, the GPU
+ *   reference run (results/h200-reference.jsonl): every Q1 and Q3 pair and every Q5 entry of the
  *   summary is recomputed independently from the results file (resultsio.h only), the number of
  *   matched pairs is counted independently, every listed plot must exist as SVG, PNG, script and
  *   data and be inlined in index.html.
@@ -33,7 +33,7 @@
 #include "resultsio.h"
 
 #define CPU_SMALL "tests/data/cpu_small.jsonl"
-#define H100_REF "results/h100-reference.jsonl"
+#define GPU_REF "results/h200-reference.jsonl"
 #define DNAN ((double)NAN) /* NAN is a float constant */
 
 static char g_tmp[256];
@@ -602,22 +602,22 @@ static void test_cpu_small(void **state)
     if (!json_is_true(json_object_get(q2, "answered"))) {
         json_t *card = json_array_get(json_object_get(s, "verdicts"), 1);
         assert_string_equal(js(card, "badge"), "unanswered");
-        assert_non_null(strstr(js(card, "text"), "H100"));
+        assert_non_null(strstr(js(card, "text"), "h200-reference"));
     }
     json_decref(s);
 }
 
-static void test_h100_reference(void **state)
+static void test_gpu_reference(void **state)
 {
     (void)state;
-    if (access(H100_REF, R_OK) != 0) {
-        fprintf(stderr, "SKIP: %s is absent (the CUDA engineer's H100 reference run)\n", H100_REF);
+    if (access(GPU_REF, R_OK) != 0) {
+        fprintf(stderr, "SKIP: %s is absent (the GPU reference run from tools/gpu_run.md)\n", GPU_REF);
         skip();
     }
     char dir[400];
     snprintf(dir, sizeof dir, "%s/h100", g_tmp);
     poison_dir(dir);
-    const char *files[] = { H100_REF };
+    const char *files[] = { GPU_REF };
     assert_int_equal(run_report(dir, "h100", 1, files, "--svg-only") == HB_EXIT_OK, 1);
     /* --svg-only: the PNG check of check_against_results would fail; check the rest here */
     json_t *s = load_json(dir, "summary.json");
@@ -633,7 +633,7 @@ static void test_h100_reference(void **state)
     json_decref(s);
     /* full recomputation with PNGs */
     assert_int_equal(run_report(dir, "h100", 1, files, NULL), HB_EXIT_OK);
-    check_against_results(H100_REF, dir);
+    check_against_results(GPU_REF, dir);
 }
 
 static void test_two_inputs_kept_apart(void **state)
@@ -703,7 +703,7 @@ int main(void)
         cmocka_unit_test(test_two_inputs_kept_apart),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_cpu_small),
-        cmocka_unit_test(test_h100_reference),
+        cmocka_unit_test(test_gpu_reference),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }
