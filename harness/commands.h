@@ -14,4 +14,5 @@ int hb_cmd_trend(int argc, char **argv);     /* trend.c:    nightly history plot
 int hb_cmd_baseline(int argc, char **argv);  /* trend.c:    baseline set|show */
 int hb_cmd_csv(int argc, char **argv);       /* resultsio.c: CSV export */
 int hb_cmd_gbench(int argc, char **argv);    /* gbench.c:   Google Benchmark JSON export */
+int hb_cmd_targets(int argc, char **argv);   /* targets.c:  the issues' performance targets */
 #endif

@@ -136,6 +136,8 @@ static const tcase cases[] = {
     { HB_OP_CONV2D, "batch=2 c=8 h=14 w=14 oc=12 kh=1 sh=2" },
     { HB_OP_CONV2D, "batch=1 c=3 h=23 w=23 oc=8 kh=7 sh=2 ph=3" },
     { HB_OP_CONV2D, "batch=1 c=32 h=7 w=7 oc=64 kh=3 ph=1" },
+    { HB_OP_CONV2D, "batch=5 c=12 h=7 w=7 oc=20 kh=3 ph=1" },     /* images grouped per sgemm */
+    { HB_OP_CONV2D, "batch=7 c=8 h=9 w=11 oc=40 kh=3 sh=2 ph=1" },
     { HB_OP_CONV2D, "batch=1 c=16 h=30 w=31 oc=20 kh=3 ph=1" },
     { HB_OP_MAXPOOL, "batch=2 c=3 h=17 w=16 kh=3 sh=2 ph=1" },
     { HB_OP_MAXPOOL, "batch=1 c=5 h=11 w=13 kh=2 sh=2" },

@@ -646,9 +646,9 @@ static int conv_is_direct(const hbk_conv *p)
 }
 
 /* im2col of output columns [col0, col0 + ncols) (column j = output pixel oy*ow + ox) for the input
- * channels of group g of one image: row r = (ci, ky, kx) of the group, ncols floats per row. */
+ * channels of group g of one image: row r = (ci, ky, kx) of the group at col + r * ld. */
 static void im2col_block(const hbk_conv *p, const float *xb, int64_t g, int64_t col0, int64_t ncols,
-                         float *restrict col)
+                         float *restrict col, int64_t ld)
 {
     const int64_t kk = p->kh * p->kw, kg = p->cg * kk;
     for (int64_t r = 0; r < kg; r++) {
@@ -657,7 +657,7 @@ static void im2col_block(const hbk_conv *p, const float *xb, int64_t g, int64_t 
         const int64_t off = kx * p->dw - p->pw;
         int64_t lo, hi;
         tap_range(p->ow, p->w, p->sw, off, &lo, &hi);
-        float *dst = col + r * ncols;
+        float *dst = col + r * ld;
         int64_t j = 0, oy = col0 / p->ow, ox = col0 % p->ow;
         while (j < ncols) {
             /* output columns [a, b) of output row oy go to d[0 .. b-a) */
@@ -691,10 +691,6 @@ static void im2col_block(const hbk_conv *p, const float *xb, int64_t g, int64_t 
     }
 }
 
-/* Work split of a convolution: items = images x groups x column blocks x output-channel blocks,
- * each one im2col block (kg x nb floats, about L2-sized, nb >= 64 columns) and one single-threaded
- * sgemm (ocb x nb x kg), spread over the OpenMP threads. Columns are split further when there are
- * fewer than 4 items per thread, output channels when there are still fewer than one per thread. */
 /* Target size of one im2col block: 512 KiB (a quarter to a half of the per-core L2 of current
  * x86 cores, so the block and OpenBLAS's packed panels stay in L2). HB_CPU_COL_KIB overrides it
  * for measurements. */
@@ -712,30 +708,58 @@ static int64_t col_block_bytes(void)
     return v;
 }
 
-typedef struct conv_plan { int64_t nb, ncb, ocb, nob, items; } conv_plan;
+/* Work split of a convolution. An item is one im2col block (kg x columns, about col_block_bytes)
+ * and one single-threaded sgemm (ocb x columns x kg) for one group; items are spread over the
+ * OpenMP threads. Columns are output pixels: of one image, split into blocks of nb (>= 64) when
+ * an image is larger than a block or when there are fewer than 4 items per thread; or of nimg
+ * images side by side when several small images fit one block (ResNet's 7x7 layers), the sgemm
+ * result then being scattered to the images. Output channels are split into blocks of ocb (>= 16)
+ * only when there is still less than one item per thread. */
+typedef struct conv_plan { int64_t nimg, nbg, nb, ncb, ocb, nob, items; } conv_plan;
 
-static void conv_plan_make(const hbk_conv *p, int T, conv_plan *pl)
+static int64_t round16(int64_t v) { return (v + 15) / 16 * 16; }
+
+static void conv_plan_make(const hbk_conv *p, int direct, int T, conv_plan *pl)
 {
-    const int64_t ohw = p->oh * p->ow, kg = p->cg * p->kh * p->kw, units = p->b * p->g;
-    int64_t nb = ohw;
-    const int64_t l2cols = (col_block_bytes() / (kg * 4)) / 16 * 16;
-    if (nb > l2cols)
-        nb = l2cols;
-    int64_t want = 4 * (int64_t)T;
-    if (units * ((ohw + nb - 1) / nb) < want) {
-        int64_t per = (want + units - 1) / units;    /* column blocks wanted per image-group */
-        int64_t nb2 = ((ohw + per - 1) / per + 15) / 16 * 16;
-        if (nb2 < nb)
-            nb = nb2;
+    const int64_t ohw = p->oh * p->ow, kg = p->cg * p->kh * p->kw;
+    int64_t cols = col_block_bytes() / (kg * 4); /* columns of one block */
+    if (cols < 64)
+        cols = 64;
+    pl->nimg = 1;
+    if (!direct && p->b > 1 && 2 * ohw <= cols) {
+        int64_t nimg = cols / ohw;
+        int64_t par = (p->b * p->g) / T; /* images per item that still leave one item per thread */
+        if (par < 1)
+            par = 1;
+        nimg = nimg < par ? nimg : par;
+        pl->nimg = nimg < p->b ? nimg : p->b;
     }
-    if (nb < 64)
-        nb = ohw < 64 ? ohw : 64;
+    pl->nbg = (p->b + pl->nimg - 1) / pl->nimg;
+    const int64_t units = pl->nbg * p->g;
+    int64_t nb = ohw;
+    if (pl->nimg == 1) {
+        if (nb > cols)
+            nb = round16(cols);
+        const int64_t want = 4 * (int64_t)T;
+        if (units * ((ohw + nb - 1) / nb) < want) {
+            int64_t per = (want + units - 1) / units; /* column blocks wanted per image-group */
+            int64_t nb2 = round16((ohw + per - 1) / per);
+            if (nb2 < nb)
+                nb = nb2;
+        }
+        if (nb < 64)
+            nb = ohw < 64 ? ohw : 64;
+        int64_t ncb = (ohw + nb - 1) / nb; /* balance the blocks: no sliver at the end */
+        nb = round16((ohw + ncb - 1) / ncb);
+        if (nb > ohw)
+            nb = ohw;
+    }
     pl->nb = nb;
     pl->ncb = (ohw + nb - 1) / nb;
     pl->nob = 1;
     if (units * pl->ncb < T) {
         int64_t nob = (T + units * pl->ncb - 1) / (units * pl->ncb);
-        int64_t maxob = p->ocg / 16 > 0 ? p->ocg / 16 : 1; /* blocks of 16 output channels at least */
+        int64_t maxob = p->ocg / 16 > 0 ? p->ocg / 16 : 1;
         pl->nob = nob < maxob ? nob : maxob;
     }
     pl->ocb = (p->ocg + pl->nob - 1) / pl->nob;
@@ -749,38 +773,55 @@ static hb_status k_conv2d(const hbk_conv *p, const float *x, const float *wt, fl
     const int64_t ohw = p->oh * p->ow, kg = p->cg * p->kh * p->kw, chw = p->c * p->h * p->w;
     const int direct = conv_is_direct(p);
     conv_plan pl;
-    conv_plan_make(p, T, &pl);
+    conv_plan_make(p, direct, T, &pl);
+    /* scratch per thread: the col block, and for grouped images the sgemm result before scatter */
+    const size_t need = direct ? 0
+                      : pl.nimg > 1 ? (size_t)((kg + pl.ocb) * pl.nimg * ohw)
+                                    : (size_t)(kg * pl.nb);
     int failed = 0;
     blas_serial_begin();
 #pragma omp parallel if (pl.items > 1)
     {
-        float *col = direct ? NULL : scratch(omp_get_thread_num(), (size_t)(kg * pl.nb));
-        if (!direct && !col) {
+        float *col = need ? scratch(omp_get_thread_num(), need) : NULL;
+        if (need && !col) {
 #pragma omp atomic write
             failed = 1;
         }
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < pl.items; it++) {
-            if (!direct && !col)
+            if (need && !col)
                 continue;
-            const int64_t ob = it % pl.nob, cb = (it / pl.nob) % pl.ncb, bg = it / (pl.nob * pl.ncb);
-            const int64_t b = bg / p->g, g = bg % p->g;
-            const int64_t col0 = cb * pl.nb, ncols = ohw - col0 < pl.nb ? ohw - col0 : pl.nb;
+            const int64_t ob = it % pl.nob, cb = (it / pl.nob) % pl.ncb, bgi = it / (pl.nob * pl.ncb);
+            const int64_t g = bgi % p->g, b0 = (bgi / p->g) * pl.nimg;
             const int64_t o0 = ob * pl.ocb, mo = p->ocg - o0 < pl.ocb ? p->ocg - o0 : pl.ocb;
-            const float *xb = x + b * chw;
+            const float *A = wt + (g * p->ocg + o0) * kg;
+            if (pl.nimg > 1) {
+                const int64_t ni = p->b - b0 < pl.nimg ? p->b - b0 : pl.nimg, ld = ni * ohw;
+                float *C = col + kg * ld;
+                for (int64_t i = 0; i < ni; i++)
+                    im2col_block(p, x + (b0 + i) * chw, g, 0, ohw, col + i * ohw, ld);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mo, (int)ld, (int)kg, 1.0f, A,
+                            (int)kg, col, (int)ld, 0.0f, C, (int)ld);
+                for (int64_t o = 0; o < mo; o++)
+                    for (int64_t i = 0; i < ni; i++)
+                        memcpy(y + ((b0 + i) * p->oc + g * p->ocg + o0 + o) * ohw, C + o * ld + i * ohw,
+                               (size_t)ohw * sizeof(float));
+                continue;
+            }
+            const int64_t col0 = cb * pl.nb, ncols = ohw - col0 < pl.nb ? ohw - col0 : pl.nb;
+            const float *xb = x + b0 * chw;
             const float *B;
             int64_t ldb;
             if (direct) { /* 1x1, stride 1, no padding: the input plane block is the col block */
                 B = xb + g * p->cg * ohw + col0;
                 ldb = ohw;
             } else {
-                im2col_block(p, xb, g, col0, ncols, col);
+                im2col_block(p, xb, g, col0, ncols, col, ncols);
                 B = col;
                 ldb = ncols;
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mo, (int)ncols, (int)kg, 1.0f,
-                        wt + (g * p->ocg + o0) * kg, (int)kg, B, (int)ldb, 0.0f,
-                        y + (b * p->oc + g * p->ocg + o0) * ohw + col0, (int)ohw);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mo, (int)ncols, (int)kg, 1.0f, A,
+                        (int)kg, B, (int)ldb, 0.0f, y + (b0 * p->oc + g * p->ocg + o0) * ohw + col0, (int)ohw);
         }
     }
     blas_serial_end(T);
