@@ -685,6 +685,13 @@ static int child_main(const child_args *a)
             const hb_case *c = &a->cases->v[j];
             if (!case_applies(&inst[i], c)) continue;
             say(a->pipe_w, "B %d %zu\n", i, j);
+            /* fault injection for the test suite: HB_INJECT_CRASH=TEXT kills the child inside every case
+             * whose key contains TEXT, to check that the run records `crashed` and goes on */
+            const char *inject = getenv("HB_INJECT_CRASH");
+            if (inject && *inject) {
+                char key[512];
+                if (strstr(hb_case_key(c, inst[i].name, key, sizeof key), inject)) raise(SIGSEGV);
+            }
             hb_status st;
             json_t *rec = measure_case(&inst[i], c, a->cases->item[j], a->cases->items->v[a->cases->item[j]].skip, a->o,
                                        &rcache, &cl, &st);

@@ -30,6 +30,12 @@ for b in cpu-ref cpu opencl; do
     note "[e2e] SKIP verify-$b: $(build/hybench list 2>/dev/null | grep '^opencl')"; continue; fi
   check "verify-$b" build/hybench verify --backend "$b" --out "build/test-results/verify-$b.jsonl" tests/data/verify_all.ini
 done
+# A crash inside one case is recorded as `crashed` and the run goes on (exit 8, later cases ok).
+check "crash-is-recorded" sh -c 'HB_INJECT_CRASH="mul|n=4099" build/hybench verify --backend cpu --op add,mul,relu --out build/test-results/crash.jsonl tests/data/verify_all.ini >/dev/null 2>&1; rc=$?; [ $rc -eq 8 ] || { echo "exit $rc, wanted 8"; exit 1; }; grep -q "\"status\":\"crashed\"" build/test-results/crash.jsonl && grep -q "\"op\":\"relu\",.*\"status\":\"ok\"" build/test-results/crash.jsonl && grep -q "\"type\":\"end\"" build/test-results/crash.jsonl'
+# A malformed workload is refused with file:line before anything runs (exit 4); an unknown backend or
+# op is a usage error with the option named.
+check "bad-workload-refused" sh -c 'for f in tests/data/bad_*.ini; do out=$(build/hybench run --out build/test-results/bad.jsonl "$f" 2>&1); rc=$?; [ $rc -eq 4 ] || { echo "$f: exit $rc"; exit 1; }; echo "$out" | grep -q "$f:[0-9]" || echo "$out" | grep -q "$(basename $f)" || { echo "$f: no file:line in: $out"; exit 1; }; done; [ ! -e build/test-results/bad.jsonl ]'
+check "bad-options-refused" sh -c 'build/hybench run --backend nosuch >/dev/null 2>&1; [ $? -eq 6 ] || exit 1; build/hybench run --op nosuch 2>&1 | grep -q -- "--op" || exit 1; build/hybench run --op nosuch >/dev/null 2>&1; [ $? -eq 2 ]'
 check "list-shows-every-backend" sh -c 'o=$(build/hybench list); for b in cpu-ref cpu opencl cuda metal coreml; do echo "$o" | grep -q "^$b" || { echo "missing $b"; exit 1; }; done'
 for s in tests/check_*.sh; do
   [ -x "$s" ] || continue
