@@ -36,6 +36,7 @@ typedef struct hb_buf {
     void *dev;           /* device handle (cl_mem, CUdeviceptr as void*, or == host) */
     size_t bytes;
     hb_route route;
+    hb_dtype dtype;      /* element type stored (set by the driver right after buf_alloc; f32 if unset) */
     void *priv;          /* backend-private */
 } hb_buf;
 

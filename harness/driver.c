@@ -165,11 +165,13 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
     for (int i = 0; i < x->nin; i++) {
         st = inst->ops->buf_alloc(inst, x->nel[i] * es, c->route, &x->in[i]);
         if (st != HB_OK) { snprintf(reason, rlen, "buf_alloc of input %d (%zu bytes) failed: %s", i, x->nel[i] * es, hb_status_name(st)); return st; }
+        x->in[i].dtype = c->dtype;
         x->nbuf_in++;
     }
     st = inst->ops->buf_alloc(inst, x->nout * es, c->route, &x->out);
     if (st != HB_OK) { snprintf(reason, rlen, "buf_alloc of output (%zu bytes) failed: %s", x->nout * es, hb_status_name(st)); return st; }
     x->have_out = 1;
+    x->out.dtype = c->dtype;
     size_t total_el = x->nout;
     for (int i = 0; i < x->nin; i++) total_el += x->nel[i];
     if (x->device) x->device_bytes = (long long)(total_el * es);

@@ -1278,13 +1278,12 @@ static hb_status f64_down(hbc_ctx *c, hb_buf *src, hb_dtype dt, double *dst, siz
     return ev_ms(c, c->ev_b, c->ev_c, copy_s);
 }
 
-/* hb_buf carries no dtype: 4 bytes per element is f32 (or tf32); 2 bytes is f16 or bf16, told apart
- * by the dtype of the case supports()/run() saw last (the driver asks supports() before it
- * allocates a case's buffers). */
+/* The buffer's element type: hb_buf.dtype, set by the driver after buf_alloc. */
 static hb_dtype buf_dtype(const hbc_ctx *c, const hb_buf *b, size_t n)
 {
+    (void)c;
     if (n == 0 || b->bytes / n >= 4) return HB_F32;
-    return c->hint_dtype == HB_BF16 ? HB_BF16 : HB_F16;
+    return b->dtype == HB_BF16 ? HB_BF16 : HB_F16;
 }
 
 static hb_status cuda_upload_f64(hb_instance *inst, hb_buf *b, const double *src, size_t n, double *copy_s, double *conv_s)
