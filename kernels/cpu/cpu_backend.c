@@ -95,35 +95,14 @@ static hb_status cpu_supports(hb_instance *inst, const hb_case *c, char *reason,
 
 static hb_status cpu_buf_alloc(hb_instance *inst, size_t bytes, hb_route route, hb_buf *out)
 {
-    memset(out, 0, sizeof *out);
-    void *p = hb_host_alloc(bytes);
-    if (!p)
-        return HB_ENOMEM;
-    out->host = out->dev = p;
-    out->bytes = bytes;
-    out->route = route;
     cpu_ctx *ctx = inst->ctx;
-    if (ctx)
-        ctx->allocated += (int64_t)bytes;
-    return HB_OK;
+    return hb_host_buf_alloc(ctx ? &ctx->allocated : NULL, bytes, route, out);
 }
 
 static void cpu_buf_free(hb_instance *inst, hb_buf *b)
 {
-    if (!b || !b->host)
-        return;
     cpu_ctx *ctx = inst->ctx;
-    if (ctx)
-        ctx->allocated -= (int64_t)b->bytes;
-    free(b->host);
-    memset(b, 0, sizeof *b);
-}
-
-static hb_status cpu_noop(hb_instance *inst, hb_buf *b)
-{
-    (void)inst;
-    (void)b;
-    return HB_OK;
+    hb_host_buf_free(ctx ? &ctx->allocated : NULL, b);
 }
 
 static hb_status cpu_run(hb_instance *inst, const hb_case *c, hb_buf *const *in, hb_buf *out)
@@ -240,8 +219,8 @@ const hb_backend_ops hb_cpu_ops = {
     .supports = cpu_supports,
     .buf_alloc = cpu_buf_alloc,
     .buf_free = cpu_buf_free,
-    .upload = cpu_noop,
-    .download = cpu_noop,
+    .upload = hb_host_noop,
+    .download = hb_host_noop,
     .run = cpu_run,
     .ceilings = cpu_ceilings,
     .mem_info = cpu_mem_info,

@@ -31,3 +31,34 @@ void *hb_host_alloc(size_t bytes)
     }
     return p;
 }
+
+hb_status hb_host_buf_alloc(int64_t *allocated, size_t bytes, hb_route route, hb_buf *out)
+{
+    memset(out, 0, sizeof *out);
+    void *p = hb_host_alloc(bytes);
+    if (!p)
+        return HB_ENOMEM;
+    out->host = out->dev = p;
+    out->bytes = bytes;
+    out->route = route;
+    if (allocated)
+        *allocated += (int64_t)bytes;
+    return HB_OK;
+}
+
+void hb_host_buf_free(int64_t *allocated, hb_buf *b)
+{
+    if (!b || !b->host)
+        return;
+    if (allocated)
+        *allocated -= (int64_t)b->bytes;
+    free(b->host);
+    memset(b, 0, sizeof *b);
+}
+
+hb_status hb_host_noop(hb_instance *inst, hb_buf *b)
+{
+    (void)inst;
+    (void)b;
+    return HB_OK;
+}

@@ -88,35 +88,14 @@ static hb_status ref_supports(hb_instance *inst, const hb_case *c, char *reason,
 
 static hb_status ref_buf_alloc(hb_instance *inst, size_t bytes, hb_route route, hb_buf *out)
 {
-    memset(out, 0, sizeof *out);
-    void *p = hb_host_alloc(bytes);
-    if (!p)
-        return HB_ENOMEM;
-    out->host = out->dev = p;
-    out->bytes = bytes;
-    out->route = route;
     ref_ctx *ctx = inst->ctx;
-    if (ctx)
-        ctx->allocated += (int64_t)bytes;
-    return HB_OK;
+    return hb_host_buf_alloc(ctx ? &ctx->allocated : NULL, bytes, route, out);
 }
 
 static void ref_buf_free(hb_instance *inst, hb_buf *b)
 {
-    if (!b || !b->host)
-        return;
     ref_ctx *ctx = inst->ctx;
-    if (ctx)
-        ctx->allocated -= (int64_t)b->bytes;
-    free(b->host);
-    memset(b, 0, sizeof *b);
-}
-
-static hb_status ref_noop(hb_instance *inst, hb_buf *b)
-{
-    (void)inst;
-    (void)b;
-    return HB_OK;
+    hb_host_buf_free(ctx ? &ctx->allocated : NULL, b);
 }
 
 static hb_status ref_run(hb_instance *inst, const hb_case *c, hb_buf *const *in, hb_buf *out)
@@ -190,8 +169,8 @@ const hb_backend_ops hb_cpu_ref_ops = {
     .supports = ref_supports,
     .buf_alloc = ref_buf_alloc,
     .buf_free = ref_buf_free,
-    .upload = ref_noop,
-    .download = ref_noop,
+    .upload = hb_host_noop,
+    .download = hb_host_noop,
     .run = ref_run,
     .mem_info = ref_mem_info,
     .describe = ref_describe,
