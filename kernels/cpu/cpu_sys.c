@@ -137,7 +137,8 @@ const char *hb_cpu_model(void)
 /* One OpenMP thread per usable core; thread t is bound to the cpuset of core t (all its hardware threads)
  * with hwloc_set_cpubind(HWLOC_CPUBIND_THREAD) from inside a parallel region. libgomp keeps the same
  * OS threads for later parallel regions of the same size, so the binding holds for the kernels.
- * OpenBLAS gets the same thread count. Done once per process (again in a forked child). */
+ * OpenBLAS gets the same thread count; its pool is started before the binding so that its threads keep
+ * the whole process cpuset. Done once per process (again in a forked child). */
 int hb_cpu_bind_threads(void)
 {
     pid_t pid = getpid();
@@ -147,6 +148,19 @@ int hb_cpu_bind_threads(void)
     int n = hb_cpu_ncores();
     omp_set_dynamic(0);
     omp_set_num_threads(n);
+    /* Start OpenBLAS's thread pool now, from this still-unbound thread: after fork() OpenBLAS
+     * recreates its pthreads lazily from the calling thread, and threads created after the binding
+     * below would inherit core 0's cpuset and all run on one core (measured: sgemm at half speed). */
+    openblas_set_num_threads(n);
+    {
+        enum { W = 256 };
+        float *w = calloc(3 * (size_t)W * W, sizeof *w);
+        if (w) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, W, W, W, 1.0f, w, W, w + W * W, W, 0.0f,
+                        w + 2 * W * W, W);
+            free(w);
+        }
+    }
     if (t && g_ncores == n) {
 #pragma omp parallel num_threads(n)
         {
