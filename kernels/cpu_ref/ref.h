@@ -10,10 +10,11 @@
  * hb_op_output_elems doubles (caller-owned). row_step >= 1 subsamples the expensive ops: only every
  * row_step-th "row" is computed and the others are set to NAN (matmul: rows of C; bmm: rows over
  * batch*m; conv2d: output planes over batch*oc; attention: query rows over batch*heads*seq). Cheap
- * ops ignore row_step and compute everything. Returns HB_OK or HB_EINVAL (unknown op). */
+ * ops ignore row_step and compute everything. Returns HB_OK, HB_EINVAL (unknown op or bad shape) or
+ * HB_ENOMEM (attention scratch could not be allocated). */
 hb_status hb_ref_compute(const hb_case *c, const double *const *in, double *out, int64_t row_step);
 
 /* The row_step that keeps the reference under about max_flops (f64 flops) for this case: 1 when the
- * whole case costs less. */
+ * whole case costs less, or when max_flops <= 0. */
 int64_t hb_ref_row_step(const hb_case *c, double max_flops);
 #endif
