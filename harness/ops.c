@@ -163,7 +163,7 @@ hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
     case HB_OP_CONV2D: case HB_OP_MAXPOOL: case HB_OP_AVGPOOL:
         DEF(batch, 1); NEED(c); NEED(h); DEF(w, s->h); NEED(kh); DEF(kw, s->kh);
         DEF(sh, 1); DEF(sw, s->sh); DEF(dh, 1); DEF(dw, s->dh); DEF(g, 1);
-        if (s->pw == 0 && s->ph) s->pw = s->ph;
+        if (s->pw == 0 && s->ph && s->kw == s->kh) s->pw = s->ph; /* square kernels pad square by default */
         if (op == HB_OP_CONV2D) {
             NEED(oc);
             if (s->c % s->g || s->oc % s->g) { snprintf(err, errlen, "conv2d: groups %lld must divide c and oc", (long long)s->g); return HB_EINVAL; }
