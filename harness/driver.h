@@ -11,6 +11,8 @@
 #include "stats.h"
 #include "workload.h"
 
+#define HB_MAX_REPETITIONS 16
+
 typedef struct hb_options {
     const char *backends;      /* comma list of types/instances; NULL = every available one */
     const char *ops;           /* comma list of op names or families; NULL = all */
@@ -26,6 +28,7 @@ typedef struct hb_options {
     double budget_s;           /* sampling budget per case (seconds) */
     double ci_target;          /* target half-width of the median's 95% CI, fraction of the median */
     int min_samples, max_samples;
+    int repetitions;           /* sampling windows per case; the best one is kept */
     double ref_max_gflop;      /* cpu-ref is not timed above this many GFLOP per call */
     double case_timeout_s;     /* a case running longer is killed: timed_out */
     unsigned long long seed;
