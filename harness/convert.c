@@ -278,79 +278,29 @@ static void k_bf16_f32(void *dst, const void *src, size_t n, int nt)
 }
 
 /* Two-step conversions go through an f32 block on the stack (L1-resident), 1 Ki elements at a time. */
+/* Pairs without a direct kernel go through f32 in L1-sized blocks: src -> f32 -> dst. */
 #define TMP_BLOCK 1024
-static void k_f64_f16(void *dst, const void *src, size_t n, int nt)
+static void via_f32(conv_fn to32, size_t ss, conv_fn from32, size_t ds, void *dst, const void *src, size_t n)
 {
-    (void)nt;
     float tmp[TMP_BLOCK];
-    uint16_t *d = dst;
-    const double *s = src;
     for (size_t i = 0; i < n; i += TMP_BLOCK) {
         size_t b = n - i < TMP_BLOCK ? n - i : TMP_BLOCK;
-        k_f64_f32(tmp, s + i, b, 0);
-        f32_to_f16_block(d + i, tmp, b);
+        to32(tmp, (const char *)src + i * ss, b, 0);
+        from32((char *)dst + i * ds, tmp, b, 0);
     }
 }
-static void k_f16_f64(void *dst, const void *src, size_t n, int nt)
-{
-    (void)nt;
-    float tmp[TMP_BLOCK];
-    double *d = dst;
-    const uint16_t *s = src;
-    for (size_t i = 0; i < n; i += TMP_BLOCK) {
-        size_t b = n - i < TMP_BLOCK ? n - i : TMP_BLOCK;
-        f16_to_f32_block(tmp, s + i, b);
-        k_f32_f64(d + i, tmp, b, 0);
+#define VIA_F32(name, to32, ss, from32, ds)                                   \
+    static void name(void *dst, const void *src, size_t n, int nt)            \
+    {                                                                         \
+        (void)nt;                                                             \
+        via_f32(to32, ss, from32, ds, dst, src, n);                           \
     }
-}
-static void k_f64_bf16(void *dst, const void *src, size_t n, int nt)
-{
-    (void)nt;
-    float tmp[TMP_BLOCK];
-    uint16_t *d = dst;
-    const double *s = src;
-    for (size_t i = 0; i < n; i += TMP_BLOCK) {
-        size_t b = n - i < TMP_BLOCK ? n - i : TMP_BLOCK;
-        k_f64_f32(tmp, s + i, b, 0);
-        f32_to_bf16_block(d + i, tmp, b);
-    }
-}
-static void k_bf16_f64(void *dst, const void *src, size_t n, int nt)
-{
-    (void)nt;
-    float tmp[TMP_BLOCK];
-    double *d = dst;
-    const uint16_t *s = src;
-    for (size_t i = 0; i < n; i += TMP_BLOCK) {
-        size_t b = n - i < TMP_BLOCK ? n - i : TMP_BLOCK;
-        bf16_to_f32_block(tmp, s + i, b);
-        k_f32_f64(d + i, tmp, b, 0);
-    }
-}
-static void k_f16_bf16(void *dst, const void *src, size_t n, int nt)
-{
-    (void)nt;
-    float tmp[TMP_BLOCK];
-    uint16_t *d = dst;
-    const uint16_t *s = src;
-    for (size_t i = 0; i < n; i += TMP_BLOCK) {
-        size_t b = n - i < TMP_BLOCK ? n - i : TMP_BLOCK;
-        f16_to_f32_block(tmp, s + i, b);
-        f32_to_bf16_block(d + i, tmp, b);
-    }
-}
-static void k_bf16_f16(void *dst, const void *src, size_t n, int nt)
-{
-    (void)nt;
-    float tmp[TMP_BLOCK];
-    uint16_t *d = dst;
-    const uint16_t *s = src;
-    for (size_t i = 0; i < n; i += TMP_BLOCK) {
-        size_t b = n - i < TMP_BLOCK ? n - i : TMP_BLOCK;
-        bf16_to_f32_block(tmp, s + i, b);
-        f32_to_f16_block(d + i, tmp, b);
-    }
-}
+VIA_F32(k_f64_f16, k_f64_f32, 8, k_f32_f16, 2)
+VIA_F32(k_f16_f64, k_f16_f32, 2, k_f32_f64, 8)
+VIA_F32(k_f64_bf16, k_f64_f32, 8, k_f32_bf16, 2)
+VIA_F32(k_bf16_f64, k_bf16_f32, 2, k_f32_f64, 8)
+VIA_F32(k_f16_bf16, k_f16_f32, 2, k_f32_bf16, 2)
+VIA_F32(k_bf16_f16, k_bf16_f32, 2, k_f32_f16, 2)
 
 /* Streaming-store wrapper for kernels without their own: blocks of NT_BLOCK elements are converted
  * into an L1-resident buffer, then copied to dst with streaming stores (64-byte aligned body). */

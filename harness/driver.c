@@ -381,18 +381,16 @@ json_t *hb_case_record(const hb_case *c, const char *backend)
     json_object_set_new(r, "backend", json_string(backend));
     json_object_set_new(r, "op", json_string(info->name));
     json_object_set_new(r, "family", json_string(hb_family_name(info->family)));
+    /* the fields the op uses are those its text form names (hb_shape_format omits defaults) */
     json_t *sh = json_object();
-    char tmp[256];
+    char tmp[256], err[128];
+    hb_shape used;
     hb_shape_format(c->op, &c->shape, tmp, sizeof tmp);
-    hb_shape parsed;
-    char err[128];
-    if (hb_shape_parse(tmp, &parsed, err, sizeof err) == HB_OK)
-        for (int i = 0; i < hb_shape_nfields; i++) {
-            int64_t v = *(const int64_t *)((const char *)&c->shape + hb_shape_fields[i].offset);
-            int64_t pv = *(const int64_t *)((const char *)&parsed + hb_shape_fields[i].offset);
-            if (pv || (v && strstr(tmp, hb_shape_fields[i].name)))
-                json_object_set_new(sh, hb_shape_fields[i].name, json_integer(v));
-        }
+    if (hb_shape_parse(tmp, &used, err, sizeof err) == HB_OK)
+        for (int i = 0; i < hb_shape_nfields; i++)
+            if (*(const int64_t *)((const char *)&used + hb_shape_fields[i].offset))
+                json_object_set_new(sh, hb_shape_fields[i].name,
+                                    json_integer(*(const int64_t *)((const char *)&c->shape + hb_shape_fields[i].offset)));
     json_object_set_new(r, "shape", sh);
     json_object_set_new(r, "shape_str", json_string(hb_shape_format(c->op, &c->shape, shape, sizeof shape)));
     int64_t size = hb_op_output_elems(c->op, &c->shape);
@@ -777,8 +775,10 @@ static void progress_line(progress *p, const char *inst, const hb_case *c, size_
 }
 
 /* Run one backend type in child processes until its case list is done. Returns 0, or HB_EXIT_IO. */
-static int run_backend(const hb_backend_entry *e, const hb_options *o, const case_list *cases, int fd, progress *pg)
+static int run_backend(const hb_backend_entry *e, const hb_options *o, const case_list *cases, int fd, progress *pg,
+                       int *unavailable)
 {
+    *unavailable = 0;
     int start_inst = 0, start_case = 0, first = 1;
     char inst_names[MAX_INST][64];
     memset(inst_names, 0, sizeof inst_names);
@@ -803,8 +803,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const cas
         int timed_out = 0;
         for (;;) {
             struct pollfd pf = {pfd[0], POLLIN, 0};
-            int tmo = cur_case >= 0 ? 1000 : 1000;
-            int pr = poll(&pf, 1, tmo);
+            int pr = poll(&pf, 1, 1000); /* wake every second: progress line and the case time limit */
             if (pr == 0) {
                 if (cur_case >= 0 && hb_now() - case_t0 > o->case_timeout_s) { kill(pid, SIGKILL); timed_out = 1; }
                 if (cur_case >= 0) progress_line(pg, inst_names[cur_inst], &cases->v[cur_case], inst_done + 1, inst_total);
@@ -844,6 +843,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const cas
                 inst_done++;
                 cur_case = -1;
             } else if (!strncmp(line, "U ", 2)) {
+                *unavailable = 1;
                 if (pg->tty) fprintf(stderr, "\r\033[K");
                 fprintf(stderr, "hybench: %s unavailable: %s", e->type, line + 2);
             }
@@ -1052,7 +1052,7 @@ static int run_common(int argc, char **argv, int verify)
     if (hb_record_write(fd, hb_meta_record(&o, run_id, wl, nwl)) != HB_OK) { fprintf(stderr, "hybench: write failed\n"); return HB_EXIT_IO; }
     progress pg = {.tty = isatty(2), .t0 = hb_now()};
     fprintf(stderr, "hybench %s: %zu cases per backend -> %s\n", cmd, cases.n, path);
-    int rc = 0;
+    int rc = 0, unavailable_named = 0;
     for (int b = 0; b < hb_nbackends && !rc; b++) {
         const hb_backend_entry *e = &hb_backends[b];
         if (o.backends) {
@@ -1062,7 +1062,9 @@ static int run_common(int argc, char **argv, int verify)
             for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) sel |= hb_backend_find(tok) == e;
             if (!sel) continue;
         }
-        rc = run_backend(e, &o, &cases, fd, &pg);
+        int unavailable = 0;
+        rc = run_backend(e, &o, &cases, fd, &pg, &unavailable);
+        unavailable_named |= unavailable && o.backends;
     }
     if (pg.tty) fprintf(stderr, "\r\033[K");
     double el = hb_now() - pg.t0;
@@ -1080,8 +1082,9 @@ static int run_common(int argc, char **argv, int verify)
     free(cases.v);
     free(cases.item);
     if (rc) return rc;
-    if (o.backends) {
-        /* a named backend that turned out unavailable is an error for the caller */
+    if (unavailable_named) {
+        fprintf(stderr, "hybench %s: a backend named by --backend is unavailable here (reason above)\n", cmd);
+        return HB_EXIT_NO_BACKEND;
     }
     if (pg.counts[HB_EWRONG]) return HB_EXIT_WRONG;
     if (pg.counts[HB_EDEVICE] + pg.counts[HB_EINVAL] + pg.counts[HB_ECRASH] + pg.counts[HB_ETIMEOUT]) return HB_EXIT_FAILED;

@@ -35,7 +35,7 @@ check "crash-is-recorded" sh -c 'HB_INJECT_CRASH="mul|n=4099" build/hybench veri
 # A malformed workload is refused with file:line before anything runs (exit 4); an unknown backend or
 # op is a usage error with the option named.
 check "bad-workload-refused" sh -c 'for f in tests/data/bad_*.ini; do out=$(build/hybench run --out build/test-results/bad.jsonl "$f" 2>&1); rc=$?; [ $rc -eq 4 ] || { echo "$f: exit $rc"; exit 1; }; echo "$out" | grep -q "$f:[0-9]" || echo "$out" | grep -q "$(basename $f)" || { echo "$f: no file:line in: $out"; exit 1; }; done; [ ! -e build/test-results/bad.jsonl ]'
-check "bad-options-refused" sh -c 'build/hybench run --backend nosuch >/dev/null 2>&1; [ $? -eq 6 ] || exit 1; build/hybench run --op nosuch 2>&1 | grep -q -- "--op" || exit 1; build/hybench run --op nosuch >/dev/null 2>&1; [ $? -eq 2 ]'
+check "bad-options-refused" sh -c 'build/hybench run --backend nosuch >/dev/null 2>&1; [ $? -eq 6 ] || exit 1; build/hybench run --op nosuch 2>&1 | grep -q -- "--op" || exit 1; build/hybench run --op nosuch >/dev/null 2>&1; [ $? -eq 2 ] || exit 1; build/hybench run --backend metal --quick --op add --out build/test-results/metal.jsonl >/dev/null 2>&1; [ $? -eq 6 ] || exit 1; grep -q "\"backend\":\"metal\",\"available\":false" build/test-results/metal.jsonl'
 check "list-shows-every-backend" sh -c 'o=$(build/hybench list); for b in cpu-ref cpu opencl cuda metal coreml; do echo "$o" | grep -q "^$b" || { echo "missing $b"; exit 1; }; done'
 for s in tests/check_*.sh; do
   [ -x "$s" ] || continue
