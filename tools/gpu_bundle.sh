@@ -68,6 +68,13 @@ cat > "$G/run.sh" <<'EOF'
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export HB_NO_INSTALL=1
+# OpenBLAS 0.3.21 (the bundled Debian build, DYNAMIC_ARCH) does not know the device's Xeon model and
+# falls back to its Prescott (SSE3) kernels: sgemm at a fraction of the machine. Name the core type
+# from the CPU's flags unless the caller chose one.
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+  if grep -qw avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX
+  elif grep -qw avx2 /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell; fi
+fi
 export HB_PLUGIN_DIR="$here/build"
 export HB_KERNEL_DIR="${HB_KERNEL_DIR:-$here/build/opencl}"
 [ -d "$here/benchdnn" ] && export HB_BENCHDNN_DIR="${HB_BENCHDNN_DIR:-$here/benchdnn}"

@@ -250,11 +250,69 @@ __global__ void __launch_bounds__(kThreads) k_reduce_rows_warp(const T *__restri
     if (l == 0) y[r] = st<T>::cv(a * mul);
 }
 
+/* Short rows whose length is whole 16-byte vectors and whose base is 16-byte aligned: one warp per
+ * row, grid-stride over rows (the grid is sized to the resident warps, so no tail wave), each lane
+ * with kUnroll 16-byte loads in flight before the first add (HOPPER.md: bytes in flight per SM
+ * decide HBM bandwidth; the scalar warp kernel above had 2 x 4 bytes per lane and reached 90% of the
+ * copy ceiling on rows=131072 cols=1024). */
+template <typename T, int R>
+__global__ void __launch_bounds__(kThreads) k_reduce_rows_warp_vec(const T *__restrict__ x, T *__restrict__ y,
+                                                                   int64_t rows, int64_t cols, float mul)
+{
+    using V = vec16<T>;
+    constexpr int N = V::N;
+    const int l = threadIdx.x % 32;
+    const int64_t nv = cols / N;
+    const int64_t warps = (int64_t)gridDim.x * (kThreads / 32);
+    for (int64_t r = (int64_t)blockIdx.x * (kThreads / 32) + threadIdx.x / 32; r < rows; r += warps) {
+        const V *row = reinterpret_cast<const V *>(x + r * cols);
+        float acc[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) acc[u] = rinit<R>();
+        int64_t j = l;
+        for (; j + (kUnroll - 1) * 32 < nv; j += kUnroll * 32) {
+            V t[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; u++) t[u] = row[j + u * 32];
+#pragma unroll
+            for (int u = 0; u < kUnroll; u++)
+#pragma unroll
+                for (int e = 0; e < N; e++) acc[u] = rop<R>(acc[u], st<T>::ld(t[u].v[e]));
+        }
+        for (; j < nv; j += 32) {
+            V t = row[j];
+#pragma unroll
+            for (int e = 0; e < N; e++) acc[0] = rop<R>(acc[0], st<T>::ld(t.v[e]));
+        }
+        float a = acc[0];
+#pragma unroll
+        for (int u = 1; u < kUnroll; u++) a = rop<R>(a, acc[u]);
+        a = warp_reduce<R>(a);
+        if (l == 0) y[r] = st<T>::cv(a * mul);
+    }
+}
+
 template <typename T, int R>
 hb_status reduce_rows_t(hbc_ctx *c, const void *xv, void *yv, int64_t rows, int64_t cols, float mul)
 {
     const T *x = (const T *)xv;
     T *y = (T *)yv;
+    constexpr int64_t VN = 16 / (int64_t)sizeof(T);
+    if (cols <= 1024 && cols >= 4 * VN && cols % VN == 0 && aligned16(x)) {
+        /* resident blocks: 2048 threads per SM on sm_90 -> 8 blocks of 256 */
+        int64_t per_sm = 8;
+        int occ = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k_reduce_rows_warp_vec<T, R>, kThreads, 0) ==
+                cudaSuccess &&
+            occ > 0)
+            per_sm = occ;
+        int64_t need = (rows + kThreads / 32 - 1) / (kThreads / 32);
+        int64_t blocks = (int64_t)c->prop.multiProcessorCount * per_sm;
+        if (blocks > need) blocks = need;
+        if (blocks < 1) blocks = 1;
+        k_reduce_rows_warp_vec<T, R><<<(unsigned)blocks, kThreads, 0, c->stream>>>(x, y, rows, cols, mul);
+        return HBC_LAUNCHED(c, "reduce_rows_warp_vec");
+    }
     if (cols <= 1024) {
         int64_t blocks = (rows + kThreads / 32 - 1) / (kThreads / 32);
         if (blocks > 0x7fffffff) return HB_EINVAL;
