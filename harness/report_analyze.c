@@ -769,11 +769,11 @@ static hb_status q2(ctx *c, json_t *cards)
         if (!anyd) json_array_append_new(missing, json_string(dv->id));
     }
     json_object_set_new(q, "answered", json_boolean(total > 0));
-    const char *which = "The GPU reference run (results/h200-reference.jsonl: cuda:0 with tf32, f16 and bf16 cases) would answer; on this kind of machine an OpenCL GPU with cl_khr_fp16 would answer for f16.";
+    const char *which = "The GPU reference run (results/h100-reference.jsonl: cuda:0 with tf32, f16 and bf16 cases) would answer; on this kind of machine an OpenCL GPU with cl_khr_fp16 would answer for f16.";
     if (!total) {
         hb_doc_note(rp, "Unanswered: no case in these results has a compute dtype other than f32 with a matching f32 case (status ok). %s", which);
         card_add(cards, 2, "Lower precision", "unanswered", "none",
-                 "No f16, bf16 or tf32 results in these files. The GPU reference run (results/h200-reference.jsonl) would answer.");
+                 "No f16, bf16 or tf32 results in these files. The GPU reference run (results/h100-reference.jsonl) would answer.");
     } else {
         if (json_array_size(missing)) {
             char lst[600] = "";
@@ -990,7 +990,7 @@ static hb_status q4(ctx *c, json_t *cards)
     }
     json_object_set_new(q, "answered", json_boolean(ndm > 0));
     if (!ndm) {
-        hb_doc_note(rp, "Unanswered: no backend with its own memory (OpenCL, CUDA) has status-ok cases in these results. A run with the OpenCL or CUDA backend (e.g. the GPU reference run, results/h200-reference.jsonl) would answer.");
+        hb_doc_note(rp, "Unanswered: no backend with its own memory (OpenCL, CUDA) has status-ok cases in these results. A run with the OpenCL or CUDA backend (e.g. the GPU reference run, results/h100-reference.jsonl) would answer.");
         card_add(cards, 4, "Transfers", "unanswered", "none", "Only host-memory backends ran (h2d/d2h are 0); an OpenCL or CUDA run (the GPU reference run) would answer.");
         return HB_OK;
     }
@@ -1496,7 +1496,7 @@ static hb_status q5(ctx *c, json_t *cards)
     for (int d = 0; d < rp->ndevs; d++) {
         const hb_rdev *dv = &rp->devs[d];
         if (dv->available) continue;
-        const char *which = !strcmp(dv->type, "cuda") ? "a run on a machine with an NVIDIA GPU (the GPU reference run, results/h200-reference.jsonl)" :
+        const char *which = !strcmp(dv->type, "cuda") ? "a run on a machine with an NVIDIA GPU (the GPU reference run, results/h100-reference.jsonl)" :
                             !strcmp(dv->type, "opencl") ? "a run with an OpenCL platform installed (e.g. pocl, or a GPU driver)" :
                             (!strcmp(dv->type, "metal") || !strcmp(dv->type, "coreml")) ? "only a run on Apple silicon; none of this project's machines can answer, so the plan's Neural Engine rule is mapped to its fallback" :
                             "a run where this backend is available";

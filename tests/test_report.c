@@ -7,7 +7,7 @@
  *   cpu -> opencl crossover, a `wrong` case that is the fastest and must not count); every answer in
  *   summary.json and routing.json is compared with the value computed here.
  * - the checked-in real CPU results (tests/data/cpu_small.jsonl) and, when present, the GPU
- *   reference run (results/h200-reference.jsonl): every Q1 and Q3 pair and every Q5 entry of the
+ *   reference run (results/h100-reference.jsonl): every Q1 and Q3 pair and every Q5 entry of the
  *   summary is recomputed independently from the results file (resultsio.h only), the number of
  *   matched pairs is counted independently, every listed plot must exist as SVG, PNG, script and
  *   data and be inlined in index.html.
@@ -33,7 +33,7 @@
 #include "resultsio.h"
 
 #define CPU_SMALL "tests/data/cpu_small.jsonl"
-#define GPU_REF "results/h200-reference.jsonl"
+#define GPU_REF "results/h100-reference.jsonl"
 #define DNAN ((double)NAN) /* NAN is a float constant */
 
 static char g_tmp[256];
@@ -602,7 +602,7 @@ static void test_cpu_small(void **state)
     if (!json_is_true(json_object_get(q2, "answered"))) {
         json_t *card = json_array_get(json_object_get(s, "verdicts"), 1);
         assert_string_equal(js(card, "badge"), "unanswered");
-        assert_non_null(strstr(js(card, "text"), "h200-reference"));
+        assert_non_null(strstr(js(card, "text"), "h100-reference"));
     }
     json_decref(s);
 }
