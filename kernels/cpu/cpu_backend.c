@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cblas.h>
 
@@ -39,6 +40,23 @@ static void trim(char *s)
         memmove(s, s + i, n - i + 1);
 }
 
+/* NULL, or a warning when OpenBLAS runs kernels older than the CPU: a DYNAMIC_ARCH build that does
+ * not know the CPU model falls back to a generic core (0.3.21 took a Sapphire Rapids Xeon for a
+ * Prescott and ran sgemm at ~4% of the machine). The fix is OPENBLAS_CORETYPE, read at load time. */
+static const char *openblas_core_warning(void)
+{
+    static const char *old_cores[] = { "Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom", "Sandybridge",
+                                       "Katmai", "Coppermine", "Northwood", "Banias", "Opteron", "Barcelona" };
+    const char *core = openblas_get_corename();
+    if (!core || !__builtin_cpu_supports("avx2"))
+        return NULL;
+    for (size_t i = 0; i < sizeof old_cores / sizeof old_cores[0]; i++)
+        if (!strcasecmp(core, old_cores[i]))
+            return "OpenBLAS runs pre-AVX2 kernels on an AVX2 CPU (it did not recognize the model); "
+                   "set OPENBLAS_CORETYPE (Haswell, SkylakeX, Zen) and run again";
+    return NULL;
+}
+
 static int cpu_enumerate(hb_instance *out, int max, char *reason, size_t reasonlen)
 {
     if (max < 1 || !out) {
@@ -62,6 +80,12 @@ static int cpu_enumerate(hb_instance *out, int max, char *reason, size_t reasonl
     snprintf(out[0].name, sizeof out[0].name, "cpu");
     snprintf(out[0].description, sizeof out[0].description, "%s, %d cores / %s (%s)", hb_cpu_model(),
              ctx->threads, cfg, openblas_get_corename());
+    const char *warn = openblas_core_warning();
+    if (warn) {
+        size_t dl = strlen(out[0].description);
+        snprintf(out[0].description + dl, sizeof out[0].description - dl, " [WARNING: pre-AVX2 OpenBLAS kernels; set OPENBLAS_CORETYPE]");
+        fprintf(stderr, "hybench: cpu: WARNING: %s\n", warn);
+    }
     out[0].host_memory = 1;
     out[0].ops = &hb_cpu_ops;
     out[0].ctx = ctx;
@@ -170,6 +194,8 @@ static hb_status cpu_describe(hb_instance *inst, char *buf, size_t len)
                           "hwloc_cores", hb_cpu_ncores(),
                           "llc_bytes", (json_int_t)hb_cpu_llc_bytes(),
                           "openblas_parallel", (pi >= 0 && pi <= 2) ? par[pi] : "unknown");
+    if (o && openblas_core_warning())
+        json_object_set_new(o, "warning", json_string(openblas_core_warning()));
     char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!txt)
