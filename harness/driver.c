@@ -477,6 +477,7 @@ static json_t *measure_case(hb_instance *inst, const hb_case *c, int item, const
     size_t nsw[HB_MAX_REPETITIONS] = {0};
     double wmed[HB_MAX_REPETITIONS] = {0};
     int best = 0;
+    double ck[4] = {NAN, NAN, NAN, NAN}; /* host clock (GHz) before / after sampling: slowest, fastest CPU */
     for (int p = 0; p < HB_PH_COUNT; p++) samp[p] = calloc((size_t)max_s * (size_t)nwin, sizeof(double));
     hostc = calloc((size_t)max_s * (size_t)nwin, sizeof(double));
     if (!samp[HB_PH_COUNT - 1] || !hostc || !samp[0]) { st = HB_ENOMEM; snprintf(reason, sizeof reason, "sample arrays"); goto done; }
@@ -509,6 +510,7 @@ static json_t *measure_case(hb_instance *inst, const hb_case *c, int item, const
      * total is kept: interference on a shared machine only ever adds time, so the best window is the
      * most robust estimate (Chen & Revels, "Robust benchmarking in noisy environments", 2016, the
      * estimator of Julia's BenchmarkTools); every window's median is recorded beside it. */
+    if (!o->verify_only) hb_clock_probe(&ck[0], &ck[1]);
     for (int win = 0; win < nwin; win++) {
         double *ws[HB_PH_COUNT];
         for (int p = 0; p < HB_PH_COUNT; p++) ws[p] = samp[p] + (size_t)win * (size_t)max_s;
@@ -547,6 +549,7 @@ static json_t *measure_case(hb_instance *inst, const hb_case *c, int item, const
         for (int p = 0; p < HB_PH_COUNT; p++) memmove(samp[p], samp[p] + (size_t)best * (size_t)max_s, ns * sizeof(double));
         memmove(hostc, hostc + (size_t)best * (size_t)max_s, ns * sizeof(double));
     }
+    hb_clock_probe(&ck[2], &ck[3]);
     /* 4. check the last sample's output too (STREAM validates after timing) */
     if (c->mode == HB_MODE_RESIDENT && x.device) st = inst->ops->download(inst, &x.out);
     if (st == HB_OK) {
@@ -585,6 +588,10 @@ done:
                                 json_boolean(d > 0.25 * sp[HB_PH_COMPUTE].median && d > 20e-6));
         }
         json_object_set_new(rec, "ci_met", json_boolean(ci_met || o->verify_only));
+        if (isfinite(ck[0]) && isfinite(ck[2]))
+            json_object_set_new(rec, "host_clock_ghz",
+                                json_pack("{s:f,s:f,s:[f,f],s:[f,f]}", "min", fmin(ck[0], ck[2]), "max", fmax(ck[1], ck[3]),
+                                          "before", ck[0], ck[1], "after", ck[2], ck[3]));
         double flops = hb_op_flops(c->op, &c->shape), bytes = hb_op_bytes(c->op, &c->shape, hb_dtype_size(c->dtype));
         double tc = sp[HB_PH_COMPUTE].median, tt = sp[HB_PH_TOTAL].median;
         double gf = tc > 0 ? flops / tc / 1e9 : 0, gb = tc > 0 ? bytes / tc / 1e9 : 0;

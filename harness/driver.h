@@ -52,5 +52,11 @@ json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads
 void hb_fill_random(double *x, size_t n, unsigned long long seed, unsigned long long stream);
 /* Peak RSS since the last reset, in bytes (VmHWM); hb_rss_reset() resets it via /proc/self/clear_refs. */
 long long hb_rss_peak(void);
+
+/* The host CPU's effective clock in GHz, from a dependent-add chain (1 cycle per add) run on each
+ * online CPU in turn (up to 64; the caller's affinity mask is restored): *ghz_min is the slowest CPU,
+ * *ghz_max the fastest. Returns the number of CPUs probed; 0 (both NAN) when affinity cannot be
+ * read or the architecture has no probe. Takes ~0.1-0.2 ms per CPU. Formula and why: clockprobe.c. */
+int hb_clock_probe(double *ghz_min, double *ghz_max);
 void hb_rss_reset(void);
 #endif
