@@ -91,7 +91,12 @@ static void usage(FILE *f, const char *cmd)
         "  --ci-target FRAC   stop sampling when the median's 95%% CI half-width is within FRAC (default 0.02)\n"
         "  --min-samples N    (default 5)   --max-samples N (default 300), per window\n"
         "  --repetitions R    sample each case in R windows (budget split), keep the window with the\n"
-        "                     lowest median (default 1; 3 with --quick)\n"
+        "                     lowest median (default 1; 3 with --quick --passes 1)\n"
+        "  --passes P         run the whole case list P times, each pass in new processes (budget\n"
+        "                     split); per case the worst status wins, else the pass with the lowest\n"
+        "                     median is kept and every pass's median recorded (default 1; 3 with\n"
+        "                     --quick). Between-process noise (thread placement, host state on a\n"
+        "                     shared VM) is what makes two runs differ; passes sample it\n"
         "  --cold             flush device caches between samples (backends with a flush hook)\n"
         "  --ref-max-gflop G  do not time cpu-ref above G GFLOP per call (default 2)\n"
         "  --case-timeout S   kill a case after S seconds: timed_out (default 600)\n"
@@ -99,7 +104,8 @@ static void usage(FILE *f, const char *cmd)
         "  --out FILE         results file (default results/<run-id>.jsonl)\n"
         "  --dry-run          print the parsed cases with shapes and FLOP counts, run nothing\n"
         "exit status: 0 ok, 2 usage, 4 bad workload, 5 a case failed verification, 6 unknown/unavailable\n"
-        "backend, 7 cannot write results, 8 cases failed/crashed/timed out\n", cmd);
+        "backend, 7 cannot write results, 8 cases failed/crashed/timed out, 130 interrupted (SIGINT/SIGTERM:\n"
+        "what was measured is written)\n", cmd);
 }
 
 static unsigned parse_mask(const char *arg, int (*parse)(const char *), const char *what, int *bad)
@@ -781,6 +787,126 @@ static void progress_line(progress *p, const char *inst, const hb_case *c, size_
     fflush(stderr);
 }
 
+/* SIGINT/SIGTERM in the parent: stop after killing the child in flight, keep what was measured. */
+static volatile sig_atomic_t g_stop;
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+/* Key of a case record across passes: backend, op, mode, route, dtype and the shape object. */
+static char *record_key(json_t *r)
+{
+    char *sh = json_dumps(json_object_get(r, "shape"), JSON_COMPACT | JSON_SORT_KEYS);
+    const char *f[5] = {"backend", "op", "mode", "route", "dtype"};
+    size_t n = (sh ? strlen(sh) : 0) + 16;
+    for (int i = 0; i < 5; i++) n += strlen(json_string_value(json_object_get(r, f[i])) ? json_string_value(json_object_get(r, f[i])) : "") + 1;
+    char *k = malloc(n);
+    if (k) {
+        k[0] = 0;
+        for (int i = 0; i < 5; i++) {
+            const char *v = json_string_value(json_object_get(r, f[i]));
+            strcat(k, v ? v : "");
+            strcat(k, "|");
+        }
+        strcat(k, sh ? sh : "");
+    }
+    free(sh);
+    return k;
+}
+
+/* Precedence of a status when passes disagree: a wrong or crashed pass decides the merged record
+ * (a wrong result is never hidden behind a faster pass); then timeouts, failures, out-of-memory. */
+static int status_rank(const char *s)
+{
+    static const char *order[] = {"ok", "skipped", "no_resource", "failed", "timed_out", "crashed", "wrong"};
+    for (int i = 6; i >= 0; i--)
+        if (s && !strcmp(s, order[i])) return i;
+    return 3; /* unknown non-ok status: as a failure */
+}
+
+static double rec_total_median(json_t *r)
+{
+    json_t *m = json_object_get(json_object_get(json_object_get(r, "phases"), "total"), "median");
+    return json_is_number(m) ? json_number_value(m) : (double)NAN;
+}
+
+/* Merge the per-pass files into fd: backend records of the first pass, then one record per case
+ * in first-seen order: among passes that ran it, the worst status decides (status_rank); when all
+ * are ok, the pass with the lowest total median is kept (interference only adds time: Chen &
+ * Revels 2016), and every pass's median is recorded (pass_medians, null where not ok), with
+ * passes and best_pass. counts[] gets the merged statuses. Returns 0, or HB_EXIT_IO. */
+static int merge_passes(int fd, const char *const *paths, int npass, int counts[HB_STATUS_COUNT], size_t *ncases)
+{
+    json_t *order = json_array(), *index = json_object();
+    int rc = 0;
+    for (int p = 0; p < npass && !rc; p++) {
+        FILE *f = fopen(paths[p], "r");
+        if (!f) continue;
+        char *line = NULL;
+        size_t cap = 0;
+        while (getline(&line, &cap, f) > 0) {
+            json_t *r = json_loads(line, 0, NULL);
+            if (!r) continue;
+            const char *type = json_string_value(json_object_get(r, "type"));
+            if (!type || strcmp(type, "case")) {
+                if (p == 0 && type && !strcmp(type, "backend")) json_array_append(order, r);
+                json_decref(r);
+                continue;
+            }
+            double med = rec_total_median(r);
+            const char *st = json_string_value(json_object_get(r, "status"));
+            json_t *pm = isfinite(med) && st && !strcmp(st, "ok") ? json_real(med) : json_null();
+            char *key = record_key(r);
+            if (!key) { json_decref(r); rc = HB_EXIT_IO; break; }
+            json_t *slot = json_object_get(index, key);
+            if (!slot) {
+                json_t *meds = json_array();
+                for (int q = 0; q < p; q++) json_array_append_new(meds, json_null()); /* not run in those passes */
+                json_array_append_new(meds, pm);
+                json_object_set_new(r, "pass_medians", meds);
+                json_object_set_new(r, "best_pass", json_integer(p + 1));
+                json_object_set_new(index, key, json_integer((json_int_t)json_array_size(order)));
+                json_array_append_new(order, r);
+            } else {
+                size_t at = (size_t)json_integer_value(slot);
+                json_t *old = json_array_get(order, at);
+                json_t *meds = json_incref(json_object_get(old, "pass_medians"));
+                while ((int)json_array_size(meds) < p) json_array_append_new(meds, json_null());
+                json_array_append_new(meds, pm);
+                const char *ost = json_string_value(json_object_get(old, "status"));
+                int take = status_rank(st) > status_rank(ost) ||
+                           (status_rank(st) == status_rank(ost) && isfinite(med) && med < rec_total_median(old));
+                if (take) {
+                    json_object_set(r, "pass_medians", meds);
+                    json_object_set_new(r, "best_pass", json_integer(p + 1));
+                    json_array_set(order, at, r);
+                }
+                json_decref(meds);
+                json_decref(r);
+            }
+            free(key);
+        }
+        free(line);
+        fclose(f);
+    }
+    for (size_t i = 0; i < json_array_size(order) && !rc; i++) {
+        json_t *r = json_array_get(order, i);
+        const char *type = json_string_value(json_object_get(r, "type"));
+        if (type && !strcmp(type, "case")) {
+            json_object_set_new(r, "passes", json_integer(npass));
+            hb_status s = hb_status_from_name(json_string_value(json_object_get(r, "status")));
+            if ((unsigned)s < HB_STATUS_COUNT) counts[s]++;
+            (*ncases)++;
+        }
+        if (hb_record_write(fd, json_incref(r)) != HB_OK) rc = HB_EXIT_IO;
+    }
+    json_decref(order);
+    json_decref(index);
+    return rc;
+}
+
 /* Run one backend type in child processes until its case list is done. Returns 0, or HB_EXIT_IO. */
 static int run_backend(const hb_backend_entry *e, const hb_options *o, const case_list *cases, int fd, progress *pg,
                        int *unavailable)
@@ -807,10 +933,11 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const cas
         long cur_case = -1;
         size_t inst_total = 0, inst_done = 0;
         double case_t0 = 0;
-        int timed_out = 0;
+        int timed_out = 0, stopped = 0;
         for (;;) {
             struct pollfd pf = {pfd[0], POLLIN, 0};
             int pr = poll(&pf, 1, 1000); /* wake every second: progress line and the case time limit */
+            if (g_stop) { kill(pid, SIGKILL); stopped = 1; }
             if (pr == 0) {
                 if (cur_case >= 0 && hb_now() - case_t0 > o->case_timeout_s) { kill(pid, SIGKILL); timed_out = 1; }
                 if (cur_case >= 0) progress_line(pg, inst_names[cur_inst], &cases->v[cur_case], inst_done + 1, inst_total);
@@ -858,6 +985,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const cas
         fclose(rp);
         int wst = 0;
         waitpid(pid, &wst, 0);
+        if (stopped || g_stop) return 0; /* interrupted: the case in flight is not recorded */
         if (cur_case < 0) {
             if (WIFEXITED(wst) && WEXITSTATUS(wst) == HB_EXIT_IO) return HB_EXIT_IO;
             if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)
@@ -928,19 +1056,19 @@ static const char *const default_workloads[] = {"workloads/default.ini", "worklo
 
 static int run_common(int argc, char **argv, int verify)
 {
-    hb_options o = {.repetitions = 1, .budget_s = 0.5, .ci_target = 0.02, .min_samples = 5, .max_samples = 300, .ref_max_gflop = 2,
+    hb_options o = {.repetitions = 1, .passes = 1, .budget_s = 0.5, .ci_target = 0.02, .min_samples = 5, .max_samples = 300, .ref_max_gflop = 2,
                     .case_timeout_s = 600, .seed = 42, .verify_only = verify};
     const char *cmd = verify ? "verify" : "run";
     const char *batches[32];
     int nbatches = 0, bad = 0;
     enum { O_BACKEND = 256, O_OP, O_MODE, O_ROUTE, O_DTYPE, O_FILTER, O_QUICK, O_BATCH, O_BUDGET, O_CI, O_MINS, O_MAXS,
-           O_COLD, O_REFMAX, O_TMO, O_REPS, O_SEED, O_OUT, O_DRY, O_HELP };
+           O_COLD, O_REFMAX, O_TMO, O_REPS, O_PASSES, O_SEED, O_OUT, O_DRY, O_HELP };
     static const struct option lo[] = {
         {"backend", 1, 0, O_BACKEND}, {"op", 1, 0, O_OP}, {"mode", 1, 0, O_MODE}, {"route", 1, 0, O_ROUTE},
         {"dtype", 1, 0, O_DTYPE}, {"filter", 1, 0, O_FILTER}, {"quick", 0, 0, O_QUICK}, {"batch", 1, 0, O_BATCH},
         {"budget", 1, 0, O_BUDGET}, {"ci-target", 1, 0, O_CI}, {"min-samples", 1, 0, O_MINS},
         {"max-samples", 1, 0, O_MAXS}, {"cold", 0, 0, O_COLD}, {"ref-max-gflop", 1, 0, O_REFMAX},
-        {"case-timeout", 1, 0, O_TMO}, {"repetitions", 1, 0, O_REPS}, {"seed", 1, 0, O_SEED}, {"out", 1, 0, O_OUT}, {"dry-run", 0, 0, O_DRY},
+        {"case-timeout", 1, 0, O_TMO}, {"repetitions", 1, 0, O_REPS}, {"passes", 1, 0, O_PASSES}, {"seed", 1, 0, O_SEED}, {"out", 1, 0, O_OUT}, {"dry-run", 0, 0, O_DRY},
         {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
     /* join argv for the metadata */
     size_t jl = 16;
@@ -976,6 +1104,7 @@ static int run_common(int argc, char **argv, int verify)
         case O_REFMAX: o.ref_max_gflop = strtod(optarg, &end); if (*end || o.ref_max_gflop < 0) { fprintf(stderr, "hybench: bad --ref-max-gflop\n"); bad = 1; } break;
         case O_TMO: o.case_timeout_s = strtod(optarg, &end); if (*end || o.case_timeout_s <= 0) { fprintf(stderr, "hybench: bad --case-timeout\n"); bad = 1; } break;
         case O_REPS: o.repetitions = (int)strtol(optarg, &end, 10); if (*end || o.repetitions < 1 || o.repetitions > HB_MAX_REPETITIONS) { fprintf(stderr, "hybench: --repetitions wants 1..%d\n", HB_MAX_REPETITIONS); bad = 1; } break;
+        case O_PASSES: o.passes = (int)strtol(optarg, &end, 10); if (*end || o.passes < 1 || o.passes > HB_MAX_PASSES) { fprintf(stderr, "hybench: --passes wants 1..%d\n", HB_MAX_PASSES); bad = 1; } break;
         case O_SEED: o.seed = strtoull(optarg, &end, 10); if (*end) { fprintf(stderr, "hybench: bad --seed\n"); bad = 1; } break;
         case O_OUT: o.out = optarg; break;
         case O_DRY: o.dry_run = 1; break;
@@ -986,15 +1115,17 @@ static int run_common(int argc, char **argv, int verify)
     if (o.quick) {
         /* --quick: a smaller per-case budget, cpu-ref timed only on small cases, and the pinned route
          * left out by default (pageable and zero-copy mapped remain), unless the options say otherwise */
-        int has_budget = 0, has_ref = 0, has_reps = 0;
+        int has_budget = 0, has_ref = 0, has_reps = 0, has_passes = 0;
         for (int i = 1; i < argc; i++) {
             has_budget |= !strncmp(argv[i], "--budget", 8);
             has_ref |= !strncmp(argv[i], "--ref-max-gflop", 15);
             has_reps |= !strncmp(argv[i], "--repetitions", 13);
+            has_passes |= !strncmp(argv[i], "--passes", 8);
         }
         if (!has_budget) o.budget_s = 0.2;
         /* quick runs gate merges: three windows per case, the best kept (see measure_case) */
-        if (!has_reps) o.repetitions = 3;
+        if (!has_passes) o.passes = 3;
+        if (!has_reps) o.repetitions = o.passes > 1 ? 1 : 3;
         if (!has_ref) o.ref_max_gflop = 0.25;
         if (!o.route_mask) o.quick_routes = (1u << HB_ROUTE_PAGEABLE) | (1u << HB_ROUTE_MAPPED);
     }
@@ -1060,25 +1191,62 @@ static int run_common(int argc, char **argv, int verify)
     progress pg = {.tty = isatty(2), .t0 = hb_now()};
     fprintf(stderr, "hybench %s: %zu cases per backend -> %s\n", cmd, cases.n, path);
     int rc = 0, unavailable_named = 0;
-    for (int b = 0; b < hb_nbackends && !rc; b++) {
-        const hb_backend_entry *e = &hb_backends[b];
-        if (o.backends) {
-            int sel = 0;
-            char buf[512];
-            snprintf(buf, sizeof buf, "%s", o.backends);
-            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) sel |= hb_backend_find(tok) == e;
-            if (!sel) continue;
+    const int npass = o.verify_only ? 1 : o.passes;
+    hb_options op = o;
+    op.budget_s = o.budget_s / npass;
+    char ppath[HB_MAX_PASSES][600];
+    int passes_done = 0;
+    g_stop = 0;
+    struct sigaction sa_new = {0}, sa_int, sa_term;
+    sa_new.sa_handler = on_stop_signal;
+    sigaction(SIGINT, &sa_new, &sa_int);
+    sigaction(SIGTERM, &sa_new, &sa_term);
+    for (int pass = 0; pass < npass && !rc && !g_stop; pass++) {
+        int pfd = fd;
+        if (npass > 1) {
+            /* each pass into its own file beside the results; merged below, then removed */
+            snprintf(ppath[pass], sizeof ppath[pass], "%s.pass%d", path, pass + 1);
+            pfd = open(ppath[pass], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+            if (pfd < 0) { fprintf(stderr, "hybench %s: cannot write %s: %s\n", cmd, ppath[pass], strerror(errno)); rc = HB_EXIT_IO; break; }
+            if (pg.tty) fprintf(stderr, "\r\033[K");
+            fprintf(stderr, "hybench %s: pass %d of %d (budget %.3g s per case)\n", cmd, pass + 1, npass, op.budget_s);
         }
-        int unavailable = 0;
-        rc = run_backend(e, &o, &cases, fd, &pg, &unavailable);
-        unavailable_named |= unavailable && o.backends;
+        passes_done = pass + 1;
+        for (int b = 0; b < hb_nbackends && !rc && !g_stop; b++) {
+            const hb_backend_entry *e = &hb_backends[b];
+            if (o.backends) {
+                int sel = 0;
+                char buf[512];
+                snprintf(buf, sizeof buf, "%s", o.backends);
+                for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) sel |= hb_backend_find(tok) == e;
+                if (!sel) continue;
+            }
+            int unavailable = 0;
+            rc = run_backend(e, &op, &cases, pfd, &pg, &unavailable);
+            unavailable_named |= unavailable && o.backends;
+        }
+        if (pfd != fd) close(pfd);
     }
+    if (g_stop) fprintf(stderr, "\nhybench %s: interrupted; keeping what was measured\n", cmd);
+    if (npass > 1 && passes_done > 0) {
+        /* merge the passes: statuses recounted from the merged records */
+        memset(pg.counts, 0, sizeof pg.counts);
+        pg.done = 0;
+        const char *pp[HB_MAX_PASSES];
+        for (int i = 0; i < passes_done; i++) pp[i] = ppath[i];
+        int mrc = merge_passes(fd, pp, passes_done, pg.counts, &pg.done);
+        if (mrc) { if (!rc) rc = mrc; }
+        else for (int i = 0; i < passes_done; i++) unlink(ppath[i]);
+    }
+    sigaction(SIGINT, &sa_int, NULL);
+    sigaction(SIGTERM, &sa_term, NULL);
     if (pg.tty) fprintf(stderr, "\r\033[K");
     double el = hb_now() - pg.t0;
-    json_t *endr = json_pack("{s:s,s:I,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:f}", "type", "end", "cases", (json_int_t)pg.done,
+    json_t *endr = json_pack("{s:s,s:I,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:i,s:b}", "type", "end", "cases", (json_int_t)pg.done,
                              "ok", pg.counts[HB_OK], "wrong", pg.counts[HB_EWRONG], "failed", pg.counts[HB_EDEVICE] + pg.counts[HB_EINVAL],
                              "skipped", pg.counts[HB_ESKIP], "crashed", pg.counts[HB_ECRASH], "no_resource", pg.counts[HB_ENOMEM],
-                             "timed_out", pg.counts[HB_ETIMEOUT], "elapsed_s", el);
+                             "timed_out", pg.counts[HB_ETIMEOUT], "elapsed_s", el, "passes", passes_done,
+                             "interrupted", g_stop != 0);
     hb_record_write(fd, endr);
     close(fd);
     fprintf(stderr, "hybench %s: %zu cases in %.1f s: %d ok, %d wrong, %d failed, %d skipped, %d crashed, %d no_resource, %d timed_out\n",
@@ -1089,6 +1257,7 @@ static int run_common(int argc, char **argv, int verify)
     free(cases.v);
     free(cases.item);
     if (rc) return rc;
+    if (g_stop) return HB_EXIT_INTERRUPTED;
     if (unavailable_named) {
         fprintf(stderr, "hybench %s: a backend named by --backend is unavailable here (reason above)\n", cmd);
         return HB_EXIT_NO_BACKEND;

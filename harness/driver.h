@@ -12,6 +12,7 @@
 #include "workload.h"
 
 #define HB_MAX_REPETITIONS 16
+#define HB_MAX_PASSES 9
 
 typedef struct hb_options {
     const char *backends;      /* comma list of types/instances; NULL = every available one */
@@ -29,6 +30,7 @@ typedef struct hb_options {
     double ci_target;          /* target half-width of the median's 95% CI, fraction of the median */
     int min_samples, max_samples;
     int repetitions;           /* sampling windows per case; the best one is kept */
+    int passes;                /* passes over the whole case list, each in new processes; best kept */
     double ref_max_gflop;      /* cpu-ref is not timed above this many GFLOP per call */
     double case_timeout_s;     /* a case running longer is killed: timed_out */
     unsigned long long seed;
