@@ -102,6 +102,11 @@ typedef struct hb_cmp_case {
                                     noise_k when that is on */
     double noise;                /* between-run noise s of this case's backend; NAN when fewer
                                     than 10 compared cases could estimate it */
+    int passes_base, passes_cur; /* ok passes with a median (pass_medians.<metric>); 0 without */
+    double pass_lo_base, pass_hi_base, pass_lo_cur, pass_hi_cur; /* fastest / slowest pass median (s) */
+    int pass_overlap;            /* 1 when both runs have >= 2 passes and the slower run's fastest
+                                    pass is not beyond the other run's slowest pass by the
+                                    threshold: the change is within between-process noise */
     hb_cmp_verdict verdict;
 } hb_cmp_case;
 

@@ -650,6 +650,51 @@ done:
     return rec;
 }
 
+/* Ceilings measured by the first pass of a multi-pass run, by instance name: later passes' children
+ * (forked after it was filled) use them instead of measuring again. */
+enum { MAX_CEIL_CACHE = 64 };
+static struct { char inst[64]; ceilings cl; } g_ceil_cache[MAX_CEIL_CACHE];
+static int g_ceil_cache_n;
+
+static const ceilings *ceil_cache_find(const char *inst)
+{
+    for (int i = 0; i < g_ceil_cache_n; i++)
+        if (!strcmp(g_ceil_cache[i].inst, inst)) return &g_ceil_cache[i].cl;
+    return NULL;
+}
+
+/* Fill g_ceil_cache from the backend records of a results file (the first pass). */
+static void ceil_cache_load(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0 && g_ceil_cache_n < MAX_CEIL_CACHE) {
+        if (!strstr(line, "\"type\":\"backend\"")) continue;
+        json_t *r = json_loads(line, 0, NULL);
+        const char *name = json_string_value(json_object_get(r, "backend"));
+        json_t *ca = json_object_get(r, "ceilings");
+        if (name && json_array_size(ca) > 0) {
+            ceilings *cl = &g_ceil_cache[g_ceil_cache_n].cl;
+            snprintf(g_ceil_cache[g_ceil_cache_n].inst, sizeof g_ceil_cache[0].inst, "%s", name);
+            cl->n = 0;
+            for (size_t k = 0; k < json_array_size(ca) && cl->n < HB_MAX_CEILINGS; k++) {
+                json_t *c = json_array_get(ca, k);
+                hb_ceiling *h = &cl->v[cl->n++];
+                snprintf(h->name, sizeof h->name, "%s", json_string_value(json_object_get(c, "name")) ? json_string_value(json_object_get(c, "name")) : "");
+                h->value = json_number_value(json_object_get(c, "value"));
+                snprintf(h->unit, sizeof h->unit, "%s", json_string_value(json_object_get(c, "unit")) ? json_string_value(json_object_get(c, "unit")) : "");
+                snprintf(h->how, sizeof h->how, "%s", json_string_value(json_object_get(c, "how")) ? json_string_value(json_object_get(c, "how")) : "");
+            }
+            g_ceil_cache_n++;
+        }
+        json_decref(r);
+    }
+    free(line);
+    fclose(f);
+}
+
 /* ---------- the child process of one backend type ---------- */
 typedef struct child_args {
     const hb_backend_entry *entry;
@@ -707,7 +752,9 @@ static int child_main(const child_args *a)
         for (size_t j = 0; j < a->cases->n; j++) total += case_applies(&inst[i], &a->cases->v[j]);
         say(a->pipe_w, "T %d %zu %s\n", i, total, inst[i].name);
         ceilings cl = {.n = 0};
-        if (!a->o->verify_only || a->write_backend_records) {
+        const ceilings *cached = ceil_cache_find(inst[i].name);
+        if (cached) cl = *cached; /* a later pass: the first pass measured them */
+        else if (!a->o->verify_only || a->write_backend_records) {
             say(a->pipe_w, "C %d\n", i);
             if (inst[i].ops->ceilings) cl.n = inst[i].ops->ceilings(&inst[i], cl.v, HB_MAX_CEILINGS);
             else if (inst[i].host_memory && !a->o->verify_only) cl.n = hb_cpu_ceilings(cl.v, HB_MAX_CEILINGS);
@@ -826,17 +873,36 @@ static int status_rank(const char *s)
     return 3; /* unknown non-ok status: as a failure */
 }
 
+static double rec_median(json_t *r, const char *phase)
+{
+    json_t *m = json_object_get(json_object_get(json_object_get(r, "phases"), phase), "median");
+    return json_is_number(m) ? json_number_value(m) : (double)NAN;
+}
+
 static double rec_total_median(json_t *r)
 {
-    json_t *m = json_object_get(json_object_get(json_object_get(r, "phases"), "total"), "median");
-    return json_is_number(m) ? json_number_value(m) : (double)NAN;
+    return rec_median(r, "total");
+}
+
+/* Append this pass's medians (total and compute; null when the pass is not ok) to pm, after
+ * padding with nulls for the passes before `pass` that did not run the case. */
+static void pass_medians_add(json_t *pm, json_t *r, int pass, int ok)
+{
+    static const char *ph[2] = {"total", "compute"};
+    for (int i = 0; i < 2; i++) {
+        json_t *a = json_object_get(pm, ph[i]);
+        if (!a) { a = json_array(); json_object_set_new(pm, ph[i], a); }
+        while ((int)json_array_size(a) < pass) json_array_append_new(a, json_null());
+        double m = rec_median(r, ph[i]);
+        json_array_append_new(a, ok && isfinite(m) ? json_real(m) : json_null());
+    }
 }
 
 /* Merge the per-pass files into fd: backend records of the first pass, then one record per case
  * in first-seen order: among passes that ran it, the worst status decides (status_rank); when all
  * are ok, the pass with the lowest total median is kept (interference only adds time: Chen &
- * Revels 2016), and every pass's median is recorded (pass_medians, null where not ok), with
- * passes and best_pass. counts[] gets the merged statuses. Returns 0, or HB_EXIT_IO. */
+ * Revels 2016), and every pass's medians are recorded (pass_medians: {"total": [...], "compute":
+ * [...]}, seconds, null where the pass was not ok), with passes and best_pass (1-based). counts[] gets the merged statuses. Returns 0, or HB_EXIT_IO. */
 static int merge_passes(int fd, const char *const *paths, int npass, int counts[HB_STATUS_COUNT], size_t *ncases)
 {
     json_t *order = json_array(), *index = json_object();
@@ -857,14 +923,13 @@ static int merge_passes(int fd, const char *const *paths, int npass, int counts[
             }
             double med = rec_total_median(r);
             const char *st = json_string_value(json_object_get(r, "status"));
-            json_t *pm = isfinite(med) && st && !strcmp(st, "ok") ? json_real(med) : json_null();
+            int ok = st && !strcmp(st, "ok");
             char *key = record_key(r);
             if (!key) { json_decref(r); rc = HB_EXIT_IO; break; }
             json_t *slot = json_object_get(index, key);
             if (!slot) {
-                json_t *meds = json_array();
-                for (int q = 0; q < p; q++) json_array_append_new(meds, json_null()); /* not run in those passes */
-                json_array_append_new(meds, pm);
+                json_t *meds = json_object();
+                pass_medians_add(meds, r, p, ok);
                 json_object_set_new(r, "pass_medians", meds);
                 json_object_set_new(r, "best_pass", json_integer(p + 1));
                 json_object_set_new(index, key, json_integer((json_int_t)json_array_size(order)));
@@ -873,8 +938,7 @@ static int merge_passes(int fd, const char *const *paths, int npass, int counts[
                 size_t at = (size_t)json_integer_value(slot);
                 json_t *old = json_array_get(order, at);
                 json_t *meds = json_incref(json_object_get(old, "pass_medians"));
-                while ((int)json_array_size(meds) < p) json_array_append_new(meds, json_null());
-                json_array_append_new(meds, pm);
+                pass_medians_add(meds, r, p, ok);
                 const char *ost = json_string_value(json_object_get(old, "status"));
                 int take = status_rank(st) > status_rank(ost) ||
                            (status_rank(st) == status_rank(ost) && isfinite(med) && med < rec_total_median(old));
@@ -1226,6 +1290,7 @@ static int run_common(int argc, char **argv, int verify)
             unavailable_named |= unavailable && o.backends;
         }
         if (pfd != fd) close(pfd);
+        if (npass > 1 && pass == 0) ceil_cache_load(ppath[0]);
     }
     if (g_stop) fprintf(stderr, "\nhybench %s: interrupted; keeping what was measured\n", cmd);
     if (npass > 1 && passes_done > 0) {

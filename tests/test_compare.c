@@ -414,6 +414,78 @@ static void test_backend_threshold(void **state)
     hb_run_free(&rb);
 }
 
+/* Attach pass_medians (total and compute) to a case: the given totals, compute at 0.8 of them. */
+static void set_passes(json_t *c, const double *tot, int n)
+{
+    json_t *t = json_array(), *k = json_array();
+    for (int i = 0; i < n; i++) {
+        json_array_append_new(t, json_real(tot[i]));
+        json_array_append_new(k, json_real(0.8 * tot[i]));
+    }
+    json_object_set_new(c, "pass_medians", json_pack("{s:o,s:o}", "total", t, "compute", k));
+}
+
+/* Passes: a 20% shift that is significant within one process is not a regression when the runs'
+ * passes overlap (between-process noise), and is one when every pass moved. Random samples, pass
+ * medians drawn around the case's median with a random spread. */
+static void test_passes(void **state)
+{
+    (void)state;
+    char a[300], b[300];
+    path_in(a, sizeof a, "pass_a.jsonl");
+    path_in(b, sizeof b, "pass_b.jsonl");
+    hb_rng g;
+    hb_rng_seed(&g, 77);
+    json_t *ca = json_array(), *cb = json_array();
+    for (int i = 0; i < 40; i++) {
+        char shape[32];
+        snprintf(shape, sizeof shape, "n=%d", i);
+        double m = 1e-4 * (1 + hb_rng_uniform(&g));
+        json_t *x = mk_case("add", shape, "cpu", "ok", &g, m, 0.01, 200);
+        json_t *y = mk_case("add", shape, "cpu", "ok", &g, 1.2 * m, 0.01, 200);
+        /* even cases: passes overlap (the base's slowest pass as slow as the current's best);
+         * odd cases: every current pass 20% slower */
+        double sp = 1 + 0.02 * hb_rng_uniform(&g);
+        double pa[3] = {m, m * sp, i % 2 ? m * 1.01 : 1.3 * m};
+        double pb[3] = {1.2 * m, 1.2 * m * sp, 1.21 * m};
+        set_passes(x, pa, 3);
+        set_passes(y, pb, 3);
+        json_array_append_new(ca, x);
+        json_array_append_new(cb, y);
+    }
+    write_run(a, "h", "cpu", 1, "a", "2024-01-01", ca, 1);
+    write_run(b, "h", "cpu", 1, "b", "2024-01-02", cb, 1);
+    hb_run ra, rb;
+    load2(a, b, &ra, &rb);
+    hb_cmp_options o;
+    char err[256];
+    hb_cmp_options_default(&o);
+    hb_cmp_result r;
+    poison(&r);
+    assert_int_equal(hb_compare_runs(&ra, &rb, &o, &r, err, sizeof err), HB_OK);
+    size_t flagged_odd = 0, flagged_even = 0, overlap_even = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const hb_cmp_case *c = &r.cases[i];
+        int idx = atoi(strstr(c->key, "n=") + 2);
+        assert_int_equal(c->passes_base, 3);
+        assert_int_equal(c->passes_cur, 3);
+        if (idx % 2) flagged_odd += c->verdict == HB_CMP_REGRESSION;
+        else {
+            flagged_even += c->verdict == HB_CMP_REGRESSION;
+            overlap_even += c->pass_overlap;
+            assert_true(c->ratio > 1.15); /* the sample-level shift is there */
+        }
+    }
+    printf("# passes: every pass 20%% slower: %zu/20 flagged; passes overlapping: %zu/20 flagged, %zu marked "
+           "within the pass spread\n", flagged_odd, flagged_even, overlap_even);
+    assert_int_equal(flagged_odd, 20);
+    assert_int_equal(flagged_even, 0);
+    assert_int_equal(overlap_even, 20);
+    hb_cmp_result_free(&r);
+    hb_run_free(&ra);
+    hb_run_free(&rb);
+}
+
 /* Every status transition, duplicates, too few samples. */
 static void write_status_pair(const char *a, const char *b, int with_bad)
 {
@@ -992,6 +1064,7 @@ int main(void)
         cmocka_unit_test(test_run_drift),
         cmocka_unit_test(test_noise_scale),
         cmocka_unit_test(test_backend_threshold),
+        cmocka_unit_test(test_passes),
         cmocka_unit_test(test_status_gate),
         cmocka_unit_test(test_exit_codes),
         cmocka_unit_test(test_outputs),
