@@ -650,51 +650,6 @@ done:
     return rec;
 }
 
-/* Ceilings measured by the first pass of a multi-pass run, by instance name: later passes' children
- * (forked after it was filled) use them instead of measuring again. */
-enum { MAX_CEIL_CACHE = 64 };
-static struct { char inst[64]; ceilings cl; } g_ceil_cache[MAX_CEIL_CACHE];
-static int g_ceil_cache_n;
-
-static const ceilings *ceil_cache_find(const char *inst)
-{
-    for (int i = 0; i < g_ceil_cache_n; i++)
-        if (!strcmp(g_ceil_cache[i].inst, inst)) return &g_ceil_cache[i].cl;
-    return NULL;
-}
-
-/* Fill g_ceil_cache from the backend records of a results file (the first pass). */
-static void ceil_cache_load(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return;
-    char *line = NULL;
-    size_t cap = 0;
-    while (getline(&line, &cap, f) > 0 && g_ceil_cache_n < MAX_CEIL_CACHE) {
-        if (!strstr(line, "\"type\":\"backend\"")) continue;
-        json_t *r = json_loads(line, 0, NULL);
-        const char *name = json_string_value(json_object_get(r, "backend"));
-        json_t *ca = json_object_get(r, "ceilings");
-        if (name && json_array_size(ca) > 0) {
-            ceilings *cl = &g_ceil_cache[g_ceil_cache_n].cl;
-            snprintf(g_ceil_cache[g_ceil_cache_n].inst, sizeof g_ceil_cache[0].inst, "%s", name);
-            cl->n = 0;
-            for (size_t k = 0; k < json_array_size(ca) && cl->n < HB_MAX_CEILINGS; k++) {
-                json_t *c = json_array_get(ca, k);
-                hb_ceiling *h = &cl->v[cl->n++];
-                snprintf(h->name, sizeof h->name, "%s", json_string_value(json_object_get(c, "name")) ? json_string_value(json_object_get(c, "name")) : "");
-                h->value = json_number_value(json_object_get(c, "value"));
-                snprintf(h->unit, sizeof h->unit, "%s", json_string_value(json_object_get(c, "unit")) ? json_string_value(json_object_get(c, "unit")) : "");
-                snprintf(h->how, sizeof h->how, "%s", json_string_value(json_object_get(c, "how")) ? json_string_value(json_object_get(c, "how")) : "");
-            }
-            g_ceil_cache_n++;
-        }
-        json_decref(r);
-    }
-    free(line);
-    fclose(f);
-}
-
 /* ---------- the child process of one backend type ---------- */
 typedef struct child_args {
     const hb_backend_entry *entry;
@@ -752,9 +707,7 @@ static int child_main(const child_args *a)
         for (size_t j = 0; j < a->cases->n; j++) total += case_applies(&inst[i], &a->cases->v[j]);
         say(a->pipe_w, "T %d %zu %s\n", i, total, inst[i].name);
         ceilings cl = {.n = 0};
-        const ceilings *cached = ceil_cache_find(inst[i].name);
-        if (cached) cl = *cached; /* a later pass: the first pass measured them */
-        else if (!a->o->verify_only || a->write_backend_records) {
+        if (!a->o->verify_only || a->write_backend_records) {
             say(a->pipe_w, "C %d\n", i);
             if (inst[i].ops->ceilings) cl.n = inst[i].ops->ceilings(&inst[i], cl.v, HB_MAX_CEILINGS);
             else if (inst[i].host_memory && !a->o->verify_only) cl.n = hb_cpu_ceilings(cl.v, HB_MAX_CEILINGS);
@@ -898,7 +851,67 @@ static void pass_medians_add(json_t *pm, json_t *r, int pass, int ok)
     }
 }
 
-/* Merge the per-pass files into fd: backend records of the first pass, then one record per case
+/* A backend record of pass p: the first one of an instance is kept (in order); later passes' ceilings
+ * raise its values to the best measured in any pass (ceilings are best-of figures, and the case
+ * records keep their best pass: both estimators then cover the same host states). The record is
+ * indexed under "backend|<name>". */
+static void merge_backend(json_t *order, json_t *index, json_t *r, int p)
+{
+    const char *name = json_string_value(json_object_get(r, "backend"));
+    if (!name) return;
+    char key[300];
+    snprintf(key, sizeof key, "backend|%s", name);
+    json_t *slot = json_object_get(index, key);
+    if (!slot) {
+        json_object_set_new(index, key, json_integer((json_int_t)json_array_size(order)));
+        json_array_append(order, r);
+        return;
+    }
+    json_t *old = json_array_get(order, (size_t)json_integer_value(slot));
+    json_t *oc = json_object_get(old, "ceilings"), *nc = json_object_get(r, "ceilings");
+    for (size_t i = 0; i < json_array_size(oc); i++) {
+        json_t *c = json_array_get(oc, i);
+        const char *cn = json_string_value(json_object_get(c, "name"));
+        double v = json_number_value(json_object_get(c, "value"));
+        for (size_t k = 0; k < json_array_size(nc) && cn; k++) {
+            json_t *d = json_array_get(nc, k);
+            const char *dn = json_string_value(json_object_get(d, "name"));
+            double w = json_number_value(json_object_get(d, "value"));
+            if (dn && !strcmp(dn, cn) && w > v) {
+                json_object_set_new(c, "value", json_real(w));
+                v = w;
+            }
+        }
+        json_object_set_new(c, "passes", json_integer(p + 1));
+    }
+}
+
+/* A merged case record: its ceiling_value and fraction from the merged backend ceilings (the
+ * fraction is gflops or gbps over the ceiling, as measure_case computes it). */
+static void refraction(json_t *index, json_t *order, json_t *r)
+{
+    const char *be = json_string_value(json_object_get(r, "backend"));
+    const char *cn = json_string_value(json_object_get(r, "ceiling"));
+    if (!be || !cn) return;
+    char key[300];
+    snprintf(key, sizeof key, "backend|%s", be);
+    json_t *slot = json_object_get(index, key);
+    if (!slot) return;
+    json_t *ca = json_object_get(json_array_get(order, (size_t)json_integer_value(slot)), "ceilings");
+    for (size_t i = 0; i < json_array_size(ca); i++) {
+        json_t *c = json_array_get(ca, i);
+        if (strcmp(json_string_value(json_object_get(c, "name")) ? json_string_value(json_object_get(c, "name")) : "", cn)) continue;
+        double v = json_number_value(json_object_get(c, "value"));
+        double x = json_number_value(json_object_get(r, strncmp(cn, "peak_gflops", 11) ? "gbps" : "gflops"));
+        if (v > 0) {
+            json_object_set_new(r, "ceiling_value", json_real(v));
+            json_object_set_new(r, "fraction", json_real(x / v));
+        }
+        return;
+    }
+}
+
+/* Merge the per-pass files into fd: backend records (merge_backend), then one record per case
  * in first-seen order: among passes that ran it, the worst status decides (status_rank); when all
  * are ok, the pass with the lowest total median is kept (interference only adds time: Chen &
  * Revels 2016), and every pass's medians are recorded (pass_medians: {"total": [...], "compute":
@@ -917,7 +930,7 @@ static int merge_passes(int fd, const char *const *paths, int npass, int counts[
             if (!r) continue;
             const char *type = json_string_value(json_object_get(r, "type"));
             if (!type || strcmp(type, "case")) {
-                if (p == 0 && type && !strcmp(type, "backend")) json_array_append(order, r);
+                if (type && !strcmp(type, "backend")) merge_backend(order, index, r, p);
                 json_decref(r);
                 continue;
             }
@@ -960,6 +973,7 @@ static int merge_passes(int fd, const char *const *paths, int npass, int counts[
         const char *type = json_string_value(json_object_get(r, "type"));
         if (type && !strcmp(type, "case")) {
             json_object_set_new(r, "passes", json_integer(npass));
+            refraction(index, order, r);
             hb_status s = hb_status_from_name(json_string_value(json_object_get(r, "status")));
             if ((unsigned)s < HB_STATUS_COUNT) counts[s]++;
             (*ncases)++;
@@ -1290,7 +1304,6 @@ static int run_common(int argc, char **argv, int verify)
             unavailable_named |= unavailable && o.backends;
         }
         if (pfd != fd) close(pfd);
-        if (npass > 1 && pass == 0) ceil_cache_load(ppath[0]);
     }
     if (g_stop) fprintf(stderr, "\nhybench %s: interrupted; keeping what was measured\n", cmd);
     if (npass > 1 && passes_done > 0) {
