@@ -1201,7 +1201,8 @@ static int run_common(int argc, char **argv, int verify)
             has_passes |= !strncmp(argv[i], "--passes", 8);
         }
         if (!has_budget) o.budget_s = 0.2;
-        /* quick runs gate merges: three windows per case, the best kept (see measure_case) */
+        /* quick runs gate merges: three passes over the case list in new processes, the best pass
+         * kept per case (merge_passes); with --passes 1, three windows within the process instead */
         if (!has_passes) o.passes = 3;
         if (!has_reps) o.repetitions = o.passes > 1 ? 1 : 3;
         if (!has_ref) o.ref_max_gflop = 0.25;
