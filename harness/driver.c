@@ -795,25 +795,19 @@ static void on_stop_signal(int sig)
     g_stop = 1;
 }
 
-/* Key of a case record across passes: backend, op, mode, route, dtype and the shape object. */
-static char *record_key(json_t *r)
+/* Key of a case record across passes: its "key" (hb_case_key) and its occurrence in the pass, so a
+ * case listed twice in the workloads stays two records ("#2"), as compare matches them. seen counts
+ * the keys of the current pass. Returns a new string, or NULL when out of memory. */
+static char *record_key(json_t *r, json_t *seen)
 {
-    char *sh = json_dumps(json_object_get(r, "shape"), JSON_COMPACT | JSON_SORT_KEYS);
-    const char *f[5] = {"backend", "op", "mode", "route", "dtype"};
-    size_t n = (sh ? strlen(sh) : 0) + 16;
-    for (int i = 0; i < 5; i++) n += strlen(json_string_value(json_object_get(r, f[i])) ? json_string_value(json_object_get(r, f[i])) : "") + 1;
-    char *k = malloc(n);
-    if (k) {
-        k[0] = 0;
-        for (int i = 0; i < 5; i++) {
-            const char *v = json_string_value(json_object_get(r, f[i]));
-            strcat(k, v ? v : "");
-            strcat(k, "|");
-        }
-        strcat(k, sh ? sh : "");
-    }
-    free(sh);
-    return k;
+    const char *k = json_string_value(json_object_get(r, "key"));
+    if (!k) k = "";
+    json_int_t n = json_integer_value(json_object_get(seen, k)) + 1;
+    json_object_set_new(seen, k, json_integer(n));
+    size_t len = strlen(k) + 24;
+    char *out = malloc(len);
+    if (out) snprintf(out, len, "%s#%lld", k, (long long)n);
+    return out;
 }
 
 /* Precedence of a status when passes disagree: a wrong or crashed pass decides the merged record
@@ -902,7 +896,8 @@ static void refraction(json_t *index, json_t *order, json_t *r)
         json_t *c = json_array_get(ca, i);
         if (strcmp(json_string_value(json_object_get(c, "name")) ? json_string_value(json_object_get(c, "name")) : "", cn)) continue;
         double v = json_number_value(json_object_get(c, "value"));
-        double x = json_number_value(json_object_get(r, strncmp(cn, "peak_gflops", 11) ? "gbps" : "gflops"));
+        const char *bound = json_string_value(json_object_get(r, "bound")); /* as measure_case: compute-bound ops against GFLOP/s */
+        double x = json_number_value(json_object_get(r, bound && !strcmp(bound, "compute") ? "gflops" : "gbps"));
         if (v > 0) {
             json_object_set_new(r, "ceiling_value", json_real(v));
             json_object_set_new(r, "fraction", json_real(x / v));
@@ -925,6 +920,7 @@ static int merge_passes(int fd, const char *const *paths, int npass, int counts[
         if (!f) continue;
         char *line = NULL;
         size_t cap = 0;
+        json_t *seen = json_object();
         while (getline(&line, &cap, f) > 0) {
             json_t *r = json_loads(line, 0, NULL);
             if (!r) continue;
@@ -937,7 +933,7 @@ static int merge_passes(int fd, const char *const *paths, int npass, int counts[
             double med = rec_total_median(r);
             const char *st = json_string_value(json_object_get(r, "status"));
             int ok = st && !strcmp(st, "ok");
-            char *key = record_key(r);
+            char *key = record_key(r, seen);
             if (!key) { json_decref(r); rc = HB_EXIT_IO; break; }
             json_t *slot = json_object_get(index, key);
             if (!slot) {
@@ -965,6 +961,7 @@ static int merge_passes(int fd, const char *const *paths, int npass, int counts[
             }
             free(key);
         }
+        json_decref(seen);
         free(line);
         fclose(f);
     }
