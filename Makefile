@@ -13,9 +13,16 @@ endif
 CFLAGS  ?=
 GIT_COMMIT := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 CFLAGS  += -DHB_GIT_COMMIT='"$(GIT_COMMIT)"' -DHB_CFLAGS='"$(OPT) $(ARCH) -fopenmp"'
+# One thread runtime per process: Debian's OpenMP build of OpenBLAS, so that OpenBLAS and hybench's own
+# OpenMP loops (conversion, cpu kernels) share libgomp's one pool and no phase's threads spin on the
+# cores another phase computes on (the pthread build keeps its own pool). Linked by path with a run
+# path, because Debian's alternatives would otherwise resolve libopenblas.so.0 to the pthread build.
+BLAS_DIR ?= $(firstword $(wildcard /usr/lib/$(shell gcc -print-multiarch 2>/dev/null)/openblas-openmp) /usr/lib/x86_64-linux-gnu/openblas-openmp)
+BLAS_INC ?= $(patsubst /usr/lib/%/openblas-openmp,/usr/include/%/openblas-openmp,$(BLAS_DIR))
+BLAS_LIBS := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -g -fopenmp -fPIC $(WARN) -Iharness -Ikernels \
-           $(shell pkg-config --cflags hwloc jansson inih 2>/dev/null) -I/usr/include/x86_64-linux-gnu/openblas-pthread
-LDLIBS  := $(shell pkg-config --libs hwloc jansson inih 2>/dev/null) -lopenblas -lm -ldl -fopenmp
+           $(shell pkg-config --cflags hwloc jansson inih 2>/dev/null) -I$(BLAS_INC)
+LDLIBS  := $(shell pkg-config --libs hwloc jansson inih 2>/dev/null) $(BLAS_LIBS) -lm -ldl -fopenmp
 ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SANITIZE)
@@ -112,3 +119,6 @@ test-run: build $(TEST_BIN)
 
 clean:
 	rm -rf $(BUILD)
+
+print-%:
+	@echo $($*)

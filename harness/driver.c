@@ -9,11 +9,13 @@
  * records case i as `crashed` or `timed_out` and starts a new child at case i+1.
  */
 #include "driver.h"
+#include "prepare.h"
 #include "chain_run.h"
 #include "commands.h"
 #include "convert.h"
 #include "cpu/cpu.h"
 #include "cpu_ref/ref.h"
+#include "modecheck.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -36,21 +38,28 @@
 typedef struct case_list {
     hb_case *v;
     int *item;      /* index of the workload item each case came from (reference cache key) */
+    unsigned char *host_route; /* 1 where the case's route is its item's first requested route: a
+                                * host-memory backend (one route: its own memory) runs that one */
     const hb_item_list *items;
     size_t n, cap;
 } case_list;
 
-static int case_push(case_list *l, const hb_case *c, int item)
+static int case_push(case_list *l, const hb_case *c, int item, int host_route)
 {
     if (l->n == l->cap) {
         size_t nc = l->cap ? l->cap * 2 : 256;
         hb_case *v = realloc(l->v, nc * sizeof *v);
+        if (v) l->v = v;
         int *it = realloc(l->item, nc * sizeof *it);
-        if (!v || !it) { free(v); free(it); return -1; }
-        l->v = v; l->item = it; l->cap = nc;
+        if (it) l->item = it;
+        unsigned char *hr = realloc(l->host_route, nc);
+        if (hr) l->host_route = hr;
+        if (!v || !it || !hr) return -1;
+        l->cap = nc;
     }
     l->v[l->n] = *c;
     l->item[l->n] = item;
+    l->host_route[l->n] = (unsigned char)host_route;
     l->n++;
     return 0;
 }
@@ -97,7 +106,8 @@ static void usage(FILE *f, const char *cmd)
         "                     median is kept and every pass's median recorded (default 1; 3 with\n"
         "                     --quick). Between-process noise (thread placement, host state on a\n"
         "                     shared VM) is what makes two runs differ; passes sample it\n"
-        "  --cold             flush device caches between samples (backends with a flush hook)\n"
+        "  --cold             evict the caches (host LLC or device L2) right before every timed compute;\n"
+        "                     default (hot): the timed compute is the second of two back-to-back runs\n"
         "  --ref-max-gflop G  do not time cpu-ref above G GFLOP per call (default 2)\n"
         "  --case-timeout S   kill a case after S seconds: timed_out (default 600)\n"
         "  --seed N           input seed (default 42)\n"
@@ -258,9 +268,13 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
             if (st != HB_OK || s2 != HB_OK) return st != HB_OK ? st : s2;
         }
     }
+    /* the compute starts hot or cold by one rule in every mode (prepare.h); its time is no phase's */
+    hb_buf *ins[HB_MAX_INPUTS] = {&x->in[0], &x->in[1], &x->in[2]};
+    double prep = 0;
+    st = hb_compute_prepare(x->inst, x->o->cold, c, ins, &x->out, &prep);
+    if (st != HB_OK) return st;
     t0 = hb_now();
     PHASE_BEGIN(x->device);
-    hb_buf *ins[HB_MAX_INPUTS] = {&x->in[0], &x->in[1], &x->in[2]};
     st = x->inst->ops->run(x->inst, c, ins, &x->out);
     hb_status s3 = phase_end(x, x->device, t0, &ph[HB_PH_COMPUTE], host_compute);
     if (st != HB_OK) return st;
@@ -284,7 +298,7 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
         else if (x->o32) hb_convert(x->o32, HB_ELEM_F32, x->out.host, x->el, x->nout);
         ph[HB_PH_CONVERT_OUT] = (c->mode == HB_MODE_CONVERT || x->o32) ? hb_now() - t0 : 0;
     }
-    ph[HB_PH_TOTAL] = hb_now() - t_start;
+    ph[HB_PH_TOTAL] = hb_now() - t_start - prep;
     return HB_OK;
 }
 
@@ -426,6 +440,29 @@ static json_t *status_record(const hb_case *c, const char *backend, hb_status st
     return r;
 }
 
+json_t *hb_timer_agreement(double host_s, double device_s, double enqueue_s)
+{
+    double diff = device_s > 0 ? (host_s - device_s) / device_s : (double)NAN;
+    int agree = fabs(diff) <= HB_TIMER_AGREE;
+    json_t *o = json_pack("{s:f,s:f,s:f,s:b}", "host_s", host_s, "device_s", device_s, "diff", diff, "agree", agree);
+    if (isfinite(enqueue_s)) json_object_set_new(o, "host_enqueue_s", json_real(enqueue_s));
+    if (agree) return o;
+    char why[256];
+    double rest = host_s - device_s - (isfinite(enqueue_s) ? enqueue_s : 0);
+    if (device_s < HB_TIMER_MIN_S)
+        snprintf(why, sizeof why, "device time %.1f us is under %.0f us: the host timer's launch and synchronization "
+                 "latency (%.1f us here) is a large share of it", device_s * 1e6, HB_TIMER_MIN_S * 1e6, (host_s - device_s) * 1e6);
+    else if (isfinite(enqueue_s) && fabs(rest) <= HB_TIMER_AGREE * device_s + HB_TIMER_SYNC_S)
+        snprintf(why, sizeof why, "the host timer includes %.1f us of host-side library calls before the device work starts "
+                 "(the device timer starts at the first launch); without them the timers agree", enqueue_s * 1e6);
+    else
+        snprintf(why, sizeof why, "unexplained: host exceeds device by %.1f us (%.1f%%)%s", (host_s - device_s) * 1e6, 100 * diff,
+                 isfinite(enqueue_s) ? " beyond the host-side enqueue time" : "");
+    json_object_set_new(o, "why", json_string(why));
+    json_object_set_new(o, "explained", json_boolean(strncmp(why, "unexplained", 11) != 0));
+    return o;
+}
+
 static json_t *samples_json(const double *s, size_t n)
 {
     json_t *a = json_array();
@@ -527,7 +564,6 @@ static json_t *measure_case(hb_instance *inst, const hb_case *c, int item, const
         if (win > 0) usleep(20000); /* separate the windows in time */
         double t_begin = hb_now();
         for (;;) {
-            if (o->cold && inst->ops->flush_cache) inst->ops->flush_cache(inst);
             st = call_once(&x, ph, &hc);
             if (st != HB_OK) { snprintf(reason, sizeof reason, "run failed while sampling: %s", hb_status_name(st)); goto done; }
             for (int p = 0; p < HB_PH_COUNT; p++) ws[p][n] = ph[p];
@@ -585,13 +621,11 @@ done:
         json_object_set_new(rec, "phases", phases);
         json_object_set_new(rec, "samples", json_pack("{s:o,s:o}", "total", samples_json(samp[HB_PH_TOTAL], ns),
                                                       "compute", samples_json(samp[HB_PH_COMPUTE], ns)));
-        if (x.device && inst->ops->timer_end) {
-            hb_stats hs;
+        hb_stats hs = {0};
+        int two_timers = x.device && inst->ops->timer_end;
+        if (two_timers) {
             hb_stats_compute(hostc, ns, &hs);
             json_object_set_new(rec, "host_compute", hb_stats_json(&hs));
-            double d = fabs(hs.median - sp[HB_PH_COMPUTE].median);
-            json_object_set_new(rec, "timer_disagreement",
-                                json_boolean(d > 0.25 * sp[HB_PH_COMPUTE].median && d > 20e-6));
         }
         json_object_set_new(rec, "ci_met", json_boolean(ci_met || o->verify_only));
         if (isfinite(ck[0]) && isfinite(ck[2]))
@@ -627,6 +661,12 @@ done:
                 json_t *e = json_loads(buf, 0, NULL);
                 if (e) json_object_set_new(rec, "extra", e);
             }
+        }
+        if (two_timers) {
+            json_t *enq = json_object_get(json_object_get(rec, "extra"), "host_enqueue_s");
+            json_t *ta = hb_timer_agreement(hs.median, sp[HB_PH_COMPUTE].median, json_is_number(enq) ? json_number_value(enq) : (double)NAN);
+            json_object_set_new(rec, "timer_disagreement", json_boolean(!json_is_true(json_object_get(ta, "agree"))));
+            json_object_set_new(rec, "timer_agreement", ta);
         }
     }
     {
@@ -678,13 +718,24 @@ static int instance_selected(const hb_options *o, const hb_instance *inst)
     return list_has(o->backends, inst->name) || list_has(o->backends, inst->ops->type);
 }
 
-static int case_applies(const hb_instance *inst, const hb_case *c)
+/* Whether instance inst runs case j of the list; NULL, or why not (a reason shared by a whole class
+ * of cases, reported when an instance is left with none). Host-memory backends (cpu-ref, cpu) have
+ * one route, their own memory, recorded as `pageable`: they run each case once, at its item's first
+ * requested route (so `--route pinned` still measures them), and have no resident mode (their data
+ * never leaves host memory: f32 is that path). */
+static const char *case_refusal(const hb_instance *inst, const case_list *l, size_t j)
 {
-    if (inst->host_memory && (c->route != HB_ROUTE_PAGEABLE || c->mode == HB_MODE_RESIDENT)) return 0;
+    const hb_case *c = &l->v[j];
+    if (inst->host_memory && c->mode == HB_MODE_RESIDENT)
+        return "a host-memory backend has no resident mode (its data never leaves host memory; f32 is that path)";
+    if (inst->host_memory && !l->host_route[j]) return "a host-memory backend runs each case once, at its one route";
     /* convert-device exists only where the backend converts on the device (upload_f64 hook) */
-    if (c->mode == HB_MODE_CONVERT_DEVICE && (!inst->ops->upload_f64 || !inst->ops->download_f64 || c->op == HB_OP_CHAIN)) return 0;
-    return 1;
+    if (c->mode == HB_MODE_CONVERT_DEVICE && (!inst->ops->upload_f64 || !inst->ops->download_f64))
+        return "convert-device needs a backend that converts on the device (upload_f64/download_f64 hooks)";
+    if (c->mode == HB_MODE_CONVERT_DEVICE && c->op == HB_OP_CHAIN) return "the decoder-layer chain has no convert-device mode";
+    return NULL;
 }
+static int case_applies(const hb_instance *inst, const case_list *l, size_t j) { return case_refusal(inst, l, j) == NULL; }
 
 static int child_main(const child_args *a)
 {
@@ -704,8 +755,14 @@ static int child_main(const child_args *a)
     for (int i = 0; i < n; i++) {
         if (i < a->start_inst || !instance_selected(a->o, &inst[i])) continue;
         size_t total = 0;
-        for (size_t j = 0; j < a->cases->n; j++) total += case_applies(&inst[i], &a->cases->v[j]);
+        const char *why_none = "no case of the workloads matches the selection (--op, --filter, --quick)";
+        for (size_t j = 0; j < a->cases->n; j++) {
+            const char *r = case_refusal(&inst[i], a->cases, j);
+            if (!r) total++;
+            else why_none = r;
+        }
         say(a->pipe_w, "T %d %zu %s\n", i, total, inst[i].name);
+        if (!total) say(a->pipe_w, "N %d %s: none of the requested cases: %s\n", i, inst[i].name, why_none);
         ceilings cl = {.n = 0};
         if (!a->o->verify_only || a->write_backend_records) {
             say(a->pipe_w, "C %d\n", i);
@@ -732,8 +789,10 @@ static int child_main(const child_args *a)
         ref_cache rcache = {.item = -1};
         size_t j0 = (i == a->start_inst) ? (size_t)a->start_case : 0;
         for (size_t j = j0; j < a->cases->n; j++) {
-            const hb_case *c = &a->cases->v[j];
-            if (!case_applies(&inst[i], c)) continue;
+            if (!case_applies(&inst[i], a->cases, j)) continue;
+            hb_case hc = a->cases->v[j];
+            if (inst[i].host_memory) hc.route = HB_ROUTE_PAGEABLE; /* its one route (case_refusal) */
+            const hb_case *c = &hc;
             say(a->pipe_w, "B %d %zu\n", i, j);
             /* fault injection for the test suite: HB_INJECT_CRASH=TEXT kills the child inside every case
              * whose key contains TEXT, to check that the run records `crashed` and goes on */
@@ -764,6 +823,7 @@ typedef struct progress {
     double t0;
     size_t done, total_known;
     int counts[HB_STATUS_COUNT];
+    json_t *backends;  /* every requested backend: {instance or type: {"cases": n} or {"cases": 0, "why"}} */
 } progress;
 
 static void fmt_time(double s, char *buf, size_t len)
@@ -1025,6 +1085,8 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const cas
             char name[256];
             if (sscanf(line, "T %d %zu %255s", &ii, &tt, name) == 3) {
                 snprintf(inst_names[ii], sizeof inst_names[ii], "%.63s", name);
+                if (!json_object_get(pg->backends, name))
+                    json_object_set_new(pg->backends, name, json_pack("{s:I}", "cases", (json_int_t)tt));
                 cur_inst = ii;
                 inst_total = tt;
                 if (ii == start_inst && !first) inst_done = 0; /* resumed: count restarts, fine */
@@ -1053,8 +1115,23 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const cas
                 cur_case = -1;
             } else if (!strncmp(line, "U ", 2)) {
                 *unavailable = 1;
-                if (pg->tty) fprintf(stderr, "\r\033[K");
-                fprintf(stderr, "hybench: %s unavailable: %s", e->type, line + 2);
+                line[strcspn(line, "\n")] = 0;
+                if (!json_object_get(pg->backends, e->type)) { /* once per run, not once per pass */
+                    if (pg->tty) fprintf(stderr, "\r\033[K");
+                    fprintf(stderr, "hybench: %s unavailable: %s\n", e->type, line + 2);
+                    json_object_set_new(pg->backends, e->type, json_pack("{s:i,s:b,s:s}", "cases", 0, "available", 0, "why", line + 2));
+                }
+            } else if (sscanf(line, "N %d %255s", &ii, name) == 2) {
+                /* "N <instance index> <name>: none of the requested cases: <why>" */
+                line[strcspn(line, "\n")] = 0;
+                name[strcspn(name, ":")] = 0;
+                const char *msg = strchr(line + 2, ' ') + 1, *why = strstr(msg, ": none of the requested cases: ");
+                json_t *b = json_object_get(pg->backends, name);
+                if (b && why && !json_object_get(b, "why")) {
+                    if (pg->tty) fprintf(stderr, "\r\033[K");
+                    fprintf(stderr, "hybench: %s\n", msg);
+                    json_object_set_new(b, "why", json_string(why + strlen(": none of the requested cases: ")));
+                }
             }
         }
         fclose(rp);
@@ -1119,7 +1196,7 @@ static int expand(const hb_item_list *items, const hb_options *o, case_list *out
                         hb_case_key(&c, "", key, sizeof key);
                         if (!strstr(key, o->filter) && !strstr(c.name, o->filter)) continue;
                     }
-                    if (case_push(out, &c, (int)i)) return -1;
+                    if (case_push(out, &c, (int)i, !(rm & ((1u << r) - 1)))) return -1;
                 }
             }
         }
@@ -1264,7 +1341,7 @@ static int run_common(int argc, char **argv, int verify)
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) { fprintf(stderr, "hybench %s: cannot write %s: %s\n", cmd, path, strerror(errno)); return HB_EXIT_IO; }
     if (hb_record_write(fd, hb_meta_record(&o, run_id, wl, nwl)) != HB_OK) { fprintf(stderr, "hybench: write failed\n"); return HB_EXIT_IO; }
-    progress pg = {.tty = isatty(2), .t0 = hb_now()};
+    progress pg = {.tty = isatty(2), .t0 = hb_now(), .backends = json_object()};
     fprintf(stderr, "hybench %s: %zu cases per backend -> %s\n", cmd, cases.n, path);
     int rc = 0, unavailable_named = 0;
     const int npass = o.verify_only ? 1 : o.passes;
@@ -1317,12 +1394,18 @@ static int run_common(int argc, char **argv, int verify)
     sigaction(SIGINT, &sa_int, NULL);
     sigaction(SIGTERM, &sa_term, NULL);
     if (pg.tty) fprintf(stderr, "\r\033[K");
+    /* mode invariance: the run's case records read back, one mode_check record per pair appended,
+     * the summary put in the end record (modecheck.h); verify runs time nothing, so not there */
+    json_t *mode_inv = NULL;
+    if (!verify && pg.done) hb_mc_append_run(path, fd, &mode_inv, stderr);
     double el = hb_now() - pg.t0;
     json_t *endr = json_pack("{s:s,s:I,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:i,s:b}", "type", "end", "cases", (json_int_t)pg.done,
                              "ok", pg.counts[HB_OK], "wrong", pg.counts[HB_EWRONG], "failed", pg.counts[HB_EDEVICE] + pg.counts[HB_EINVAL],
                              "skipped", pg.counts[HB_ESKIP], "crashed", pg.counts[HB_ECRASH], "no_resource", pg.counts[HB_ENOMEM],
                              "timed_out", pg.counts[HB_ETIMEOUT], "elapsed_s", el, "passes", passes_done,
                              "interrupted", g_stop != 0);
+    json_object_set_new(endr, "backends", pg.backends);
+    if (mode_inv) json_object_set_new(endr, "mode_invariance", mode_inv);
     hb_record_write(fd, endr);
     close(fd);
     fprintf(stderr, "hybench %s: %zu cases in %.1f s: %d ok, %d wrong, %d failed, %d skipped, %d crashed, %d no_resource, %d timed_out\n",
@@ -1332,6 +1415,7 @@ static int run_common(int argc, char **argv, int verify)
     hb_item_list_free(&items);
     free(cases.v);
     free(cases.item);
+    free(cases.host_route);
     if (rc) return rc;
     if (g_stop) return HB_EXIT_INTERRUPTED;
     if (unavailable_named) {

@@ -48,6 +48,22 @@ hb_status hb_record_write(int fd, json_t *rec);
 /* JSON object of an hb_stats. New reference. */
 json_t *hb_stats_json(const hb_stats *s);
 /* The "meta" record of this run. New reference. */
+/* The process's thread runtime as a JSON object (new reference): OpenMP settings, the BLAS's
+ * threading model ("openmp" when it shares hybench's pool: "one_runtime": true), its thread count and
+ * the OPENBLAS_* / OMP_* / GOMP_* / GOTO_* / KMP_* environment. Never fails. */
+json_t *hb_threads_json(void);
+/* Timer agreement of a device case (docs/measurement.md, "Self-checks"): the host monotonic clock and
+ * the device's events time the same compute. host_s, device_s: their medians in seconds; enqueue_s:
+ * the backend's host-side time spent before its device work started (NaN when it does not report one).
+ * Returns a new object {host_s, device_s, diff = host/device - 1, agree = |diff| <= HB_TIMER_AGREE,
+ * host_enqueue_s?, why?, explained?}: when they disagree, `why` says whether the device time is too
+ * short for the host timer (< HB_TIMER_MIN_S), or the gap is the host-side enqueue time (within
+ * HB_TIMER_AGREE of the device time plus HB_TIMER_SYNC_S of synchronization latency), or unexplained. */
+#define HB_TIMER_AGREE 0.03   /* 3%: the agreement the design asks of cases of 100 us and more */
+#define HB_TIMER_MIN_S 100e-6
+#define HB_TIMER_SYNC_S 20e-6 /* launch + event-synchronize latency allowance: the H100 reference run's
+                              * 4 us add n=65536 cases read 25 us on the host clock (about 20 us gap) */
+json_t *hb_timer_agreement(double host_s, double device_s, double enqueue_s);
 json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads, int nworkloads);
 /* Fill deterministic random inputs in [-1, 1] (never zeros), exactly representable in f32, from a
  * seed and a stream id (splitmix64/xoshiro). */
@@ -55,10 +71,9 @@ void hb_fill_random(double *x, size_t n, unsigned long long seed, unsigned long 
 /* Peak RSS since the last reset, in bytes (VmHWM); hb_rss_reset() resets it via /proc/self/clear_refs. */
 long long hb_rss_peak(void);
 
-/* The host CPU's effective clock in GHz, from a dependent-add chain (1 cycle per add) run on each
- * online CPU in turn (up to 64; the caller's affinity mask is restored): *ghz_min is the slowest CPU,
- * *ghz_max the fastest. Returns the number of CPUs probed; 0 (both NAN) when affinity cannot be
- * read or the architecture has no probe. Takes ~0.1-0.2 ms per CPU. Formula and why: clockprobe.c. */
-int hb_clock_probe(double *ghz_min, double *ghz_max);
+/* The host CPU's effective clock: hb_clock_probe(&ghz_min, &ghz_max) (an imul chain on each online
+ * CPU, GHz, NAN outside [0.2, 7] GHz), hb_clock_probe_ex, hb_kernel_cpu_ghz, hb_clock_ghz_valid,
+ * hb_clock_selfcheck_json: declared and documented in clockprobe.h. */
+#include "clockprobe.h"
 void hb_rss_reset(void);
 #endif

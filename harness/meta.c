@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <hwloc.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@
 char *openblas_get_config(void);
 char *openblas_get_corename(void);
 int openblas_get_num_threads(void);
+int openblas_get_parallel(void);
+extern char **environ;
 
 #ifndef HB_CFLAGS
 #define HB_CFLAGS "unknown"
@@ -97,6 +100,37 @@ static void git_commit(char *buf, size_t len)
     pclose(p);
 }
 
+/* The thread runtime: OpenMP's settings, the BLAS build's threading model and every OPENBLAS_*,
+ * OMP_*, GOMP_*, GOTO_* and KMP_* variable of the environment (they change what the BLAS runs: these
+ * VMs set OPENBLAS_CORETYPE=Haswell on AVX-512 CPUs). "one_runtime" is true when OpenBLAS was built
+ * with OpenMP (openblas_get_parallel() == 2), i.e. it shares hybench's OpenMP pool. */
+json_t *hb_threads_json(void)
+{
+    static const char *const kinds[] = {"sequential", "pthreads", "openmp"};
+    int par = openblas_get_parallel();
+    json_t *env = json_object();
+    for (char **e = environ; e && *e; e++) {
+        static const char *const pre[] = {"OPENBLAS_", "OMP_", "GOMP_", "GOTO_", "KMP_"};
+        for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
+            size_t l = strlen(pre[i]);
+            const char *eq = strchr(*e, '=');
+            if (eq && !strncmp(*e, pre[i], l)) {
+                char name[128];
+                snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+                json_object_set_new(env, name, json_string(eq + 1));
+                break;
+            }
+        }
+    }
+    omp_proc_bind_t pb = omp_get_proc_bind();
+    static const char *const binds[] = {"false", "true", "master", "close", "spread"};
+    return json_pack("{s:s,s:s,s:b,s:i,s:i,s:s,s:i,s:o}", "runtime", "OpenMP (libgomp)", "blas_threading",
+                     par >= 0 && par <= 2 ? kinds[par] : "unknown", "one_runtime", par == 2, "omp_max_threads",
+                     omp_get_max_threads(), "omp_num_procs", omp_get_num_procs(), "omp_proc_bind",
+                     (int)pb >= 0 && (int)pb <= 4 ? binds[pb] : "other", "blas_threads", openblas_get_num_threads(),
+                     "env", env);
+}
+
 json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads, int nworkloads)
 {
     json_t *m = json_object();
@@ -135,6 +169,13 @@ json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads
     json_object_set_new(m, "cflags", json_string(HB_CFLAGS));
     json_object_set_new(m, "openblas", json_pack("{s:s,s:s}", "config", openblas_get_config(), "corename",
                                                  openblas_get_corename()));
+    json_t *thr = hb_threads_json();
+    if (!json_is_true(json_object_get(thr, "one_runtime")))
+        fprintf(stderr, "hybench: warning: OpenBLAS is not the OpenMP build (threading: %s): its threads and "
+                        "hybench's OpenMP threads compete for the cores and compute times depend on the mode "
+                        "(install libopenblas-openmp-dev and rebuild)\n",
+                json_string_value(json_object_get(thr, "blas_threading")));
+    json_object_set_new(m, "threads", thr);
     json_object_set_new(m, "options",
                         json_pack("{s:f,s:f,s:i,s:i,s:b,s:b,s:b,s:o,s:I,s:i,s:i}", "budget_s", o->budget_s, "ci_target",
                                   o->ci_target, "min_samples", o->min_samples, "max_samples", o->max_samples,
@@ -142,6 +183,7 @@ json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads
                                   "seed", (json_int_t)o->seed, "passes", o->passes, "repetitions", o->repetitions));
     json_object_set_new(m, "clock", json_pack("{s:s,s:f,s:f}", "name", "CLOCK_MONOTONIC", "resolution_ns", res_ns,
                                               "overhead_ns", ovh_ns));
+    json_object_set_new(m, "host_clock", hb_clock_selfcheck_json()); /* probe vs kernel vs perf: clockprobe.c */
     return m;
 }
 

@@ -33,7 +33,8 @@ if ! make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/hb_cuda.so"
     -Xlinker -rpath -Xlinker '$ORIGIN'
 fi
 make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/tests/test_cuda" >&2
-LDLIBS="$(pkg-config --libs hwloc jansson inih 2>/dev/null) -lopenblas -lm -ldl -fopenmp"
+BLAS_DIR=$(make -s --no-print-directory print-BLAS_DIR)
+LDLIBS="$(pkg-config --libs hwloc jansson inih 2>/dev/null) -L$BLAS_DIR -Wl,-rpath,$BLAS_DIR -lopenblas -lm -ldl -fopenmp"
 # shellcheck disable=SC2086
 cc -std=c11 -D_GNU_SOURCE -O2 $ARCH_FLAGS -fopenmp -Wall -Wextra -Iharness -Ikernels tools/cuda_selftest.c \
   "$B/libhybench.a" $LDLIBS -o "$B/cuda_selftest"

@@ -3,7 +3,7 @@
 # Set HB_NO_INSTALL=1 to skip (e.g. on the device machine, which cannot install).
 set -u
 [ "${HB_NO_INSTALL:-0}" = 1 ] && exit 0
-pkgs="build-essential pkg-config libopenblas-dev libhwloc-dev libjansson-dev libinih-dev libcmocka-dev
+pkgs="build-essential pkg-config libopenblas-dev libopenblas-openmp-dev libhwloc-dev libjansson-dev libinih-dev libcmocka-dev
 gnuplot-nox ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo chromium libxml2-dev"
 missing=""
 for p in $pkgs; do

@@ -24,8 +24,6 @@
 typedef struct cpu_ctx {
     int threads;
     int64_t allocated;  /* bytes currently allocated through buf_alloc */
-    char *flush;        /* cache-flush buffer (2x the last-level cache), allocated on first use */
-    size_t flush_bytes;
 } cpu_ctx;
 
 static void trim(char *s)
@@ -98,7 +96,6 @@ static void cpu_close(hb_instance *inst)
         return;
     cpu_ctx *ctx = inst->ctx;
     hb_cpu_kernel_release();
-    free(ctx->flush);
     free(ctx);
     inst->ctx = NULL;
 }
@@ -209,32 +206,11 @@ static hb_status cpu_describe(hb_instance *inst, char *buf, size_t len)
     return HB_OK;
 }
 
-static char g_flush_sink;
-
-/* Evict the caches: write then read a buffer of twice the last-level cache (64 MiB minimum). */
+/* Evict the caches before a cold compute (hostmem.c, shared with cpu-ref). */
 static void cpu_flush_cache(hb_instance *inst)
 {
-    cpu_ctx *ctx = inst->ctx;
-    if (!ctx)
-        return;
-    if (!ctx->flush) {
-        size_t b = 2 * hb_cpu_llc_bytes();
-        if (b < ((size_t)64 << 20))
-            b = (size_t)64 << 20;
-        ctx->flush = hb_host_alloc(b);
-        if (!ctx->flush)
-            return;
-        ctx->flush_bytes = b;
-    }
-    char *f = ctx->flush;
-    const int64_t n = (int64_t)ctx->flush_bytes;
-    char acc = 0;
-#pragma omp parallel for schedule(static) reduction(^ : acc)
-    for (int64_t i = 0; i < n; i += 64) {
-        f[i] = (char)(f[i] + 1);
-        acc ^= f[i];
-    }
-    __atomic_store_n(&g_flush_sink, acc, __ATOMIC_RELAXED); /* keep the reads */
+    (void)inst;
+    hb_host_flush_cache();
 }
 
 const hb_backend_ops hb_cpu_ops = {

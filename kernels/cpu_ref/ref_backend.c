@@ -161,6 +161,13 @@ static hb_status ref_describe(hb_instance *inst, char *buf, size_t len)
     return HB_OK;
 }
 
+/* Cold compute: the host caches are evicted as for the cpu backend (hostmem.c). */
+static void ref_flush_cache(hb_instance *inst)
+{
+    (void)inst;
+    hb_host_flush_cache();
+}
+
 const hb_backend_ops hb_cpu_ref_ops = {
     .abi = HB_BACKEND_ABI,
     .type = "cpu-ref",
@@ -174,4 +181,5 @@ const hb_backend_ops hb_cpu_ref_ops = {
     .run = ref_run,
     .mem_info = ref_mem_info,
     .describe = ref_describe,
+    .flush_cache = ref_flush_cache,
 };

@@ -79,6 +79,8 @@ struct hbc_ctx {
     char last_impl[64];
     char last_algo[192];
     size_t last_ws;
+    double last_enqueue_s;  /* host seconds from run() entry until its device work was all enqueued (the
+                             * host timer's share that the launch-gated device timer excludes) */
     struct hbc_nvml *nvml;
 };
 
