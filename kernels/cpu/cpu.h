@@ -10,4 +10,9 @@
 int hb_cpu_ceilings(hb_ceiling *out, int max);
 /* Bind OpenMP threads to cores with hwloc (once per process). Returns the thread count. */
 int hb_cpu_bind_threads(void);
+/* Evict the host caches (cold compute, docs/measurement.md): write and read back one byte per 64-byte
+ * line of a buffer of twice the last-level cache (hwloc; at least 64 MiB) from the OpenMP threads.
+ * The buffer is allocated on the first call and kept for the process; if it cannot be allocated the
+ * call does nothing (the next compute then runs warm). */
+void hb_host_flush_cache(void);
 #endif

@@ -206,7 +206,7 @@ static hb_status cpu_describe(hb_instance *inst, char *buf, size_t len)
     return HB_OK;
 }
 
-/* Evict the caches before a cold compute (hostmem.c, shared with cpu-ref). */
+/* Evict the caches before a cold compute (cpu_sys.c, shared with cpu-ref). */
 static void cpu_flush_cache(hb_instance *inst)
 {
     (void)inst;

@@ -2,7 +2,6 @@
  * hostmem.c - 64-byte aligned host buffers zeroed by first touch from the OpenMP threads.
  */
 #include "cpu/hostmem.h"
-#include "cpu/cpu_priv.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -64,30 +63,3 @@ hb_status hb_host_noop(hb_instance *inst, hb_buf *b)
     return HB_OK;
 }
 
-/* One flush buffer per process (each backend type runs in its own child process), allocated on the
- * first cold compute and kept: twice the last-level cache, at least 64 MiB. */
-static char *g_flush;
-static size_t g_flush_bytes;
-static char g_flush_sink;
-
-void hb_host_flush_cache(void)
-{
-    if (!g_flush) {
-        size_t b = 2 * hb_cpu_llc_bytes();
-        if (b < ((size_t)64 << 20))
-            b = (size_t)64 << 20;
-        g_flush = hb_host_alloc(b);
-        if (!g_flush)
-            return;
-        g_flush_bytes = b;
-    }
-    char *f = g_flush;
-    const int64_t n = (int64_t)g_flush_bytes;
-    char acc = 0;
-#pragma omp parallel for schedule(static) reduction(^ : acc)
-    for (int64_t i = 0; i < n; i += 64) {
-        f[i] = (char)(f[i] + 1);
-        acc ^= f[i];
-    }
-    __atomic_store_n(&g_flush_sink, acc, __ATOMIC_RELAXED); /* keep the reads */
-}

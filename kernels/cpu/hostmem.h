@@ -22,9 +22,4 @@ void *hb_host_alloc(size_t bytes);
 hb_status hb_host_buf_alloc(int64_t *allocated, size_t bytes, hb_route route, hb_buf *out);
 void hb_host_buf_free(int64_t *allocated, hb_buf *b);
 hb_status hb_host_noop(hb_instance *inst, hb_buf *b);
-/* Evict the host caches (cold compute, docs/measurement.md): write and read back one byte per 64-byte
- * line of a buffer of twice the last-level cache (hwloc; at least 64 MiB) from the OpenMP threads.
- * The buffer is allocated on the first call and kept for the process; if it cannot be allocated the
- * call does nothing (the next compute then runs warm). */
-void hb_host_flush_cache(void);
 #endif

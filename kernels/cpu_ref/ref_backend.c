@@ -16,6 +16,7 @@
 
 #include "backend.h"
 #include "convert.h"
+#include "cpu/cpu.h"
 #include "cpu/hostmem.h"
 #include "cpu_ref/kshape.h"
 #include "cpu_ref/ref.h"
@@ -161,7 +162,7 @@ static hb_status ref_describe(hb_instance *inst, char *buf, size_t len)
     return HB_OK;
 }
 
-/* Cold compute: the host caches are evicted as for the cpu backend (hostmem.c). */
+/* Cold compute: the host caches are evicted as for the cpu backend (cpu_sys.c). */
 static void ref_flush_cache(hb_instance *inst)
 {
     (void)inst;
