@@ -3,6 +3,7 @@
  * Every answer goes into rp->summary (summary.json) and the document; see docs/report.md for the
  * definitions. */
 #include "report.h"
+#include "modecheck.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +337,9 @@ static void gp_size_axis(hb_sb *b)
 
 /* ---------------------------------------------------------------- Q1 conversion cost ---- */
 
+/* the saving cell of a pair whose compute moved between modes: marked, no saving shown */
+static const char *moved_cell(double ratio) { return F("[bad] compute moved (convert/f32 %.3fx): left out", ratio); }
+
 static hb_status q1(ctx *c, json_t *cards)
 {
     hb_report *rp = c->rp;
@@ -343,9 +347,18 @@ static hb_status q1(ctx *c, json_t *cards)
     size_t n = find_pairs(rp, K_DEV | K_OP | K_SHAPE | K_ROUTE | K_DTYPE | K_NAME, K_MODE, "convert", "f32", NULL, NULL, &pr);
     if (!pr) return HB_ENOMEM;
     sort_pairs(c, pr, n);
+    /* the mode-invariance check (report_modecheck.c): a pair where either case's compute moved
+     * between modes beyond its noise is marked and left out of every savings figure */
+    hb_report_mc minv;
+    if (hb_report_mc_compute(rp, &minv) != HB_OK) { free(pr); return HB_ENOMEM; }
+    unsigned char *mvd = calloc(n + 1, 1);
+    if (!mvd) { hb_report_mc_free(&minv); free(pr); return HB_ENOMEM; }
+    size_t nmoved = 0;
+    for (size_t i = 0; i < n; i++) nmoved += mvd[i] = minv.moved[pr[i].a] || minv.moved[pr[i].b];
     json_t *q = json_object(), *jp = json_array();
     json_object_set_new(rp->summary, "q1", q);
-    json_object_set_new(q, "definition", json_string("saving_pct = 100 * (1 - total_f32 / total_convert), phase medians of status-ok cases matched by device, op, shape, route, dtype and name"));
+    json_object_set_new(q, "definition", json_string("saving_pct = 100 * (1 - total_f32 / total_convert), phase medians of status-ok cases matched by device, op, shape, route, dtype and name; pairs with compute_moved (the compute phase moved between modes beyond its noise, mode_invariance) are left out of by_class, chain verdicts, convert_device and verdicts"));
+    json_object_set_new(q, "moved_left_out", json_integer((json_int_t)nmoved));
     json_object_set_new(q, "pairs", jp);
     groups bycls = { 0 }, byfam = { 0 };
     int *has = calloc((size_t)rp->ndevs + 1, sizeof *has);
@@ -361,13 +374,14 @@ static hb_status q1(ctx *c, json_t *cards)
             json_object_set_new(pc, hb_report_phase_names[k], jnum(a->t[k]));
             json_object_set_new(pf, hb_report_phase_names[k], jnum(b->t[k]));
         }
-        json_array_append_new(jp, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+        json_array_append_new(jp, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o}",
             "device", DEV(c, b)->id, "op", b->op, "family", b->family, "class", class_of(b), "shape", b->shape,
             "size", jnum(b->size), "route", b->route, "dtype", b->dtype, "name", b->name,
             "key_convert", rkey(a), "key_f32", rkey(b),
             "total_convert_s", jnum(ta), "total_f32_s", jnum(tb), "saving_pct", jnum(s),
             "convert_share_pct", jnum(cs), "transfer_share_pct", jnum(xs), "compute_share_pct", jnum(ks),
-            "phases_convert", pc, "phases_f32", pf));
+            "phases_convert", pc, "phases_f32", pf, "compute_moved", mvd[i], "compute_ratio", jnum(minv.ratio[pr[i].a])));
+        if (mvd[i]) continue;
         has[b->dev] = 1;
         snprintf(key, sizeof key, "%d|%s", b->dev, class_of(b));
         grp *g = grp_get(&bycls, key, json_pack("{s:s,s:s}", "device", DEV(c, b)->id, "class", class_of(b)));
@@ -380,6 +394,9 @@ static hb_status q1(ctx *c, json_t *cards)
     hb_doc_h(rp, 2, "q1", "Q1 Conversion cost: what f32 saves over convert");
     hb_doc_p(rp, "Saving = 1 - total(f32) / total(convert), from the median end-to-end time of each case, matched by backend, op, shape, route and dtype; only cases with status ok count. The plan expected %g-%g%% and set %g-%g%% as success. Conversion share = (convert_in + convert_out) / total of the convert case.",
              P.conv_lo_pct, P.conv_hi_pct, P.conv_ok_lo_pct, P.conv_ok_hi_pct);
+    if (nmoved)
+        hb_doc_p(rp, "%zu of the %zu matched cases are left out of every saving below: their compute phase, which conversion does not touch, moved between convert and f32 beyond its noise (see Mode invariance below), so their difference is a measurement artifact, not a saving. The tables mark them \"compute moved\".",
+                 nmoved, n);
     json_t *jc = json_array();
     json_object_set_new(q, "by_class", jc);
     json_t *rows = hb_doc_table(rp, "Saving per backend and op class (median over every matched case; min-max in brackets)", 0, 6,
@@ -410,12 +427,13 @@ static hb_status q1(ctx *c, json_t *cards)
             if (strcmp(b->family, "chain")) continue;
             double s = 100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL]);
             const char *tone, *v = verdict_q1(s, &tone);
-            json_array_append_new(jch, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:s,s:s}", "device", DEV(c, b)->id, "op", b->op,
+            if (mvd[i]) { v = "left out: compute moved between modes"; tone = "none"; }
+            json_array_append_new(jch, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:s,s:s,s:b}", "device", DEV(c, b)->id, "op", b->op,
                 "name", b->name, "route", b->route, "dtype", b->dtype, "total_convert_s", jnum(a->t[HB_RPH_TOTAL]),
-                "total_f32_s", jnum(b->t[HB_RPH_TOTAL]), "saving_pct", jnum(s), "verdict", v, "tone", tone));
+                "total_f32_s", jnum(b->t[HB_RPH_TOTAL]), "saving_pct", jnum(s), "verdict", v, "tone", tone, "compute_moved", mvd[i]));
             hb_doc_row(rows, 8, DEV(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route,
                        hb_report_fmt_time(a->t[HB_RPH_TOTAL]), hb_report_fmt_time(b->t[HB_RPH_TOTAL]),
-                       hb_report_fmt_pct(s), tone_cell(tone, v));
+                       mvd[i] ? moved_cell(minv.ratio[pr[i].a]) : hb_report_fmt_pct(s), mvd[i] ? "" : tone_cell(tone, v));
         }
     } else {
         hb_doc_note(rp, "No transformer-block chain (family \"chain\") has both a convert and an f32 case with status ok in these results, so the model-level answer is missing; a default `hybench run` (which includes the TinyLlama transformer-block chain of workloads/tinyllama.ini) would answer it.");
@@ -434,6 +452,7 @@ static hb_status q1(ctx *c, json_t *cards)
                 size_t nv = w ? nf : nc;
                 for (size_t i = 0; i < nv; i++) {
                     const hb_rrow *a = &rp->rows[v[i].a], *b = &rp->rows[v[i].b];
+                    if (minv.moved[v[i].a] || minv.moved[v[i].b]) continue;
                     snprintf(key, sizeof key, "%d|%s", b->dev, class_of(b));
                     grp *g = grp_get(&gd, key, json_pack("{s:s,s:s}", "device", DEV(c, b)->id, "class", class_of(b)));
                     if (g) vec_push(&g->v[w], 100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL]));
@@ -468,7 +487,8 @@ static hb_status q1(ctx *c, json_t *cards)
     for (size_t i = 0; i < n; i++) {
         const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
         hb_doc_row(rows, 12, DEV(c, b)->id, b->op, b->shape, b->route, b->dtype, hb_report_fmt_time(a->t[HB_RPH_TOTAL]),
-                   hb_report_fmt_time(b->t[HB_RPH_TOTAL]), hb_report_fmt_pct(100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL])),
+                   hb_report_fmt_time(b->t[HB_RPH_TOTAL]),
+                   mvd[i] ? moved_cell(minv.ratio[pr[i].a]) : hb_report_fmt_pct(100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL])),
                    hb_report_fmt_time(a->t[HB_RPH_CONVERT_IN]), hb_report_fmt_time(a->t[HB_RPH_H2D]),
                    hb_report_fmt_time(a->t[HB_RPH_COMPUTE]),
                    F("%s + %s", hb_report_fmt_time(a->t[HB_RPH_D2H]), hb_report_fmt_time(a->t[HB_RPH_CONVERT_OUT])));
@@ -487,7 +507,7 @@ static hb_status q1(ctx *c, json_t *cards)
         const char *curop = NULL;
         for (size_t i = 0; i < n; i++) {
             const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
-            if (strcmp(b->family, fam) || strcmp(b->dtype, "f32") || strcmp(b->route, "pageable")) continue;
+            if (mvd[i] || strcmp(b->family, fam) || strcmp(b->dtype, "f32") || strcmp(b->route, "pageable")) continue;
             if (!p) {
                 p = hb_report_plot_begin(rp, F("q1_saving_%s", fam), "q1", F("Q1: end-to-end saving of f32 over convert, %s", fam), 900, 430, &dat);
                 if (!p) { st = HB_EDEVICE; break; }
@@ -538,7 +558,7 @@ static hb_status q1(ctx *c, json_t *cards)
             size_t j = i, first = (size_t)-1, last = (size_t)-1;
             while (j < n && rp->rows[pr[j].b].dev == b0->dev && !strcmp(rp->rows[pr[j].b].op, b0->op)) {
                 const hb_rrow *bj = &rp->rows[pr[j].b];
-                if (!strcmp(bj->dtype, "f32") && !strcmp(bj->route, "pageable")) {
+                if (!mvd[j] && !strcmp(bj->dtype, "f32") && !strcmp(bj->route, "pageable")) {
                     if (first == (size_t)-1) first = j;
                     last = j;
                 }
@@ -593,6 +613,7 @@ static hb_status q1(ctx *c, json_t *cards)
         hb_sb_free(&body);
     }
     hb_doc_plots(rp, ids);
+    hb_report_mc_doc(rp, &minv, q);
 
     /* the card: chain medians per device if any, else every pair; plus the class medians */
     json_t *cv = json_array();
@@ -606,7 +627,7 @@ static hb_status q1(ctx *c, json_t *cards)
         vec all = { 0 }, ch = { 0 };
         for (size_t i = 0; i < n; i++) {
             const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
-            if (b->dev != d) continue;
+            if (b->dev != d || mvd[i]) continue;
             double s = 100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL]);
             vec_push(strcmp(b->family, "chain") ? &all : &ch, s);
         }
@@ -633,6 +654,8 @@ static hb_status q1(ctx *c, json_t *cards)
         free(all.v);
         free(ch.v);
     }
+    if (nmoved && tl < sizeof text - 200)
+        tl += (size_t)snprintf(text + tl, sizeof text - tl, " %zu case%s left out: compute moved between modes.", nmoved, nmoved == 1 ? "" : "s");
     json_object_set_new(q, "answered", json_boolean(n > 0));
     if (!n) {
         card_add(cards, 1, "Conversion cost", "unanswered", "none",
@@ -645,6 +668,8 @@ static hb_status q1(ctx *c, json_t *cards)
     groups_free(&byfam);
     free(has);
     free(pr);
+    free(mvd);
+    hb_report_mc_free(&minv);
     return st;
 }
 
