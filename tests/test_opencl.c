@@ -257,6 +257,7 @@ static const struct { hb_op op; const char *shape; } g_cases[] = {
     {HB_OP_SUM, "rows=300 cols=77"}, {HB_OP_SUM, "rows=3 cols=100003"}, {HB_OP_MEAN, "rows=5 cols=40000"},
     {HB_OP_MAX, "rows=2 cols=70001"}, {HB_OP_MAX, "rows=33 cols=5"}, {HB_OP_SUM_ALL, "n=1048581"},
     {HB_OP_SUM_ALL, "n=7"}, {HB_OP_RMSNORM, "rows=5 cols=1000"}, {HB_OP_RMSNORM, "rows=17 cols=64"},
+    {HB_OP_RMSNORM, "rows=3 cols=1001"},  /* f16 rows at odd elements: vector loads/stores at 2-byte alignment */
     {HB_OP_ATTENTION, "batch=2 heads=4 kv_heads=2 seq=37 kv_seq=53 head_dim=64 causal=1"},
     {HB_OP_ATTENTION, "batch=1 heads=2 seq=20 head_dim=24"},
     {HB_OP_ATTENTION, "batch=1 heads=2 kv_heads=1 seq=1 kv_seq=100 head_dim=12 causal=1"},

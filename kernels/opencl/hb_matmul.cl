@@ -17,7 +17,8 @@
  * k-block [k0, k0+kb): C = A B restricted to it, plus C's previous value when acc_in is 1 (the host
  * splits long K into blocks of 512 so that the A rows and the B panel of a block stay in L1/L2).
  * Rows past M are clamped (computed, not stored). A block with fewer than 16*NV columns goes 16
- * columns at a time, then column by column.
+ * columns at a time, then column by column. f16 rows of B and C take the vector built-ins only
+ * when all are 16-byte aligned (va; see HB_ALIGNED in hb_common.cl).
  *   hb_mm_cpu     RM 8, NV 2 (8 x 32: 16 accumulators, 8 broadcasts of A per 2 loads of B)
  * (m == 1 takes hb_gemv_part/hb_gemv_final below instead.)
  * Launch: global (ceil(M/RM), ceil(N/(16*NV)), batch), local (1,1,1); dimension 0 is the row block
@@ -31,6 +32,7 @@ __kernel void NAME(HB_MM_ARGS, int k0, int kb, int acc_in)                      
     __global const TS *a = A + a_off + bz * a_stride;                                          \
     __global const TS *b = B + b_off + bz * b_stride;                                          \
     __global TS *c = C + c_off + bz * c_stride;                                                \
+    const int va = HB_ALIGNED(b, 16) && HB_ALIGNED(c, 16) && ldb % 8 == 0 && ldc % 8 == 0;     \
     const int k1 = min(K, k0 + kb);                                                            \
     size_t ar[RM];                                                                             \
     for (int r = 0; r < RM; r++) ar[r] = (size_t)min(ib + r, M - 1) * (size_t)lda;             \
@@ -38,12 +40,12 @@ __kernel void NAME(HB_MM_ARGS, int k0, int kb, int acc_in)                      
         float16 acc[RM][NV];                                                                   \
         for (int r = 0; r < RM; r++)                                                           \
             for (int v = 0; v < NV; v++)                                                       \
-                acc[r][v] = acc_in && ib + r < M ? LD16(0, c + (size_t)(ib + r) * ldc + jb + 16 * v) : 0.0f; \
+                acc[r][v] = acc_in && ib + r < M ? LDV16(va, 0, c + (size_t)(ib + r) * ldc + jb + 16 * v) : 0.0f; \
         for (int k = k0; k < k1; k++) {                                                        \
             __global const TS *bk = b + (size_t)k * (size_t)ldb + jb;                          \
             float16 bv[NV];                                                                    \
             _Pragma("unroll")                                                                  \
-            for (int v = 0; v < NV; v++) bv[v] = LD16(0, bk + 16 * v);                         \
+            for (int v = 0; v < NV; v++) bv[v] = LDV16(va, 0, bk + 16 * v);                    \
             _Pragma("unroll")                                                                  \
             for (int r = 0; r < RM; r++) {                                                     \
                 float16 av = (float16)(LD1(ar[r] + k, a));                                     \
@@ -53,7 +55,7 @@ __kernel void NAME(HB_MM_ARGS, int k0, int kb, int acc_in)                      
         }                                                                                      \
         for (int r = 0; r < RM; r++) {                                                         \
             if (ib + r >= M) break;                                                            \
-            for (int v = 0; v < NV; v++) ST16(acc[r][v], 0, c + (size_t)(ib + r) * ldc + jb + 16 * v); \
+            for (int v = 0; v < NV; v++) STV16(va, acc[r][v], 0, c + (size_t)(ib + r) * ldc + jb + 16 * v); \
         }                                                                                      \
         return;                                                                                \
     }                                                                                          \
@@ -61,12 +63,12 @@ __kernel void NAME(HB_MM_ARGS, int k0, int kb, int acc_in)                      
     for (; j + 16 <= N; j += 16) {                                                             \
         float16 acc[RM];                                                                       \
         for (int r = 0; r < RM; r++)                                                           \
-            acc[r] = acc_in && ib + r < M ? LD16(0, c + (size_t)(ib + r) * ldc + j) : 0.0f;    \
+            acc[r] = acc_in && ib + r < M ? LDV16(va, 0, c + (size_t)(ib + r) * ldc + j) : 0.0f; \
         for (int k = k0; k < k1; k++) {                                                        \
-            float16 bv = LD16(0, b + (size_t)k * (size_t)ldb + j);                             \
+            float16 bv = LDV16(va, 0, b + (size_t)k * (size_t)ldb + j);                        \
             for (int r = 0; r < RM; r++) acc[r] = fma((float16)(LD1(ar[r] + k, a)), bv, acc[r]); \
         }                                                                                      \
-        for (int r = 0; r < RM && ib + r < M; r++) ST16(acc[r], 0, c + (size_t)(ib + r) * ldc + j); \
+        for (int r = 0; r < RM && ib + r < M; r++) STV16(va, acc[r], 0, c + (size_t)(ib + r) * ldc + j); \
     }                                                                                          \
     for (; j < N; j++) {                                                                       \
         float acc[RM];                                                                         \
@@ -109,7 +111,8 @@ __kernel void hb_mm_local(HB_MM_ARGS)
 /* CPU style, M == 1 (matrix-vector): the K rows of B are split into nkb runs of kr rows; work-item
  * (kb, bz) streams its run of whole rows of B contiguously and accumulates x[k] * B[k, :] into its
  * f32 partial row part[(bz*nkb + kb)*N ..] (N floats, cache-resident), then hb_gemv_final sums the
- * nkb partials of each column. Reads B once, in address order, as a memory-bound product should.
+ * nkb partials of each column. Reads B once, in address order, as a memory-bound product should
+ * (f16 rows of B through the vector built-ins when 16-byte aligned, va).
  * Launch: global (nkb, batch), local (1, 1). */
 __kernel void hb_gemv_part(__global const TS *A, ulong a_off, ulong a_stride,
                            __global const TS *B, ulong b_off, int ldb, ulong b_stride,
@@ -122,16 +125,17 @@ __kernel void hb_gemv_part(__global const TS *A, ulong a_off, ulong a_stride,
     __global const TS *b = B + b_off + bz * b_stride;
     __global float *p = part + (bz * (size_t)nkb + (size_t)kb) * (size_t)N;
     const int k0 = kb * kr, k1 = min(K, k0 + kr);
+    const int va = HB_ALIGNED(b, 16) && ldb % 8 == 0;
     for (int k = k0; k < k1; k++) {
         const float xk = LD1(k, x);
         const float16 xv = (float16)(xk);
         __global const TS *bk = b + (size_t)k * (size_t)ldb;
         int j = 0;
         if (k == k0) {
-            for (; j + 16 <= N; j += 16) vstore16(xv * LD16(0, bk + j), 0, p + j);
+            for (; j + 16 <= N; j += 16) vstore16(xv * LDV16(va, 0, bk + j), 0, p + j);
             for (; j < N; j++) p[j] = xk * LD1(j, bk);
         } else {
-            for (; j + 16 <= N; j += 16) vstore16(fma(xv, LD16(0, bk + j), vload16(0, p + j)), 0, p + j);
+            for (; j + 16 <= N; j += 16) vstore16(fma(xv, LDV16(va, 0, bk + j), vload16(0, p + j)), 0, p + j);
             for (; j < N; j++) p[j] = fma(xk, LD1(j, bk), p[j]);
         }
     }

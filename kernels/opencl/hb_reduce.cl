@@ -14,7 +14,8 @@ inline void hb_red_store(float v, int fin, int cols, size_t idx, __global float 
 }
 
 #if HB_CPU_STYLE
-/* CPU style: work-item (c, row) walks its chunk with float16 accumulators.
+/* CPU style: work-item (c, row) walks its chunk with float16 accumulators, after single elements
+ * up to a 16-byte boundary (f16 rows start anywhere; see HB_ALIGNED in hb_common.cl).
  * Launch: global (nchunk, rows rounded up to L), local (1, L). */
 #define HB_RED_PART(NAME, INIT, VOP, HRED, SOP)                                                \
 __kernel void NAME(__global const TS *x, __global float *part, __global TS *y, int rows,        \
@@ -24,10 +25,12 @@ __kernel void NAME(__global const TS *x, __global float *part, __global TS *y, i
     if (c >= nchunk || row >= rows) return;                                                    \
     const int j0 = c * chunk, j1 = min(j0 + chunk, cols);                                       \
     __global const TS *p = x + (size_t)row * (size_t)cols;                                     \
-    float16 acc = (float16)(INIT);                                                             \
+    float s = INIT;                                                                            \
     int j = j0;                                                                                \
+    for (; j < j1 && !HB_ALIGNED(p + j, 16); j++) { float v = LD1(j, p); s = SOP; }             \
+    float16 acc = (float16)(INIT);                                                             \
     for (; j + 16 <= j1; j += 16) { float16 v = LD16(0, p + j); acc = VOP; }                   \
-    float s = HRED(acc);                                                                       \
+    { float v = HRED(acc); s = SOP; }                                                          \
     for (; j < j1; j++) { float v = LD1(j, p); s = SOP; }                                       \
     hb_red_store(s, fin, cols, (size_t)row * nchunk + c, part, y);                             \
 }
@@ -76,22 +79,24 @@ __kernel void hb_red_final(__global const float *part, __global TS *y, int rows,
  * LLaMA's RMSNorm). */
 #define HB_RMS_EPS 1e-5f
 #if HB_CPU_STYLE
-/* One work-item per row: sum of squares with float16 accumulators, then the scaled copy.
- * Launch: global rows rounded up to L, local L. */
+/* One work-item per row: sum of squares with float16 accumulators, then the scaled copy (va: the
+ * row and g are 16-byte aligned; see HB_ALIGNED in hb_common.cl). Launch: global rows rounded up
+ * to L, local L. */
 __kernel void hb_rmsnorm(__global const TS *x, __global const TS *g, __global TS *y, int rows, int cols)
 {
     const int row = (int)get_global_id(0);
     if (row >= rows) return;
     __global const TS *p = x + (size_t)row * (size_t)cols;
     __global TS *q = y + (size_t)row * (size_t)cols;
+    const int va = HB_ALIGNED(p, 16) && HB_ALIGNED(q, 16) && HB_ALIGNED(g, 16);
     float16 acc = 0.0f;
     int j = 0;
-    for (; j + 16 <= cols; j += 16) { float16 v = LD16(0, p + j); acc = fma(v, v, acc); }
+    for (; j + 16 <= cols; j += 16) { float16 v = LDV16(va, 0, p + j); acc = fma(v, v, acc); }
     float s = hb_hsum16(acc);
     for (; j < cols; j++) { float v = LD1(j, p); s = fma(v, v, s); }
     const float inv = 1.0f / sqrt(s / (float)cols + HB_RMS_EPS);
     j = 0;
-    for (; j + 16 <= cols; j += 16) ST16(LD16(0, p + j) * inv * LD16(0, g + j), 0, q + j);
+    for (; j + 16 <= cols; j += 16) STV16(va, LDV16(va, 0, p + j) * inv * LDV16(va, 0, g + j), 0, q + j);
     for (; j < cols; j++) ST1(LD1(j, p) * inv * LD1(j, g), j, q);
 }
 #else
