@@ -144,9 +144,18 @@ hb_status hb_report_plots_run(hb_report *rp, int jobs);
 /* Append the SVG of plot p to `out`, without the XML prolog, its element ids prefixed with "p<n>_"
  * so that several inline SVGs in one page do not share ids. Returns 0, or -1 when unreadable. */
 int hb_report_svg_inline(const hb_report *rp, const hb_plot *p, int n, FILE *out);
-/* Escape a string for a gnuplot single-quoted string (doubles the quotes; the terminals in
- * style.gp are noenhanced, so nothing else is special). Rotating static buffer as the fmt helpers. */
+/* Escaping: every string that may come from a results file (backend, op, model, name, shape,
+ * descriptions, reasons, host, run id, titles built from them) reaches a gnuplot script, report.md
+ * or index.html only through one of these four helpers (data values go through the .dat files).
+ * Escape a string for a gnuplot single-quoted string: doubles the quotes; newlines and other control
+ * characters become spaces, so the string cannot end its line (inside single quotes gnuplot expands
+ * neither backquotes nor @macros, and the terminals in style.gp are noenhanced, so nothing else is
+ * special). Rotating static buffer (8 slots, results cut at 511 bytes). */
 const char *hb_report_gp_str(const char *s);
+/* Escape a string for the text of a gnuplot comment line ("# ..."): newlines and other control
+ * characters become spaces and backslashes '/' (a trailing backslash would continue the comment onto
+ * the next line). Rotating static buffer as hb_report_gp_str. */
+const char *hb_report_gp_comment(const char *s);
 
 /* ---- report_doc.c: the document, rendered to Markdown and HTML ----
  * Blocks (JSON objects in rp->doc): {"h":level,"text":..,"anchor":..}, {"p":text},
@@ -162,6 +171,11 @@ json_t *hb_doc_table(hb_report *rp, const char *caption, int collapsed, int ncol
 /* Append one row of ncols cells (const char *; NULL renders as empty). */
 void hb_doc_row(json_t *rows, int ncols, ...);
 void hb_doc_plots(hb_report *rp, json_t *ids /* stolen: array of strings */);
+/* Write s escaped for HTML text and attribute values: & < > " ' as entities. */
+void hb_report_html_esc(FILE *f, const char *s);
+/* Write s escaped for Markdown running text, headings and table cells: \ ` * _ [ ] < > # | are
+ * backslash-escaped, newlines and other control characters become spaces (one line). */
+void hb_report_md_esc(FILE *f, const char *s);
 /* Write index.html (style.css inlined, SVG inlined) and report.md into rp->outdir.
  * HB_OK or HB_EDEVICE with the reason in err. */
 hb_status hb_report_render(hb_report *rp, char *err, size_t errlen);

@@ -87,7 +87,8 @@ void hb_doc_plots(hb_report *rp, json_t *ids)
 
 /* ---- rendering ---- */
 
-static void html_esc(FILE *f, const char *s)
+/* HTML text and attribute values (every attribute here is double-quoted; ' is escaped as well). */
+void hb_report_html_esc(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
@@ -95,18 +96,20 @@ static void html_esc(FILE *f, const char *s)
         case '>': fputs("&gt;", f); break;
         case '&': fputs("&amp;", f); break;
         case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
         default: fputc(*s, f);
         }
     }
 }
 
-/* Markdown: escape the characters that would start markup inside running text or a table cell. */
-static void md_esc(FILE *f, const char *s, int in_table)
+/* Markdown: escape every character that could start markup (emphasis, code, links and images,
+ * raw HTML and autolinks, headings, table cells) in running text, headings and table cells, and keep
+ * the text on one line, so that no string can open a block (heading, list, quote, code) of its own. */
+void hb_report_md_esc(FILE *f, const char *s)
 {
     for (; *s; s++) {
-        if (*s == '|' && in_table) fputs("\\|", f);
-        else if (*s == '\n') fputs(in_table ? " " : "\n", f);
-        else if (*s == '*' || *s == '_' || *s == '<' || *s == '`') { fputc('\\', f); fputc(*s, f); }
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) fputc(' ', f);
+        else if (strchr("\\`*_[]<>#|", *s)) { fputc('\\', f); fputc(*s, f); }
         else fputc(*s, f);
     }
 }
@@ -166,25 +169,27 @@ static void html_table(FILE *f, json_t *t)
     json_t *r, *c;
     if (collapsed) {
         fputs("<details><summary>", f);
-        html_esc(f, cap && *cap ? cap : "table");
+        hb_report_html_esc(f, cap && *cap ? cap : "table");
         fprintf(f, " <span class=\"count\">(%zu rows)</span></summary>\n", json_array_size(rows));
     }
     fputs("<div class=\"tablewrap\"><table>\n", f);
-    if (!collapsed && cap && *cap) { fputs("<caption>", f); html_esc(f, cap); fputs("</caption>\n", f); }
+    if (!collapsed && cap && *cap) { fputs("<caption>", f); hb_report_html_esc(f, cap); fputs("</caption>\n", f); }
     fputs("<thead><tr>", f);
-    json_array_foreach(head, j, c) { fputs("<th>", f); html_esc(f, json_string_value(c)); fputs("</th>", f); }
+    json_array_foreach(head, j, c) { fputs("<th>", f); hb_report_html_esc(f, json_string_value(c)); fputs("</th>", f); }
     fputs("</tr></thead>\n<tbody>\n", f);
     json_array_foreach(rows, i, r) {
         fputs("<tr>", f);
         json_array_foreach(r, j, c) {
             const char *text, *tone = cell_tone(json_string_value(c), &text);
             if (*tone) {
-                fprintf(f, "<td><span class=\"badge %s\">", tone);
-                html_esc(f, text);
+                fputs("<td><span class=\"badge ", f);
+                hb_report_html_esc(f, tone);
+                fputs("\">", f);
+                hb_report_html_esc(f, text);
                 fputs("</span></td>", f);
             } else {
                 fputs(looks_numeric(text) ? "<td class=\"num\">" : "<td>", f);
-                html_esc(f, text);
+                hb_report_html_esc(f, text);
                 fputs("</td>", f);
             }
         }
@@ -207,11 +212,11 @@ static void html_plots(hb_report *rp, FILE *f, json_t *ids)
                 p->ok ? "" : " failed", p->id);
         if (!p->ok || hb_report_svg_inline(rp, p, n, f) != 0) {
             fputs("<p class=\"plotfail\">Plot not drawn: ", f);
-            html_esc(f, *p->err ? p->err : "SVG missing");
+            hb_report_html_esc(f, *p->err ? p->err : "SVG missing");
             fputs("</p>\n", f);
         }
         fputs("<figcaption>", f);
-        html_esc(f, p->title);
+        hb_report_html_esc(f, p->title);
         fprintf(f, " <span class=\"files\"><a href=\"%s.svg\">svg</a> <a href=\"%s.png\">png</a> "
                    "<a href=\"%s.gp\">gnuplot</a> <a href=\"%s.dat\">data</a></span></figcaption>\n</figure>\n",
                 p->id, p->id, p->id, p->id);
@@ -226,13 +231,15 @@ static void html_summary(FILE *f, json_t *cards)
     fputs("<section class=\"verdicts\">\n", f);
     json_array_foreach(cards, i, c) {
         const char *tone = json_string_value(json_object_get(c, "tone"));
-        fprintf(f, "<a class=\"card %s\" href=\"#q%d\"><div class=\"qn\">Q%d</div><h3>", tone ? tone : "none",
+        fputs("<a class=\"card ", f);
+        hb_report_html_esc(f, tone ? tone : "none");
+        fprintf(f, "\" href=\"#q%d\"><div class=\"qn\">Q%d</div><h3>",
                 (int)json_integer_value(json_object_get(c, "q")), (int)json_integer_value(json_object_get(c, "q")));
-        html_esc(f, json_string_value(json_object_get(c, "title")));
+        hb_report_html_esc(f, json_string_value(json_object_get(c, "title")));
         fputs("</h3><div class=\"verdict\">", f);
-        html_esc(f, json_string_value(json_object_get(c, "badge")));
+        hb_report_html_esc(f, json_string_value(json_object_get(c, "badge")));
         fputs("</div><p>", f);
-        html_esc(f, json_string_value(json_object_get(c, "text")));
+        hb_report_html_esc(f, json_string_value(json_object_get(c, "text")));
         fputs("</p></a>\n", f);
     }
     fputs("</section>\n", f);
@@ -249,7 +256,7 @@ static hb_status write_html(hb_report *rp, char *err, size_t errlen)
     if (!css) fprintf(stderr, "hybench report: %s missing, page left unstyled\n", path);
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>hybench report: ", f);
-    html_esc(f, rp->name);
+    hb_report_html_esc(f, rp->name);
     fputs("</title>\n<style>\n", f);
     if (css) fputs(css, f);
     free(css);
@@ -262,8 +269,10 @@ static hb_status write_html(hb_report *rp, char *err, size_t errlen)
         if (json_integer_value(json_object_get(b, "h")) != 2) continue;
         const char *a = json_string_value(json_object_get(b, "anchor"));
         if (!a || !*a) continue;
-        fprintf(f, "<a href=\"#%s\">", a);
-        html_esc(f, json_string_value(json_object_get(b, "text")));
+        fputs("<a href=\"#", f);
+        hb_report_html_esc(f, a);
+        fputs("\">", f);
+        hb_report_html_esc(f, json_string_value(json_object_get(b, "text")));
         fputs("</a>", f);
     }
     fputs("</nav>\n<main>\n", f);
@@ -272,17 +281,18 @@ static hb_status write_html(hb_report *rp, char *err, size_t errlen)
         if ((v = json_object_get(b, "h"))) {
             int l = (int)json_integer_value(v);
             const char *a = json_string_value(json_object_get(b, "anchor"));
-            if (a && *a) fprintf(f, "<h%d id=\"%s\">", l, a);
-            else fprintf(f, "<h%d>", l);
-            html_esc(f, json_string_value(json_object_get(b, "text")));
+            fprintf(f, "<h%d", l);
+            if (a && *a) { fputs(" id=\"", f); hb_report_html_esc(f, a); fputc('"', f); }
+            fputc('>', f);
+            hb_report_html_esc(f, json_string_value(json_object_get(b, "text")));
             fprintf(f, "</h%d>\n", l);
         } else if ((v = json_object_get(b, "p"))) {
             fputs("<p>", f);
-            html_esc(f, json_string_value(v));
+            hb_report_html_esc(f, json_string_value(v));
             fputs("</p>\n", f);
         } else if ((v = json_object_get(b, "note"))) {
             fputs("<p class=\"note\">", f);
-            html_esc(f, json_string_value(v));
+            hb_report_html_esc(f, json_string_value(v));
             fputs("</p>\n", f);
         } else if ((v = json_object_get(b, "table"))) {
             html_table(f, v);
@@ -293,7 +303,7 @@ static hb_status write_html(hb_report *rp, char *err, size_t errlen)
         }
     }
     fprintf(f, "</main>\n<footer>hybench %s &middot; report ", HB_VERSION);
-    html_esc(f, rp->name);
+    hb_report_html_esc(f, rp->name);
     fputs(" &middot; <a href=\"report.md\">report.md</a> &middot; <a href=\"summary.json\">summary.json</a>"
           " &middot; <a href=\"routing.json\">routing.json</a></footer>\n</body>\n</html>\n", f);
     int bad = ferror(f);
@@ -313,21 +323,21 @@ static hb_status write_md(hb_report *rp, char *err, size_t errlen)
         if ((v = json_object_get(b, "h"))) {
             for (int l = 0; l < (int)json_integer_value(v); l++) fputc('#', f);
             fputc(' ', f);
-            md_esc(f, json_string_value(json_object_get(b, "text")), 0);
+            hb_report_md_esc(f, json_string_value(json_object_get(b, "text")));
             fputs("\n\n", f);
         } else if ((v = json_object_get(b, "p"))) {
-            md_esc(f, json_string_value(v), 0);
+            hb_report_md_esc(f, json_string_value(v));
             fputs("\n\n", f);
         } else if ((v = json_object_get(b, "note"))) {
             fputs("> ", f);
-            md_esc(f, json_string_value(v), 0);
+            hb_report_md_esc(f, json_string_value(v));
             fputs("\n\n", f);
         } else if ((v = json_object_get(b, "table"))) {
             const char *cap = json_string_value(json_object_get(v, "caption"));
             json_t *head = json_object_get(v, "head"), *rows = json_object_get(v, "rows");
-            if (cap && *cap) { fputs("**", f); md_esc(f, cap, 0); fputs("**\n\n", f); }
+            if (cap && *cap) { fputs("**", f); hb_report_md_esc(f, cap); fputs("**\n\n", f); }
             fputc('|', f);
-            json_array_foreach(head, j, c) { fputc(' ', f); md_esc(f, json_string_value(c), 1); fputs(" |", f); }
+            json_array_foreach(head, j, c) { fputc(' ', f); hb_report_md_esc(f, json_string_value(c)); fputs(" |", f); }
             fputs("\n|", f);
             json_array_foreach(head, j, c) fputs(" --- |", f);
             fputc('\n', f);
@@ -337,7 +347,7 @@ static hb_status write_md(hb_report *rp, char *err, size_t errlen)
                     const char *text;
                     cell_tone(json_string_value(c), &text);
                     fputc(' ', f);
-                    md_esc(f, text, 1);
+                    hb_report_md_esc(f, text);
                     fputs(" |", f);
                 }
                 fputc('\n', f);
@@ -348,19 +358,28 @@ static hb_status write_md(hb_report *rp, char *err, size_t errlen)
                 int n = 0;
                 const hb_plot *p = plot_find(rp, json_string_value(c), &n);
                 if (!p) continue;
-                if (p->ok) fprintf(f, "![%s](%s.svg)\n", p->title, p->id);
-                else fprintf(f, "*Plot not drawn (%s): %s*\n", p->title, p->err);
+                if (p->ok) {
+                    fputs("![", f);
+                    hb_report_md_esc(f, p->title);
+                    fprintf(f, "](%s.svg)\n", p->id); /* ids are [A-Za-z0-9_-] (hb_report_plot_begin) */
+                } else {
+                    fputs("*Plot not drawn (", f);
+                    hb_report_md_esc(f, p->title);
+                    fputs("): ", f);
+                    hb_report_md_esc(f, p->err);
+                    fputs("*\n", f);
+                }
             }
             fputc('\n', f);
         } else if ((v = json_object_get(b, "summary"))) {
             fputs("| Q | question | verdict | answer |\n| --- | --- | --- | --- |\n", f);
             json_array_foreach(v, j, c) {
                 fprintf(f, "| %d | ", (int)json_integer_value(json_object_get(c, "q")));
-                md_esc(f, json_string_value(json_object_get(c, "title")), 1);
+                hb_report_md_esc(f, json_string_value(json_object_get(c, "title")));
                 fputs(" | **", f);
-                md_esc(f, json_string_value(json_object_get(c, "badge")), 1);
+                hb_report_md_esc(f, json_string_value(json_object_get(c, "badge")));
                 fputs("** | ", f);
-                md_esc(f, json_string_value(json_object_get(c, "text")), 1);
+                hb_report_md_esc(f, json_string_value(json_object_get(c, "text")));
                 fputs(" |\n", f);
             }
             fputc('\n', f);

@@ -37,6 +37,11 @@ void hb_sb_free(hb_sb *b)
     memset(b, 0, sizeof *b);
 }
 
+static int is_ctrl(char c)
+{
+    return (unsigned char)c < 0x20 || c == 0x7f;
+}
+
 const char *hb_report_gp_str(const char *s)
 {
     static char ring[8][512];
@@ -46,9 +51,20 @@ const char *hb_report_gp_str(const char *s)
     size_t j = 0;
     for (; *s && j + 3 < sizeof ring[0]; s++) {
         if (*s == '\'') o[j++] = '\'';
-        if (*s == '\n') { o[j++] = ' '; continue; }
-        o[j++] = *s;
+        o[j++] = is_ctrl(*s) ? ' ' : *s;
     }
+    o[j] = 0;
+    return o;
+}
+
+const char *hb_report_gp_comment(const char *s)
+{
+    static char ring[4][512];
+    static int next;
+    char *o = ring[next];
+    next = (next + 1) % 4;
+    size_t j = 0;
+    for (; *s && j + 1 < sizeof ring[0]; s++) o[j++] = is_ctrl(*s) ? ' ' : *s == '\\' ? '/' : *s;
     o[j] = 0;
     return o;
 }
@@ -91,7 +107,7 @@ hb_plot *hb_report_plot_begin(hb_report *rp, const char *id, const char *section
     path_of(rp, p->id, "dat", path, sizeof path);
     *dat = fopen(path, "w");
     if (!*dat) return NULL;
-    fprintf(*dat, "# hybench report data for %s.gp: %s\n", p->id, title);
+    fprintf(*dat, "# hybench report data for %s.gp: %s\n", p->id, hb_report_gp_comment(title));
     rp->nplots++;
     return p;
 }
@@ -115,7 +131,7 @@ hb_status hb_report_plot_script(hb_report *rp, const hb_plot *p, const char *bod
             "%s"
             "unset output\n"
             "}\n",
-            p->title, p->id, p->id, p->width, p->height, p->id, body);
+            hb_report_gp_comment(p->title), p->id, p->id, p->width, p->height, p->id, body);
     int bad = ferror(f);
     if (fclose(f) || bad) return HB_EDEVICE;
     return HB_OK;
@@ -285,11 +301,7 @@ int hb_report_svg_inline(const hb_report *rp, const hb_plot *p, int n, FILE *out
         /* gnuplot's <title>Gnuplot</title> becomes the plot's title (the browser's tooltip) */
         if (!strncmp(q, "<title>Gnuplot</title>", 22)) {
             fputs("<title>", out);
-            for (const char *t = p->title; *t; t++) {
-                if (*t == '<') fputs("&lt;", out);
-                else if (*t == '&') fputs("&amp;", out);
-                else fputc(*t, out);
-            }
+            hb_report_html_esc(out, p->title);
             fputs("</title>", out);
             q += 22;
             continue;
