@@ -151,6 +151,7 @@ typedef struct chain_ctx {
     double *h64[T_COUNT];
     int device;
     int cold;          /* --cold: each step's compute starts with the caches evicted (prepare.h) */
+    hb_prep_state prep[NSTEPS]; /* the hot rule's state per step */
 } chain_ctx;
 
 static void cc_free(chain_ctx *x)
@@ -212,7 +213,7 @@ static hb_status chain_once(chain_ctx *x, double ph[P_N])
         }
         hb_buf *ins[3] = {&x->buf[in[0]], in[1] >= 0 ? &x->buf[in[1]] : NULL, in[2] >= 0 ? &x->buf[in[2]] : NULL};
         double prep = 0;
-        st = hb_compute_prepare(x->inst, x->cold, &x->sc[i], ins, &x->buf[out], &prep);
+        st = hb_compute_prepare(x->inst, x->cold, &x->sc[i], ins, &x->buf[out], &x->prep[i], &prep);
         if (st != HB_OK) return st;
         tstart += prep; /* the preparation is no phase's: it leaves the measured total */
         t0 = now_dev_begin(x);
@@ -348,6 +349,11 @@ out:
         }
         json_object_set_new(rec, "samples", json_pack("{s:o,s:o}", "total", sj, "compute", sc));
         json_object_set_new(rec, "ci_met", json_boolean(ci_met));
+        {
+            long runs = 0, calls = 0;
+            for (int k = 0; k < NSTEPS; k++) { runs += x.prep[k].runs; calls += x.prep[k].calls; }
+            if (calls && !o->cold) json_object_set_new(rec, "settle_runs", json_real((double)runs / (double)calls));
+        }
         json_object_set_new(rec, "ci_target", json_real(o->ci_target));
         double flops = hb_chain_flops(&c->shape), bytes = hb_chain_bytes(&c->shape, 4);
         double tc = sp[P_COMP].median, tt = sp[P_TOTAL].median;

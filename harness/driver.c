@@ -145,6 +145,7 @@ typedef struct run_ctx {
     float *h32[HB_MAX_INPUTS], *o32;    /* f32 mode when the device dtype is not f32 */
     int device;                 /* 1 when the backend has its own memory */
     long long host_bytes, staging_bytes, device_bytes;
+    hb_prep_state prep;         /* the hot rule's state (prepare.h) */
 } run_ctx;
 
 static void ctx_free(run_ctx *x)
@@ -271,7 +272,7 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
     /* the compute starts hot or cold by one rule in every mode (prepare.h); its time is no phase's */
     hb_buf *ins[HB_MAX_INPUTS] = {&x->in[0], &x->in[1], &x->in[2]};
     double prep = 0;
-    st = hb_compute_prepare(x->inst, x->o->cold, c, ins, &x->out, &prep);
+    st = hb_compute_prepare(x->inst, x->o->cold, c, ins, &x->out, &x->prep, &prep);
     if (st != HB_OK) return st;
     t0 = hb_now();
     PHASE_BEGIN(x->device);
@@ -604,6 +605,8 @@ static json_t *measure_case(hb_instance *inst, const hb_case *c, int item, const
 done:
     json_object_set_new(rec, "ci_target", json_real(o->ci_target));
     json_object_set_new(rec, "warmup_runs", json_integer(warmups));
+    if (x.prep.calls && !o->cold)
+        json_object_set_new(rec, "settle_runs", json_real((double)x.prep.runs / (double)x.prep.calls));
     if (nwin > 1 && st == HB_OK) {
         json_t *wm = json_array();
         for (int w = 0; w < nwin; w++) json_array_append_new(wm, json_real(wmed[w]));
