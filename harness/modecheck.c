@@ -65,6 +65,35 @@ done:
     return st;
 }
 
+/* Pass pairing (see modecheck.h, "Passes"): when both records carry pass_medians.compute of the same
+ * P >= 2 passes, all finite and > 0, the ratio is the median of the per-pass ratios (each pass ran
+ * both modes in one process, back to back), its interval the per-pass range, and a move counts only
+ * when every pass moved the same way. Returns 1 when it applied. */
+static int pass_pairing(json_t *rec, json_t *ref, hb_mc_result *r)
+{
+    json_t *a = json_object_get(json_object_get(rec, "pass_medians"), "compute");
+    json_t *b = json_object_get(json_object_get(ref, "pass_medians"), "compute");
+    size_t P = json_array_size(a);
+    if (P < 2 || P != json_array_size(b) || P > 64) return 0;
+    double q[64];
+    for (size_t k = 0; k < P; k++) {
+        double x = json_number_value(json_array_get(a, k)), y = json_number_value(json_array_get(b, k));
+        if (!json_is_number(json_array_get(a, k)) || !json_is_number(json_array_get(b, k)) || !(x > 0) || !(y > 0)) return 0;
+        q[k] = x / y;
+    }
+    for (size_t i = 1; i < P; i++) /* insertion sort: P is small */
+        for (size_t j = i; j > 0 && q[j - 1] > q[j]; j--) { double t = q[j]; q[j] = q[j - 1]; q[j - 1] = t; }
+    r->ratio = hb_rs_median_sorted(q, P);
+    r->lo = q[0];
+    r->hi = q[P - 1];
+    r->has_ci = 1;
+    r->npass = (int)P;
+    if (fabs(r->ratio - 1.0) <= HB_MC_TOL) r->verdict = HB_MC_INVARIANT;
+    else if ((q[0] > 1.0 + HB_MC_TOL) || (q[P - 1] < 1.0 - HB_MC_TOL)) r->verdict = HB_MC_MOVED;
+    else r->verdict = HB_MC_NOISY;
+    return 1;
+}
+
 /* ---- grouping ---- */
 
 static const char *jstr(json_t *o, const char *k, const char *dflt)
@@ -176,6 +205,7 @@ hb_status hb_mc_check(json_t *cases, unsigned flags, hb_mc_set *out)
         hb_status s = (rs && cs) ? hb_mc_classify(rs, nr, cs, nc, HB_MC_SEED ^ hb_hash64(sk), flags, &p->r) : HB_ENOMEM;
         if (s == HB_ENOMEM) oom = 1;
         if (s != HB_OK) p->r.ratio = DNAN;
+        else pass_pairing(p->rec, p->ref, &p->r);
         free(rs);
         free(cs);
     }
@@ -207,7 +237,7 @@ json_t *hb_mc_pair_json(const hb_mc_pair *p)
 {
     json_t *shape = json_object_get(p->rec, "shape");
     json_t *ci = p->r.has_ci ? json_pack("[o,o]", jnum(p->r.lo), jnum(p->r.hi)) : json_null();
-    return json_pack("{s:s,s:s,s:s,s:O,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:I,s:I,s:s}",
+    json_t *o = json_pack("{s:s,s:s,s:s,s:O,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:I,s:I,s:s}",
                      "type", "mode_check", "backend", jstr(p->rec, "backend", ""), "op", jstr(p->rec, "op", ""),
                      "shape", shape ? shape : json_null(), "shape_str", jstr(p->rec, "shape_str", ""),
                      "name", jstr(p->rec, "name", ""), "dtype", jstr(p->rec, "dtype", "f32"),
@@ -216,6 +246,8 @@ json_t *hb_mc_pair_json(const hb_mc_pair *p)
                      "ref_median", jnum(p->r.ref_median), "median", jnum(p->r.median),
                      "n", (json_int_t)p->r.ncur, "ref_n", (json_int_t)p->r.nref,
                      "verdict", hb_mc_verdict_name(p->r.verdict));
+    if (o && p->r.npass) json_object_set_new(o, "paired_passes", json_integer(p->r.npass));
+    return o;
 }
 
 void hb_mc_tally_add(hb_mc_tally *t, const hb_mc_pair *p)

@@ -27,6 +27,14 @@
  *             moved:     otherwise, and the CI excludes 1 (the move is beyond the samples' noise).
  *             noisy:     otherwise (beyond 5%, but the CI includes 1, or there is no CI because a side
  *                        has fewer than HB_MC_MIN_SAMPLES samples).
+ *   Passes.   A run of several passes (--passes P, 3 with --quick) keeps per case the pass with the
+ *             lowest total, so the two records of a pair may come from different processes, whose
+ *             medians differ by far more than one process's samples say (docs/compare.md). When
+ *             both records carry pass_medians.compute of the same P >= 2 passes, the pass's two
+ *             medians are paired instead (each pass ran both modes back to back in one process):
+ *             ratio = median over passes of (mode / reference), interval = [min, max] of the
+ *             per-pass ratios, and `moved` needs every pass beyond 5% on the same side (the
+ *             every-pass rule of hybench compare); else `noisy` when the median ratio is beyond 5%.
  *   beyond_20pct counts pairs with |ratio - 1| > HB_MC_FAR (any verdict).
  *   A pair whose either median is not finite and > 0 is left out (no ratio can be formed).
  *
@@ -64,7 +72,8 @@ typedef struct hb_mc_result {
     double lo, hi;            /* 95% bootstrap CI of ratio; NAN when there is none (has_ci == 0) */
     double ref_median, median; /* medians of ref and cur, seconds */
     size_t nref, ncur;        /* finite samples used */
-    int has_ci;               /* both sides had at least HB_MC_MIN_SAMPLES samples */
+    int has_ci;               /* both sides had at least HB_MC_MIN_SAMPLES samples, or passes were paired */
+    int npass;                /* 0, or the P passes paired (then lo/hi are the per-pass range) */
     hb_mc_verdict verdict;
 } hb_mc_result;
 

@@ -103,11 +103,12 @@ void hb_report_mc_doc(hb_report *rp, const hb_report_mc *m, json_t *q)
     hb_doc_p(rp, "The compute phase of one op, shape, dtype, route and backend must take the same time whichever mode fed it. "
                  "Per case, ratio = median compute time of the mode / that of f32 (of the first mode present when f32 did not run), "
                  "with a 95%% percentile-bootstrap CI from the raw compute samples (%d resamples, fixed seed; computed for the cases beyond 5%%, "
-                 "whose verdict depends on it). "
+                 "whose verdict depends on it). In a run of several passes the two modes are compared pass by pass (each pass ran both in one process): "
+                 "the ratio is the median of the per-pass ratios, the interval their range, and a move needs every pass beyond %g%% on the same side. "
                  "Invariant: within %g%%; moved: beyond %g%% and the CI excludes 1 (beyond the samples' noise); "
                  "noisy: beyond %g%% but the CI includes 1, or a side has fewer than %d samples (no CI). A moved case measures the harness, "
                  "not the mode: Q1 marks it and leaves it out of its savings figures.",
-             HB_MC_RESAMPLES, 100 * HB_MC_TOL, 100 * HB_MC_TOL, 100 * HB_MC_TOL, HB_MC_MIN_SAMPLES);
+             HB_MC_RESAMPLES, 100 * HB_MC_TOL, 100 * HB_MC_TOL, 100 * HB_MC_TOL, 100 * HB_MC_TOL, HB_MC_MIN_SAMPLES);
     json_t *map = row_map(rp);
     hb_mc_tally *t = calloc((size_t)rp->ndevs + 1, sizeof *t);
     size_t total = 0, moved = 0;

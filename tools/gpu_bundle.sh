@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build hybench here for the lent GPU machine and gather what it needs into .gpu/ (git-ignored):
 #   .gpu/build/hybench, hb_cuda.so, hb_opencl.so, opencl/*.cl   the binary and its plugins
-#   .gpu/build/tests/test_cuda, .gpu/build/cuda_selftest          the CUDA plugin's test and timing tool
+#   .gpu/build/tests/test_cuda, test_opencl, .gpu/build/cuda_selftest   the plugins' tests and the CUDA timing tool
 #   .gpu/lib/                                                     shared libraries the device may lack
 #   .gpu/workloads/, .gpu/benchdnn/                               the workload files, benchdnn lists (../shared)
 #   .gpu/run.sh                                                   wrapper: LD_LIBRARY_PATH, HB_NO_INSTALL=1, runs hybench
@@ -32,7 +32,7 @@ if ! make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/hb_cuda.so"
   "$NVCC" -shared -o "$B/hb_cuda.so" "$B"/kernels/cuda/*.cu.o -L"$CUDA_HOME/lib64" -lcudart -lcublas -lcublasLt -lcudnn \
     -Xlinker -rpath -Xlinker '$ORIGIN'
 fi
-make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/tests/test_cuda" >&2
+make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/tests/test_cuda" "$B/tests/test_opencl" >&2
 BLAS_DIR=$(make -s --no-print-directory print-BLAS_DIR)
 LDLIBS="$(pkg-config --libs hwloc jansson inih 2>/dev/null) -L$BLAS_DIR -Wl,-rpath,$BLAS_DIR -lopenblas -lm -ldl -fopenmp"
 # shellcheck disable=SC2086
@@ -45,7 +45,7 @@ mkdir -p "$G/build/tests" "$G/lib"
 for f in hybench hb_cuda.so hb_opencl.so cuda_selftest; do
   [ -e "$B/$f" ] && cp "$B/$f" "$G/build/"
 done
-cp "$B/tests/test_cuda" "$G/build/tests/"
+cp "$B/tests/test_cuda" "$B/tests/test_opencl" "$G/build/tests/"
 [ -d "$B/opencl" ] && cp -r "$B/opencl" "$G/build/"
 cp -r workloads "$G/"
 # benchdnn problem lists live in ../shared, which does not travel: bundle them (HB_BENCHDNN_DIR).
@@ -55,7 +55,7 @@ strip --strip-debug "$G"/build/* "$G"/build/tests/* 2>/dev/null || true
 
 # Shared libraries from ldd, except the C runtime and what must come from the device (CUDA, driver).
 skip_re='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libstdc\+\+\.so|libgcc_s\.so|libcuda\.so|libcudart|libcublas|libcudnn|libnvidia|libnvrtc|libnvJitLink)'
-for bin in "$G"/build/hybench "$G"/build/*.so "$G"/build/cuda_selftest "$G"/build/tests/test_cuda; do
+for bin in "$G"/build/hybench "$G"/build/*.so "$G"/build/cuda_selftest "$G"/build/tests/test_cuda "$G"/build/tests/test_opencl; do
   [ -e "$bin" ] || continue
   ldd "$bin" 2>/dev/null | awk '/=> \// {print $1, $3}' | while read -r name path; do
     if [[ "$name" =~ $skip_re ]]; then continue; fi
@@ -82,6 +82,7 @@ export HB_KERNEL_DIR="${HB_KERNEL_DIR:-$here/build/opencl}"
 case "${1:-}" in
   --selftest) shift; exec "$here/build/cuda_selftest" "$@" ;;
   --test) shift; exec "$here/build/tests/test_cuda" "$@" ;;
+  --test-opencl) shift; exec "$here/build/tests/test_opencl" "$@" ;;
 esac
 exec "$here/build/hybench" "$@"
 EOF
