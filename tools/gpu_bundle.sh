@@ -15,7 +15,8 @@ cd "$(dirname "$0")/.."
 G=.gpu
 B=build/gpu  # ignored with build/, so it does not travel; only .gpu is carried
 mkdir -p "$G" "$B"
-grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
+ex=$(git rev-parse --git-path info/exclude); mkdir -p "$(dirname "$ex")"
+grep -qx '/.gpu/' "$ex" 2>/dev/null || echo '/.gpu/' >> "$ex"
 
 ARCH_FLAGS=-march=x86-64-v3
 echo "gpu_bundle: building into $B with ARCH=$ARCH_FLAGS" >&2
