@@ -33,7 +33,7 @@ WITH_CUDA   ?= auto
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 
-HARNESS_SRC := $(filter-out harness/main.c,$(wildcard harness/*.c))
+HARNESS_SRC := $(filter-out harness/cli/main.c,$(wildcard harness/*/*.c))
 CORE_SRC    := $(HARNESS_SRC) $(wildcard kernels/cpu_ref/*.c) $(wildcard kernels/cpu/*.c)
 CORE_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC))
 TEST_SRC    := $(wildcard tests/test_*.c)
@@ -71,14 +71,14 @@ info:
 deps:
 	@./tools/install_deps.sh
 
-$(BUILD)/%.o: %.c $(wildcard harness/*.h) $(wildcard kernels/*/*.h)
+$(BUILD)/%.o: %.c $(wildcard harness/*/*.h) $(wildcard kernels/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libhybench.a: $(CORE_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/hybench: $(BUILD)/harness/main.o $(BUILD)/libhybench.a
+$(BUILD)/hybench: $(BUILD)/harness/cli/main.o $(BUILD)/libhybench.a
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $^ $(LDLIBS)
 
 # OpenCL plugin: kernels/opencl/*.c, linked against the ocl-icd loader; .cl files are read at run
@@ -99,7 +99,7 @@ NVCCFLAGS ?= -O3 -std=c++17 -Xcompiler -fPIC -gencode=arch=compute_90,code=sm_90
              -gencode=arch=compute_90,code=compute_90 -Iharness -Ikernels -lineinfo
 CUDA_SRC  := $(wildcard kernels/cuda/*.cu)
 CUDA_CSRC := $(wildcard kernels/cuda/*.c)
-$(BUILD)/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(wildcard kernels/cuda/*.h) harness/hybench.h harness/backend.h
+$(BUILD)/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(wildcard kernels/cuda/*.h) harness/core/hybench.h harness/core/backend.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 $(BUILD)/hb_cuda.so: $(patsubst %.cu,$(BUILD)/%.cu.o,$(CUDA_SRC)) $(patsubst %.c,$(BUILD)/%.o,$(CUDA_CSRC))

@@ -28,9 +28,9 @@
 
 #include <cmocka.h>
 
-#include "backend.h"
-#include "benchdnn.h"
-#include "workload.h"
+#include "core/backend.h"
+#include "workload/benchdnn.h"
+#include "workload/workload.h"
 
 #define SHARED "../shared/external/benchdnn/"
 

@@ -23,9 +23,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "commands.h"
-#include "compare.h"
-#include "rstats.h"
+#include "cli/commands.h"
+#include "analysis/compare.h"
+#include "core/rstats.h"
 
 #if defined(__has_include)
 #if __has_include(<libxml/parser.h>)

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "convert.h"
+#include "core/convert.h"
 
 static float f_of(uint32_t b)
 {

@@ -27,8 +27,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "backend.h"
-#include "convert.h"
+#include "core/backend.h"
+#include "core/convert.h"
 #include "cpu_ref/ref.h"
 #include "cuda/hb_cuda.h"
 

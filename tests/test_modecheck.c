@@ -19,10 +19,10 @@
 
 #include <cmocka.h>
 
-#include "modecheck.h"
-#include "report.h"
-#include "resultsio.h"
-#include "rstats.h"
+#include "analysis/modecheck.h"
+#include "report/report.h"
+#include "results/results.h"
+#include "core/rstats.h"
 
 #define DNAN ((double)NAN)
 

@@ -28,9 +28,9 @@
 
 #include <cmocka.h>
 
-#include "commands.h"
-#include "report.h"
-#include "resultsio.h"
+#include "cli/commands.h"
+#include "report/report.h"
+#include "results/results.h"
 
 #define CPU_SMALL "tests/data/cpu_small.jsonl"
 #define GPU_REF "results/h100-reference.jsonl"

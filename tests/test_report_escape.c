@@ -28,8 +28,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "commands.h"
-#include "report.h"
+#include "cli/commands.h"
+#include "report/report.h"
 
 #define CPU_SMALL "tests/data/cpu_small.jsonl"
 

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "rstats.h"
+#include "core/rstats.h"
 
 static void test_rng(void **state)
 {

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include "driver.h"
-#include "resultsio.h"
-#include "stats.h"
+#include "measure/driver.h"
+#include "results/results.h"
+#include "core/stats.h"
 
 static unsigned long long rng = 0x1234567ULL;
 static double unif(void) /* (0,1), xorshift64* */

@@ -22,8 +22,8 @@
 
 #include <cmocka.h>
 
-#include "benchdnn.h"
-#include "workload.h"
+#include "workload/benchdnn.h"
+#include "workload/workload.h"
 
 #define DATA "tests/data/"
 

@@ -25,8 +25,8 @@
 
 #include <cblas.h>
 
-#include "backend.h"
-#include "convert.h"
+#include "core/backend.h"
+#include "core/convert.h"
 #include "cpu/cpu.h"
 #include "cpu/cpu_priv.h"
 #include "cpu/hostmem.h"

@@ -20,8 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "convert.h"
+#include "core/backend.h"
+#include "core/convert.h"
 #include "cpu_ref/ref.h"
 
 static const hb_backend_ops *ops;

@@ -16,7 +16,7 @@
 
 #include <cblas.h>
 
-#include "backend.h"
+#include "core/backend.h"
 #include "cpu/cpu.h"
 #include "cpu/cpu_priv.h"
 #include "cpu/hostmem.h"

@@ -5,7 +5,7 @@
 #define HB_CPU_PRIV_H
 #include <stddef.h>
 #include <stdint.h>
-#include "hybench.h"
+#include "core/hybench.h"
 
 /* Host topology from hwloc, loaded once per process (again after a fork). */
 int hb_cpu_ncores(void);           /* physical cores this process may run on (>= 1) */

@@ -5,7 +5,7 @@
 #define HB_HOSTMEM_H
 #include <stddef.h>
 #include <stdint.h>
-#include "backend.h"
+#include "core/backend.h"
 
 /* Allocate `bytes` (0 allowed; rounded up to a multiple of 64) of 64-byte aligned host memory and
  * zero it from the OpenMP threads with the static partition hb_convert uses (thread t of T touches

@@ -8,7 +8,7 @@
 #ifndef HB_KSHAPE_H
 #define HB_KSHAPE_H
 #include <stdint.h>
-#include "hybench.h"
+#include "core/hybench.h"
 
 /* conv2d and pooling. For pooling oc = c and g = c (each plane on its own). */
 typedef struct hbk_conv {

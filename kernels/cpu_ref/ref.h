@@ -4,7 +4,7 @@
  */
 #ifndef HB_REF_H
 #define HB_REF_H
-#include "hybench.h"
+#include "core/hybench.h"
 
 /* Compute case c's op in f64: in[i] holds hb_op_input_elems(c->op,&c->shape,i) doubles, out holds
  * hb_op_output_elems doubles (caller-owned). row_step >= 1 subsamples the expensive ops: only every

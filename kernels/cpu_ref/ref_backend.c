@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "convert.h"
+#include "core/backend.h"
+#include "core/convert.h"
 #include "cpu/cpu.h"
 #include "cpu/hostmem.h"
 #include "cpu_ref/kshape.h"

@@ -18,7 +18,7 @@
  *  - attn_split<T> + attn_combine<T>: any head_dim <= 256 and short query counts (decode): keys
  *    split over blocks (flash-decoding), per-block partial (max, sum, o) merged by a second kernel.
  */
-#include "cuda_internal.h"
+#include "cuda/cuda_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -21,8 +21,8 @@
  * NVML (SM clocks for case_info) is loaded with dlopen("libnvidia-ml.so.1") when present, so the
  * plugin does not need the driver's library at link or load time.
  */
-#include "cuda_internal.h"
-#include "hb_cuda.h"
+#include "cuda/cuda_internal.h"
+#include "cuda/hb_cuda.h"
 
 #include <time.h>
 #include <cublasLt.h>

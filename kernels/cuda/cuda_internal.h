@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#include "backend.h"
+#include "core/backend.h"
 
 /* Storage element kinds on the device (tf32 stores f32). */
 enum hbc_elem { HBC_F32 = 0, HBC_F16 = 1, HBC_BF16 = 2 };

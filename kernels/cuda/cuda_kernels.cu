@@ -8,7 +8,7 @@
  * Formulas are those of kernels/cpu_ref/ref.c: gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3)))
  * (tanh form), silu(x) = x / (1 + exp(-x)), rmsnorm y = x / sqrt(mean(x^2) + 1e-5) * g.
  */
-#include "cuda_internal.h"
+#include "cuda/cuda_internal.h"
 
 #include <math.h>
 

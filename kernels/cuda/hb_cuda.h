@@ -12,7 +12,7 @@
 #ifndef HB_CUDA_H
 #define HB_CUDA_H
 #include <stddef.h>
-#include "backend.h"
+#include "core/backend.h"
 
 #ifdef __cplusplus
 extern "C" {

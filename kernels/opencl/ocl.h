@@ -23,7 +23,7 @@
 #endif
 #include <CL/cl.h>
 #include <stdio.h>
-#include "backend.h"
+#include "core/backend.h"
 
 /* Everything below is internal to the plugin: hidden from its dynamic symbol table. */
 #pragma GCC visibility push(hidden)

@@ -19,7 +19,7 @@
  * timer_end waits for the queue and returns max(END) - min(START) over them (CL_PROFILING_COMMAND_*,
  * the queue has CL_QUEUE_PROFILING_ENABLE), in seconds; 0 when nothing was enqueued.
  */
-#include "ocl.h"
+#include "opencl/ocl.h"
 
 #include <jansson.h>
 #include <limits.h>

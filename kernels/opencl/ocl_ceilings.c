@@ -11,7 +11,7 @@
  *                      per route (pageable, pinned, mapped), best of 5, bytes / event time.
  * Values are GB/s (1e9 bytes/s) and GFLOP/s (1e9 FLOP/s).
  */
-#include "ocl.h"
+#include "opencl/ocl.h"
 
 #include <math.h>
 #include <string.h>

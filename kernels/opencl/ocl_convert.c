@@ -5,7 +5,7 @@
  * copy and the conversion are timed separately with their own profiling events (and also join the
  * timer's list when a timer_begin is open).
  */
-#include "ocl.h"
+#include "opencl/ocl.h"
 
 #include <string.h>
 

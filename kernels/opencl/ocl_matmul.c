@@ -13,7 +13,7 @@
  * Timing: CLBlast may enqueue several kernels (pad/transpose + gemm) but returns the event of the
  * last one only, so a marker is enqueued first; the timer spans marker start .. gemm end.
  */
-#include "ocl.h"
+#include "opencl/ocl.h"
 
 #include <stdlib.h>
 #include <string.h>

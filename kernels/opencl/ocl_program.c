@@ -2,7 +2,7 @@
  * ocl_program.c - OpenCL error names and checking, the kernel directory, program builds (once per
  * device when an instance opens) and the kernel object cache. See ocl.h.
  */
-#include "ocl.h"
+#include "opencl/ocl.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  * runs every op on buffers sized by hb_op_input_elems/hb_op_output_elems, which the size check in
  * ocl_run() would refuse (HB_EINVAL) if the two disagreed.
  */
-#include "ocl.h"
+#include "opencl/ocl.h"
 
 #include <math.h>
 #include <string.h>

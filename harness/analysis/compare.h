@@ -1,0 +1,178 @@
+/*
+ * compare.h - regression gating (`hybench compare`), Google Benchmark export (`hybench gbench`),
+ * nightly history and baselines (`hybench trend`, `hybench baseline`). docs/compare.md describes
+ * the statistics and the command lines; this header the C interface used by the commands and tests.
+ *
+ * A comparison matches the case records of two results files (docs/results-schema.md) by their
+ * "key" ("op|shape|backend|mode|route|dtype"; the n-th repeat of a key in a file matches the n-th in
+ * the other) and decides per case from the raw samples (samples.total by default, samples.compute
+ * with metric "compute"):
+ *   ratio      = median(current) / median(baseline)                 (> 1: slower)
+ *   ci_lo/hi   = percentile-bootstrap CI of that ratio (rstats.h)
+ *   p          = two-sided Mann-Whitney U p-value of the two sample sets
+ *   q          = p adjusted by Benjamini-Hochberg over every case that has a p
+ *   regression : q <= alpha  and  ci_lo > 1 + t  (rule "ci", default; rule "point": ratio > 1 + t)
+ *                and  median(cur) - median(base) > min_delta
+ *   improvement: q <= alpha  and  ci_hi < 1 / (1 + t) (rule "point": ratio < 1/(1+t))
+ *                and  median(base) - median(cur) > min_delta
+ * with t the threshold of the case's backend (default 5%), raised to exp(noise_k * s) - 1 when
+ * noise_k > 0, s being the between-run noise of that backend: the robust spread (1.4826 x median
+ * absolute deviation) of log(ratio) over the backend's compared cases (an empirical null in the
+ * sense of Efron 2004; reported in every output, used only when asked for).
+ * Status changes fail the gate whatever the speed: a case that is `wrong` or `crashed` now and was
+ * not in the baseline ("became"), a case that was `ok` and is now anything else ("lost": failed,
+ * timed_out, no_resource, skipped, invalid), and a baseline case absent from the current run
+ * ("missing", unless allow_missing).
+ */
+#ifndef HB_COMPARE_H
+#define HB_COMPARE_H
+#include <stdio.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "core/hybench.h"
+#include "results/results.h"
+
+/* ---- options ---- */
+#define HB_CMP_MAX_BACKEND_THRESHOLDS 16
+typedef struct hb_cmp_options {
+    const char *metric;          /* "total" (default) or "compute": which samples.<metric> array */
+    double threshold;            /* default relative threshold (0.05 = 5%) */
+    struct { char backend[64]; double threshold; } per_backend[HB_CMP_MAX_BACKEND_THRESHOLDS];
+    int nper_backend;
+    double alpha;                /* false discovery rate for Benjamini-Hochberg (0.05) */
+    double confidence;           /* bootstrap CI level (0.95) */
+    int resamples;               /* bootstrap replicates (2000) */
+    uint64_t seed;               /* base seed; each case uses seed ^ hash(key) (deterministic) */
+    int rule_point;              /* 0: CI bound must clear the threshold (default); 1: point ratio */
+    double min_delta;            /* seconds: a change smaller than this in absolute time is never
+                                    flagged (default 0) */
+    size_t min_samples;          /* fewer samples on either side: verdict "insufficient" (3) */
+    int allow_missing;           /* baseline cases absent from the current run do not fail */
+    int force;                   /* compare even if the machines or schemas differ */
+    int ci_for_all;              /* 1: bootstrap every matched case (for the report, default);
+                                    0: only cases whose verdict depends on it (trend) */
+    int max_rows;                /* Markdown rows per table (50); JSON/JUnit always list every case */
+    double noise_k;              /* > 0: raise each backend's threshold to exp(noise_k * s) - 1
+                                    (s: between-run noise, see above); 0 = off (default) */
+} hb_cmp_options;
+
+/* Fill the defaults listed above. */
+void hb_cmp_options_default(hb_cmp_options *o);
+
+/* Parse one --threshold argument: "5%", "0.05" (a number < 1 is a fraction, >= 1 a percentage),
+ * or "BACKEND=5%" (BACKEND is a backend type such as "cuda", matching every instance "cuda:N", or
+ * an instance name such as "opencl:0:1"; an instance name wins over a type). Thresholds must lie in
+ * [0, 10] (0% to 1000%). Errors: HB_EINVAL with the reason in err; more than
+ * HB_CMP_MAX_BACKEND_THRESHOLDS per-backend entries is HB_EINVAL too. */
+hb_status hb_cmp_parse_threshold(hb_cmp_options *o, const char *arg, char *err, size_t errlen);
+/* Threshold that applies to a backend instance name (e.g. "cuda:0"). */
+double hb_cmp_threshold_for(const hb_cmp_options *o, const char *backend);
+
+/* ---- per-case outcome ---- */
+typedef enum hb_cmp_verdict {
+    HB_CMP_UNCHANGED,     /* matched, both ok, no significant change beyond the threshold */
+    HB_CMP_REGRESSION,    /* gate failure: significantly slower beyond the threshold */
+    HB_CMP_IMPROVEMENT,   /* significantly faster beyond the threshold */
+    HB_CMP_WRONG,         /* gate failure: wrong now, not wrong in the baseline (or new) */
+    HB_CMP_CRASHED,       /* gate failure: crashed now, not crashed in the baseline (or new) */
+    HB_CMP_LOST,          /* gate failure: ok in the baseline, another non-ok status now */
+    HB_CMP_MISSING,       /* gate failure (unless allow_missing): in the baseline only */
+    HB_CMP_NEW,           /* in the current run only (not wrong/crashed): informational */
+    HB_CMP_FIXED,         /* not ok in the baseline, ok now */
+    HB_CMP_STILL_BAD,     /* not ok in both (same or other non-ok status, e.g. skipped twice) */
+    HB_CMP_INSUFFICIENT,  /* both ok but fewer than min_samples samples (or a zero median) */
+    HB_CMP_VERDICT_COUNT
+} hb_cmp_verdict;
+/* "unchanged", "regression", "improvement", "wrong", "crashed", "lost", "missing", "new", "fixed",
+ * "still_bad", "insufficient". */
+const char *hb_cmp_verdict_name(hb_cmp_verdict v);
+/* 1 when the verdict fails the gate under options o. */
+int hb_cmp_verdict_fails(hb_cmp_verdict v, const hb_cmp_options *o);
+
+typedef struct hb_cmp_case {
+    char key[256];               /* the case key ("#2" appended to a repeated key) */
+    json_t *base, *cur;          /* borrowed case records (NULL when absent); owned by the hb_run */
+    const char *backend, *op, *shape_str, *mode, *route, *dtype; /* borrowed from base or cur */
+    const char *status_base, *status_cur;  /* NULL when absent */
+    size_t n_base, n_cur;        /* samples used */
+    double med_base, med_cur;    /* seconds; NAN when not available */
+    double ratio, ci_lo, ci_hi;  /* NAN when not computed */
+    double p, q;                 /* NAN when not tested */
+    double threshold;            /* t applied to this case: the backend's threshold, raised by
+                                    noise_k when that is on */
+    double noise;                /* between-run noise s of this case's backend; NAN when fewer
+                                    than 10 compared cases could estimate it */
+    int passes_base, passes_cur; /* ok passes with a median (pass_medians.<metric>); 0 without */
+    double pass_lo_base, pass_hi_base, pass_lo_cur, pass_hi_cur; /* fastest / slowest pass median (s) */
+    int pass_overlap;            /* 1 when both runs have >= 2 passes and the slower run's fastest
+                                    pass is not beyond the other run's slowest pass by the
+                                    threshold: the change is within between-process noise */
+    hb_cmp_verdict verdict;
+} hb_cmp_case;
+
+typedef struct hb_cmp_result {
+    hb_cmp_case *cases;          /* owned; sorted by key */
+    size_t n;
+    size_t count[HB_CMP_VERDICT_COUNT];
+    size_t matched;              /* keys present in both runs */
+    size_t tested;               /* cases with a p-value (the m of Benjamini-Hochberg) */
+    double shift;                /* median of ratios over tested cases (whole-run drift); NAN if none */
+    double noise_max;            /* largest per-backend between-run noise s; NAN if none */
+    int fails;                   /* number of cases that fail the gate */
+    double elapsed_s;            /* time spent in hb_compare_runs */
+} hb_cmp_result;
+
+/* 1 when a and b can be compared: both have a meta record with the same "schema", the same
+ * meta.host and the same meta.cpu.model. Otherwise 0 with the reason in why. */
+int hb_cmp_comparable(const hb_run *a, const hb_run *b, char *why, size_t whylen);
+
+/* Compare run cur against run base. res is filled (free with hb_cmp_result_free); its cases
+ * borrow json from base and cur, which must outlive it. Does not check comparability.
+ * Errors: HB_EINVAL (bad options; reason in err), HB_ENOMEM. */
+hb_status hb_compare_runs(const hb_run *base, const hb_run *cur, const hb_cmp_options *o,
+                          hb_cmp_result *res, char *err, size_t errlen);
+void hb_cmp_result_free(hb_cmp_result *r);
+
+/* Writers. Markdown: a summary, then tables of gate failures, of changes sorted by ratio (largest
+ * first) with medians in time units, the CI, p after BH and the verdict, then unmatched cases.
+ * JSON: {"tool","schema","baseline":{...},"current":{...},"options":{...},"summary":{...},
+ * "cases":[...]} (docs/compare.md). JUnit XML: one <testsuite> per backend, one <testcase> per
+ * case, <failure> for every case that fails the gate, <skipped> for cases not measured in both.
+ * They return HB_OK, or HB_EDEVICE when writing fails. */
+hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *base,
+                                const hb_run *cur, const hb_cmp_options *o);
+json_t *hb_cmp_to_json(const hb_cmp_result *r, const hb_run *base, const hb_run *cur,
+                       const hb_cmp_options *o);  /* new reference, NULL on ENOMEM */
+hb_status hb_cmp_write_junit(FILE *f, const hb_cmp_result *r, const hb_run *base,
+                             const hb_run *cur, const hb_cmp_options *o);
+
+/* Format a duration in seconds with 3 significant digits and a unit ("1.23 ms", "456 us" with the
+ * micro sign, "12.0 ns"). Returns buf. */
+char *hb_fmt_time(double s, char *buf, size_t len);
+
+/* ---- Google Benchmark JSON (gbench.c) ---- */
+/* The run as a Google Benchmark JSON document ({"context":{...},"benchmarks":[...]}), readable by
+ * Google Benchmark's tools/compare.py, github-action-benchmark (tool "googlecpp") and bencher
+ * (adapter "cpp_google"). Each case with status ok becomes one benchmark family named after its key
+ * ("matmul/m:1024/n:1024/k:1024/cpu/f32/pageable/f32"): one "iteration" entry per sample
+ * (iterations 1, repetitions = sample count, real_time = cpu_time = the sample in ns; hybench does
+ * not measure CPU time) unless aggregates_only, then "aggregate" entries mean, median, stddev (ns)
+ * and cv (fraction, aggregate_unit "percentage"). Cases that are not ok are listed with
+ * "error_occurred": true and their reason. metric: "total" or "compute". New reference; NULL on
+ * ENOMEM. */
+json_t *hb_gbench_from_run(const hb_run *r, const char *metric, int aggregates_only);
+/* `hybench gbench RESULTS.jsonl [-o FILE] [--metric total|compute] [--aggregates-only]`.
+ * Proposed for commands.h; main.c should dispatch "gbench" here. */
+int hb_cmd_gbench(int argc, char **argv);
+
+/* ---- history and baselines (trend.c) ---- */
+/* Host name made safe for a file name: [A-Za-z0-9._-] kept, anything else '_'; "unknown" if empty.
+ * Returns buf. */
+char *hb_host_slug(const char *host, char *buf, size_t len);
+/* Paths of the baseline of host in dir: "<dir>/<slug>.jsonl" and "<dir>/<slug>.json". */
+void hb_baseline_paths(const char *dir, const char *host, char *jsonl, char *json, size_t len);
+/* Append one line {run_id, date, commit, host, cpu_model, file, cases, ok, wrong, crashed,
+ * complete} describing results file `results` to the JSON Lines index `index_path` (created if
+ * absent). Errors: HB_EINVAL (results unreadable; reason in err), HB_EDEVICE (cannot write). */
+hb_status hb_history_append(const char *index_path, const char *results, char *err, size_t errlen);
+#endif

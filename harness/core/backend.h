@@ -1,0 +1,145 @@
+/*
+ * backend.h - the backend interface (one struct of hooks, ggml/fio style) and the registry.
+ *
+ * A backend *type* (cpu-ref, cpu, opencl, cuda, metal, coreml) is listed in registry.c. Its
+ * enumerate hook opens zero or more *instances* (opencl:0:0, cuda:0, ...). An instance carries a
+ * pointer to the type's hooks and a private context. Required hooks are checked once when the
+ * registry opens an instance (hb_backend_validate), optional ones are NULL-checked by the driver.
+ *
+ * Memory hooks are separate from compute: buffers are allocated, filled and read back without
+ * running an op, so `resident` chains keep buffers on the device between runs with no new hook.
+ *
+ * Threading: an instance is used from one thread. Each backend type runs in its own child
+ * process (driver.c); no hook may rely on state created in the parent before fork().
+ */
+#ifndef HB_BACKEND_H
+#define HB_BACKEND_H
+
+#include "core/hybench.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HB_BACKEND_ABI 1
+
+/* A tensor's memory for one backend. `host` is the host-side tensor/staging memory the driver
+ * reads and writes, allocated according to `route`:
+ *   pageable: ordinary malloc'd memory; upload/download copy it to/from `dev`.
+ *   pinned:   page-locked staging (cudaHostAlloc, CL_MEM_ALLOC_HOST_PTR); copies are async/DMA.
+ *   mapped:   zero-copy host memory the device reads/writes directly; upload/download do no copy
+ *             (at most a map/unmap or a flush).
+ * For backends that compute in host memory (cpu-ref, cpu), dev == host and upload/download are
+ * no-ops. `bytes` is the size in the device dtype (hb_dtype_size(case dtype) * elements).
+ * Ownership: the backend allocates and frees everything behind an hb_buf. */
+typedef struct hb_buf {
+    void *host;          /* host view, `bytes` long, 64-byte aligned */
+    void *dev;           /* device handle (cl_mem, CUdeviceptr as void*, or == host) */
+    size_t bytes;
+    hb_route route;
+    hb_dtype dtype;      /* element type stored (set by the driver right after buf_alloc; f32 if unset) */
+    void *priv;          /* backend-private */
+} hb_buf;
+
+/* One measured ceiling: a name the op metadata refers to, a value and a unit.
+ * Standard names: "copy_gbps" (device/host memory copy, bytes read + written),
+ * "triad_gbps", "peak_gflops_f32", "peak_gflops_tf32", "peak_gflops_f16", "peak_gflops_bf16",
+ * "h2d_gbps_<route>", "d2h_gbps_<route>". */
+typedef struct hb_ceiling { char name[40]; double value; char unit[12]; char how[96]; } hb_ceiling;
+#define HB_MAX_CEILINGS 24
+
+typedef struct hb_instance hb_instance;
+
+typedef struct hb_backend_ops {
+    int abi;                                  /* HB_BACKEND_ABI */
+    const char *type;                         /* "cpu", "opencl", ... */
+    /* Required: open up to max instances into out[] (zero-initialized by the caller; fill name,
+     * description, ops, ctx). Return the count (0..max). When 0, write why into reason.
+     * Never aborts when a driver/library/device is missing. */
+    int (*enumerate)(hb_instance *out, int max, char *reason, size_t reasonlen);
+    /* Required: release the instance's context. */
+    void (*close)(hb_instance *inst);
+    /* Required: HB_OK if this instance can run case c (op, dtype, route, mode, shape), else HB_ESKIP
+     * with the reason in reason (e.g. "f16 needs cl_khr_fp16"). Must not allocate device memory. */
+    hb_status (*supports)(hb_instance *inst, const hb_case *c, char *reason, size_t reasonlen);
+    /* Required: allocate a buffer of `bytes` for `route`. HB_ENOMEM when memory is short. */
+    hb_status (*buf_alloc)(hb_instance *inst, size_t bytes, hb_route route, hb_buf *out);
+    void (*buf_free)(hb_instance *inst, hb_buf *b);
+    /* Required: host -> device and device -> host for a whole buffer. Blocking: the copy has
+     * completed when they return (BabelStream convention). */
+    hb_status (*upload)(hb_instance *inst, hb_buf *b);
+    hb_status (*download)(hb_instance *inst, hb_buf *b);
+    /* Required: run case c's op on device buffers in[0..ninputs-1] -> out, in dtype c->dtype.
+     * Blocking: the op has completed when it returns. Errors: HB_ESKIP, HB_ENOMEM, HB_EDEVICE. */
+    hb_status (*run)(hb_instance *inst, const hb_case *c, hb_buf *const *in, hb_buf *out);
+    /* Optional: device-side timing. timer_begin records a start event on the instance's stream/queue;
+     * timer_end records the stop event, waits for it and returns the elapsed device time in seconds.
+     * NULL: the driver uses the host monotonic clock alone. */
+    hb_status (*timer_begin)(hb_instance *inst);
+    hb_status (*timer_end)(hb_instance *inst, double *seconds);
+    /* Optional: measure this instance's ceilings now; fill out[0..n-1], return n. */
+    int (*ceilings)(hb_instance *inst, hb_ceiling *out, int max);
+    /* Optional: bytes of device memory currently allocated by this backend, and the device's free
+     * and total bytes (cudaMemGetInfo); -1 where unknown. */
+    void (*mem_info)(hb_instance *inst, int64_t *allocated, int64_t *free_b, int64_t *total_b);
+    /* Optional: per-case extra facts for the result record as a JSON object text ("{...}"),
+     * e.g. {"matmul_impl":"clblast","sm_clock_mhz":1980}. Written into buf; return HB_OK. */
+    hb_status (*case_info)(hb_instance *inst, const hb_case *c, char *buf, size_t len);
+    /* Optional: instance facts for the metadata record as a JSON object text (driver/runtime
+     * versions, memory, compute units, fp16 support ...). */
+    hb_status (*describe)(hb_instance *inst, char *buf, size_t len);
+    /* Optional: called between samples when a cold (cache-flushed) run is asked for. */
+    void (*flush_cache)(hb_instance *inst);
+    /* Optional (mode `convert-device`): copy n f64 values from host memory src to the device and
+     * convert them there into b's dtype; and the reverse for an output. Blocking. *copy_s and
+     * *convert_s receive the device time of the copy and of the conversion (seconds).
+     * NULL: the backend has no device-side conversion and convert-device cases are skipped. */
+    hb_status (*upload_f64)(hb_instance *inst, hb_buf *b, const double *src, size_t n, double *copy_s, double *convert_s);
+    hb_status (*download_f64)(hb_instance *inst, hb_buf *b, double *dst, size_t n, double *copy_s, double *convert_s);
+} hb_backend_ops;
+
+struct hb_instance {
+    char name[48];          /* "cpu", "opencl:0:0", "cuda:0" */
+    char description[160];  /* "Intel Xeon ... / OpenBLAS 0.3.21", "NVIDIA H100 80GB HBM3" */
+    int host_memory;        /* 1 if it computes in host memory (h2d/d2h are 0) */
+    const hb_backend_ops *ops;
+    void *ctx;
+};
+
+/* Registry entry: every backend type is listed, compiled in, loadable as a plugin or neither
+ * (stress-ng style). */
+typedef struct hb_backend_entry {
+    const char *type;
+    const hb_backend_ops *ops;      /* linked in: non-NULL */
+    const char *plugin;             /* else a plugin file ("hb_opencl.so") exporting `symbol` */
+    const char *symbol;             /* "hb_opencl_ops" */
+    const char *unavailable;        /* reason when there is neither (metal, coreml off Apple hardware) */
+} hb_backend_entry;
+
+extern const hb_backend_entry hb_backends[];
+extern const int hb_nbackends;
+
+/* Validate the required hooks of ops (fio style, at registration). HB_OK or HB_EINVAL. */
+hb_status hb_backend_validate(const hb_backend_ops *ops);
+/* Find a backend type by name ("opencl" matches "opencl:0:0" too); NULL if unknown. */
+const hb_backend_entry *hb_backend_find(const char *type);
+/* The ops of entry e: linked-in ops, or the plugin dlopen'd from $HB_PLUGIN_DIR or the directory of
+ * the running executable. NULL with the reason (dlerror text, or e->unavailable) in reason.
+ * The plugin stays loaded for the life of the process. */
+const hb_backend_ops *hb_backend_load(const hb_backend_entry *e, char *reason, size_t reasonlen);
+/* Enumerate entry e's instances into out[0..max-1] (zeroed here). Returns the count; 0 with the
+ * reason when the type is unavailable or has no device. Instances are closed with
+ * inst->ops->close(inst). */
+int hb_backend_open(const hb_backend_entry *e, hb_instance *out, int max, char *reason, size_t reasonlen);
+
+/* Per-type ops linked into the binary (kernels/cpu_ref, kernels/cpu). The OpenCL and CUDA backends
+ * are plugins (build/hb_opencl.so, build/hb_cuda.so) exporting hb_opencl_ops / hb_cuda_ops. */
+extern const hb_backend_ops hb_cpu_ref_ops;
+extern const hb_backend_ops hb_cpu_ops;
+/* Defined by the plugins (never linked into the main binary). */
+extern const hb_backend_ops hb_opencl_ops;
+extern const hb_backend_ops hb_cuda_ops;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

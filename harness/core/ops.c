@@ -1,0 +1,363 @@
+/*
+ * ops.c - the op metadata table, shape parsing/formatting and the enum name tables of hybench.h.
+ * FLOP counts follow the usual conventions (a multiply-add is 2 FLOPs, as in BLAS/cuBLAS and
+ * benchdnn reports); transcendental functions count 1. Bytes follow STREAM/BabelStream: each input
+ * read once, the output written once.
+ */
+#include "core/hybench.h"
+#include "measure/chain.h"
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const status_names[HB_STATUS_COUNT] = {
+    "ok", "skipped", "no_resource", "failed", "invalid", "wrong", "crashed", "timed_out"};
+_Static_assert(sizeof status_names / sizeof status_names[0] == HB_STATUS_COUNT, "status table");
+
+const char *hb_status_name(hb_status s) { return (unsigned)s < HB_STATUS_COUNT ? status_names[s] : "unknown"; }
+hb_status hb_status_from_name(const char *s)
+{
+    for (int i = 0; i < HB_STATUS_COUNT; i++)
+        if (s && !strcmp(s, status_names[i])) return (hb_status)i;
+    return HB_STATUS_COUNT;
+}
+
+static const char *const family_names[HB_FAM_COUNT] = {
+    "elementwise", "matmul", "conv2d", "pooling", "reduction", "attention", "chain"};
+const char *hb_family_name(hb_family f) { return (unsigned)f < HB_FAM_COUNT ? family_names[f] : "unknown"; }
+
+static const char *const dtype_names[HB_DTYPE_COUNT] = {"f32", "tf32", "f16", "bf16"};
+static const char *const mode_names[HB_MODE_COUNT] = {"convert", "f32", "resident", "convert-device"};
+static const char *const route_names[HB_ROUTE_COUNT] = {"pageable", "pinned", "mapped"};
+
+const char *hb_dtype_name(hb_dtype d) { return (unsigned)d < HB_DTYPE_COUNT ? dtype_names[d] : "?"; }
+const char *hb_mode_name(hb_mode m) { return (unsigned)m < HB_MODE_COUNT ? mode_names[m] : "?"; }
+const char *hb_route_name(hb_route r) { return (unsigned)r < HB_ROUTE_COUNT ? route_names[r] : "?"; }
+
+static int find_name(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; s && i < n; i++)
+        if (!strcmp(s, names[i])) return i;
+    return -1;
+}
+int hb_dtype_parse(const char *s) { return find_name(s, dtype_names, HB_DTYPE_COUNT); }
+int hb_mode_parse(const char *s) { return find_name(s, mode_names, HB_MODE_COUNT); }
+int hb_route_parse(const char *s) { return find_name(s, route_names, HB_ROUTE_COUNT); }
+size_t hb_dtype_size(hb_dtype d) { return (d == HB_F16 || d == HB_BF16) ? 2 : 4; }
+
+static const hb_op_info op_table[HB_OP_COUNT] = {
+#define HB_X(e, n, f, ni, b) {n, f, ni, b},
+    HB_OP_LIST(HB_X)
+#undef HB_X
+};
+_Static_assert(sizeof op_table / sizeof op_table[0] == HB_OP_COUNT, "op table");
+
+const hb_op_info *hb_op_get(hb_op op) { return (unsigned)op < HB_OP_COUNT ? &op_table[op] : NULL; }
+int hb_op_parse(const char *name)
+{
+    for (int i = 0; name && i < HB_OP_COUNT; i++)
+        if (!strcmp(name, op_table[i].name)) return i;
+    return -1;
+}
+
+/* ---- shapes ---- */
+#define F(x, h) {#x, offsetof(hb_shape, x), h}
+const hb_shape_field hb_shape_fields[] = {
+    F(n, "elements (elementwise, sum_all); columns of B/C (matmul)"),
+    F(m, "rows of A and C (matmul)"), F(k, "inner dimension (matmul)"),
+    F(batch, "batch (bmm, conv2d, pooling, attention)"),
+    F(c, "input channels"), F(h, "input height"), F(w, "input width"),
+    F(oc, "output channels (conv2d)"), F(kh, "kernel height"), F(kw, "kernel width"),
+    F(sh, "stride height"), F(sw, "stride width"), F(ph, "padding height"), F(pw, "padding width"),
+    F(dh, "dilation height (1 = none)"), F(dw, "dilation width (1 = none)"), F(g, "groups"),
+    F(rows, "rows (reductions, rmsnorm)"), F(cols, "columns (reduced axis)"),
+    F(heads, "query heads"), F(kv_heads, "key/value heads"), F(seq, "query length"),
+    F(kv_seq, "key/value length"), F(head_dim, "head dimension"), F(causal, "causal mask (0/1)"),
+};
+#undef F
+const int hb_shape_nfields = (int)(sizeof hb_shape_fields / sizeof hb_shape_fields[0]);
+
+static int64_t *field_ptr(hb_shape *s, int i) { return (int64_t *)((char *)s + hb_shape_fields[i].offset); }
+static int64_t field_get(const hb_shape *s, int i) { return *(const int64_t *)((const char *)s + hb_shape_fields[i].offset); }
+
+hb_status hb_shape_parse(const char *text, hb_shape *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    const char *p = text;
+    while (*p) {
+        while (*p && (isspace((unsigned char)*p) || *p == ',')) p++;
+        if (!*p) break;
+        const char *k0 = p;
+        while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
+        size_t klen = (size_t)(p - k0);
+        if (*p != '=' || klen == 0) {
+            snprintf(err, errlen, "shape \"%s\": expected key=value at \"%.20s\"", text, k0);
+            return HB_EINVAL;
+        }
+        p++;
+        int fi = -1;
+        for (int i = 0; i < hb_shape_nfields; i++)
+            if (strlen(hb_shape_fields[i].name) == klen && !strncmp(hb_shape_fields[i].name, k0, klen)) fi = i;
+        if (fi < 0) {
+            snprintf(err, errlen, "shape \"%s\": unknown field \"%.*s\"", text, (int)klen, k0);
+            return HB_EINVAL;
+        }
+        errno = 0;
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || errno) {
+            snprintf(err, errlen, "shape \"%s\": bad number for %s", text, hb_shape_fields[fi].name);
+            return HB_EINVAL;
+        }
+        /* optional binary suffixes Ki/Mi/Gi and 2^N */
+        if (*end == '^' && v == 2) {
+            char *e2;
+            long long ex = strtoll(end + 1, &e2, 10);
+            if (e2 == end + 1 || ex < 0 || ex > 62) {
+                snprintf(err, errlen, "shape \"%s\": bad exponent for %s", text, hb_shape_fields[fi].name);
+                return HB_EINVAL;
+            }
+            v = 1LL << ex;
+            end = e2;
+        } else if ((end[0] == 'K' || end[0] == 'M' || end[0] == 'G') && end[1] == 'i') {
+            v <<= end[0] == 'K' ? 10 : end[0] == 'M' ? 20 : 30;
+            end += 2;
+        }
+        if (*end && !isspace((unsigned char)*end) && *end != ',') {
+            snprintf(err, errlen, "shape \"%s\": trailing characters after %s", text, hb_shape_fields[fi].name);
+            return HB_EINVAL;
+        }
+        *field_ptr(s, fi) = v;
+        p = end;
+    }
+    return HB_OK;
+}
+
+int64_t hb_shape_oh(const hb_shape *s) { return (s->h + 2 * s->ph - s->dh * (s->kh - 1) - 1) / s->sh + 1; }
+int64_t hb_shape_ow(const hb_shape *s) { return (s->w + 2 * s->pw - s->dw * (s->kw - 1) - 1) / s->sw + 1; }
+
+/* Largest element count hybench accepts for one tensor: 2^34 (64 GiB of f32). Beyond that a shape is
+ * "absurd" for every device of today and is refused up front. */
+#define HB_MAX_TENSOR_ELEMS (1LL << 34)
+
+#define NEED(f) do { if (s->f <= 0) { snprintf(err, errlen, "%s needs %s > 0", info->name, #f); return HB_EINVAL; } } while (0)
+#define DEF(f, v) do { if (s->f == 0) s->f = (v); } while (0)
+
+hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
+{
+    const hb_op_info *info = hb_op_get(op);
+    if (!info) { snprintf(err, errlen, "unknown op %d", (int)op); return HB_EINVAL; }
+    for (int i = 0; i < hb_shape_nfields; i++)
+        if (field_get(s, i) < 0) {
+            snprintf(err, errlen, "%s: negative %s", info->name, hb_shape_fields[i].name);
+            return HB_EINVAL;
+        }
+    switch (op) {
+    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: case HB_OP_SUM_ALL:
+        NEED(n); break;
+    case HB_OP_BMM: NEED(batch); /* fall through */
+    case HB_OP_MATMUL: NEED(m); NEED(n); NEED(k); break;
+    case HB_OP_CONV2D: case HB_OP_MAXPOOL: case HB_OP_AVGPOOL:
+        DEF(batch, 1); NEED(c); NEED(h); DEF(w, s->h); NEED(kh); DEF(kw, s->kh);
+        DEF(sh, 1); DEF(sw, s->sh); DEF(dh, 1); DEF(dw, s->dh); DEF(g, 1);
+        if (s->pw == 0 && s->ph && s->kw == s->kh) s->pw = s->ph; /* square kernels pad square by default */
+        if (op == HB_OP_CONV2D) {
+            NEED(oc);
+            if (s->c % s->g || s->oc % s->g) { snprintf(err, errlen, "conv2d: groups %lld must divide c and oc", (long long)s->g); return HB_EINVAL; }
+        } else {
+            s->oc = 0;
+            if (s->dh != 1 || s->dw != 1 || s->g != 1) { snprintf(err, errlen, "%s: no dilation or groups", info->name); return HB_EINVAL; }
+            if (s->ph * 2 > s->kh || s->pw * 2 > s->kw) { snprintf(err, errlen, "%s: padding over half the kernel", info->name); return HB_EINVAL; }
+        }
+        if (hb_shape_oh(s) <= 0 || hb_shape_ow(s) <= 0) { snprintf(err, errlen, "%s: kernel larger than padded input", info->name); return HB_EINVAL; }
+        break;
+    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_RMSNORM:
+        NEED(rows); NEED(cols); break;
+    case HB_OP_CHAIN:
+        NEED(seq); DEF(kv_seq, s->seq); DEF(batch, 1);
+        if (s->kv_seq < s->seq) { snprintf(err, errlen, "chain: kv_seq must be >= seq"); return HB_EINVAL; }
+        if (s->seq > 65536 || s->kv_seq > 65536) { snprintf(err, errlen, "chain: absurd size: seq and kv_seq are limited to 65536"); return HB_EINVAL; }
+        return HB_OK;
+    case HB_OP_ATTENTION:
+        DEF(batch, 1); NEED(heads); DEF(kv_heads, s->heads); NEED(seq); DEF(kv_seq, s->seq); NEED(head_dim);
+        if (s->heads % s->kv_heads) { snprintf(err, errlen, "attention: kv_heads must divide heads"); return HB_EINVAL; }
+        if (s->causal > 1) { snprintf(err, errlen, "attention: causal is 0 or 1"); return HB_EINVAL; }
+        if (s->causal && s->kv_seq < s->seq) { snprintf(err, errlen, "attention: causal needs kv_seq >= seq"); return HB_EINVAL; }
+        break;
+    default: break;
+    }
+    /* absurd sizes: any tensor over 2^34 elements, or products that overflow */
+    for (int i = 0; i <= info->ninputs; i++) {
+        int64_t v = i < info->ninputs ? hb_op_input_elems(op, s, i) : hb_op_output_elems(op, s);
+        double e = (double)v;
+        if (v <= 0 || e > (double)HB_MAX_TENSOR_ELEMS) {
+            snprintf(err, errlen, "%s: absurd size: %s has %.3g elements (limit 2^34)", info->name,
+                     i < info->ninputs ? "an input" : "the output", e);
+            return HB_EINVAL;
+        }
+    }
+    return HB_OK;
+}
+
+/* Fields each op uses, for printing, in order. */
+static const char *const op_fields[HB_OP_COUNT] = {
+    [HB_OP_ADD] = "n", [HB_OP_MUL] = "n", [HB_OP_RELU] = "n", [HB_OP_GELU] = "n", [HB_OP_SILU] = "n",
+    [HB_OP_MATMUL] = "m n k", [HB_OP_BMM] = "batch m n k",
+    [HB_OP_CONV2D] = "batch c h w oc kh kw sh sw ph pw dh dw g",
+    [HB_OP_MAXPOOL] = "batch c h w kh kw sh sw ph pw", [HB_OP_AVGPOOL] = "batch c h w kh kw sh sw ph pw",
+    [HB_OP_SUM] = "rows cols", [HB_OP_MEAN] = "rows cols", [HB_OP_MAX] = "rows cols", [HB_OP_SUM_ALL] = "n",
+    [HB_OP_RMSNORM] = "rows cols", [HB_OP_ATTENTION] = "batch heads kv_heads seq kv_seq head_dim causal",
+    [HB_OP_CHAIN] = "seq kv_seq",
+};
+
+char *hb_shape_format(hb_op op, const hb_shape *s, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    const char *list = (unsigned)op < HB_OP_COUNT ? op_fields[op] : "";
+    char name[16];
+    while (*list) {
+        int nl = 0;
+        while (list[nl] && list[nl] != ' ') nl++;
+        snprintf(name, sizeof name, "%.*s", nl, list);
+        list += nl;
+        while (*list == ' ') list++;
+        for (int i = 0; i < hb_shape_nfields; i++) {
+            if (strcmp(hb_shape_fields[i].name, name)) continue;
+            int64_t v = field_get(s, i);
+            /* omit defaults that carry no information */
+            if ((!strcmp(name, "dh") || !strcmp(name, "dw") || !strcmp(name, "g")) && v == 1) break;
+            if (!strcmp(name, "causal") && v == 0) break;
+            if (used < len)
+                used += (size_t)snprintf(buf + used, len - used, "%s%s=%lld", used ? " " : "", name, (long long)v);
+        }
+    }
+    return buf;
+}
+
+int64_t hb_op_input_elems(hb_op op, const hb_shape *s, int i)
+{
+    switch (op) {
+    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: case HB_OP_SUM_ALL:
+        return s->n;
+    case HB_OP_MATMUL: return i == 0 ? s->m * s->k : s->k * s->n;
+    case HB_OP_BMM: return i == 0 ? s->batch * s->m * s->k : s->batch * s->k * s->n;
+    case HB_OP_CONV2D: return i == 0 ? s->batch * s->c * s->h * s->w : s->oc * (s->c / (s->g ? s->g : 1)) * s->kh * s->kw;
+    case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: return s->batch * s->c * s->h * s->w;
+    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: return s->rows * s->cols;
+    case HB_OP_RMSNORM: return i == 0 ? s->rows * s->cols : s->cols;
+    case HB_OP_ATTENTION:
+        return i == 0 ? s->batch * s->heads * s->seq * s->head_dim : s->batch * s->kv_heads * s->kv_seq * s->head_dim;
+    default: return 0;
+    }
+}
+
+int64_t hb_op_output_elems(hb_op op, const hb_shape *s)
+{
+    switch (op) {
+    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: return s->n;
+    case HB_OP_SUM_ALL: return 1;
+    case HB_OP_MATMUL: return s->m * s->n;
+    case HB_OP_BMM: return s->batch * s->m * s->n;
+    case HB_OP_CONV2D: return s->batch * s->oc * hb_shape_oh(s) * hb_shape_ow(s);
+    case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: return s->batch * s->c * hb_shape_oh(s) * hb_shape_ow(s);
+    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: return s->rows;
+    case HB_OP_RMSNORM: return s->rows * s->cols;
+    case HB_OP_ATTENTION: return s->batch * s->heads * s->seq * s->head_dim;
+    case HB_OP_CHAIN: return s->seq * 2048;
+    default: return 0;
+    }
+}
+
+/* Attention FLOPs: QK^T and PV are 2*seq*kv_seq*head_dim each per (batch, head) (FlashAttention's
+ * convention, 4*b*h*s*s_kv*d); causal masks count only the visible part; softmax is not counted. */
+static double attention_flops(const hb_shape *s)
+{
+    double pairs = (double)s->seq * (double)s->kv_seq;
+    if (s->causal) {
+        /* query i sees i + (kv_seq - seq) + 1 keys */
+        double off = (double)(s->kv_seq - s->seq);
+        pairs = (double)s->seq * (off + 1) + (double)s->seq * ((double)s->seq - 1) / 2;
+    }
+    return 4.0 * (double)s->batch * (double)s->heads * pairs * (double)s->head_dim;
+}
+
+double hb_op_flops(hb_op op, const hb_shape *s)
+{
+    double n = (double)s->n;
+    switch (op) {
+    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: return n;
+    case HB_OP_GELU: return 8 * n;   /* x^3, fma, tanh, mul, add, mul: ~8 */
+    case HB_OP_SILU: return 4 * n;   /* exp, add, div, neg */
+    case HB_OP_SUM_ALL: return n;
+    case HB_OP_MATMUL: return 2.0 * (double)s->m * (double)s->n * (double)s->k;
+    case HB_OP_BMM: return 2.0 * (double)s->batch * (double)s->m * (double)s->n * (double)s->k;
+    case HB_OP_CONV2D:
+        return 2.0 * (double)hb_op_output_elems(op, s) * (double)(s->c / s->g) * (double)s->kh * (double)s->kw;
+    case HB_OP_MAXPOOL: case HB_OP_AVGPOOL:
+        return (double)hb_op_output_elems(op, s) * (double)s->kh * (double)s->kw;
+    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: return (double)s->rows * (double)s->cols;
+    case HB_OP_RMSNORM: return 4.0 * (double)s->rows * (double)s->cols;
+    case HB_OP_ATTENTION: return attention_flops(s);
+    case HB_OP_CHAIN: return hb_chain_flops(s);
+    default: return 0;
+    }
+}
+
+double hb_op_bytes(hb_op op, const hb_shape *s, size_t elem_size)
+{
+    const hb_op_info *info = hb_op_get(op);
+    if (!info) return 0;
+    if (op == HB_OP_CHAIN) return hb_chain_bytes(s, elem_size);
+    double e = (double)hb_op_output_elems(op, s);
+    for (int i = 0; i < info->ninputs; i++) {
+        /* attention reads K and V: inputs 1 and 2 */
+        e += (double)hb_op_input_elems(op, s, i);
+    }
+    return e * (double)elem_size;
+}
+
+/* Reduction length of one output element (how many products/terms are summed into it). */
+static double reduction_length(hb_op op, const hb_shape *s)
+{
+    switch (op) {
+    case HB_OP_MATMUL: case HB_OP_BMM: return (double)s->k;
+    case HB_OP_CONV2D: return (double)(s->c / s->g * s->kh * s->kw);
+    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_RMSNORM: return (double)s->cols;
+    case HB_OP_SUM_ALL: return (double)s->n;
+    case HB_OP_ATTENTION: return (double)(s->kv_seq > s->head_dim ? s->kv_seq : s->head_dim);
+    default: return 1;
+    }
+}
+
+/* Tolerances: f32 rounding grows like sqrt(L) * 2^-24 for a random-sign sum of length L (Higham,
+ * "Accuracy and Stability of Numerical Algorithms", 2nd ed., sec. 3.1, probabilistic bound); we allow
+ * 100x that, floor 1e-5, cap 1e-3. tf32 keeps 10 mantissa bits (2^-11 ~ 4.9e-4 per product),
+ * f16 10 bits, bf16 7 bits (2^-8 ~ 3.9e-3); the caps follow the method notes' observed ranges
+ * (tf32 ~3e-4, bf16 1e-3..1e-2) with headroom. Elementwise gelu/silu in f32 use expf/tanhf: 1e-5. */
+double hb_op_tolerance(hb_op op, const hb_shape *s, hb_dtype d)
+{
+    switch (d) {
+    case HB_TF32: return 5e-3;
+    case HB_F16: return 1e-2;
+    case HB_BF16: return 3e-2;
+    default: break;
+    }
+    if (op == HB_OP_CHAIN) return 1e-3; /* 14 ops, reductions up to 5632 long, softmax */
+    double t = 100.0 * sqrt(reduction_length(op, s)) * 5.96e-8;
+    if (t < 1e-5) t = 1e-5;
+    if (t > 1e-3) t = 1e-3;
+    return t;
+}
+
+char *hb_case_key(const hb_case *c, const char *backend, char *buf, size_t len)
+{
+    char sh[160];
+    hb_shape_format(c->op, &c->shape, sh, sizeof sh);
+    snprintf(buf, len, "%s|%s|%s|%s|%s|%s", hb_op_get(c->op) ? hb_op_get(c->op)->name : "?", sh, backend,
+             hb_mode_name(c->mode), hb_route_name(c->route), hb_dtype_name(c->dtype));
+    return buf;
+}

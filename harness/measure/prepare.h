@@ -1,0 +1,39 @@
+/*
+ * prepare.h - the state a timed compute phase starts from, the same in every mode (docs/measurement.md,
+ * "Hot and cold").
+ *
+ * The questions hybench answers are differences between modes (convert, f32, convert-device,
+ * resident), so a compute phase must not inherit a cache or thread state from the phases a mode runs
+ * before it. Before each timed compute the driver and the chain runner call hb_compute_prepare:
+ *   hot (the default): the op's steady state. The op runs, untimed, on the same operands until a run
+ *     takes no more than HB_SETTLE_TOL over the fastest warm run of the case so far (the first call
+ *     runs twice at least); at most HB_SETTLE_MAX runs per call. One
+ *     run is not always enough: after a conversion has streamed f64 data through the caches, a
+ *     victim L3 with insertion-priority replacement (AMD Zen) takes several passes over a 16 MiB
+ *     operand before it holds it again (measured on a 2-vCPU EPYC VM: max over 4096x1024 computed
+ *     3.9x slower after convert than in f32 with no warm run, 2.5x after one, 1.1x after five).
+ *   cold (--cold): the backend evicts its caches (flush_cache: host LLC for cpu-ref and cpu, device
+ *     L2 / global cache for cuda and opencl), so the timed run reads its operands from memory.
+ * The preparation belongs to no phase and is subtracted from the measured total.
+ */
+#ifndef HB_PREPARE_H
+#define HB_PREPARE_H
+#include "core/backend.h"
+
+#define HB_SETTLE_TOL 0.05 /* 5%: the mode-invariance tolerance (modecheck.h) */
+#define HB_SETTLE_MAX 8
+
+/* Per case (per chain step) state of the hot rule: zero-initialize before the case's first call. */
+typedef struct hb_prep_state {
+    double best_s;      /* host seconds of the case's fastest warm run so far; 0 before the first */
+    long runs, calls;   /* untimed runs and preparations so far (their ratio is recorded) */
+} hb_prep_state;
+
+/* Bring the start state of the next run of case c on inst (operands in[0..ninputs-1], out; device
+ * buffers as for ops->run) to the rule above; cold selects --cold; ps is the case's state (updated).
+ * *spent_s receives the wall seconds the preparation took (the caller subtracts them from its
+ * measured total). Returns HB_OK, or the error of an untimed run (the caller reports it as it would a
+ * timed run's). A backend without a flush_cache hook runs cold cases warm. */
+hb_status hb_compute_prepare(hb_instance *inst, int cold, const hb_case *c, hb_buf *const *in, hb_buf *out,
+                             hb_prep_state *ps, double *spent_s);
+#endif

@@ -1,0 +1,278 @@
+/* report_data.c - loading results files into the report's runs, devices and rows; number
+ * formatting helpers. See report.h. */
+#include "report/report.h"
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define DNAN ((double)NAN) /* NAN is a float constant */
+
+const char *const hb_report_phase_names[HB_RPH_COUNT] = {
+    "convert_in", "h2d", "compute", "d2h", "convert_out", "total"
+};
+
+/* The plan's figures; see report.h for the source of each. */
+const hb_plan hb_report_plan = {
+    .conv_lo_pct = 10.0, .conv_hi_pct = 30.0,
+    .conv_ok_lo_pct = 15.0, .conv_ok_hi_pct = 25.0,
+    .f32_of_f16_min_pct = 60.0,
+    .ane_f32_of_f16_lo_pct = 50.0, .ane_f32_of_f16_hi_pct = 60.0,
+    .mem_lo_pct = 20.0, .mem_hi_pct = 30.0,
+    .cpu_below_bytes = 1e6,
+    .ane_below_bytes = 1e8,
+    .matmul_gpu_above_elems = 1e4,
+    .tensor_elem_bytes = 4.0,
+};
+
+static const char *jstr(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+static double jnum(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : DNAN;
+}
+
+static int contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (!strncasecmp(hay, needle, n)) return 1;
+    return 0;
+}
+
+void hb_report_free(hb_report *rp)
+{
+    if (!rp) return;
+    for (int i = 0; i < rp->nruns; i++) hb_run_free(&rp->runs[i].r);
+    free(rp->runs);
+    free(rp->devs);
+    free(rp->rows);
+    free(rp->plots);
+    json_decref(rp->summary);
+    json_decref(rp->routing);
+    json_decref(rp->doc);
+    memset(rp, 0, sizeof *rp);
+}
+
+/* Find or add the device (run, backend name). Returns its index or -1 on allocation failure. */
+static int dev_find_add(hb_report *rp, int *cap, int run, const char *backend, json_t *rec)
+{
+    for (int i = 0; i < rp->ndevs; i++)
+        if (rp->devs[i].run == run && !strcmp(rp->devs[i].backend, backend)) return i;
+    if (rp->ndevs == *cap) {
+        int nc = *cap ? *cap * 2 : 16;
+        hb_rdev *nd = realloc(rp->devs, (size_t)nc * sizeof *nd);
+        if (!nd) return -1;
+        rp->devs = nd;
+        *cap = nc;
+    }
+    hb_rdev *d = &rp->devs[rp->ndevs];
+    memset(d, 0, sizeof *d);
+    d->run = run;
+    d->backend = backend;
+    d->rec = rec;
+    size_t tl = strcspn(backend, ":");
+    if (tl >= sizeof d->type) tl = sizeof d->type - 1;
+    memcpy(d->type, backend, tl);
+    d->type[tl] = 0;
+    if (rec) {
+        json_t *av = json_object_get(rec, "available");
+        d->available = av ? json_is_true(av) : 1;
+        d->host_memory = json_is_true(json_object_get(rec, "host_memory"));
+        d->description = jstr(rec, "description");
+        d->reason = jstr(rec, "reason");
+    } else {
+        /* a case names a backend without a backend record: it ran, so it was available */
+        d->available = 1;
+        d->description = "";
+        d->reason = "";
+        d->host_memory = !strcmp(d->type, "cpu") || !strcmp(d->type, "cpu-ref");
+    }
+    d->is_reference = !strcmp(d->type, "cpu-ref");
+    if (!strcmp(d->type, "cpu") || !strcmp(d->type, "cpu-ref")) {
+        d->is_cpu_device = 1;
+    } else if (rec) {
+        /* an OpenCL platform such as pocl exposes the host CPU as a device */
+        json_t *info = json_object_get(rec, "info");
+        const char *dt = jstr(info, "device_type");
+        d->is_cpu_device = contains_ci(dt, "cpu") || contains_ci(d->description, "pthread") ||
+                           (contains_ci(d->description, " cpu") && !contains_ci(d->description, "gpu"));
+    }
+    return rp->ndevs++;
+}
+
+hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *err, size_t errlen)
+{
+    if (npaths <= 0) { snprintf(err, errlen, "no results files given"); return HB_EINVAL; }
+    rp->runs = calloc((size_t)npaths, sizeof *rp->runs);
+    if (!rp->runs) return HB_ENOMEM;
+    size_t ncases = 0;
+    for (int i = 0; i < npaths; i++) {
+        hb_status st = hb_run_load(paths[i], &rp->runs[i].r, err, errlen);
+        if (st != HB_OK) return st;
+        rp->nruns = i + 1;
+        hb_rrun *ru = &rp->runs[i];
+        json_t *m = ru->r.meta;
+        ru->host = m && *jstr(m, "host") ? jstr(m, "host") : "?";
+        ru->commit = m && *jstr(m, "git_commit") ? jstr(m, "git_commit") : "?";
+        ru->run_id = m && *jstr(m, "run_id") ? jstr(m, "run_id") : "?";
+        ru->date = m && *jstr(m, "date") ? jstr(m, "date") : "?";
+        ncases += json_array_size(ru->r.cases);
+    }
+    /* labels: host; host@commit7 where hosts repeat; #i where both repeat */
+    for (int i = 0; i < rp->nruns; i++) {
+        hb_rrun *ru = &rp->runs[i];
+        int same_host = 0, same_both = 0;
+        for (int j = 0; j < rp->nruns; j++) {
+            if (j == i || strcmp(rp->runs[j].host, ru->host)) continue;
+            same_host = 1;
+            if (!strcmp(rp->runs[j].commit, ru->commit)) same_both = 1;
+        }
+        if (!same_host) snprintf(ru->label, sizeof ru->label, "%s", ru->host);
+        else if (!same_both) snprintf(ru->label, sizeof ru->label, "%s@%.7s", ru->host, ru->commit);
+        else snprintf(ru->label, sizeof ru->label, "%s@%.7s#%d", ru->host, ru->commit, i + 1);
+    }
+    int devcap = 0;
+    for (int i = 0; i < rp->nruns; i++) {
+        size_t k;
+        json_t *b;
+        json_array_foreach(rp->runs[i].r.backends, k, b) {
+            const char *name = jstr(b, "backend");
+            if (!*name) continue;
+            if (dev_find_add(rp, &devcap, i, name, b) < 0) return HB_ENOMEM;
+        }
+    }
+    rp->rows = calloc(ncases ? ncases : 1, sizeof *rp->rows);
+    if (!rp->rows) return HB_ENOMEM;
+    for (int i = 0; i < rp->nruns; i++) {
+        size_t k;
+        json_t *c;
+        json_array_foreach(rp->runs[i].r.cases, k, c) {
+            const char *bk = jstr(c, "backend");
+            if (!*bk || !*jstr(c, "op")) continue; /* not a usable case record */
+            int d = dev_find_add(rp, &devcap, i, bk, NULL);
+            if (d < 0) return HB_ENOMEM;
+            hb_rrow *w = &rp->rows[rp->nrows++];
+            w->rec = c;
+            w->run = i;
+            w->dev = d;
+            w->op = jstr(c, "op");
+            w->family = jstr(c, "family");
+            w->shape = jstr(c, "shape_str");
+            w->name = jstr(c, "name");
+            w->model = jstr(c, "model");
+            w->dtype = *jstr(c, "dtype") ? jstr(c, "dtype") : "f32";
+            w->mode = jstr(c, "mode");
+            w->route = *jstr(c, "route") ? jstr(c, "route") : "pageable";
+            w->status = jstr(c, "status");
+            w->bound = jstr(c, "bound");
+            w->size = jnum(c, "size");
+            w->flops = jnum(c, "flops");
+            w->bytes = jnum(c, "bytes");
+            w->weight = jnum(c, "weight");
+            if (!isfinite(w->weight) || w->weight <= 0) w->weight = 1;
+            for (int p = 0; p < HB_RPH_COUNT; p++) w->t[p] = hb_case_phase(c, hb_report_phase_names[p], "median");
+            w->gflops = jnum(c, "gflops");
+            w->gbps = jnum(c, "gbps");
+            w->gflops_total = jnum(c, "gflops_total");
+            w->gbps_total = jnum(c, "gbps_total");
+            json_t *mem = json_object_get(c, "mem");
+            w->host_bytes = jnum(mem, "host_bytes");
+            w->device_bytes = jnum(mem, "device_bytes");
+            w->rss = jnum(mem, "peak_rss_bytes");
+            w->ok = !strcmp(w->status, "ok") && isfinite(w->t[HB_RPH_TOTAL]) && w->t[HB_RPH_TOTAL] > 0;
+        }
+    }
+    /* device ids, after every device is known */
+    for (int i = 0; i < rp->ndevs; i++) {
+        hb_rdev *d = &rp->devs[i];
+        if (rp->nruns == 1) snprintf(d->id, sizeof d->id, "%s", d->backend);
+        else snprintf(d->id, sizeof d->id, "%s@%s", d->backend, rp->runs[d->run].label);
+    }
+    return HB_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double hb_report_median(double *v, size_t n)
+{
+    if (n == 0) return DNAN;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+#define FMT_RING 32
+static char *fmt_slot(void)
+{
+    static char ring[FMT_RING][512];
+    static int next;
+    char *s = ring[next];
+    next = (next + 1) % FMT_RING;
+    return s;
+}
+
+const char *hb_report_fmt(const char *fmt, ...)
+{
+    char *s = fmt_slot();
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s, 512, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+const char *hb_report_fmt_time(double t)
+{
+    if (!isfinite(t)) return "n/a";
+    double a = fabs(t);
+    if (a == 0) return "0";
+    if (a < 1e-6) return hb_report_fmt("%.0f ns", t * 1e9);
+    if (a < 1e-3) return hb_report_fmt("%.3g µs", t * 1e6);
+    if (a < 1) return hb_report_fmt("%.3g ms", t * 1e3);
+    return hb_report_fmt("%.3g s", t);
+}
+
+const char *hb_report_fmt_count(double n)
+{
+    static const char *const pre[] = { "", "Ki", "Mi", "Gi", "Ti" };
+    if (!isfinite(n)) return "n/a";
+    int i = 0;
+    double v = n;
+    while (fabs(v) >= 1024 && i < 4) { v /= 1024; i++; }
+    if (i == 0) return hb_report_fmt("%.0f", v);
+    if (v == floor(v)) return hb_report_fmt("%.0f%s", v, pre[i]);
+    return hb_report_fmt("%.3g%s", v, pre[i]);
+}
+
+const char *hb_report_fmt_bytes(double b)
+{
+    static const char *const pre[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    if (!isfinite(b)) return "n/a";
+    int i = 0;
+    double v = b;
+    while (fabs(v) >= 1024 && i < 4) { v /= 1024; i++; }
+    return i ? hb_report_fmt("%.3g %s", v, pre[i]) : hb_report_fmt("%.0f B", v);
+}
+
+const char *hb_report_fmt_pct(double p)
+{
+    if (!isfinite(p)) return "n/a";
+    return hb_report_fmt(fabs(p) < 10 ? "%.1f%%" : "%.0f%%", p);
+}
+
+const char *hb_report_fmt_num(double x)
+{
+    if (!isfinite(x)) return "n/a";
+    return hb_report_fmt("%.3g", x);
+}

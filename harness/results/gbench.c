@@ -1,0 +1,208 @@
+/* gbench.c - `hybench gbench`: a results file as Google Benchmark JSON. See compare.h. */
+#include "analysis/compare.h"
+#include "core/rstats.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *jstr(json_t *o, const char *k) { return json_string_value(json_object_get(o, k)); }
+
+/* "matmul|m=1024 n=1024 k=1024|cpu|f32|pageable|f32" -> "matmul/m:1024/n:1024/k:1024/cpu/f32/pageable/f32".
+ * Google Benchmark names are "family/arg:value/..."; '|' and ' ' become '/', '=' becomes ':'. */
+static void gbench_name(const char *key, char *buf, size_t len)
+{
+    size_t k = 0;
+    for (const char *p = key; *p && k + 1 < len; p++) {
+        char c = *p;
+        if (c == '|' || c == ' ') c = '/';
+        else if (c == '=') c = ':';
+        if (c == '/' && k > 0 && buf[k - 1] == '/') continue;
+        buf[k++] = c;
+    }
+    buf[k] = 0;
+}
+
+static json_t *num_or(json_t *v, json_int_t dflt)
+{
+    return json_is_integer(v) ? json_integer(json_integer_value(v))
+         : json_is_real(v) ? json_integer((json_int_t)llround(json_real_value(v))) : json_integer(dflt);
+}
+
+static json_t *context_json(const hb_run *r, const char *metric)
+{
+    json_t *m = r->meta, *cpu = json_object_get(m, "cpu");
+    const char *cl = jstr(m, "command_line");
+    char exe[512] = "hybench";
+    if (cl) {
+        size_t l = strcspn(cl, " ");
+        if (l > 0 && l < sizeof exe) { memcpy(exe, cl, l); exe[l] = 0; }
+    }
+    json_t *caches = json_array();
+    static const struct { const char *field, *type; int level; } cl_tab[] = {
+        { "l1d_bytes", "Data", 1 }, { "l2_bytes", "Unified", 2 }, { "l3_bytes", "Unified", 3 }
+    };
+    for (size_t i = 0; i < sizeof cl_tab / sizeof cl_tab[0]; i++) {
+        json_t *v = json_object_get(cpu, cl_tab[i].field);
+        if (!json_is_number(v) || json_number_value(v) <= 0) continue;
+        /* num_sharing is not in the hybench schema: 0 = unknown */
+        json_array_append_new(caches, json_pack("{s:s, s:i, s:I, s:i}", "type", cl_tab[i].type,
+                                                "level", cl_tab[i].level,
+                                                "size", (json_int_t)json_number_value(v), "num_sharing", 0));
+    }
+    json_t *load = json_object_get(m, "load_avg");
+    json_t *scaling = json_object_get(cpu, "scaling_enabled");
+    json_t *mhz = json_object_get(cpu, "mhz");
+    if (!mhz) mhz = json_object_get(cpu, "mhz_per_cpu");
+    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:s, s:s, s:i, s:s, s:s, s:s, s:s}",
+                     "date", jstr(m, "date") ? jstr(m, "date") : "",
+                     "host_name", jstr(m, "host") ? jstr(m, "host") : "",
+                     "executable", exe,
+                     "num_cpus", num_or(json_object_get(cpu, "pus"), 0),
+                     "mhz_per_cpu", num_or(mhz, 0),
+                     "cpu_scaling_enabled", json_is_true(scaling),
+                     "caches", caches,
+                     "load_avg", json_is_array(load) ? json_deep_copy(load) : json_array(),
+                     "library_build_type", "release",
+                     "library_version", "hybench " HB_VERSION,
+                     "json_schema_version", 1,
+                     "hybench_run_id", jstr(m, "run_id") ? jstr(m, "run_id") : "",
+                     "hybench_git_commit", jstr(m, "git_commit") ? jstr(m, "git_commit") : "",
+                     "hybench_cpu_model", jstr(cpu, "model") ? jstr(cpu, "model") : "",
+                     "hybench_metric", metric);
+}
+
+static json_t *aggregate(const char *name, const char *run_name, const char *agg, int fam, size_t n,
+                         double value, const char *unit)
+{
+    char full[600];
+    snprintf(full, sizeof full, "%s_%s", name, agg);
+    return json_pack("{s:s, s:i, s:i, s:s, s:s, s:I, s:i, s:s, s:s, s:I, s:f, s:f, s:s}",
+                     "name", full, "family_index", fam, "per_family_instance_index", 0,
+                     "run_name", run_name, "run_type", "aggregate", "repetitions", (json_int_t)n,
+                     "threads", 1, "aggregate_name", agg, "aggregate_unit", unit,
+                     "iterations", (json_int_t)n, "real_time", value, "cpu_time", value,
+                     "time_unit", "ns");
+}
+
+static json_t *gbench_build(const hb_run *r, const char *metric, int aggregates_only, int errors)
+{
+    json_t *doc = json_object(), *benches = json_array();
+    if (!doc || !benches) { json_decref(doc); json_decref(benches); return NULL; }
+    json_object_set_new(doc, "context", r->meta ? context_json(r, metric) : json_object());
+    json_object_set_new(doc, "benchmarks", benches);
+    size_t i;
+    json_t *c;
+    int fam = 0;
+    json_t *seen = json_object(); /* key -> occurrences so far: a repeated key becomes NAME#2 */
+    json_array_foreach(r->cases, i, c) {
+        const char *key = jstr(c, "key"), *status = jstr(c, "status");
+        if (!key) continue;
+        char name[512];
+        gbench_name(key, name, sizeof name);
+        json_int_t rep = json_integer_value(json_object_get(seen, key)) + 1;
+        json_object_set_new(seen, key, json_integer(rep));
+        if (rep > 1) {
+            size_t l = strlen(name);
+            snprintf(name + l, sizeof name - l, "#%lld", (long long)rep);
+        }
+        if (!status || strcmp(status, "ok")) {
+            if (errors) {
+                char msg[512];
+                snprintf(msg, sizeof msg, "%s: %s", status ? status : "no status",
+                         jstr(c, "reason") ? jstr(c, "reason") : "");
+                json_array_append_new(benches, json_pack(
+                    "{s:s, s:i, s:i, s:s, s:s, s:i, s:i, s:i, s:b, s:s, s:i, s:f, s:f, s:s}",
+                    "name", name, "family_index", fam, "per_family_instance_index", 0, "run_name", name,
+                    "run_type", "iteration", "repetitions", 1, "repetition_index", 0, "threads", 1,
+                    "error_occurred", 1, "error_message", msg, "iterations", 0, "real_time", 0.0,
+                    "cpu_time", 0.0, "time_unit", "ns"));
+                fam++;
+            }
+            continue;
+        }
+        json_t *a = json_object_get(json_object_get(c, "samples"), metric);
+        size_t n = json_array_size(a), k = 0;
+        double *x = malloc((n ? n : 1) * sizeof *x);
+        if (!x) { json_decref(seen); json_decref(doc); return NULL; }
+        for (size_t j = 0; j < n; j++) {
+            double v = json_number_value(json_array_get(a, j));
+            if (isfinite(v)) x[k++] = v * 1e9;
+        }
+        if (k == 0) { free(x); continue; }
+        if (!aggregates_only)
+            for (size_t j = 0; j < k; j++)
+                json_array_append_new(benches, json_pack(
+                    "{s:s, s:i, s:i, s:s, s:s, s:I, s:I, s:i, s:i, s:f, s:f, s:s}",
+                    "name", name, "family_index", fam, "per_family_instance_index", 0, "run_name", name,
+                    "run_type", "iteration", "repetitions", (json_int_t)k, "repetition_index", (json_int_t)j,
+                    "threads", 1, "iterations", 1, "real_time", x[j], "cpu_time", x[j], "time_unit", "ns"));
+        double mean = 0, m2 = 0;
+        for (size_t j = 0; j < k; j++) { /* Welford */
+            double d = x[j] - mean;
+            mean += d / (double)(j + 1);
+            m2 += d * (x[j] - mean);
+        }
+        double sd = k > 1 ? sqrt(m2 / (double)(k - 1)) : 0;
+        hb_rs_sort(x, k);
+        double med = hb_rs_median_sorted(x, k);
+        json_array_append_new(benches, aggregate(name, name, "mean", fam, k, mean, "time"));
+        json_array_append_new(benches, aggregate(name, name, "median", fam, k, med, "time"));
+        json_array_append_new(benches, aggregate(name, name, "stddev", fam, k, sd, "time"));
+        json_array_append_new(benches, aggregate(name, name, "cv", fam, k, mean > 0 ? sd / mean : 0, "percentage"));
+        free(x);
+        fam++;
+    }
+    json_decref(seen);
+    return doc;
+}
+
+json_t *hb_gbench_from_run(const hb_run *r, const char *metric, int aggregates_only)
+{
+    return gbench_build(r, metric, aggregates_only, 0);
+}
+
+static void gbench_usage(FILE *f)
+{
+    fputs("usage: hybench gbench RESULTS.jsonl [-o FILE] [--metric total|compute] [--aggregates-only] [--errors]\n"
+          "Write RESULTS as Google Benchmark JSON (stdout by default), for Google Benchmark's\n"
+          "tools/compare.py, github-action-benchmark (tool: googlecpp) and bencher (cpp_google).\n"
+          "Each ok case is a benchmark named after its key; each sample one repetition (iterations 1,\n"
+          "times in ns; cpu_time = real_time since hybench measures wall/device time), followed by the\n"
+          "mean, median, stddev and cv aggregates. --aggregates-only keeps only those (use it for\n"
+          "github-action-benchmark). --errors also lists cases that are not ok, with error_occurred.\n", f);
+}
+
+int hb_cmd_gbench(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL, *metric = "total";
+    int agg = 0, errors = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { gbench_usage(stdout); return HB_EXIT_OK; }
+        else if ((!strcmp(a, "-o") || !strcmp(a, "--out")) && i + 1 < argc) out = argv[++i];
+        else if (!strncmp(a, "--out=", 6)) out = a + 6;
+        else if (!strcmp(a, "--metric") && i + 1 < argc) metric = argv[++i];
+        else if (!strncmp(a, "--metric=", 9)) metric = a + 9;
+        else if (!strcmp(a, "--aggregates-only")) agg = 1;
+        else if (!strcmp(a, "--errors")) errors = 1;
+        else if (a[0] == '-' && a[1]) { fprintf(stderr, "hybench gbench: unknown option %s\n", a); gbench_usage(stderr); return HB_EXIT_USAGE; }
+        else if (!in) in = a;
+        else { gbench_usage(stderr); return HB_EXIT_USAGE; }
+    }
+    if (!in || (strcmp(metric, "total") && strcmp(metric, "compute"))) { gbench_usage(stderr); return HB_EXIT_USAGE; }
+    hb_run r;
+    char err[512];
+    if (hb_run_load(in, &r, err, sizeof err) != HB_OK) {
+        fprintf(stderr, "hybench gbench: %s\n", err);
+        return HB_EXIT_USAGE;
+    }
+    json_t *doc = gbench_build(&r, metric, agg, errors);
+    hb_run_free(&r);
+    if (!doc) { fprintf(stderr, "hybench gbench: out of memory\n"); return HB_EXIT_IO; }
+    int bad;
+    if (!out || !strcmp(out, "-")) bad = json_dumpf(doc, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF;
+    else bad = json_dump_file(doc, out, JSON_INDENT(2)) != 0;
+    json_decref(doc);
+    if (bad) { fprintf(stderr, "hybench gbench: cannot write %s\n", out ? out : "stdout"); return HB_EXIT_IO; }
+    return HB_EXIT_OK;
+}

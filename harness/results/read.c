@@ -1,0 +1,144 @@
+/* resultsio.c - see resultsio.h. */
+#include "results/results.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void hb_run_free(hb_run *r)
+{
+    if (!r) return;
+    free(r->path);
+    json_decref(r->meta);
+    json_decref(r->backends);
+    json_decref(r->cases);
+    json_decref(r->end);
+    memset(r, 0, sizeof *r);
+}
+
+hb_status hb_run_load(const char *path, hb_run *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "r");
+    if (!f) { snprintf(err, errlen, "%s: cannot open", path); return HB_EDEVICE; }
+    out->path = strdup(path);
+    out->backends = json_array();
+    out->cases = json_array();
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int lineno = 0;
+    hb_status st = HB_OK;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        int last = (line[len - 1] != '\n');
+        if (len <= 1 && !last) continue;
+        json_error_t je;
+        json_t *rec = json_loadb(line, (size_t)len, 0, &je);
+        if (!rec || !json_is_object(rec)) {
+            json_decref(rec);
+            if (last) { fprintf(stderr, "hybench: %s:%d: truncated last record skipped\n", path, lineno); break; }
+            snprintf(err, errlen, "%s:%d: not a JSON object: %s", path, lineno, je.text);
+            st = HB_EINVAL;
+            break;
+        }
+        const char *type = json_string_value(json_object_get(rec, "type"));
+        if (!type) { json_decref(rec); snprintf(err, errlen, "%s:%d: record without \"type\"", path, lineno); st = HB_EINVAL; break; }
+        if (!strcmp(type, "meta")) { json_decref(out->meta); out->meta = rec; }
+        else if (!strcmp(type, "backend")) json_array_append_new(out->backends, rec);
+        else if (!strcmp(type, "case")) json_array_append_new(out->cases, rec);
+        else if (!strcmp(type, "end")) { json_decref(out->end); out->end = rec; }
+        else json_decref(rec); /* unknown record types are ignored (forward compatibility) */
+    }
+    free(line);
+    fclose(f);
+    if (st == HB_OK && !out->meta && json_array_size(out->cases) == 0) {
+        snprintf(err, errlen, "%s: no hybench records", path);
+        st = HB_EINVAL;
+    }
+    if (st != HB_OK) hb_run_free(out);
+    return st;
+}
+
+double hb_case_phase(json_t *c, const char *phase, const char *stat)
+{
+    json_t *v = json_object_get(json_object_get(json_object_get(c, "phases"), phase), stat);
+    return json_is_number(v) ? json_number_value(v) : (double)NAN;
+}
+
+double hb_run_ceiling(const hb_run *r, const char *backend, const char *name)
+{
+    size_t i, j;
+    json_t *b, *c;
+    json_array_foreach(r->backends, i, b) {
+        const char *bn = json_string_value(json_object_get(b, "backend"));
+        if (!bn || strcmp(bn, backend)) continue;
+        json_array_foreach(json_object_get(b, "ceilings"), j, c) {
+            const char *cn = json_string_value(json_object_get(c, "name"));
+            if (cn && !strcmp(cn, name)) return json_number_value(json_object_get(c, "value"));
+        }
+    }
+    return NAN;
+}
+
+/* ---- `hybench csv`: one row per case ---- */
+#include "cli/commands.h"
+
+static void csv_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void csv_num(FILE *f, json_t *v)
+{
+    if (json_is_number(v)) fprintf(f, "%.7g", json_number_value(v));
+}
+
+int hb_cmd_csv(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fprintf(argc < 2 ? stderr : stdout, "usage: hybench csv RESULTS.jsonl [-o FILE]\n  One CSV row per case (docs/results-schema.md, CSV export).\n");
+        return argc < 2 ? HB_EXIT_USAGE : HB_EXIT_OK;
+    }
+    FILE *f = stdout;
+    if (argc >= 4 && !strcmp(argv[2], "-o")) {
+        f = fopen(argv[3], "w");
+        if (!f) { fprintf(stderr, "hybench csv: cannot write %s\n", argv[3]); return HB_EXIT_IO; }
+    }
+    hb_run r;
+    char err[512];
+    if (hb_run_load(argv[1], &r, err, sizeof err) != HB_OK) { fprintf(stderr, "hybench csv: %s\n", err); return HB_EXIT_USAGE; }
+    static const char *const strs[] = {"key", "backend", "op", "family", "shape_str", "dtype", "mode", "route", "status", "name", "model"};
+    static const char *const phases[] = {"convert_in", "h2d", "compute", "d2h", "convert_out", "total"};
+    static const char *const nums[] = {"size", "flops", "bytes", "gflops", "gbps", "fraction", "rel_err", "weight"};
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) fprintf(f, "%s%s", i ? "," : "", strs[i]);
+    for (size_t i = 0; i < sizeof phases / sizeof *phases; i++) fprintf(f, ",%s_median_s", phases[i]);
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) fprintf(f, ",%s", nums[i]);
+    fprintf(f, ",host_bytes,device_bytes\n");
+    size_t k;
+    json_t *c;
+    json_array_foreach(r.cases, k, c) {
+        for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
+            if (i) fputc(',', f);
+            csv_str(f, json_string_value(json_object_get(c, strs[i])));
+        }
+        for (size_t i = 0; i < sizeof phases / sizeof *phases; i++) {
+            fputc(',', f);
+            double v = hb_case_phase(c, phases[i], "median");
+            if (!isnan(v)) fprintf(f, "%.7g", v);
+        }
+        for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) { fputc(',', f); csv_num(f, json_object_get(c, nums[i])); }
+        json_t *mem = json_object_get(c, "mem");
+        fputc(',', f); csv_num(f, json_object_get(mem, "host_bytes"));
+        fputc(',', f); csv_num(f, json_object_get(mem, "device_bytes"));
+        fputc('\n', f);
+    }
+    hb_run_free(&r);
+    if (f != stdout) fclose(f);
+    return HB_EXIT_OK;
+}
