@@ -33,9 +33,22 @@ WITH_CUDA   ?= auto
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 
-HARNESS_SRC := $(filter-out harness/cli/main.c,$(wildcard harness/*/*.c))
-CORE_SRC    := $(HARNESS_SRC) $(wildcard kernels/cpu_ref/*.c) $(wildcard kernels/cpu/*.c)
-CORE_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC))
+# The layers of harness/ (docs/architecture.md), bottom first. Each is one static library that may
+# use only the layers before it; hybench links them top layer first, without --start-group, so a call
+# from a lower layer to a higher one is an undefined symbol (tools/check_layers.sh names it).
+LAYERS      := core kernels workload results analysis report measure cli
+SRC_core     := $(wildcard harness/core/*.c)
+SRC_kernels  := $(wildcard kernels/cpu_ref/*.c) $(wildcard kernels/cpu/*.c)
+SRC_workload := $(wildcard harness/workload/*.c)
+SRC_results  := $(wildcard harness/results/*.c)
+SRC_analysis := $(wildcard harness/analysis/*.c)
+SRC_report   := $(wildcard harness/report/*.c)
+SRC_measure  := $(wildcard harness/measure/*.c)
+SRC_cli      := $(filter-out harness/cli/main.c,$(wildcard harness/cli/*.c))
+reverse      = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+lib_of       = $(foreach L,$(1),$(BUILD)/libhb_$(L).a)
+# Link order of everything: cli measure report analysis results workload kernels core.
+LIBS        := $(call lib_of,$(call reverse,$(LAYERS)))
 TEST_SRC    := $(wildcard tests/test_*.c)
 TEST_BIN    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
@@ -75,11 +88,14 @@ $(BUILD)/%.o: %.c $(wildcard harness/*/*.h) $(wildcard kernels/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/libhybench.a: $(CORE_OBJ)
+$(foreach L,$(LAYERS),$(eval $(BUILD)/libhb_$(L).a: $(patsubst %.c,$(BUILD)/%.o,$(SRC_$(L)))))
+$(BUILD)/libhb_%.a:
+	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/hybench: $(BUILD)/harness/cli/main.o $(BUILD)/libhybench.a
-	$(CC) $(LDFLAGS) -rdynamic -o $@ $^ $(LDLIBS)
+$(BUILD)/hybench: $(BUILD)/harness/cli/main.o $(LIBS)
+	@./tools/check_layers.sh $(call lib_of,$(LAYERS))
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $(BUILD)/harness/cli/main.o $(LIBS) $(LDLIBS)
 
 # OpenCL plugin: kernels/opencl/*.c, linked against the ocl-icd loader; .cl files are read at run
 # time from kernels/opencl/ (HB_KERNEL_DIR) and copied beside the plugin.
@@ -106,10 +122,24 @@ $(BUILD)/hb_cuda.so: $(patsubst %.cu,$(BUILD)/%.cu.o,$(CUDA_SRC)) $(patsubst %.c
 	$(NVCC) -shared -o $@ $^ -L$(CUDA_HOME)/lib64 -lcudart -lcublas -lcublasLt -lcudnn -ldl \
 	  -Xlinker -rpath -Xlinker '$$ORIGIN'
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libhybench.a
+# Each test links the layer it tests and the layers below it (TEST_TOP_<name>, default: cli, all).
+TEST_TOP_test_rstats     := core
+TEST_TOP_test_convert    := core
+TEST_TOP_test_stats      := measure
+TEST_TOP_test_clock      := measure
+TEST_TOP_test_workload   := workload
+TEST_TOP_test_benchdnn   := workload
+TEST_TOP_test_cpu_kernels := measure
+TEST_TOP_test_cuda       := kernels
+TEST_TOP_test_opencl     := kernels
+TEST_TOP_test_modecheck  := report
+layers_upto  = $(firstword $(2))$(if $(filter $(1),$(firstword $(2))),, $(call layers_upto,$(1),$(wordlist 2,$(words $(2)),$(2))))
+test_libs    = $(call lib_of,$(call reverse,$(call layers_upto,$(or $(TEST_TOP_$(1)),cli),$(LAYERS))))
+.SECONDEXPANSION:
+$(BUILD)/tests/%: tests/%.c $$(call test_libs,$$*)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Wno-missing-prototypes -Itests $(shell pkg-config --cflags libxml-2.0 2>/dev/null) -o $@ $< \
-	  $(BUILD)/libhybench.a $(LDLIBS) -lcmocka $(shell pkg-config --libs libxml-2.0 2>/dev/null)
+	  $(call test_libs,$*) $(LDLIBS) -lcmocka $(shell pkg-config --libs libxml-2.0 2>/dev/null)
 
 test:
 	@./tools/install_deps.sh

@@ -29,6 +29,8 @@
 #include <cmocka.h>
 
 #include "core/backend.h"
+#include "cpu/cpu.h"
+#include "cpu_ref/ref.h"
 #include "workload/benchdnn.h"
 #include "workload/workload.h"
 

@@ -3,7 +3,7 @@
  * Not part of the build (the harness measures the same through `hybench run`); it exists to check
  * the kernels' targets quickly while working on them:
  *   make build && gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -Iharness -Ikernels \
- *     -I/usr/include/x86_64-linux-gnu/openblas-pthread tools/cpu_perf.c build/libhybench.a \
+ *     -I/usr/include/x86_64-linux-gnu/openblas-pthread tools/cpu_perf.c build/libhb_kernels.a build/libhb_core.a \
  *     -o build/cpu_perf $(pkg-config --libs hwloc jansson inih) -lopenblas -lm -ldl
  *   build/cpu_perf [filter]        (filter: substring of the case label, e.g. "conv")
  * On a shared or virtual host the bandwidth and clock available drift by tens of percent within

@@ -9,7 +9,8 @@
  * tolerance, implementation) and exits 1 if any case is wrong.
  *
  * Build (tools/gpu_bundle.sh does it): cc -std=c11 -O2 -Iharness -Ikernels tools/cuda_selftest.c
- *   build/libhybench.a <LDLIBS> -o build/cuda_selftest
+ *   build/libhb_kernels.a build/libhb_core.a <LDLIBS> -o build/cuda_selftest (it uses the backend
+ *   interface and the cpu-ref reference: the core and kernels layers)
  * Usage: cuda_selftest [--quick] [--only SUBSTRING]
  */
 #include <dlfcn.h>

@@ -21,7 +21,7 @@ grep -qx '/.gpu/' "$ex" 2>/dev/null || echo '/.gpu/' >> "$ex"
 ARCH_FLAGS=-march=x86-64-v3
 echo "gpu_bundle: building into $B with ARCH=$ARCH_FLAGS" >&2
 # hybench and plugins; a target that fails (someone's half-written file) is reported, not fatal.
-make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/libhybench.a" >&2
+make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/libhb_kernels.a" "$B/libhb_core.a" >&2
 make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/hybench" >&2 || echo "gpu_bundle: WARNING: hybench did not build" >&2
 make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/hb_opencl.so" >&2 || echo "gpu_bundle: WARNING: hb_opencl.so did not build" >&2
 if ! make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/hb_cuda.so" >&2; then
@@ -36,9 +36,10 @@ fi
 make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/tests/test_cuda" "$B/tests/test_opencl" >&2
 BLAS_DIR=$(make -s --no-print-directory print-BLAS_DIR)
 LDLIBS="$(pkg-config --libs hwloc jansson inih 2>/dev/null) -L$BLAS_DIR -Wl,-rpath,$BLAS_DIR -lopenblas -lm -ldl -fopenmp"
+# cuda_selftest uses the backend interface and the cpu-ref reference: the kernels and core layers.
 # shellcheck disable=SC2086
 cc -std=c11 -D_GNU_SOURCE -O2 $ARCH_FLAGS -fopenmp -Wall -Wextra -Iharness -Ikernels tools/cuda_selftest.c \
-  "$B/libhybench.a" $LDLIBS -o "$B/cuda_selftest"
+  "$B/libhb_kernels.a" "$B/libhb_core.a" $LDLIBS -o "$B/cuda_selftest"
 
 # Gather.
 rm -rf "$G/build" "$G/lib" "$G/workloads" "$G/benchdnn"

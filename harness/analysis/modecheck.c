@@ -1,6 +1,5 @@
 /* modecheck.c - the mode-invariance self-check of a run. The rule and its constants: modecheck.h. */
 #include "analysis/modecheck.h"
-#include "measure/driver.h"
 #include "results/results.h"
 #include "core/rstats.h"
 #include <math.h>

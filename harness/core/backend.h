@@ -1,7 +1,7 @@
 /*
  * backend.h - the backend interface (one struct of hooks, ggml/fio style) and the registry.
  *
- * A backend *type* (cpu-ref, cpu, opencl, cuda, metal, coreml) is listed in registry.c. Its
+ * A backend *type* (cpu-ref, cpu, opencl, cuda, metal, coreml) is listed in measure/registry.c. Its
  * enumerate hook opens zero or more *instances* (opencl:0:0, cuda:0, ...). An instance carries a
  * pointer to the type's hooks and a private context. Required hooks are checked once when the
  * registry opens an instance (hb_backend_validate), optional ones are NULL-checked by the driver.
@@ -10,7 +10,7 @@
  * running an op, so `resident` chains keep buffers on the device between runs with no new hook.
  *
  * Threading: an instance is used from one thread. Each backend type runs in its own child
- * process (driver.c); no hook may rely on state created in the parent before fork().
+ * process (measure/); no hook may rely on state created in the parent before fork().
  */
 #ifndef HB_BACKEND_H
 #define HB_BACKEND_H
@@ -105,39 +105,8 @@ struct hb_instance {
     void *ctx;
 };
 
-/* Registry entry: every backend type is listed, compiled in, loadable as a plugin or neither
- * (stress-ng style). */
-typedef struct hb_backend_entry {
-    const char *type;
-    const hb_backend_ops *ops;      /* linked in: non-NULL */
-    const char *plugin;             /* else a plugin file ("hb_opencl.so") exporting `symbol` */
-    const char *symbol;             /* "hb_opencl_ops" */
-    const char *unavailable;        /* reason when there is neither (metal, coreml off Apple hardware) */
-} hb_backend_entry;
-
-extern const hb_backend_entry hb_backends[];
-extern const int hb_nbackends;
-
 /* Validate the required hooks of ops (fio style, at registration). HB_OK or HB_EINVAL. */
 hb_status hb_backend_validate(const hb_backend_ops *ops);
-/* Find a backend type by name ("opencl" matches "opencl:0:0" too); NULL if unknown. */
-const hb_backend_entry *hb_backend_find(const char *type);
-/* The ops of entry e: linked-in ops, or the plugin dlopen'd from $HB_PLUGIN_DIR or the directory of
- * the running executable. NULL with the reason (dlerror text, or e->unavailable) in reason.
- * The plugin stays loaded for the life of the process. */
-const hb_backend_ops *hb_backend_load(const hb_backend_entry *e, char *reason, size_t reasonlen);
-/* Enumerate entry e's instances into out[0..max-1] (zeroed here). Returns the count; 0 with the
- * reason when the type is unavailable or has no device. Instances are closed with
- * inst->ops->close(inst). */
-int hb_backend_open(const hb_backend_entry *e, hb_instance *out, int max, char *reason, size_t reasonlen);
-
-/* Per-type ops linked into the binary (kernels/cpu_ref, kernels/cpu). The OpenCL and CUDA backends
- * are plugins (build/hb_opencl.so, build/hb_cuda.so) exporting hb_opencl_ops / hb_cuda_ops. */
-extern const hb_backend_ops hb_cpu_ref_ops;
-extern const hb_backend_ops hb_cpu_ops;
-/* Defined by the plugins (never linked into the main binary). */
-extern const hb_backend_ops hb_opencl_ops;
-extern const hb_backend_ops hb_cuda_ops;
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,7 @@
  * read once, the output written once.
  */
 #include "core/hybench.h"
-#include "measure/chain.h"
+#include "core/chain.h"
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>

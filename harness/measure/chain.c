@@ -1,5 +1,5 @@
 /* chain.c - see chain.h. */
-#include "measure/chain.h"
+#include "core/chain.h"
 #include "measure/chain_run.h"
 #include "core/convert.h"
 #include "measure/prepare.h"
@@ -10,128 +10,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { HID = 2048, INTER = 5632, HEADS = 32, KVH = 4, HD = 64, KVD = KVH * HD };
-
-/* Tensors of the layer. */
-enum { T_X, T_G1, T_G2, T_WQ, T_WK, T_WV, T_WO, T_WG, T_WU, T_WD, T_KC, T_VC, /* inputs */
-       T_XN, T_Q, T_K, T_V, T_A, T_O, T_H, T_HN, T_GT, T_UP, T_SG, T_M, T_D, T_Y, T_COUNT };
-#define N_INPUTS (T_VC + 1)
-
-typedef struct step { hb_op op; int in[3]; int out; } step;
-static const step steps[] = {
-    {HB_OP_RMSNORM, {T_X, T_G1, -1}, T_XN},  {HB_OP_MATMUL, {T_XN, T_WQ, -1}, T_Q},
-    {HB_OP_MATMUL, {T_XN, T_WK, -1}, T_K},   {HB_OP_MATMUL, {T_XN, T_WV, -1}, T_V},
-    {HB_OP_ATTENTION, {T_Q, T_K, T_V}, T_A}, {HB_OP_MATMUL, {T_A, T_WO, -1}, T_O},
-    {HB_OP_ADD, {T_X, T_O, -1}, T_H},        {HB_OP_RMSNORM, {T_H, T_G2, -1}, T_HN},
-    {HB_OP_MATMUL, {T_HN, T_WG, -1}, T_GT},  {HB_OP_MATMUL, {T_HN, T_WU, -1}, T_UP},
-    {HB_OP_SILU, {T_GT, -1, -1}, T_SG},      {HB_OP_MUL, {T_SG, T_UP, -1}, T_M},
-    {HB_OP_MATMUL, {T_M, T_WD, -1}, T_D},    {HB_OP_ADD, {T_H, T_D, -1}, T_Y},
-};
-#define NSTEPS ((int)(sizeof steps / sizeof steps[0]))
-
-static int decode(const hb_shape *s) { return s->kv_seq > s->seq; }
-
-static size_t tensor_elems(int t, const hb_shape *s)
-{
-    size_t T = (size_t)s->seq, KV = (size_t)s->kv_seq;
-    switch (t) {
-    case T_X: case T_XN: case T_Q: case T_A: case T_O: case T_H: case T_HN: case T_D: case T_Y: return T * HID;
-    case T_G1: case T_G2: return HID;
-    case T_WQ: case T_WO: return (size_t)HID * HID;
-    case T_WK: case T_WV: return (size_t)HID * KVD;
-    case T_WG: case T_WU: return (size_t)HID * INTER;
-    case T_WD: return (size_t)INTER * HID;
-    case T_KC: case T_VC: return decode(s) ? KV * KVD : 0;
-    case T_K: case T_V: return T * KVD;
-    case T_GT: case T_UP: case T_SG: case T_M: return T * INTER;
-    default: return 0;
-    }
-}
-
-/* The case of step i, and its real input tensors (the attention step reads the cache in decode). */
-static hb_case step_case(const hb_case *chain, int i, int in[3])
-{
-    const step *st = &steps[i];
-    hb_case c = *chain;
-    memset(&c.shape, 0, sizeof c.shape);
-    c.op = st->op;
-    int64_t T = chain->shape.seq;
-    memcpy(in, st->in, sizeof st->in);
-    switch (st->op) {
-    case HB_OP_RMSNORM: c.shape.rows = T; c.shape.cols = HID; break;
-    case HB_OP_ADD: c.shape.n = T * HID; break;
-    case HB_OP_SILU: case HB_OP_MUL: c.shape.n = T * INTER; break;
-    case HB_OP_MATMUL:
-        c.shape.m = T;
-        c.shape.k = st->out == T_D ? INTER : HID;
-        c.shape.n = (st->out == T_K || st->out == T_V) ? KVD : (st->out == T_GT || st->out == T_UP) ? INTER : HID;
-        break;
-    case HB_OP_ATTENTION:
-        c.shape.batch = 1; c.shape.heads = HEADS; c.shape.kv_heads = KVH; c.shape.seq = T;
-        c.shape.kv_seq = chain->shape.kv_seq; c.shape.head_dim = HD; c.shape.causal = 1;
-        if (decode(&chain->shape)) { in[1] = T_KC; in[2] = T_VC; }
-        break;
-    default: break;
-    }
-    char err[128];
-    hb_shape_normalize(c.op, &c.shape, err, sizeof err);
-    return c;
-}
-
-double hb_chain_flops(const hb_shape *s)
-{
-    hb_case ch = {.op = HB_OP_CHAIN, .shape = *s};
-    double f = 0;
-    int in[3];
-    for (int i = 0; i < NSTEPS; i++) {
-        hb_case c = step_case(&ch, i, in);
-        f += hb_op_flops(c.op, &c.shape);
-    }
-    return f;
-}
-
-double hb_chain_bytes(const hb_shape *s, size_t elem_size)
-{
-    hb_case ch = {.op = HB_OP_CHAIN, .shape = *s};
-    double b = 0;
-    int in[3];
-    for (int i = 0; i < NSTEPS; i++) {
-        hb_case c = step_case(&ch, i, in);
-        b += hb_op_bytes(c.op, &c.shape, elem_size);
-    }
-    return b;
-}
-
 /* ---- reference (f64), cached for the last shape ---- */
-static struct { int64_t seq, kv_seq; unsigned long long seed; double *t[T_COUNT]; } ref = {0};
+static struct { int64_t seq, kv_seq; unsigned long long seed; double *t[HB_CT_COUNT]; } ref = {0};
 
 static void ref_free(void)
 {
-    for (int i = 0; i < T_COUNT; i++) { free(ref.t[i]); ref.t[i] = NULL; }
+    for (int i = 0; i < HB_CT_COUNT; i++) { free(ref.t[i]); ref.t[i] = NULL; }
     ref.seq = 0;
 }
 
 static hb_status ref_get(const hb_case *chain, unsigned long long seed)
 {
-    if (ref.seq == chain->shape.seq && ref.kv_seq == chain->shape.kv_seq && ref.seed == seed && ref.t[T_Y]) return HB_OK;
+    if (ref.seq == chain->shape.seq && ref.kv_seq == chain->shape.kv_seq && ref.seed == seed && ref.t[HB_CT_Y]) return HB_OK;
     ref_free();
-    for (int t = 0; t < T_COUNT; t++) {
-        size_t n = tensor_elems(t, &chain->shape);
+    for (int t = 0; t < HB_CT_COUNT; t++) {
+        size_t n = hb_chain_tensor_elems(t, &chain->shape);
         if (!n) continue;
         ref.t[t] = malloc(n * sizeof(double));
         if (!ref.t[t]) { ref_free(); return HB_ENOMEM; }
-        if (t < N_INPUTS) {
+        if (t < HB_CHAIN_NINPUTS) {
             hb_fill_random(ref.t[t], n, seed, 1000003ULL + (unsigned long long)t);
             /* weights scaled by 2^-6 (~1/sqrt(fan-in), exact in f32) so activations stay O(1) */
-            if (t >= T_WQ && t <= T_WD)
+            if (t >= HB_CT_WQ && t <= HB_CT_WD)
                 for (size_t j = 0; j < n; j++) ref.t[t][j] *= 1.0 / 64;
         }
     }
-    for (int i = 0; i < NSTEPS; i++) {
+    for (int i = 0; i < HB_CHAIN_NSTEPS; i++) {
         int in[3];
-        hb_case c = step_case(chain, i, in);
+        hb_case c = hb_chain_step_case(chain, i, in);
         const double *ins[3] = {ref.t[in[0]], in[1] >= 0 ? ref.t[in[1]] : NULL, in[2] >= 0 ? ref.t[in[2]] : NULL};
-        hb_status st = hb_ref_compute(&c, ins, ref.t[steps[i].out], 1);
+        hb_status st = hb_ref_compute(&c, ins, ref.t[hb_chain_steps[i].out], 1);
         if (st != HB_OK) { ref_free(); return st; }
     }
     ref.seq = chain->shape.seq;
@@ -144,19 +52,19 @@ static hb_status ref_get(const hb_case *chain, unsigned long long seed)
 typedef struct chain_ctx {
     hb_instance *inst;
     const hb_case *c;
-    hb_case sc[NSTEPS];
-    int sin[NSTEPS][3];
-    hb_buf buf[T_COUNT];
-    int have[T_COUNT];
-    double *h64[T_COUNT];
+    hb_case sc[HB_CHAIN_NSTEPS];
+    int sin[HB_CHAIN_NSTEPS][3];
+    hb_buf buf[HB_CT_COUNT];
+    int have[HB_CT_COUNT];
+    double *h64[HB_CT_COUNT];
     int device;
     int cold;          /* --cold: each step's compute starts with the caches evicted (prepare.h) */
-    hb_prep_state prep[NSTEPS]; /* the hot rule's state per step */
+    hb_prep_state prep[HB_CHAIN_NSTEPS]; /* the hot rule's state per step */
 } chain_ctx;
 
 static void cc_free(chain_ctx *x)
 {
-    for (int t = 0; t < T_COUNT; t++) {
+    for (int t = 0; t < HB_CT_COUNT; t++) {
         if (x->have[t]) x->inst->ops->buf_free(x->inst, &x->buf[t]);
         free(x->h64[t]);
     }
@@ -190,18 +98,18 @@ static hb_status chain_once(chain_ctx *x, double ph[P_N])
         /* resident: the weights and the KV cache already live on the device (uploaded once, before
          * timing); per call only the layer's input crosses, and its output comes back */
         t0 = now_dev_begin(x);
-        st = x->inst->ops->upload(x->inst, &x->buf[T_X]);
+        st = x->inst->ops->upload(x->inst, &x->buf[HB_CT_X]);
         if (st == HB_OK) st = dev_end(x, t0, &ph[P_H2D]);
         if (st != HB_OK) return st;
     }
-    for (int i = 0; i < NSTEPS; i++) {
+    for (int i = 0; i < HB_CHAIN_NSTEPS; i++) {
         const int *in = x->sin[i];
-        int out = steps[i].out;
+        int out = hb_chain_steps[i].out;
         if (mode != HB_MODE_RESIDENT) {
             if (mode == HB_MODE_CONVERT) {
                 t0 = hb_now();
                 for (int j = 0; j < 3 && in[j] >= 0; j++)
-                    hb_convert(x->buf[in[j]].host, HB_ELEM_F32, x->h64[in[j]], HB_ELEM_F64, tensor_elems(in[j], &x->c->shape));
+                    hb_convert(x->buf[in[j]].host, HB_ELEM_F32, x->h64[in[j]], HB_ELEM_F64, hb_chain_tensor_elems(in[j], &x->c->shape));
                 ph[P_CIN] += hb_now() - t0;
             }
             if (x->device) {
@@ -221,7 +129,7 @@ static hb_status chain_once(chain_ctx *x, double ph[P_N])
         hb_status s2 = dev_end(x, t0, &ph[P_COMP]);
         if (st != HB_OK) return st;
         if (s2 != HB_OK) return s2;
-        if (mode != HB_MODE_RESIDENT || out == T_Y) {
+        if (mode != HB_MODE_RESIDENT || out == HB_CT_Y) {
             if (x->device) {
                 t0 = now_dev_begin(x);
                 st = x->inst->ops->download(x->inst, &x->buf[out]);
@@ -230,7 +138,7 @@ static hb_status chain_once(chain_ctx *x, double ph[P_N])
             }
             if (mode == HB_MODE_CONVERT) {
                 t0 = hb_now();
-                hb_convert(x->h64[out], HB_ELEM_F64, x->buf[out].host, HB_ELEM_F32, tensor_elems(out, &x->c->shape));
+                hb_convert(x->h64[out], HB_ELEM_F64, x->buf[out].host, HB_ELEM_F32, hb_chain_tensor_elems(out, &x->c->shape));
                 ph[P_COUT] += hb_now() - t0;
             }
         }
@@ -257,8 +165,8 @@ json_t *hb_chain_measure(hb_instance *inst, const hb_case *c, const hb_options *
     long long host_bytes = 0, staging = 0, dev_bytes = 0;
     double rel = NAN;
     if (c->dtype != HB_F32) { st = HB_ESKIP; snprintf(reason, sizeof reason, "the chain runs in f32 only"); goto out; }
-    for (int i = 0; i < NSTEPS; i++) {
-        x.sc[i] = step_case(c, i, x.sin[i]);
+    for (int i = 0; i < HB_CHAIN_NSTEPS; i++) {
+        x.sc[i] = hb_chain_step_case(c, i, x.sin[i]);
         char r2[256] = "";
         if (inst->ops->supports(inst, &x.sc[i], r2, sizeof r2) != HB_OK) {
             st = HB_ESKIP;
@@ -268,8 +176,8 @@ json_t *hb_chain_measure(hb_instance *inst, const hb_case *c, const hb_options *
     }
     st = ref_get(c, o->seed);
     if (st != HB_OK) { snprintf(reason, sizeof reason, "reference chain failed: %s", hb_status_name(st)); goto out; }
-    for (int t = 0; t < T_COUNT; t++) {
-        size_t n = tensor_elems(t, &c->shape);
+    for (int t = 0; t < HB_CT_COUNT; t++) {
+        size_t n = hb_chain_tensor_elems(t, &c->shape);
         if (!n) continue;
         st = inst->ops->buf_alloc(inst, n * 4, c->route, &x.buf[t]);
         if (st != HB_OK) { snprintf(reason, sizeof reason, "buf_alloc of tensor %d failed", t); goto out; }
@@ -278,11 +186,11 @@ json_t *hb_chain_measure(hb_instance *inst, const hb_case *c, const hb_options *
         if (c->mode == HB_MODE_CONVERT) {
             x.h64[t] = malloc(n * sizeof(double));
             if (!x.h64[t]) { st = HB_ENOMEM; snprintf(reason, sizeof reason, "host f64 tensor"); goto out; }
-            if (t < N_INPUTS) memcpy(x.h64[t], ref.t[t], n * sizeof(double));
+            if (t < HB_CHAIN_NINPUTS) memcpy(x.h64[t], ref.t[t], n * sizeof(double));
             host_bytes += (long long)n * 8;
             staging += (long long)n * 4;
         } else {
-            if (t < N_INPUTS) hb_convert(x.buf[t].host, HB_ELEM_F32, ref.t[t], HB_ELEM_F64, n);
+            if (t < HB_CHAIN_NINPUTS) hb_convert(x.buf[t].host, HB_ELEM_F32, ref.t[t], HB_ELEM_F64, n);
             host_bytes += (long long)n * 4;
         }
     }
@@ -292,26 +200,26 @@ json_t *hb_chain_measure(hb_instance *inst, const hb_case *c, const hb_options *
     }
     /* resident: parameters (weights, norms, KV cache) cross once, outside the timed calls */
     if (c->mode == HB_MODE_RESIDENT && x.device)
-        for (int t = 0; t < N_INPUTS && st == HB_OK; t++)
-            if (x.have[t] && t != T_X) st = inst->ops->upload(inst, &x.buf[t]);
+        for (int t = 0; t < HB_CHAIN_NINPUTS && st == HB_OK; t++)
+            if (x.have[t] && t != HB_CT_X) st = inst->ops->upload(inst, &x.buf[t]);
     if (st != HB_OK) { snprintf(reason, sizeof reason, "parameter upload failed: %s", hb_status_name(st)); goto out; }
     /* poison the output, one verified run (also the warm-up), then sample */
     {
-        float *y = x.buf[T_Y].host;
-        size_t ny = tensor_elems(T_Y, &c->shape);
+        float *y = x.buf[HB_CT_Y].host;
+        size_t ny = hb_chain_tensor_elems(HB_CT_Y, &c->shape);
         for (size_t i = 0; i < ny; i++) y[i] = NAN;
-        if (x.h64[T_Y]) for (size_t i = 0; i < ny; i++) x.h64[T_Y][i] = NAN;
-        if (x.device && c->route != HB_ROUTE_MAPPED) st = inst->ops->upload(inst, &x.buf[T_Y]);
+        if (x.h64[HB_CT_Y]) for (size_t i = 0; i < ny; i++) x.h64[HB_CT_Y][i] = NAN;
+        if (x.device && c->route != HB_ROUTE_MAPPED) st = inst->ops->upload(inst, &x.buf[HB_CT_Y]);
         double ph[P_N];
         if (st == HB_OK) st = chain_once(&x, ph);
         if (st != HB_OK) { snprintf(reason, sizeof reason, "chain run failed: %s", hb_status_name(st)); goto out; }
         double num = 0, den = 0;
         long long bad = 0;
         for (size_t i = 0; i < ny; i++) {
-            double v = c->mode == HB_MODE_CONVERT ? x.h64[T_Y][i] : (double)y[i];
+            double v = c->mode == HB_MODE_CONVERT ? x.h64[HB_CT_Y][i] : (double)y[i];
             if (!isfinite(v)) { bad++; continue; }
-            num += (v - ref.t[T_Y][i]) * (v - ref.t[T_Y][i]);
-            den += ref.t[T_Y][i] * ref.t[T_Y][i];
+            num += (v - ref.t[HB_CT_Y][i]) * (v - ref.t[HB_CT_Y][i]);
+            den += ref.t[HB_CT_Y][i] * ref.t[HB_CT_Y][i];
         }
         rel = bad ? (double)INFINITY : sqrt(num / (den > 0 ? den : 1));
         int iters = o->verify_only ? 0 : 1;
@@ -351,7 +259,7 @@ out:
         json_object_set_new(rec, "ci_met", json_boolean(ci_met));
         {
             long runs = 0, calls = 0;
-            for (int k = 0; k < NSTEPS; k++) { runs += x.prep[k].runs; calls += x.prep[k].calls; }
+            for (int k = 0; k < HB_CHAIN_NSTEPS; k++) { runs += x.prep[k].runs; calls += x.prep[k].calls; }
             if (calls && !o->cold) json_object_set_new(rec, "settle_runs", json_real((double)runs / (double)calls));
         }
         json_object_set_new(rec, "ci_target", json_real(o->ci_target));
@@ -370,7 +278,7 @@ out:
         json_object_set_new(rec, "rel_err", isfinite(rel) ? json_real(rel) : json_string("inf"));
         json_object_set_new(rec, "tolerance", json_real(tol));
         json_object_set_new(rec, "verified_fraction", json_real(1));
-        json_object_set_new(rec, "steps", json_integer(NSTEPS));
+        json_object_set_new(rec, "steps", json_integer(HB_CHAIN_NSTEPS));
         if (!(rel <= tol)) { st = HB_EWRONG; snprintf(reason, sizeof reason, "relative error %.3g over tolerance %.3g", rel, tol); }
     }
     json_object_set_new(rec, "mem", json_pack("{s:I,s:I,s:I,s:I}", "host_bytes", (json_int_t)host_bytes, "staging_bytes",

@@ -8,6 +8,4 @@
  * *st gets the case status (ok, skipped when a step is unsupported, no_resource, failed, wrong). */
 json_t *hb_chain_measure(hb_instance *inst, const hb_case *c, const hb_options *o, const hb_ceiling *cl, int ncl,
                          hb_status *st);
-/* Base fields of a case record (driver.c). New reference. */
-json_t *hb_case_record(const hb_case *c, const char *backend);
 #endif

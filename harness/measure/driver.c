@@ -9,6 +9,7 @@
  * records case i as `crashed` or `timed_out` and starts a new child at case i+1.
  */
 #include "measure/driver.h"
+#include "measure/registry.h"
 #include "measure/prepare.h"
 #include "measure/chain_run.h"
 #include "cli/commands.h"
@@ -392,55 +393,6 @@ static double ceiling_get(const ceilings *cl, const char *name)
     return NAN;
 }
 
-json_t *hb_case_record(const hb_case *c, const char *backend)
-{
-    char key[512], shape[256];
-    const hb_op_info *info = hb_op_get(c->op);
-    json_t *r = json_object();
-    json_object_set_new(r, "type", json_string("case"));
-    json_object_set_new(r, "key", json_string(hb_case_key(c, backend, key, sizeof key)));
-    json_object_set_new(r, "backend", json_string(backend));
-    json_object_set_new(r, "op", json_string(info->name));
-    json_object_set_new(r, "family", json_string(hb_family_name(info->family)));
-    /* the fields the op uses are those its text form names (hb_shape_format omits defaults) */
-    json_t *sh = json_object();
-    char tmp[256], err[128];
-    hb_shape used;
-    hb_shape_format(c->op, &c->shape, tmp, sizeof tmp);
-    if (hb_shape_parse(tmp, &used, err, sizeof err) == HB_OK)
-        for (int i = 0; i < hb_shape_nfields; i++)
-            if (*(const int64_t *)((const char *)&used + hb_shape_fields[i].offset))
-                json_object_set_new(sh, hb_shape_fields[i].name,
-                                    json_integer(*(const int64_t *)((const char *)&c->shape + hb_shape_fields[i].offset)));
-    json_object_set_new(r, "shape", sh);
-    json_object_set_new(r, "shape_str", json_string(hb_shape_format(c->op, &c->shape, shape, sizeof shape)));
-    int64_t size = hb_op_output_elems(c->op, &c->shape);
-    for (int i = 0; i < info->ninputs; i++) {
-        int64_t e = hb_op_input_elems(c->op, &c->shape, i);
-        if (e > size) size = e;
-    }
-    json_object_set_new(r, "size", json_integer(size));
-    json_object_set_new(r, "name", json_string(c->name));
-    json_object_set_new(r, "source", json_string(c->source));
-    json_object_set_new(r, "model", json_string(c->model));
-    json_object_set_new(r, "weight", json_real(c->weight > 0 ? c->weight : 1));
-    json_object_set_new(r, "dtype", json_string(hb_dtype_name(c->dtype)));
-    json_object_set_new(r, "mode", json_string(hb_mode_name(c->mode)));
-    json_object_set_new(r, "route", json_string(hb_route_name(c->route)));
-    json_object_set_new(r, "flops", json_real(hb_op_flops(c->op, &c->shape)));
-    json_object_set_new(r, "bytes", json_real(hb_op_bytes(c->op, &c->shape, hb_dtype_size(c->dtype))));
-    json_object_set_new(r, "bound", json_string(info->compute_bound ? "compute" : "memory"));
-    return r;
-}
-
-static json_t *status_record(const hb_case *c, const char *backend, hb_status st, const char *reason)
-{
-    json_t *r = hb_case_record(c, backend);
-    json_object_set_new(r, "status", json_string(hb_status_name(st)));
-    json_object_set_new(r, "reason", json_string(reason ? reason : ""));
-    return r;
-}
-
 json_t *hb_timer_agreement(double host_s, double device_s, double enqueue_s)
 {
     double diff = device_s > 0 ? (host_s - device_s) / device_s : (double)NAN;
@@ -477,23 +429,23 @@ static json_t *measure_case(hb_instance *inst, const hb_case *c, int item, const
                             ref_cache *rc, const ceilings *cl, hb_status *st_out)
 {
     char reason[512] = "";
-    if (skip && skip[0]) { *st_out = HB_ESKIP; return status_record(c, inst->name, HB_ESKIP, skip); }
+    if (skip && skip[0]) { *st_out = HB_ESKIP; return hb_case_status_record(c, inst->name, HB_ESKIP, skip); }
     /* the chain is the driver's: each of its steps is checked against supports() in chain.c */
     hb_status st = c->op == HB_OP_CHAIN ? HB_OK : inst->ops->supports(inst, c, reason, sizeof reason);
-    if (st != HB_OK) { *st_out = HB_ESKIP; return status_record(c, inst->name, HB_ESKIP, reason[0] ? reason : "unsupported"); }
+    if (st != HB_OK) { *st_out = HB_ESKIP; return hb_case_status_record(c, inst->name, HB_ESKIP, reason[0] ? reason : "unsupported"); }
     double gflop = hb_op_flops(c->op, &c->shape) / 1e9;
     if (!strcmp(inst->ops->type, "cpu-ref") && gflop > o->ref_max_gflop && !o->verify_only) {
         snprintf(reason, sizeof reason, "cpu-ref is the plain-C reference: not timed above %.3g GFLOP per call (this case: %.3g; --ref-max-gflop)",
                  o->ref_max_gflop, gflop);
         *st_out = HB_ESKIP;
-        return status_record(c, inst->name, HB_ESKIP, reason);
+        return hb_case_status_record(c, inst->name, HB_ESKIP, reason);
     }
     hb_rss_reset();
     if (c->op == HB_OP_CHAIN) return hb_chain_measure(inst, c, o, cl->v, cl->n, st_out);
     st = ref_cache_get(rc, c, item, o->seed);
     if (st != HB_OK) {
         *st_out = st == HB_ENOMEM ? HB_ENOMEM : HB_EINVAL;
-        return status_record(c, inst->name, *st_out, "reference computation failed (out of host memory?)");
+        return hb_case_status_record(c, inst->name, *st_out, "reference computation failed (out of host memory?)");
     }
     int64_t mem_before = -1, dfree = -1, dtotal = -1;
     if (inst->ops->mem_info) inst->ops->mem_info(inst, &mem_before, &dfree, &dtotal);
@@ -502,7 +454,7 @@ static json_t *measure_case(hb_instance *inst, const hb_case *c, int item, const
     if (st != HB_OK) {
         ctx_free(&x);
         *st_out = st;
-        return status_record(c, inst->name, st, reason);
+        return hb_case_status_record(c, inst->name, st, reason);
     }
     int64_t mem_after = -1;
     if (inst->ops->mem_info) inst->ops->mem_info(inst, &mem_after, &dfree, &dtotal);
@@ -1159,7 +1111,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const cas
         } else snprintf(reason, sizeof reason, "child exited with status %d inside the case", WEXITSTATUS(wst));
         if (pg->tty) fprintf(stderr, "\r\033[K");
         fprintf(stderr, "hybench: %s: case %ld %s: %s\n", inst_names[cur_inst], cur_case, hb_status_name(st), reason);
-        if (hb_record_write(fd, status_record(c, inst_names[cur_inst], st, reason)) != HB_OK) return HB_EXIT_IO;
+        if (hb_record_write(fd, hb_case_status_record(c, inst_names[cur_inst], st, reason)) != HB_OK) return HB_EXIT_IO;
         pg->counts[st]++;
         pg->done++;
         start_inst = cur_inst;

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include "core/backend.h"
+#include "results/results.h"
 #include "core/stats.h"
 #include "workload/workload.h"
 
@@ -38,15 +39,6 @@ typedef struct hb_options {
     char *argv_joined;         /* for the metadata record */
 } hb_options;
 
-/* One measured phase set for a case. */
-enum { HB_PH_CONVERT_IN, HB_PH_H2D, HB_PH_COMPUTE, HB_PH_D2H, HB_PH_CONVERT_OUT, HB_PH_TOTAL, HB_PH_COUNT };
-extern const char *const hb_phase_names[HB_PH_COUNT];
-
-/* Write one JSON record as a single line with a single write(2) to fd (O_APPEND); fsync not needed.
- * Returns HB_OK or HB_EDEVICE when the write fails. Steals the reference to rec. */
-hb_status hb_record_write(int fd, json_t *rec);
-/* JSON object of an hb_stats. New reference. */
-json_t *hb_stats_json(const hb_stats *s);
 /* The "meta" record of this run. New reference. */
 /* The process's thread runtime as a JSON object (new reference): OpenMP settings, the BLAS's
  * threading model ("openmp" when it shares hybench's pool: "one_runtime": true), its thread count and

@@ -31,36 +31,6 @@ extern char **environ;
 #define HB_GIT_COMMIT "unknown"
 #endif
 
-const char *const hb_phase_names[HB_PH_COUNT] = {"convert_in", "h2d", "compute", "d2h", "convert_out", "total"};
-
-hb_status hb_record_write(int fd, json_t *rec)
-{
-    json_object_set_new(rec, "schema", json_integer(HB_SCHEMA_VERSION));
-    char *s = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(7));
-    json_decref(rec);
-    if (!s) return HB_ENOMEM;
-    size_t len = strlen(s);
-    s[len] = '\n'; /* json_dumps allocates len+1: replace the NUL, write len+1 bytes */
-    const char *p = s;
-    size_t left = len + 1;
-    while (left) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) { free(s); return HB_EDEVICE; }
-        p += w;
-        left -= (size_t)w;
-    }
-    free(s);
-    return HB_OK;
-}
-
-json_t *hb_stats_json(const hb_stats *s)
-{
-    return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "n", (json_int_t)s->n, "min", s->min,
-                     "max", s->max, "mean", s->mean, "median", s->median, "p10", s->p10, "p90", s->p90, "mad",
-                     s->mad, "stddev", s->stddev, "cv", s->cv, "ci_lo", s->ci_lo, "ci_hi", s->ci_hi);
-}
-
 static json_t *cpu_json(void)
 {
     hwloc_topology_t t;

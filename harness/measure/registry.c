@@ -2,7 +2,9 @@
  * registry.c - every backend type hybench knows, with its availability (stress-ng style: a type
  * whose dependency is missing still registers, with the reason), plugin loading, and `hybench list`.
  */
-#include "core/backend.h"
+#include "measure/registry.h"
+#include "cpu/cpu.h"
+#include "cpu_ref/ref.h"
 #include "cli/commands.h"
 #include <dlfcn.h>
 #include <limits.h>
@@ -25,15 +27,6 @@ const hb_backend_entry hb_backends[] = {
 #endif
 };
 const int hb_nbackends = (int)(sizeof hb_backends / sizeof hb_backends[0]);
-
-hb_status hb_backend_validate(const hb_backend_ops *ops)
-{
-    if (!ops || ops->abi != HB_BACKEND_ABI || !ops->type || !ops->enumerate || !ops->close || !ops->supports ||
-        !ops->buf_alloc || !ops->buf_free || !ops->upload || !ops->download || !ops->run)
-        return HB_EINVAL;
-    if (!ops->timer_begin != !ops->timer_end) return HB_EINVAL;
-    return HB_OK;
-}
 
 const hb_backend_entry *hb_backend_find(const char *type)
 {

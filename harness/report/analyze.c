@@ -259,13 +259,13 @@ static const char *rkey(const hb_rrow *w)
 
 static double xfer(const hb_rrow *w)
 {
-    double h = isfinite(w->t[HB_RPH_H2D]) ? w->t[HB_RPH_H2D] : 0, d = isfinite(w->t[HB_RPH_D2H]) ? w->t[HB_RPH_D2H] : 0;
+    double h = isfinite(w->t[HB_PH_H2D]) ? w->t[HB_PH_H2D] : 0, d = isfinite(w->t[HB_PH_D2H]) ? w->t[HB_PH_D2H] : 0;
     return h + d;
 }
 static double conv_time(const hb_rrow *w)
 {
-    double a = isfinite(w->t[HB_RPH_CONVERT_IN]) ? w->t[HB_RPH_CONVERT_IN] : 0;
-    double b = isfinite(w->t[HB_RPH_CONVERT_OUT]) ? w->t[HB_RPH_CONVERT_OUT] : 0;
+    double a = isfinite(w->t[HB_PH_CONVERT_IN]) ? w->t[HB_PH_CONVERT_IN] : 0;
+    double b = isfinite(w->t[HB_PH_CONVERT_OUT]) ? w->t[HB_PH_CONVERT_OUT] : 0;
     return a + b;
 }
 static double mem_of(const hb_rrow *w)
@@ -366,13 +366,13 @@ static hb_status q1(ctx *c, json_t *cards)
     char key[512];
     for (size_t i = 0; i < n; i++) {
         const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
-        double ta = a->t[HB_RPH_TOTAL], tb = b->t[HB_RPH_TOTAL];
+        double ta = a->t[HB_PH_TOTAL], tb = b->t[HB_PH_TOTAL];
         double s = 100.0 * (1.0 - tb / ta);
-        double cs = 100.0 * conv_time(a) / ta, xs = 100.0 * xfer(a) / ta, ks = 100.0 * a->t[HB_RPH_COMPUTE] / ta;
+        double cs = 100.0 * conv_time(a) / ta, xs = 100.0 * xfer(a) / ta, ks = 100.0 * a->t[HB_PH_COMPUTE] / ta;
         json_t *pc = json_object(), *pf = json_object();
-        for (int k = 0; k < HB_RPH_COUNT; k++) {
-            json_object_set_new(pc, hb_report_phase_names[k], jnum(a->t[k]));
-            json_object_set_new(pf, hb_report_phase_names[k], jnum(b->t[k]));
+        for (int k = 0; k < HB_PH_COUNT; k++) {
+            json_object_set_new(pc, hb_phase_names[k], jnum(a->t[k]));
+            json_object_set_new(pf, hb_phase_names[k], jnum(b->t[k]));
         }
         json_array_append_new(jp, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o}",
             "device", DEV(c, b)->id, "op", b->op, "family", b->family, "class", class_of(b), "shape", b->shape,
@@ -425,14 +425,14 @@ static hb_status q1(ctx *c, json_t *cards)
         for (size_t i = 0; i < n; i++) {
             const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
             if (strcmp(b->family, "chain")) continue;
-            double s = 100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL]);
+            double s = 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]);
             const char *tone, *v = verdict_q1(s, &tone);
             if (mvd[i]) { v = "left out: compute moved between modes"; tone = "none"; }
             json_array_append_new(jch, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:s,s:s,s:b}", "device", DEV(c, b)->id, "op", b->op,
-                "name", b->name, "route", b->route, "dtype", b->dtype, "total_convert_s", jnum(a->t[HB_RPH_TOTAL]),
-                "total_f32_s", jnum(b->t[HB_RPH_TOTAL]), "saving_pct", jnum(s), "verdict", v, "tone", tone, "compute_moved", mvd[i]));
+                "name", b->name, "route", b->route, "dtype", b->dtype, "total_convert_s", jnum(a->t[HB_PH_TOTAL]),
+                "total_f32_s", jnum(b->t[HB_PH_TOTAL]), "saving_pct", jnum(s), "verdict", v, "tone", tone, "compute_moved", mvd[i]));
             hb_doc_row(rows, 8, DEV(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route,
-                       hb_report_fmt_time(a->t[HB_RPH_TOTAL]), hb_report_fmt_time(b->t[HB_RPH_TOTAL]),
+                       hb_report_fmt_time(a->t[HB_PH_TOTAL]), hb_report_fmt_time(b->t[HB_PH_TOTAL]),
                        mvd[i] ? moved_cell(minv.ratio[pr[i].a]) : hb_report_fmt_pct(s), mvd[i] ? "" : tone_cell(tone, v));
         }
     } else {
@@ -455,7 +455,7 @@ static hb_status q1(ctx *c, json_t *cards)
                     if (minv.moved[v[i].a] || minv.moved[v[i].b]) continue;
                     snprintf(key, sizeof key, "%d|%s", b->dev, class_of(b));
                     grp *g = grp_get(&gd, key, json_pack("{s:s,s:s}", "device", DEV(c, b)->id, "class", class_of(b)));
-                    if (g) vec_push(&g->v[w], 100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL]));
+                    if (g) vec_push(&g->v[w], 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]));
                 }
             }
             rows = hb_doc_table(rp, "convert-device (f64 uploaded, converted on the device) against convert and f32 (medians)", 0, 5,
@@ -486,12 +486,12 @@ static hb_status q1(ctx *c, json_t *cards)
                         "convert total", "f32 total", "saving", "convert_in", "h2d", "compute", "d2h+convert_out");
     for (size_t i = 0; i < n; i++) {
         const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
-        hb_doc_row(rows, 12, DEV(c, b)->id, b->op, b->shape, b->route, b->dtype, hb_report_fmt_time(a->t[HB_RPH_TOTAL]),
-                   hb_report_fmt_time(b->t[HB_RPH_TOTAL]),
-                   mvd[i] ? moved_cell(minv.ratio[pr[i].a]) : hb_report_fmt_pct(100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL])),
-                   hb_report_fmt_time(a->t[HB_RPH_CONVERT_IN]), hb_report_fmt_time(a->t[HB_RPH_H2D]),
-                   hb_report_fmt_time(a->t[HB_RPH_COMPUTE]),
-                   F("%s + %s", hb_report_fmt_time(a->t[HB_RPH_D2H]), hb_report_fmt_time(a->t[HB_RPH_CONVERT_OUT])));
+        hb_doc_row(rows, 12, DEV(c, b)->id, b->op, b->shape, b->route, b->dtype, hb_report_fmt_time(a->t[HB_PH_TOTAL]),
+                   hb_report_fmt_time(b->t[HB_PH_TOTAL]),
+                   mvd[i] ? moved_cell(minv.ratio[pr[i].a]) : hb_report_fmt_pct(100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL])),
+                   hb_report_fmt_time(a->t[HB_PH_CONVERT_IN]), hb_report_fmt_time(a->t[HB_PH_H2D]),
+                   hb_report_fmt_time(a->t[HB_PH_COMPUTE]),
+                   F("%s + %s", hb_report_fmt_time(a->t[HB_PH_D2H]), hb_report_fmt_time(a->t[HB_PH_CONVERT_OUT])));
     }
 
     /* plots: saving vs size per family (dtype f32, route pageable), series per device x op */
@@ -532,7 +532,7 @@ static hb_status q1(ctx *c, json_t *cards)
                              opi % 10 + 1, devi % 5 + 1, hb_report_gp_str(F("%s %s", DEV(c, b)->id, b->op)));
                 nser++;
             }
-            fprintf(dat, "%.17g %.6g\n", b->size, 100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL]));
+            fprintf(dat, "%.17g %.6g\n", b->size, 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]));
         }
         if (p) {
             hb_sb_printf(&body, "\n");
@@ -575,12 +575,12 @@ static hb_status q1(ctx *c, json_t *cards)
                 size_t pick[2] = { first, last };
                 for (int k = 0; k < (last == first ? 1 : 2); k++) {
                     const hb_rrow *a = &rp->rows[pr[pick[k]].a], *b = &rp->rows[pr[pick[k]].b];
-                    double ta = a->t[HB_RPH_TOTAL];
+                    double ta = a->t[HB_PH_TOTAL];
                     for (int m = 0; m < 2; m++) {
                         const hb_rrow *w = m ? b : a;
                         double v[6], sum = 0;
                         for (int ph = 0; ph < 5; ph++) { v[ph] = isfinite(w->t[ph]) ? 100.0 * w->t[ph] / ta : 0; sum += v[ph]; }
-                        v[5] = 100.0 * w->t[HB_RPH_TOTAL] / ta - sum;
+                        v[5] = 100.0 * w->t[HB_PH_TOTAL] / ta - sum;
                         if (v[5] < 0) v[5] = 0;
                         if (sum + v[5] > barmax) barmax = sum + v[5];
                         fprintf(dat, "\"%s %s %s\" %.5g %.5g %.5g %.5g %.5g %.5g\n", b->op, hb_report_fmt_count(b->size), m ? "F" : "C",
@@ -628,7 +628,7 @@ static hb_status q1(ctx *c, json_t *cards)
         for (size_t i = 0; i < n; i++) {
             const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
             if (b->dev != d || mvd[i]) continue;
-            double s = 100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL]);
+            double s = 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]);
             vec_push(strcmp(b->family, "chain") ? &all : &ch, s);
         }
         int use_chain = ch.n > 0;
@@ -697,7 +697,7 @@ static hb_status q2(ctx *c, json_t *cards)
         sort_pairs(c, pr, n);
         for (size_t i = 0; i < n; i++) {
             const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
-            double ca = a->t[HB_RPH_COMPUTE], cb = b->t[HB_RPH_COMPUTE];
+            double ca = a->t[HB_PH_COMPUTE], cb = b->t[HB_PH_COMPUTE];
             if (!(ca > 0) || !(cb > 0)) continue;
             double r = 100.0 * cb / ca;
             total++;
@@ -1025,7 +1025,7 @@ static hb_status q4(ctx *c, json_t *cards)
         const hb_rrow *w = &rp->rows[i];
         const hb_rdev *dv = DEV(c, w);
         if (!w->ok || dv->host_memory || !dv->available) continue;
-        double s = 100.0 * xfer(w) / w->t[HB_RPH_TOTAL];
+        double s = 100.0 * xfer(w) / w->t[HB_PH_TOTAL];
         snprintf(key, sizeof key, "%d|%s|%s", w->dev, w->route, w->mode);
         grp *g = grp_get(&share, key, json_pack("{s:s,s:s,s:s,s:i}", "device", dv->id, "route", w->route, "mode", w->mode, "dev", w->dev));
         if (g) vec_push(&g->v[0], s);
@@ -1051,7 +1051,7 @@ static hb_status q4(ctx *c, json_t *cards)
             snprintf(key, sizeof key, "%d|%s", b->dev, alt[r]);
             grp *g = grp_get(&route, key, json_pack("{s:s,s:s}", "device", DEV(c, b)->id, "route", alt[r]));
             if (!g) continue;
-            vec_push(&g->v[0], 100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL]));
+            vec_push(&g->v[0], 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]));
             if (xfer(a) > 0) vec_push(&g->v[1], 100.0 * (1.0 - xfer(b) / xfer(a)));
         }
         free(pr);
@@ -1081,14 +1081,14 @@ static hb_status q4(ctx *c, json_t *cards)
     for (size_t i = 0; i < n; i++) {
         const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
         if (DEV(c, b)->host_memory) continue;
-        double s = 100.0 * (1.0 - b->t[HB_RPH_TOTAL] / a->t[HB_RPH_TOTAL]);
+        double s = 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]);
         json_array_append_new(jres, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "device", DEV(c, b)->id, "op", b->op, "family", b->family, "name", b->name,
-            "shape", b->shape, "route", b->route, "total_f32_s", jnum(a->t[HB_RPH_TOTAL]), "total_resident_s", jnum(b->t[HB_RPH_TOTAL]),
-            "saving_pct", jnum(s), "transfer_share_f32_pct", jnum(100.0 * xfer(a) / a->t[HB_RPH_TOTAL])));
+            "shape", b->shape, "route", b->route, "total_f32_s", jnum(a->t[HB_PH_TOTAL]), "total_resident_s", jnum(b->t[HB_PH_TOTAL]),
+            "saving_pct", jnum(s), "transfer_share_f32_pct", jnum(100.0 * xfer(a) / a->t[HB_PH_TOTAL])));
         if (!rows_all) rows_all = json_array();
         json_t *r = json_array();
-        const char *cells[] = { DEV(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route, hb_report_fmt_time(a->t[HB_RPH_TOTAL]),
-                                hb_report_fmt_time(b->t[HB_RPH_TOTAL]), hb_report_fmt_pct(s) };
+        const char *cells[] = { DEV(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route, hb_report_fmt_time(a->t[HB_PH_TOTAL]),
+                                hb_report_fmt_time(b->t[HB_PH_TOTAL]), hb_report_fmt_pct(s) };
         for (int k = 0; k < 7; k++) json_array_append_new(r, json_string(cells[k]));
         if (!strcmp(b->family, "chain")) {
             if (!rows_chain) rows_chain = hb_doc_table(rp, "Transformer block: resident (tensors stay on the device) against f32 (every op crosses)", 0, 7,
@@ -1168,7 +1168,7 @@ static hb_status q4(ctx *c, json_t *cards)
             fprintf(dat, "# route %s: size share_pct op\n", routes[r]);
             for (size_t k = 0; k < m; k++) {
                 const hb_rrow *w = &rp->rows[ix[k]];
-                fprintf(dat, "%.17g %.5g %s\n", w->size, 100.0 * xfer(w) / w->t[HB_RPH_TOTAL], w->op);
+                fprintf(dat, "%.17g %.5g %s\n", w->size, 100.0 * xfer(w) / w->t[HB_PH_TOTAL], w->op);
             }
             hb_sb_printf(&body, "'%s.dat' index %d using 1:2 with points lt %d title '%s'", p->id, nser, r + 1, routes[r]);
             nser++;
@@ -1341,7 +1341,7 @@ static hb_status q5(ctx *c, json_t *cards)
             } else {
                 e = &es[json_integer_value(ix)];
             }
-            if (!(e->t[w->dev] <= w->t[HB_RPH_TOTAL])) { e->t[w->dev] = w->t[HB_RPH_TOTAL]; e->route[w->dev] = w->route; }
+            if (!(e->t[w->dev] <= w->t[HB_PH_TOTAL])) { e->t[w->dev] = w->t[HB_PH_TOTAL]; e->route[w->dev] = w->route; }
         }
         json_decref(map);
         qsort_r(es, ne, sizeof *es, cmp_q5e, c);
@@ -1594,7 +1594,7 @@ static hb_status rooflines(ctx *c)
                 for (size_t i = 0; i < rp->nrows; i++) {
                     const hb_rrow *w = &rp->rows[i];
                     if (w->dev != d || !w->ok || (has_f32 && strcmp(w->mode, "f32")) || fam_rank(w->family) != fi || strcmp(w->dtype, dts[k])) continue;
-                    double ai = w->flops / w->bytes, g = isfinite(w->gflops) ? w->gflops : w->flops / w->t[HB_RPH_COMPUTE] / 1e9;
+                    double ai = w->flops / w->bytes, g = isfinite(w->gflops) ? w->gflops : w->flops / w->t[HB_PH_COMPUTE] / 1e9;
                     if (!(ai > 0) || !(g > 0) || !isfinite(ai) || !isfinite(g)) continue;
                     if (first) {
                         if (nser) fprintf(dat, "\n\n");
@@ -1693,7 +1693,7 @@ static hb_status models(ctx *c)
         grp *gg = grp_get(&g, key, json_pack("{s:s,s:s,s:s,s:s,s:s,s:i,s:i}", "device", DEV(c, w)->id, "model", w->model, "mode", w->mode,
                                              "dtype", w->dtype, "route", w->route, "run", w->run, "dev", w->dev));
         if (!gg) continue;
-        if (w->ok) vec_push(&gg->v[0], w->t[HB_RPH_TOTAL] * w->weight);
+        if (w->ok) vec_push(&gg->v[0], w->t[HB_PH_TOTAL] * w->weight);
     }
     /* one row per model, backend, dtype, route; one column per mode */
     groups piv = { 0 };
@@ -1836,9 +1836,9 @@ static hb_status per_op(ctx *c)
                 fprintf(dat, "# %s %s (%s): size total_s throughput shape\n", rp->devs[d].id, modes[m], route);
                 for (size_t k = 0; k < n; k++) {
                     const hb_rrow *w = &rp->rows[ix[k]];
-                    double thr = !strcmp(bound, "memory") ? (isfinite(w->gbps_total) ? w->gbps_total : w->bytes / w->t[HB_RPH_TOTAL] / 1e9)
-                                                          : (isfinite(w->gflops_total) ? w->gflops_total : w->flops / w->t[HB_RPH_TOTAL] / 1e9);
-                    fprintf(dat, "%.17g %.6g %.6g \"%s\"\n", w->size, w->t[HB_RPH_TOTAL], thr, w->shape);
+                    double thr = !strcmp(bound, "memory") ? (isfinite(w->gbps_total) ? w->gbps_total : w->bytes / w->t[HB_PH_TOTAL] / 1e9)
+                                                          : (isfinite(w->gflops_total) ? w->gflops_total : w->flops / w->t[HB_PH_TOTAL] / 1e9);
+                    fprintf(dat, "%.17g %.6g %.6g \"%s\"\n", w->size, w->t[HB_PH_TOTAL], thr, w->shape);
                 }
                 static const int dts[] = { 2, 1, 3, 4 }, pts[] = { 6, 7, 4, 8 };
                 hb_sb_printf(&ser, "%s'%s.dat' index %d using 1:%%d with linespoints lt %d dt %d pt %d %%s '%s'", nser ? ", \\\n     " : "", p->id, nser,

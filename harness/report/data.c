@@ -10,9 +10,6 @@
 
 #define DNAN ((double)NAN) /* NAN is a float constant */
 
-const char *const hb_report_phase_names[HB_RPH_COUNT] = {
-    "convert_in", "h2d", "compute", "d2h", "convert_out", "total"
-};
 
 /* The plan's figures; see report.h for the source of each. */
 const hb_plan hb_report_plan = {
@@ -178,7 +175,7 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
             w->bytes = jnum(c, "bytes");
             w->weight = jnum(c, "weight");
             if (!isfinite(w->weight) || w->weight <= 0) w->weight = 1;
-            for (int p = 0; p < HB_RPH_COUNT; p++) w->t[p] = hb_case_phase(c, hb_report_phase_names[p], "median");
+            for (int p = 0; p < HB_PH_COUNT; p++) w->t[p] = hb_case_phase(c, hb_phase_names[p], "median");
             w->gflops = jnum(c, "gflops");
             w->gbps = jnum(c, "gbps");
             w->gflops_total = jnum(c, "gflops_total");
@@ -187,7 +184,7 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
             w->host_bytes = jnum(mem, "host_bytes");
             w->device_bytes = jnum(mem, "device_bytes");
             w->rss = jnum(mem, "peak_rss_bytes");
-            w->ok = !strcmp(w->status, "ok") && isfinite(w->t[HB_RPH_TOTAL]) && w->t[HB_RPH_TOTAL] > 0;
+            w->ok = !strcmp(w->status, "ok") && isfinite(w->t[HB_PH_TOTAL]) && w->t[HB_PH_TOTAL] > 0;
         }
     }
     /* device ids, after every device is known */

@@ -38,11 +38,6 @@ typedef struct hb_plan {
 } hb_plan;
 extern const hb_plan hb_report_plan;
 
-/* Phases of a case record, in schema order. */
-enum { HB_RPH_CONVERT_IN, HB_RPH_H2D, HB_RPH_COMPUTE, HB_RPH_D2H, HB_RPH_CONVERT_OUT, HB_RPH_TOTAL,
-       HB_RPH_COUNT };
-extern const char *const hb_report_phase_names[HB_RPH_COUNT];
-
 /* One results file. */
 typedef struct hb_rrun {
     hb_run r;                /* owns every json_t below */
@@ -70,7 +65,7 @@ typedef struct hb_rrow {
     int run, dev;
     const char *op, *family, *shape, *name, *model, *dtype, *mode, *route, *status, *bound;
     double size, flops, bytes, weight;
-    double t[HB_RPH_COUNT];  /* phase medians, seconds; NAN when absent */
+    double t[HB_PH_COUNT];  /* phase medians, seconds; NAN when absent */
     double gflops, gbps, gflops_total, gbps_total; /* NAN when absent */
     double host_bytes, device_bytes, rss;          /* mem.*; NAN when absent */
     int ok;                  /* status "ok" with a finite total median > 0 */

@@ -1,10 +1,34 @@
 /*
- * resultsio.h - reading a results/<run-id>.jsonl file (docs/results-schema.md) with jansson.
+ * results.h - the results schema in memory (docs/results-schema.md): a run is its JSON records, kept
+ * as jansson objects. Every output is written from this one model: measure/ builds the records and
+ * writes them (JSONL, write.c); read.c loads a file back into an hb_run, from which the CSV
+ * (csv.c), Google Benchmark JSON (gbench.c), compare's Markdown/JSON/JUnit and the report's Markdown
+ * and HTML are written.
  */
-#ifndef HB_RESULTSIO_H
-#define HB_RESULTSIO_H
+#ifndef HB_RESULTS_H
+#define HB_RESULTS_H
+#include <stdio.h>
 #include <jansson.h>
 #include "core/hybench.h"
+#include "core/stats.h"
+
+/* ---- the phases of a case record, in schema order (write.c) ---- */
+enum { HB_PH_CONVERT_IN, HB_PH_H2D, HB_PH_COMPUTE, HB_PH_D2H, HB_PH_CONVERT_OUT, HB_PH_TOTAL, HB_PH_COUNT };
+extern const char *const hb_phase_names[HB_PH_COUNT];
+
+/* ---- writing (write.c) ---- */
+/* Write one JSON record as a single line with a single write(2) to fd (O_APPEND); fsync not needed.
+ * Sets its "schema". Returns HB_OK or HB_EDEVICE when the write fails. Steals the reference to rec. */
+hb_status hb_record_write(int fd, json_t *rec);
+/* JSON object of an hb_stats. New reference. */
+json_t *hb_stats_json(const hb_stats *s);
+/* The fields every case record starts with (type, key, backend, op, shape, size, name, source, model,
+ * weight, dtype, mode, route, flops, bytes, bound). New reference. */
+json_t *hb_case_record(const hb_case *c, const char *backend);
+/* A case record that measured nothing: the base fields, status st and its reason. New reference. */
+json_t *hb_case_status_record(const hb_case *c, const char *backend, hb_status st, const char *reason);
+
+/* ---- reading (read.c) ---- */
 
 /* A loaded run. All json_t are owned by the hb_run (freed by hb_run_free).
  * meta: the "meta" record (NULL if the file lacks one); backends, cases: arrays of records of those

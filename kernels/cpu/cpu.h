@@ -4,6 +4,8 @@
 #ifndef HB_CPU_H
 #define HB_CPU_H
 #include "core/backend.h"
+/* The cpu backend (cpu_backend.c), listed in measure/registry.c. */
+extern const hb_backend_ops hb_cpu_ops;
 /* Measure the host ceilings (STREAM-style copy and triad in GB/s on arrays of 4x the last-level
  * cache or more, and an sgemm peak probe in GFLOP/s) with the calling process's threads.
  * Fills out[0..n-1] (names copy_gbps, triad_gbps, peak_gflops_f32) and returns n. */

@@ -4,7 +4,10 @@
  */
 #ifndef HB_REF_H
 #define HB_REF_H
-#include "core/hybench.h"
+#include "core/backend.h"
+
+/* The cpu-ref backend (ref_backend.c), listed in measure/registry.c. */
+extern const hb_backend_ops hb_cpu_ref_ops;
 
 /* Compute case c's op in f64: in[i] holds hb_op_input_elems(c->op,&c->shape,i) doubles, out holds
  * hb_op_output_elems doubles (caller-owned). row_step >= 1 subsamples the expensive ops: only every

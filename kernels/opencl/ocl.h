@@ -1,6 +1,6 @@
 /*
  * ocl.h - internals of the OpenCL backend plugin (build/hb_opencl.so). Not part of the harness API:
- * the harness sees only `hb_opencl_ops` (backend.h). Shared by the files of kernels/opencl/.
+ * the harness sees only `hb_opencl_ops` (declared here, found by dlsym). Shared by the files of kernels/opencl/.
  *
  * Files: ocl_backend.c (hooks: enumerate, buffers, routes, timers, describe), ocl_program.c (kernel
  * sources, program builds, kernel cache, error names), ocl_run.c (the run hook: one dispatch per
@@ -181,4 +181,6 @@ hb_status ocl_timer_begin(hb_instance *inst);
 hb_status ocl_timer_end(hb_instance *inst, double *seconds);
 
 #pragma GCC visibility pop
+/* The plugin's one export (ocl_backend.c), looked up by measure/registry.c with dlsym. */
+extern const hb_backend_ops hb_opencl_ops;
 #endif

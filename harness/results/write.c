@@ -1,0 +1,90 @@
+/*
+ * write.c - writing the results schema (docs/results-schema.md): one JSON record per line, each with
+ * one write(2); the fields every case record starts with; statistics and phase names as the schema
+ * spells them. measure/ writes runs through these; analysis/ appends mode_check records with them.
+ */
+#include "results/results.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const hb_phase_names[HB_PH_COUNT] = {"convert_in", "h2d", "compute", "d2h", "convert_out", "total"};
+
+hb_status hb_record_write(int fd, json_t *rec)
+{
+    json_object_set_new(rec, "schema", json_integer(HB_SCHEMA_VERSION));
+    char *s = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(7));
+    json_decref(rec);
+    if (!s) return HB_ENOMEM;
+    size_t len = strlen(s);
+    s[len] = '\n'; /* json_dumps allocates len+1: replace the NUL, write len+1 bytes */
+    const char *p = s;
+    size_t left = len + 1;
+    while (left) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) { free(s); return HB_EDEVICE; }
+        p += w;
+        left -= (size_t)w;
+    }
+    free(s);
+    return HB_OK;
+}
+
+json_t *hb_stats_json(const hb_stats *s)
+{
+    return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "n", (json_int_t)s->n, "min", s->min,
+                     "max", s->max, "mean", s->mean, "median", s->median, "p10", s->p10, "p90", s->p90, "mad",
+                     s->mad, "stddev", s->stddev, "cv", s->cv, "ci_lo", s->ci_lo, "ci_hi", s->ci_hi);
+}
+
+json_t *hb_case_record(const hb_case *c, const char *backend)
+{
+    char key[512], shape[256];
+    const hb_op_info *info = hb_op_get(c->op);
+    json_t *r = json_object();
+    json_object_set_new(r, "type", json_string("case"));
+    json_object_set_new(r, "key", json_string(hb_case_key(c, backend, key, sizeof key)));
+    json_object_set_new(r, "backend", json_string(backend));
+    json_object_set_new(r, "op", json_string(info->name));
+    json_object_set_new(r, "family", json_string(hb_family_name(info->family)));
+    /* the fields the op uses are those its text form names (hb_shape_format omits defaults) */
+    json_t *sh = json_object();
+    char tmp[256], err[128];
+    hb_shape used;
+    hb_shape_format(c->op, &c->shape, tmp, sizeof tmp);
+    if (hb_shape_parse(tmp, &used, err, sizeof err) == HB_OK)
+        for (int i = 0; i < hb_shape_nfields; i++)
+            if (*(const int64_t *)((const char *)&used + hb_shape_fields[i].offset))
+                json_object_set_new(sh, hb_shape_fields[i].name,
+                                    json_integer(*(const int64_t *)((const char *)&c->shape + hb_shape_fields[i].offset)));
+    json_object_set_new(r, "shape", sh);
+    json_object_set_new(r, "shape_str", json_string(hb_shape_format(c->op, &c->shape, shape, sizeof shape)));
+    int64_t size = hb_op_output_elems(c->op, &c->shape);
+    for (int i = 0; i < info->ninputs; i++) {
+        int64_t e = hb_op_input_elems(c->op, &c->shape, i);
+        if (e > size) size = e;
+    }
+    json_object_set_new(r, "size", json_integer(size));
+    json_object_set_new(r, "name", json_string(c->name));
+    json_object_set_new(r, "source", json_string(c->source));
+    json_object_set_new(r, "model", json_string(c->model));
+    json_object_set_new(r, "weight", json_real(c->weight > 0 ? c->weight : 1));
+    json_object_set_new(r, "dtype", json_string(hb_dtype_name(c->dtype)));
+    json_object_set_new(r, "mode", json_string(hb_mode_name(c->mode)));
+    json_object_set_new(r, "route", json_string(hb_route_name(c->route)));
+    json_object_set_new(r, "flops", json_real(hb_op_flops(c->op, &c->shape)));
+    json_object_set_new(r, "bytes", json_real(hb_op_bytes(c->op, &c->shape, hb_dtype_size(c->dtype))));
+    json_object_set_new(r, "bound", json_string(info->compute_bound ? "compute" : "memory"));
+    return r;
+}
+
+json_t *hb_case_status_record(const hb_case *c, const char *backend, hb_status st, const char *reason)
+{
+    json_t *r = hb_case_record(c, backend);
+    json_object_set_new(r, "status", json_string(hb_status_name(st)));
+    json_object_set_new(r, "reason", json_string(reason ? reason : ""));
+    return r;
+}
+
