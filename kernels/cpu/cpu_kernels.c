@@ -22,9 +22,10 @@
  *              0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)) and silu(x) = x / (1 + exp(-x)).
  *              Sums accumulate blocks of 1024 elements in 64 f32 lanes and the block sums in f64.
  *
- * OpenBLAS threading: sgemm is called from inside an OpenMP parallel region only after
- * openblas_set_num_threads(1) (restored afterwards), so its thread pool never oversubscribes the
- * cores the OpenMP threads hold; matmul and large bmm call the threaded sgemm outside any region.
+ * OpenBLAS threading: sgemm called from inside an OpenMP parallel region runs single-threaded (the
+ * OpenMP build does so itself; a pthread build gets openblas_set_num_threads(1), restored after),
+ * so BLAS never oversubscribes the cores the OpenMP threads hold; matmul and large bmm call the
+ * threaded sgemm outside any region.
  *
  * Large outputs (the last-level cache or more, HB_CPU_NT_MIN) of elementwise ops and rmsnorm are
  * written with streaming stores. Scratch memory (im2col blocks, score tiles, pooling rows) is kept
@@ -54,12 +55,26 @@
 
 /* ------------------------------------------------------------------ helpers ---------- */
 
-/* Run sgemm from the OpenMP threads: OpenBLAS single-threaded in between. */
-static void blas_serial_begin(void) { openblas_set_num_threads(1); }
+/* Run sgemm from the OpenMP threads with OpenBLAS single-threaded in between. The OpenMP build (the
+ * one hybench links: docs/measurement.md) does that by itself: called inside a parallel region it
+ * runs on the calling thread. There openblas_set_num_threads(1) must not be called: it also sets
+ * OpenMP's thread count to 1, so the region itself ran on one thread (measured: bmm 16x128^3, conv2d
+ * and attention 2x slower on 2 cores, about 10x on 16). The pthread build needs the call. */
+static int blas_is_openmp(void)
+{
+    static int v = -1;
+    if (v < 0) v = openblas_get_parallel() == 2;
+    return v;
+}
+static void blas_serial_begin(void)
+{
+    if (!blas_is_openmp()) openblas_set_num_threads(1);
+}
 static void blas_serial_end(int threads)
 {
+    if (blas_is_openmp()) return;
     openblas_set_num_threads(threads);
-    omp_set_num_threads(threads); /* an OpenMP-built OpenBLAS changes the OpenMP count too */
+    omp_set_num_threads(threads);
 }
 
 static inline int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
