@@ -984,7 +984,8 @@ static hb_status cuda_run(hb_instance *inst, const hb_case *cs, hb_buf *const *i
         return HB_ESKIP;
     }
     hb_status st2 = st == HB_OK ? tmark_end(c) : HB_OK;
-    c->last_enqueue_s = host_now() - t_enter;
+    c->enqueue_sum_s += host_now() - t_enter;
+    c->enqueue_n++;
     hbc_gate_release(c);
     if (st != HB_OK || st2 != HB_OK) {
         if (!c->sticky) (void)cudaStreamSynchronize(c->stream);
@@ -1200,7 +1201,10 @@ static hb_status cuda_case_info(hb_instance *inst, const hb_case *cs, char *buf,
     if (c->last_algo[0] && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"algo\":\"%s\"", c->last_algo);
     if (cs && cs->op == HB_OP_CONV2D && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"workspace_bytes\":%zu", c->last_ws);
     if (c->gate_on && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"device_timer\":\"events, launch-gated\"");
-    if (j < len) j += (size_t)snprintf(buf + j, len - j, ",\"host_enqueue_s\":%.9g", c->last_enqueue_s);
+    if (c->enqueue_n > 0 && j < len)
+        j += (size_t)snprintf(buf + j, len - j, ",\"host_enqueue_s\":%.9g", c->enqueue_sum_s / (double)c->enqueue_n);
+    c->enqueue_sum_s = 0;
+    c->enqueue_n = 0;
     if (c->nvml && j < len) {
         unsigned sm = 0, smax = 0;
         if (c->nvml->clock(c->nvml->dev, NVML_CLOCK_SM_, &sm) == 0 && c->nvml->max_clock(c->nvml->dev, NVML_CLOCK_SM_, &smax) == 0)

@@ -79,8 +79,9 @@ struct hbc_ctx {
     char last_impl[64];
     char last_algo[192];
     size_t last_ws;
-    double last_enqueue_s;  /* host seconds from run() entry until its device work was all enqueued (the
-                             * host timer's share that the launch-gated device timer excludes) */
+    double enqueue_sum_s;   /* host seconds from run() entry until its device work was all enqueued (the
+    long enqueue_n;          * host timer's share that the launch-gated device timer excludes), summed
+                             * over the runs since the last case_info, which reports their mean */
     struct hbc_nvml *nvml;
 };
 
