@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "measure/driver.h"
+#include "measure/measure.h"
 
 /* The classification itself: [0.2, 7.0] GHz is a clock; 9.5 GHz (what the old add chain read on a
  * 2.1 GHz Xeon), 0, negatives, NAN and infinities are not. */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include "measure/driver.h"
+#include "measure/measure.h"
 #include "results/results.h"
 #include "core/stats.h"
 

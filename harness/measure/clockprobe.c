@@ -38,7 +38,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "measure/driver.h"
+#include "measure/measure.h"
 #include "core/stats.h"
 
 enum { PROBE_IMULS = 32000, PROBE_TRIES = 3, PROBE_MAX_CPUS = 64 };

@@ -2,7 +2,7 @@
  * meta.c - the run's metadata record (host, CPU topology from hwloc, OpenBLAS, compiler, git commit,
  * clock check), result-record writing, deterministic random inputs and peak-RSS accounting.
  */
-#include "measure/driver.h"
+#include "measure/measure.h"
 #include <cblas.h>
 #include <errno.h>
 #include <fcntl.h>

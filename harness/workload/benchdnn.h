@@ -17,7 +17,7 @@
  */
 #ifndef HB_BENCHDNN_H
 #define HB_BENCHDNN_H
-#include "workload/workload.h"
+#include "workload/item.h"
 
 typedef enum hb_batch_kind { HB_BATCH_CONV, HB_BATCH_POOL, HB_BATCH_MATMUL, HB_BATCH_KIND_COUNT } hb_batch_kind;
 
@@ -66,4 +66,9 @@ hb_status hb_benchdnn_load(hb_batch_kind k, const char *path, const hb_batch_opt
  * HB_OK, else HB_EDEVICE with the list of places tried in err. */
 hb_status hb_benchdnn_find(const char *name, const char *base_dir, char *buf, size_t buflen, char *err,
                            size_t errlen);
+/* A benchdnn list given as "conv:FILE", "pool:FILE" or "matmul:FILE" (hybench run --batch); also
+ * "maxpool:FILE", "avgpool:FILE" (force the pooling algorithm) and options before the colon:
+ * "conv,mb=2:FILE", "pool,alg=avg:FILE". FILE is tried as given, then in $HB_BENCHDNN_DIR and
+ * ../shared/external/benchdnn/. Same errors as hb_workload_load (workload.h). */
+hb_status hb_batch_load(const char *spec, hb_item_list *out, char *err, size_t errlen);
 #endif

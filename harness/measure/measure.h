@@ -1,16 +1,17 @@
 /*
- * driver.h - the measurement driver: options, case expansion, the per-backend child process and
- * the measurement of one case. Used by `hybench run` and `hybench verify` (driver.c), and by the
- * chain runner (chain.c).
+ * measure.h - the measure layer's face: run options, the case list a run expands its workload items
+ * into (cases.c), one call that measures them all (runner.c), and the run's metadata and host facts
+ * (meta.c, clockprobe.h). `hybench run` and `hybench verify` (cli/cmd_run.c) use it. What the files
+ * of measure/ share among themselves: internal.h.
  */
-#ifndef HB_DRIVER_H
-#define HB_DRIVER_H
+#ifndef HB_MEASURE_H
+#define HB_MEASURE_H
 #include <jansson.h>
 #include <stdio.h>
 #include "core/backend.h"
 #include "results/results.h"
 #include "core/stats.h"
-#include "workload/workload.h"
+#include "workload/item.h"
 
 #define HB_MAX_REPETITIONS 16
 #define HB_MAX_PASSES 9
@@ -39,6 +40,40 @@ typedef struct hb_options {
     char *argv_joined;         /* for the metadata record */
 } hb_options;
 
+/* ---- the cases of a run (cases.c) ---- */
+typedef struct hb_case_list {
+    hb_case *v;
+    int *item;      /* index of the workload item each case came from (reference cache key) */
+    unsigned char *host_route; /* 1 where the case's route is its item's first requested route: a
+                                * host-memory backend (one route: its own memory) runs that one */
+    const hb_item_list *items;
+    size_t n, cap;
+} hb_case_list;
+/* Expand workload items into cases (items outermost so that one reference serves all variants):
+ * each item over its dtypes, modes and routes (the options' masks, else the item's, else the
+ * defaults), kept when --op, --quick and --filter select it. 0, or -1 when out of memory. */
+int hb_cases_expand(const hb_item_list *items, const hb_options *o, hb_case_list *out);
+void hb_case_list_free(hb_case_list *l);
+/* 1 when the comma list `list` names `name` exactly. */
+int hb_list_has(const char *list, const char *name);
+
+/* ---- the run (runner.c) ---- */
+typedef struct hb_run_totals {
+    size_t cases;                 /* case records written (merged when there were passes) */
+    int counts[HB_STATUS_COUNT];  /* their statuses */
+    double elapsed_s;
+    int passes;                   /* passes run */
+    int interrupted;              /* SIGINT/SIGTERM stopped the run */
+    int unavailable_named;        /* a backend named by --backend was unavailable */
+} hb_run_totals;
+/* Measure every case of `cases` on every selected backend, o->passes times (each pass in new
+ * processes, into path.passN, merged into fd), then append the mode_check records (not for verify)
+ * and the end record to fd. cmd ("run" or "verify") prefixes the progress lines on stderr.
+ * SIGINT/SIGTERM stop it after the case in flight. Returns 0, or HB_EXIT_IO; *t gets the totals. */
+int hb_measure_run(const hb_options *o, const hb_case_list *cases, int fd, const char *path, const char *cmd,
+                   hb_run_totals *t);
+
+/* ---- the run's metadata and host facts (meta.c) ---- */
 /* The "meta" record of this run. New reference. */
 /* The process's thread runtime as a JSON object (new reference): OpenMP settings, the BLAS's
  * threading model ("openmp" when it shares hybench's pool: "one_runtime": true), its thread count and

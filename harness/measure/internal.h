@@ -1,0 +1,38 @@
+/*
+ * internal.h - what the files of measure/ share and nothing above them uses: the per-case
+ * measurement (sample.c) with its reference cache and the instance's ceilings, the chain's
+ * measurement (chain.c), and the merge of a multi-pass run's files (merge.c). runner.c drives them.
+ */
+#ifndef HB_MEASURE_INTERNAL_H
+#define HB_MEASURE_INTERNAL_H
+#include <jansson.h>
+#include "measure/measure.h"
+
+/* The reference cache: inputs and reference output of the last workload item seen. */
+typedef struct hb_ref_cache {
+    int item;
+    int nin;
+    double *in[HB_MAX_INPUTS];
+    double *out;
+    int64_t row_step;
+} hb_ref_cache;
+
+void hb_ref_cache_free(hb_ref_cache *r);
+
+/* Measured ceilings of the current instance. */
+typedef struct hb_ceiling_set { hb_ceiling v[HB_MAX_CEILINGS]; int n; } hb_ceiling_set;
+
+/* Measure case c (of workload item `item`; skip: the item's skip reason, or empty) on inst. Returns a
+ * new "case" record (never NULL except on allocation failure). *st_out gets the case status. */
+json_t *hb_measure_case(hb_instance *inst, const hb_case *c, int item, const char *skip, const hb_options *o,
+                        hb_ref_cache *rc, const hb_ceiling_set *cl, hb_status *st_out);
+
+/* Measure chain case c on inst with options o; ceilings cl[0..ncl-1]. Returns a new "case" record;
+ * *st gets the case status (ok, skipped when a step is unsupported, no_resource, failed, wrong). */
+json_t *hb_chain_measure(hb_instance *inst, const hb_case *c, const hb_options *o, const hb_ceiling *cl, int ncl,
+                         hb_status *st);
+
+/* Merge the per-pass files paths[0..npass-1] into fd (merge.c). counts[] gets the merged statuses,
+ * *ncases the case records written. Returns 0, or HB_EXIT_IO. */
+int hb_merge_passes(int fd, const char *const *paths, int npass, int counts[HB_STATUS_COUNT], size_t *ncases);
+#endif
