@@ -79,9 +79,11 @@ struct hbc_ctx {
     char last_impl[64];
     char last_algo[192];
     size_t last_ws;
-    double enqueue_sum_s;   /* host seconds from run() entry until its device work was all enqueued (the
-    long enqueue_n;          * host timer's share that the launch-gated device timer excludes), summed
-                             * over the runs since the last case_info, which reports their mean */
+    /* host seconds from run() entry until its device work was all enqueued (the host timer's share
+     * that the launch-gated device timer excludes), summed over the enqueue_n runs since the last
+     * case_info, which reports their mean */
+    double enqueue_sum_s;
+    long enqueue_n;
     struct hbc_nvml *nvml;
 };
 
