@@ -14,8 +14,8 @@ out=$(build/hybench run "$@"); rc=$?
 results=$(printf '%s\n' "$out" | tail -n 1)
 if [ ! -s "$results" ]; then echo "run_all.sh: no results written (hybench run exit $rc)" >&2; exit $rc; fi
 build/hybench report "$results"; rrc=$?
-echo "Performance targets (ratios to the ceilings measured in this run; informative, not a gate):"
-build/hybench targets "$results" || true
+echo "Roofline: each case family's fraction of the ceilings measured in this run, against its goal (informative, not a gate):"
+build/hybench roofline "$results" || true
 echo "results: $results"
 [ $rc -ne 0 ] && echo "run_all.sh: hybench run exited $rc (see its summary above)" >&2
 [ $rc -eq 0 ] && exit $rrc

@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "cli/commands.h"
+#include "analysis/baseline.h"
 #include "analysis/compare.h"
 #include "core/rstats.h"
 

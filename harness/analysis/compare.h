@@ -150,29 +150,4 @@ hb_status hb_cmp_write_junit(FILE *f, const hb_cmp_result *r, const hb_run *base
  * micro sign, "12.0 ns"). Returns buf. */
 char *hb_fmt_time(double s, char *buf, size_t len);
 
-/* ---- Google Benchmark JSON (gbench.c) ---- */
-/* The run as a Google Benchmark JSON document ({"context":{...},"benchmarks":[...]}), readable by
- * Google Benchmark's tools/compare.py, github-action-benchmark (tool "googlecpp") and bencher
- * (adapter "cpp_google"). Each case with status ok becomes one benchmark family named after its key
- * ("matmul/m:1024/n:1024/k:1024/cpu/f32/pageable/f32"): one "iteration" entry per sample
- * (iterations 1, repetitions = sample count, real_time = cpu_time = the sample in ns; hybench does
- * not measure CPU time) unless aggregates_only, then "aggregate" entries mean, median, stddev (ns)
- * and cv (fraction, aggregate_unit "percentage"). Cases that are not ok are listed with
- * "error_occurred": true and their reason. metric: "total" or "compute". New reference; NULL on
- * ENOMEM. */
-json_t *hb_gbench_from_run(const hb_run *r, const char *metric, int aggregates_only);
-/* `hybench gbench RESULTS.jsonl [-o FILE] [--metric total|compute] [--aggregates-only]`.
- * Proposed for commands.h; main.c should dispatch "gbench" here. */
-int hb_cmd_gbench(int argc, char **argv);
-
-/* ---- history and baselines (trend.c) ---- */
-/* Host name made safe for a file name: [A-Za-z0-9._-] kept, anything else '_'; "unknown" if empty.
- * Returns buf. */
-char *hb_host_slug(const char *host, char *buf, size_t len);
-/* Paths of the baseline of host in dir: "<dir>/<slug>.jsonl" and "<dir>/<slug>.json". */
-void hb_baseline_paths(const char *dir, const char *host, char *jsonl, char *json, size_t len);
-/* Append one line {run_id, date, commit, host, cpu_model, file, cases, ok, wrong, crashed,
- * complete} describing results file `results` to the JSON Lines index `index_path` (created if
- * absent). Errors: HB_EINVAL (results unreadable; reason in err), HB_EDEVICE (cannot write). */
-hb_status hb_history_append(const char *index_path, const char *results, char *err, size_t errlen);
 #endif

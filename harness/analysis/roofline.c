@@ -1,61 +1,43 @@
 /*
- * targets.c - `hybench targets`: the performance targets of the project's issues, checked against a
- * results file as ratios to ceilings measured in the same run (never against typed-in speeds, except
- * where a target is itself an absolute figure on named hardware, e.g. "matmul f16 >= 650 TFLOP/s on
- * the H100"). One row per target: the best matching ok case, its figure, the ceiling, the ratio, and
- * PASS / FAIL / n/a (no matching case in these results).
+ * roofline.c - each case's fraction of its measured ceiling (analysis/roofline.h), checked against a
+ * goal per case family: the ratio to a ceiling measured in the same run (never to typed-in speeds,
+ * except where a goal is itself an absolute figure on named hardware, e.g. "matmul f16 >= 650 TFLOP/s
+ * on the H100"). The goals came from the project's work items; each row says which (origin).
  */
-#include "cli/commands.h"
-#include "results/results.h"
+#include "analysis/roofline.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* What a target measures. */
-typedef enum { M_FRACTION, M_FRACTION_OF_CPU, M_TFLOPS, M_COMPUTE_US_MAX, M_CONVERT_FRACTION, M_TRANSFER_FRACTION,
-               M_MAPPED_ZERO } metric;
-
-typedef struct target {
-    const char *issue;       /* where the target comes from */
-    const char *what;
-    const char *backend;     /* backend type prefix */
-    const char *op;
-    const char *dtype;       /* NULL: any */
-    const char *mode;        /* NULL: any */
-    const char *route;       /* NULL: any */
-    const char *shape_has;   /* substring of shape_str, NULL: any */
-    double min_llc_multiple; /* largest tensor >= this many times the L3 (0: no size condition) */
-    int64_t min_size;        /* largest tensor >= this many elements */
-    metric m;
-    double need;             /* ratio >= need (or, for M_COMPUTE_US_MAX, compute <= need us) */
-} target;
-
-static const target targets[] = {
-    {"#2", "cpu matmul n>=1024 vs sgemm probe", "cpu", "matmul", "f32", NULL, NULL, NULL, 0, 1024 * 1024, M_FRACTION, 0.85},
-    {"#2", "cpu conv2d ResNet-50 3x3 vs sgemm probe", "cpu", "conv2d", "f32", NULL, NULL, "kh=3 kw=3", 0, 0, M_FRACTION, 0.60},
-    {"#2", "cpu attention 32 heads seq 512 d 64 vs sgemm probe", "cpu", "attention", "f32", NULL, NULL, "heads=32 kv_heads=32 seq=512 kv_seq=512 head_dim=64", 0, 0, M_FRACTION, 0.50},
-    {"#2", "cpu add > 4x LLC vs copy bandwidth", "cpu", "add", "f32", NULL, NULL, NULL, 4, 0, M_FRACTION, 0.80},
-    {"#2", "cpu sum > 4x LLC vs copy bandwidth", "cpu", "sum", "f32", NULL, NULL, NULL, 4, 0, M_FRACTION, 0.80},
-    {"#2", "cpu maxpool vs copy bandwidth", "cpu", "maxpool", "f32", NULL, NULL, NULL, 4, 0, M_FRACTION, 0.50},
-    {"#2", "f64->f32 conversion > 4x LLC vs copy bandwidth", "cpu", "add", "f32", "convert", NULL, NULL, 4, 0, M_CONVERT_FRACTION, 0.80},
-    {"#3", "opencl add > 4x LLC vs cpu copy bandwidth", "opencl", "add", "f32", NULL, NULL, NULL, 4, 0, M_FRACTION_OF_CPU, 0.60},
-    {"#3", "opencl sum > 4x LLC vs cpu copy bandwidth", "opencl", "sum", "f32", NULL, NULL, NULL, 4, 0, M_FRACTION_OF_CPU, 0.60},
-    {"#3", "opencl matmul n>=1024 vs cpu sgemm probe", "opencl", "matmul", "f32", NULL, NULL, NULL, 0, 1024 * 1024, M_FRACTION_OF_CPU, 0.30},
-    {"#3", "opencl mapped route: H2D+D2H share of total (<= 1%)", "opencl", "add", "f32", "f32", "mapped", NULL, 0, 1 << 20, M_MAPPED_ZERO, 0.01},
-    {"#4", "cuda add 2^27 vs device copy", "cuda", "add", "f32", NULL, NULL, "n=134217728", 0, 0, M_FRACTION, 0.90},
-    {"#4", "cuda sum 2^27 vs device copy", "cuda", "sum", "f32", NULL, NULL, NULL, 0, 134217728, M_FRACTION, 0.90},
-    {"#4", "cuda matmul 8192 f32 TFLOP/s", "cuda", "matmul", "f32", NULL, NULL, "m=8192 n=8192 k=8192", 0, 0, M_TFLOPS, 48},
-    {"#4", "cuda matmul 8192 tf32 TFLOP/s", "cuda", "matmul", "tf32", NULL, NULL, "m=8192 n=8192 k=8192", 0, 0, M_TFLOPS, 340},
-    {"#4", "cuda matmul 8192 f16 TFLOP/s", "cuda", "matmul", "f16", NULL, NULL, "m=8192 n=8192 k=8192", 0, 0, M_TFLOPS, 650},
-    {"#4", "cuda matmul 8192 bf16 TFLOP/s", "cuda", "matmul", "bf16", NULL, NULL, "m=8192 n=8192 k=8192", 0, 0, M_TFLOPS, 650},
-    {"#4", "cuda conv2d 64x64x56x56 3x3 f32 TFLOP/s", "cuda", "conv2d", "f32", NULL, NULL, "batch=64 c=64 h=56 w=56 oc=64 kh=3", 0, 0, M_TFLOPS, 35},
-    {"#4", "cuda conv2d 64x64x56x56 3x3 f16 TFLOP/s", "cuda", "conv2d", "f16", NULL, NULL, "batch=64 c=64 h=56 w=56 oc=64 kh=3", 0, 0, M_TFLOPS, 120},
-    {"#4", "cuda attention 8x32x2048x64 f32 TFLOP/s", "cuda", "attention", "f32", NULL, NULL, "batch=8 heads=32 kv_heads=32 seq=2048 kv_seq=2048 head_dim=64", 0, 0, M_TFLOPS, 21},
-    {"#4", "cuda attention 8x32x2048x64 f16 TFLOP/s", "cuda", "attention", "f16", NULL, NULL, "batch=8 heads=32 kv_heads=32 seq=2048 kv_seq=2048 head_dim=64", 0, 0, M_TFLOPS, 200},
-    {"#4", "cuda pinned H2D+D2H vs route ceiling", "cuda", "add", "f32", "f32", "pinned", NULL, 0, 16 << 20, M_TRANSFER_FRACTION, 0.90},
-    {"#4", "cuda add 2^16 compute time (us, at most)", "cuda", "add", "f32", NULL, NULL, "n=65536", 0, 0, M_COMPUTE_US_MAX, 5},
+const hb_roof_goal hb_roof_goals[] = {
+    {"#2", "cpu matmul n>=1024 vs sgemm probe", "cpu", "matmul", "f32", NULL, NULL, NULL, 0, 1024 * 1024, HB_ROOF_FRACTION, 0.85},
+    {"#2", "cpu conv2d ResNet-50 3x3 vs sgemm probe", "cpu", "conv2d", "f32", NULL, NULL, "kh=3 kw=3", 0, 0, HB_ROOF_FRACTION, 0.60},
+    {"#2", "cpu attention 32 heads seq 512 d 64 vs sgemm probe", "cpu", "attention", "f32", NULL, NULL, "heads=32 kv_heads=32 seq=512 kv_seq=512 head_dim=64", 0, 0, HB_ROOF_FRACTION, 0.50},
+    {"#2", "cpu add > 4x LLC vs copy bandwidth", "cpu", "add", "f32", NULL, NULL, NULL, 4, 0, HB_ROOF_FRACTION, 0.80},
+    {"#2", "cpu sum > 4x LLC vs copy bandwidth", "cpu", "sum", "f32", NULL, NULL, NULL, 4, 0, HB_ROOF_FRACTION, 0.80},
+    {"#2", "cpu maxpool vs copy bandwidth", "cpu", "maxpool", "f32", NULL, NULL, NULL, 4, 0, HB_ROOF_FRACTION, 0.50},
+    {"#2", "f64->f32 conversion > 4x LLC vs copy bandwidth", "cpu", "add", "f32", "convert", NULL, NULL, 4, 0, HB_ROOF_CONVERT_FRACTION, 0.80},
+    {"#3", "opencl add > 4x LLC vs cpu copy bandwidth", "opencl", "add", "f32", NULL, NULL, NULL, 4, 0, HB_ROOF_FRACTION_OF_CPU, 0.60},
+    {"#3", "opencl sum > 4x LLC vs cpu copy bandwidth", "opencl", "sum", "f32", NULL, NULL, NULL, 4, 0, HB_ROOF_FRACTION_OF_CPU, 0.60},
+    {"#3", "opencl matmul n>=1024 vs cpu sgemm probe", "opencl", "matmul", "f32", NULL, NULL, NULL, 0, 1024 * 1024, HB_ROOF_FRACTION_OF_CPU, 0.30},
+    {"#3", "opencl mapped route: H2D+D2H share of total (<= 1%)", "opencl", "add", "f32", "f32", "mapped", NULL, 0, 1 << 20, HB_ROOF_MAPPED_ZERO, 0.01},
+    {"#4", "cuda add 2^27 vs device copy", "cuda", "add", "f32", NULL, NULL, "n=134217728", 0, 0, HB_ROOF_FRACTION, 0.90},
+    {"#4", "cuda sum 2^27 vs device copy", "cuda", "sum", "f32", NULL, NULL, NULL, 0, 134217728, HB_ROOF_FRACTION, 0.90},
+    {"#4", "cuda matmul 8192 f32 TFLOP/s", "cuda", "matmul", "f32", NULL, NULL, "m=8192 n=8192 k=8192", 0, 0, HB_ROOF_TFLOPS, 48},
+    {"#4", "cuda matmul 8192 tf32 TFLOP/s", "cuda", "matmul", "tf32", NULL, NULL, "m=8192 n=8192 k=8192", 0, 0, HB_ROOF_TFLOPS, 340},
+    {"#4", "cuda matmul 8192 f16 TFLOP/s", "cuda", "matmul", "f16", NULL, NULL, "m=8192 n=8192 k=8192", 0, 0, HB_ROOF_TFLOPS, 650},
+    {"#4", "cuda matmul 8192 bf16 TFLOP/s", "cuda", "matmul", "bf16", NULL, NULL, "m=8192 n=8192 k=8192", 0, 0, HB_ROOF_TFLOPS, 650},
+    {"#4", "cuda conv2d 64x64x56x56 3x3 f32 TFLOP/s", "cuda", "conv2d", "f32", NULL, NULL, "batch=64 c=64 h=56 w=56 oc=64 kh=3", 0, 0, HB_ROOF_TFLOPS, 35},
+    {"#4", "cuda conv2d 64x64x56x56 3x3 f16 TFLOP/s", "cuda", "conv2d", "f16", NULL, NULL, "batch=64 c=64 h=56 w=56 oc=64 kh=3", 0, 0, HB_ROOF_TFLOPS, 120},
+    {"#4", "cuda attention 8x32x2048x64 f32 TFLOP/s", "cuda", "attention", "f32", NULL, NULL, "batch=8 heads=32 kv_heads=32 seq=2048 kv_seq=2048 head_dim=64", 0, 0, HB_ROOF_TFLOPS, 21},
+    {"#4", "cuda attention 8x32x2048x64 f16 TFLOP/s", "cuda", "attention", "f16", NULL, NULL, "batch=8 heads=32 kv_heads=32 seq=2048 kv_seq=2048 head_dim=64", 0, 0, HB_ROOF_TFLOPS, 200},
+    {"#4", "cuda pinned H2D+D2H vs route ceiling", "cuda", "add", "f32", "f32", "pinned", NULL, 0, 16 << 20, HB_ROOF_TRANSFER_FRACTION, 0.90},
+    {"#4", "cuda add 2^16 compute time (us, at most)", "cuda", "add", "f32", NULL, NULL, "n=65536", 0, 0, HB_ROOF_COMPUTE_US_MAX, 5},
 };
+const int hb_roof_ngoals = (int)(sizeof hb_roof_goals / sizeof hb_roof_goals[0]);
+
+int hb_roof_lower_better(const hb_roof_goal *g) { return g->m == HB_ROOF_COMPUTE_US_MAX || g->m == HB_ROOF_MAPPED_ZERO; }
 
 static const char *js(json_t *o, const char *k) { const char *s = json_string_value(json_object_get(o, k)); return s ? s : ""; }
 static double tnum(json_t *o, const char *k) { json_t *v = json_object_get(o, k); return json_is_number(v) ? json_number_value(v) : (double)NAN; }
@@ -66,14 +48,13 @@ static double cpu_ceiling(const hb_run *r, const char *name)
     return v;
 }
 
-/* Evaluate one target over run r: the best ratio among matching ok cases. */
-static int eval(const hb_run *r, const target *t, double *ratio, double *figure, double *ceil, char *which, size_t wl)
+int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *figure, double *ceil, char *which, size_t wl)
 {
     double l3 = tnum(json_object_get(r->meta, "cpu"), "l3_bytes");
     size_t i;
     json_t *c;
     int found = 0;
-    int lower_better = t->m == M_COMPUTE_US_MAX || t->m == M_MAPPED_ZERO;
+    int lower_better = hb_roof_lower_better(t);
     *ratio = lower_better ? INFINITY : -INFINITY;
     json_array_foreach(r->cases, i, c) {
         if (strcmp(js(c, "status"), "ok") || strncmp(js(c, "backend"), t->backend, strlen(t->backend))) continue;
@@ -88,17 +69,17 @@ static int eval(const hb_run *r, const target *t, double *ratio, double *figure,
         double v = NAN, fig = NAN, cv = NAN;
         double comp = hb_case_phase(c, "compute", "median"), tot = hb_case_phase(c, "total", "median");
         switch (t->m) {
-        case M_FRACTION: v = tnum(c, "fraction"); cv = tnum(c, "ceiling_value"); fig = v * cv; break;
-        case M_FRACTION_OF_CPU: {
+        case HB_ROOF_FRACTION: v = tnum(c, "fraction"); cv = tnum(c, "ceiling_value"); fig = v * cv; break;
+        case HB_ROOF_FRACTION_OF_CPU: {
             int cb = !strcmp(js(c, "bound"), "compute");
             cv = cpu_ceiling(r, cb ? "peak_gflops_f32" : "copy_gbps");
             fig = cb ? tnum(c, "gflops") : tnum(c, "gbps");
             v = fig / cv;
             break;
         }
-        case M_TFLOPS: fig = tnum(c, "gflops") / 1e3; cv = t->need; v = fig; break;
-        case M_COMPUTE_US_MAX: fig = comp * 1e6; cv = t->need; v = fig; break;
-        case M_CONVERT_FRACTION: {
+        case HB_ROOF_TFLOPS: fig = tnum(c, "gflops") / 1e3; cv = t->need; v = fig; break;
+        case HB_ROOF_COMPUTE_US_MAX: fig = comp * 1e6; cv = t->need; v = fig; break;
+        case HB_ROOF_CONVERT_FRACTION: {
             /* bytes of the conversion: every input read as f64 (8) and written as f32 (4) */
             double n = tnum(json_object_get(c, "shape"), "n");
             double cin = hb_case_phase(c, "convert_in", "median");
@@ -107,7 +88,7 @@ static int eval(const hb_run *r, const target *t, double *ratio, double *figure,
             v = fig / cv;
             break;
         }
-        case M_TRANSFER_FRACTION: {
+        case HB_ROOF_TRANSFER_FRACTION: {
             const char *route = js(c, "route");
             char hn[64], dn[64];
             snprintf(hn, sizeof hn, "h2d_gbps_%s", route);
@@ -120,7 +101,7 @@ static int eval(const hb_run *r, const target *t, double *ratio, double *figure,
             fig = hg; cv = hc;
             break;
         }
-        case M_MAPPED_ZERO: {
+        case HB_ROOF_MAPPED_ZERO: {
             double h = hb_case_phase(c, "h2d", "median"), d = hb_case_phase(c, "d2h", "median");
             v = tot > 0 ? (h + d) / tot : (double)NAN;
             fig = (h + d) * 1e6; cv = tot * 1e6;
@@ -137,39 +118,3 @@ static int eval(const hb_run *r, const target *t, double *ratio, double *figure,
     return found;
 }
 
-int hb_cmd_targets(int argc, char **argv)
-{
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fprintf(argc < 2 ? stderr : stdout,
-                "usage: hybench targets RESULTS.jsonl [...]\n"
-                "  The issues' performance targets as ratios to the ceilings of the same run (Markdown table).\n"
-                "  Exit 0 when every target that has a matching case passes, 1 otherwise.\n");
-        return argc < 2 ? HB_EXIT_USAGE : HB_EXIT_OK;
-    }
-    int fails = 0;
-    printf("| issue | target | best matching case | figure | ceiling | ratio | needed | verdict |\n|---|---|---|---|---|---|---|---|\n");
-    for (int a = 1; a < argc; a++) {
-        hb_run r;
-        char err[512];
-        if (hb_run_load(argv[a], &r, err, sizeof err) != HB_OK) { fprintf(stderr, "hybench targets: %s\n", err); return HB_EXIT_USAGE; }
-        for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
-            const target *t = &targets[i];
-            double ratio, fig = NAN, cv = NAN;
-            char which[400] = "";
-            if (!eval(&r, t, &ratio, &fig, &cv, which, sizeof which)) {
-                continue; /* nothing in this file measures it (another backend's run would) */
-            }
-            int lower = t->m == M_COMPUTE_US_MAX || t->m == M_MAPPED_ZERO;
-            int pass = lower ? ratio <= t->need : ratio >= t->need;
-            fails += !pass;
-            if (t->m == M_TFLOPS || t->m == M_COMPUTE_US_MAX)
-                printf("| %s | %s | %s | %.4g | - | - | %s %.4g | %s |\n", t->issue, t->what, which, fig,
-                       lower ? "<=" : ">=", t->need, pass ? "PASS" : "FAIL");
-            else
-                printf("| %s | %s | %s | %.4g | %.4g | %.1f%% | %s %.0f%% | %s |\n", t->issue, t->what, which, fig, cv,
-                       100 * ratio, lower ? "<=" : ">=", 100 * t->need, pass ? "PASS" : "FAIL");
-        }
-        hb_run_free(&r);
-    }
-    return fails ? 1 : HB_EXIT_OK;
-}

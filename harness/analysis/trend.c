@@ -1,7 +1,7 @@
-/* trend.c - nightly history (`hybench trend`) and per-machine baselines (`hybench baseline`).
- * See compare.h and docs/compare.md. */
-#include "analysis/compare.h"
-#include "cli/commands.h"
+/* trend.c - nightly history (analysis/trend.h): the index read back, and one host's series of runs
+ * compared step by step (analysis/compare.h) into a page of per-op, per-backend plots. */
+#include "analysis/trend.h"
+#include "analysis/baseline.h"
 #include "core/rstats.h"
 #include <dirent.h>
 #include <errno.h>
@@ -14,125 +14,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static const char *jstr(json_t *o, const char *k) { return json_string_value(json_object_get(o, k)); }
-
-char *hb_host_slug(const char *host, char *buf, size_t len)
-{
-    size_t k = 0;
-    for (const char *p = host; p && *p && k + 1 < len; p++) {
-        char c = *p;
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '.' || c == '_' || c == '-';
-        buf[k++] = ok ? c : '_';
-    }
-    buf[k] = 0;
-    if (k == 0 || !strcmp(buf, ".") || !strcmp(buf, "..")) snprintf(buf, len, "unknown");
-    return buf;
-}
-
-void hb_baseline_paths(const char *dir, const char *host, char *jsonl, char *json, size_t len)
-{
-    char slug[256];
-    hb_host_slug(host, slug, sizeof slug);
-    snprintf(jsonl, len, "%s/%s.jsonl", dir, slug);
-    snprintf(json, len, "%s/%s.json", dir, slug);
-}
-
-static void utc_now(char *buf, size_t len)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-/* mkdir -p for the directory part of a path (dir_only: path itself is the directory). */
-static int mkdirs(const char *path, int dir_only)
-{
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    if (!dir_only) {
-        char *s = strrchr(tmp, '/');
-        if (!s) return 0;
-        *s = 0;
-    }
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(tmp, 0775) && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    if (tmp[0] && mkdir(tmp, 0775) && errno != EEXIST) return -1;
-    return 0;
-}
-
-typedef struct run_counts { size_t cases, ok, wrong, crashed, failed; } run_counts;
-static run_counts count_statuses(const hb_run *r)
-{
-    run_counts c = { 0, 0, 0, 0, 0 };
-    size_t i;
-    json_t *k;
-    json_array_foreach(r->cases, i, k) {
-        const char *s = jstr(k, "status");
-        c.cases++;
-        if (!s) continue;
-        if (!strcmp(s, "ok")) c.ok++;
-        else if (!strcmp(s, "wrong")) c.wrong++;
-        else if (!strcmp(s, "crashed")) c.crashed++;
-        else if (!strcmp(s, "failed") || !strcmp(s, "timed_out")) c.failed++;
-    }
-    return c;
-}
-
-/* Append one line to a file with a single write(2) (O_APPEND), like the results writer. */
-static hb_status append_line(const char *path, json_t *rec)
-{
-    char *s = json_dumps(rec, JSON_COMPACT);
-    if (!s) return HB_ENOMEM;
-    size_t l = strlen(s);
-    char *line = malloc(l + 2);
-    if (!line) { free(s); return HB_ENOMEM; }
-    memcpy(line, s, l);
-    line[l] = '\n';
-    free(s);
-    mkdirs(path, 0);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0664);
-    hb_status st = HB_OK;
-    if (fd < 0 || write(fd, line, l + 1) != (ssize_t)(l + 1)) st = HB_EDEVICE;
-    if (fd >= 0 && close(fd)) st = HB_EDEVICE;
-    free(line);
-    return st;
-}
-
-hb_status hb_history_append(const char *index_path, const char *results, char *err, size_t errlen)
-{
-    hb_run r;
-    if (hb_run_load(results, &r, err, errlen) != HB_OK) return HB_EINVAL;
-    if (!r.meta) {
-        snprintf(err, errlen, "%s: no meta record", results);
-        hb_run_free(&r);
-        return HB_EINVAL;
-    }
-    run_counts c = count_statuses(&r);
-    const char *cpu = jstr(json_object_get(r.meta, "cpu"), "model");
-    json_t *rec = json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:s?, s:s, s:I, s:I, s:I, s:I, s:b, s:s}",
-                            "type", "history", "run_id", jstr(r.meta, "run_id"), "date", jstr(r.meta, "date"),
-                            "commit", jstr(r.meta, "git_commit"), "host", jstr(r.meta, "host"),
-                            "cpu_model", cpu, "file", results, "cases", (json_int_t)c.cases,
-                            "ok", (json_int_t)c.ok, "wrong", (json_int_t)c.wrong,
-                            "crashed", (json_int_t)c.crashed, "complete", r.end != NULL,
-                            "added", "");
-    hb_run_free(&r);
-    if (!rec) { snprintf(err, errlen, "out of memory"); return HB_ENOMEM; }
-    char now[32];
-    utc_now(now, sizeof now);
-    json_object_set_new(rec, "added", json_string(now));
-    hb_status st = append_line(index_path, rec);
-    json_decref(rec);
-    if (st != HB_OK) snprintf(err, errlen, "%s: cannot append: %s", index_path, strerror(errno));
-    return st;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* a small string -> index hash map (open addressing, FNV-1a)                                    */
@@ -196,25 +77,23 @@ static void smap_free(smap *m)
 /* trend                                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 
-typedef struct hist_entry { char run_id[128], date[64], commit[64], host[256], file[PATH_MAX]; } hist_entry;
 
 static int cmp_hist(const void *a, const void *b)
 {
-    const hist_entry *x = a, *y = b;
+    const hb_hist_entry *x = a, *y = b;
     int c = strcmp(x->host, y->host);
     if (c) return c;
     c = strcmp(x->date, y->date);
     return c ? c : strcmp(x->run_id, y->run_id);
 }
 
-/* Read the index; a file path that does not exist as written is looked up beside the index. */
-static hist_entry *read_index(const char *index, size_t *n, char *err, size_t errlen)
+hb_hist_entry *hb_trend_read_index(const char *index, size_t *n, char *err, size_t errlen)
 {
     FILE *f = fopen(index, "r");
     *n = 0;
     if (!f) { snprintf(err, errlen, "%.400s: cannot open (run tools/nightly.sh or hybench trend --add RESULTS)", index); return NULL; }
     size_t cap = 64;
-    hist_entry *v = malloc(cap * sizeof *v);
+    hb_hist_entry *v = malloc(cap * sizeof *v);
     char *line = NULL;
     size_t lcap = 0;
     ssize_t len;
@@ -231,20 +110,20 @@ static hist_entry *read_index(const char *index, size_t *n, char *err, size_t er
             if (len > 1) fprintf(stderr, "hybench trend: %s:%d: skipped (%s)\n", index, lineno, je.text);
             continue;
         }
-        const char *file = jstr(r, "file");
+        const char *file = hb_rec_str(r, "file");
         if (!file) { json_decref(r); continue; }
         if (*n == cap) {
-            hist_entry *nv = realloc(v, 2 * cap * sizeof *v);
+            hb_hist_entry *nv = realloc(v, 2 * cap * sizeof *v);
             if (!nv) { free(v); v = NULL; json_decref(r); break; }
             v = nv;
             cap *= 2;
         }
-        hist_entry *e = &v[(*n)++];
+        hb_hist_entry *e = &v[(*n)++];
         memset(e, 0, sizeof *e);
-        snprintf(e->run_id, sizeof e->run_id, "%s", jstr(r, "run_id") ? jstr(r, "run_id") : "?");
-        snprintf(e->date, sizeof e->date, "%s", jstr(r, "date") ? jstr(r, "date") : "");
-        snprintf(e->commit, sizeof e->commit, "%s", jstr(r, "commit") ? jstr(r, "commit") : "");
-        snprintf(e->host, sizeof e->host, "%s", jstr(r, "host") ? jstr(r, "host") : "unknown");
+        snprintf(e->run_id, sizeof e->run_id, "%s", hb_rec_str(r, "run_id") ? hb_rec_str(r, "run_id") : "?");
+        snprintf(e->date, sizeof e->date, "%s", hb_rec_str(r, "date") ? hb_rec_str(r, "date") : "");
+        snprintf(e->commit, sizeof e->commit, "%s", hb_rec_str(r, "commit") ? hb_rec_str(r, "commit") : "");
+        snprintf(e->host, sizeof e->host, "%s", hb_rec_str(r, "host") ? hb_rec_str(r, "host") : "unknown");
         if (access(file, R_OK) == 0) snprintf(e->file, sizeof e->file, "%s", file);
         else {
             const char *b = strrchr(file, '/');
@@ -268,7 +147,7 @@ typedef struct tcase {
 
 static double case_median(json_t *c, const char *metric)
 {
-    const char *s = jstr(c, "status");
+    const char *s = hb_rec_str(c, "status");
     if (!s || strcmp(s, "ok")) return NAN;
     json_t *a = json_object_get(json_object_get(c, "samples"), metric);
     size_t n = json_array_size(a), k = 0;
@@ -346,34 +225,13 @@ static const char *find_template(const char *given, char *buf, size_t len)
     return "reports/trend.gp";
 }
 
-static void trend_usage(FILE *f)
-{
-    fputs("usage: hybench trend [--history DIR] [--index FILE] [--out DIR] [--host HOST] [--last N]\n"
-          "                     [--metric total|compute] [--threshold PCT|BACKEND=PCT]... [--alpha Q]\n"
-          "                     [--template FILE] [--no-plot]\n"
-          "       hybench trend --add RESULTS [--index FILE]\n"
-          "Plot each case's median over the nightly history (results/history/index.jsonl), one SVG per\n"
-          "op and backend with a line per case, marking the steps between consecutive runs that\n"
-          "`hybench compare` would call regressions (red) or improvements (green). Writes\n"
-          "OUT/<host>/<op>__<backend>.svg and .dat, and OUT/<host>/index.html.\n"
-          "  --add RESULTS   append RESULTS (a results .jsonl) to the index and exit\n"
-          "  defaults: --history results/history, --index HISTORY/index.jsonl, --out reports/trend,\n"
-          "            --last 30, every host in the index, --template reports/trend.gp\n", f);
-}
 
-typedef struct trend_opts {
-    hb_cmp_options cmp;
-    const char *out, *tmpl;
-    int last, plot;
-} trend_opts;
-
-/* One host's series. Returns 0, or an HB_EXIT_* code. */
-static int trend_host(const hist_entry *h, size_t nh, const trend_opts *t)
+int hb_trend_host(const hb_hist_entry *h, size_t nh, const hb_trend_opts *t)
 {
     char slug[256], dir[PATH_MAX];
     hb_host_slug(h[0].host, slug, sizeof slug);
     snprintf(dir, sizeof dir, "%s/%s", t->out, slug);
-    if (mkdirs(dir, 1)) { fprintf(stderr, "hybench trend: cannot create %s\n", dir); return HB_EXIT_IO; }
+    if (hb_mkdirs(dir, 1)) { fprintf(stderr, "hybench trend: cannot create %s\n", dir); return HB_EXIT_IO; }
     smap map = { 0 };
     size_t ncase = 0, capcase = 0;
     tcase *cases = NULL;
@@ -393,7 +251,7 @@ static int trend_host(const hist_entry *h, size_t nh, const trend_opts *t)
         size_t i;
         json_t *c;
         json_array_foreach(cur.cases, i, c) {
-            const char *key = jstr(c, "key");
+            const char *key = hb_rec_str(c, "key");
             if (!key) continue;
             int ins;
             size_t idx = smap_get(&map, key, &ncase, &ins);
@@ -412,12 +270,12 @@ static int trend_host(const hist_entry *h, size_t nh, const trend_opts *t)
                 }
                 tcase *k = &cases[idx];
                 char label[300];
-                snprintf(label, sizeof label, "%s %s/%s/%s", jstr(c, "shape_str") ? jstr(c, "shape_str") : key,
-                         jstr(c, "mode") ? jstr(c, "mode") : "?", jstr(c, "route") ? jstr(c, "route") : "?",
-                         jstr(c, "dtype") ? jstr(c, "dtype") : "?");
+                snprintf(label, sizeof label, "%s %s/%s/%s", hb_rec_str(c, "shape_str") ? hb_rec_str(c, "shape_str") : key,
+                         hb_rec_str(c, "mode") ? hb_rec_str(c, "mode") : "?", hb_rec_str(c, "route") ? hb_rec_str(c, "route") : "?",
+                         hb_rec_str(c, "dtype") ? hb_rec_str(c, "dtype") : "?");
                 k->key = strdup(key);
-                k->op = strdup(jstr(c, "op") ? jstr(c, "op") : "unknown");
-                k->backend = strdup(jstr(c, "backend") ? jstr(c, "backend") : "unknown");
+                k->op = strdup(hb_rec_str(c, "op") ? hb_rec_str(c, "op") : "unknown");
+                k->backend = strdup(hb_rec_str(c, "backend") ? hb_rec_str(c, "backend") : "unknown");
                 k->label = strdup(label);
                 for (size_t q = 0; q < nh; q++) { med[idx * nh + q] = NAN; flag[idx * nh + q] = 0; }
             }
@@ -442,7 +300,7 @@ static int trend_host(const hist_entry *h, size_t nh, const trend_opts *t)
                     if (!kind || !cc->cur) continue;
                     int f;
                     if (!map.cap) continue;
-                    const char *key = jstr(cc->cur, "key");
+                    const char *key = hb_rec_str(cc->cur, "key");
                     size_t hpos = smap_find(&map, key ? key : "", &f);
                     if (!f) continue;
                     size_t idx = map.vals[hpos];
@@ -626,256 +484,3 @@ done:
     return rc;
 }
 
-int hb_cmd_trend(int argc, char **argv)
-{
-    trend_opts t;
-    hb_cmp_options_default(&t.cmp);
-    t.cmp.ci_for_all = 0;
-    t.out = "reports/trend";
-    t.tmpl = NULL;
-    t.last = 30;
-    t.plot = 1;
-    const char *history = "results/history", *index = NULL, *host = NULL, *add = NULL;
-    char err[512];
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { trend_usage(stdout); return HB_EXIT_OK; }
-        else if (!strcmp(a, "--no-plot")) { t.plot = 0; continue; }
-        if (!v) { fprintf(stderr, "hybench trend: %s needs a value\n", a); trend_usage(stderr); return HB_EXIT_USAGE; }
-        i++;
-        if (!strcmp(a, "--history")) history = v;
-        else if (!strcmp(a, "--index")) index = v;
-        else if (!strcmp(a, "--out")) t.out = v;
-        else if (!strcmp(a, "--host")) host = v;
-        else if (!strcmp(a, "--last")) t.last = atoi(v);
-        else if (!strcmp(a, "--template")) t.tmpl = v;
-        else if (!strcmp(a, "--add")) add = v;
-        else if (!strcmp(a, "--alpha")) t.cmp.alpha = strtod(v, NULL);
-        else if (!strcmp(a, "--metric")) {
-            if (strcmp(v, "total") && strcmp(v, "compute")) { fprintf(stderr, "hybench trend: --metric total|compute\n"); return HB_EXIT_USAGE; }
-            t.cmp.metric = v;
-        } else if (!strcmp(a, "--threshold")) {
-            if (hb_cmp_parse_threshold(&t.cmp, v, err, sizeof err) != HB_OK) {
-                fprintf(stderr, "hybench trend: %s\n", err);
-                return HB_EXIT_USAGE;
-            }
-        } else { fprintf(stderr, "hybench trend: unknown option %s\n", a); trend_usage(stderr); return HB_EXIT_USAGE; }
-    }
-    char ibuf[PATH_MAX];
-    if (!index) { snprintf(ibuf, sizeof ibuf, "%s/index.jsonl", history); index = ibuf; }
-    if (add) {
-        if (hb_history_append(index, add, err, sizeof err) != HB_OK) {
-            fprintf(stderr, "hybench trend: %s\n", err);
-            return HB_EXIT_USAGE;
-        }
-        printf("hybench trend: %s added to %s\n", add, index);
-        return HB_EXIT_OK;
-    }
-    if (t.last < 2) t.last = 2;
-    size_t n;
-    hist_entry *h = read_index(index, &n, err, sizeof err);
-    if (!h) { fprintf(stderr, "hybench trend: %s\n", err); return HB_EXIT_USAGE; }
-    int rc = HB_EXIT_OK, any = 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        while (j < n && !strcmp(h[j].host, h[i].host)) j++;
-        if (!host || !strcmp(host, h[i].host)) {
-            size_t first = j - i > (size_t)t.last ? j - (size_t)t.last : i;
-            int r = trend_host(h + first, j - first, &t);
-            if (r && !rc) rc = r;
-            any = 1;
-        }
-        i = j;
-    }
-    free(h);
-    if (!any) {
-        fprintf(stderr, "hybench trend: no runs%s%s in %s\n", host ? " of host " : "", host ? host : "", index);
-        return HB_EXIT_USAGE;
-    }
-    return rc;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* baseline                                                                                      */
-/* ------------------------------------------------------------------------------------------ */
-
-static void baseline_usage(FILE *f)
-{
-    fputs("usage: hybench baseline set RESULTS [--dir DIR] [--force]\n"
-          "       hybench baseline show [--dir DIR] [--host HOST | RESULTS]\n"
-          "set: promote RESULTS to the baseline of its machine (meta.host): DIR/<host>.jsonl plus\n"
-          "     DIR/<host>.json with provenance. Refused for a run cut short or with wrong/crashed\n"
-          "     cases unless --force. Default DIR: results/baselines.\n"
-          "show: print the baseline of HOST (or of RESULTS's host); with neither, list every baseline\n"
-          "     in DIR. Exit status 2 when there is none.\n"
-          "compare against it with: hybench compare --baseline-dir DIR CURRENT\n", f);
-}
-
-static hb_status copy_file(const char *from, const char *to)
-{
-    char tmp[PATH_MAX + 16];
-    snprintf(tmp, sizeof tmp, "%s.tmp", to);
-    FILE *in = fopen(from, "rb"), *out = in ? fopen(tmp, "wb") : NULL;
-    hb_status st = HB_OK;
-    if (!in || !out) st = HB_EDEVICE;
-    else {
-        char buf[1 << 16];
-        size_t k;
-        while ((k = fread(buf, 1, sizeof buf, in)) > 0)
-            if (fwrite(buf, 1, k, out) != k) { st = HB_EDEVICE; break; }
-        if (ferror(in)) st = HB_EDEVICE;
-    }
-    if (in) fclose(in);
-    if (out && fclose(out)) st = HB_EDEVICE;
-    if (st == HB_OK && rename(tmp, to)) st = HB_EDEVICE;
-    if (st != HB_OK) unlink(tmp);
-    return st;
-}
-
-static void print_provenance(json_t *p, const char *path)
-{
-    printf("baseline %s\n", path);
-    const char *keys[] = { "host", "cpu_model", "run_id", "date", "git_commit", "source", "set_at", "set_by" };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        const char *v = jstr(p, keys[i]);
-        printf("  %-10s %s\n", keys[i], v ? v : "?");
-    }
-    printf("  %-10s %lld cases, %lld ok, %lld wrong, %lld crashed, %s\n", "cases",
-           (long long)json_integer_value(json_object_get(p, "cases")),
-           (long long)json_integer_value(json_object_get(p, "ok")),
-           (long long)json_integer_value(json_object_get(p, "wrong")),
-           (long long)json_integer_value(json_object_get(p, "crashed")),
-           json_is_true(json_object_get(p, "complete")) ? "complete" : "cut short");
-}
-
-static int baseline_set(const char *results, const char *dir, int force)
-{
-    hb_run r;
-    char err[512];
-    if (hb_run_load(results, &r, err, sizeof err) != HB_OK) {
-        fprintf(stderr, "hybench baseline: %s\n", err);
-        return HB_EXIT_USAGE;
-    }
-    const char *host = r.meta ? jstr(r.meta, "host") : NULL;
-    if (!host) {
-        fprintf(stderr, "hybench baseline: %s has no meta.host\n", results);
-        hb_run_free(&r);
-        return HB_EXIT_USAGE;
-    }
-    run_counts c = count_statuses(&r);
-    if (!force && (!r.end || c.wrong || c.crashed || c.ok == 0)) {
-        fprintf(stderr, "hybench baseline: refusing %s: %s%s%s (use --force)\n", results,
-                !r.end ? "the run was cut short (no end record) " : "",
-                c.wrong || c.crashed ? "it has wrong or crashed cases " : "",
-                c.ok == 0 ? "it has no ok case" : "");
-        hb_run_free(&r);
-        return HB_EXIT_USAGE;
-    }
-    char jl[PATH_MAX], js[PATH_MAX], now[32];
-    hb_baseline_paths(dir, host, jl, js, sizeof jl);
-    if (mkdirs(dir, 1)) {
-        fprintf(stderr, "hybench baseline: cannot create %s\n", dir);
-        hb_run_free(&r);
-        return HB_EXIT_IO;
-    }
-    utc_now(now, sizeof now);
-    const char *user = getenv("USER");
-    json_t *p = json_pack("{s:s, s:i, s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:b, s:s}",
-                          "tool", "hybench", "schema", HB_SCHEMA_VERSION, "host", host,
-                          "cpu_model", jstr(json_object_get(r.meta, "cpu"), "model"),
-                          "run_id", jstr(r.meta, "run_id"), "date", jstr(r.meta, "date"),
-                          "git_commit", jstr(r.meta, "git_commit"), "source", results, "set_at", now,
-                          "set_by", user ? user : "unknown", "cases", (json_int_t)c.cases,
-                          "ok", (json_int_t)c.ok, "wrong", (json_int_t)c.wrong,
-                          "crashed", (json_int_t)c.crashed, "complete", r.end != NULL,
-                          "tool_version", HB_VERSION);
-    hb_run_free(&r);
-    int rc = HB_EXIT_OK;
-    if (!p || copy_file(results, jl) != HB_OK || json_dump_file(p, js, JSON_INDENT(2))) {
-        fprintf(stderr, "hybench baseline: cannot write %s / %s\n", jl, js);
-        rc = HB_EXIT_IO;
-    } else print_provenance(p, jl);
-    json_decref(p);
-    return rc;
-}
-
-static int baseline_show(const char *dir, const char *host, const char *results)
-{
-    char err[512];
-    if (results) {
-        hb_run r;
-        if (hb_run_load(results, &r, err, sizeof err) != HB_OK) {
-            fprintf(stderr, "hybench baseline: %s\n", err);
-            return HB_EXIT_USAGE;
-        }
-        const char *hh = r.meta ? jstr(r.meta, "host") : NULL;
-        char hostbuf[256];
-        snprintf(hostbuf, sizeof hostbuf, "%s", hh ? hh : "");
-        hb_run_free(&r);
-        if (!hostbuf[0]) { fprintf(stderr, "hybench baseline: %s has no meta.host\n", results); return HB_EXIT_USAGE; }
-        return baseline_show(dir, hostbuf, NULL);
-    }
-    if (host) {
-        char jl[PATH_MAX], js[PATH_MAX];
-        hb_baseline_paths(dir, host, jl, js, sizeof jl);
-        json_error_t je;
-        json_t *p = json_load_file(js, 0, &je);
-        if (!p || access(jl, R_OK)) {
-            fprintf(stderr, "hybench baseline: no baseline for host %s in %s\n", host, dir);
-            json_decref(p);
-            return HB_EXIT_USAGE;
-        }
-        print_provenance(p, jl);
-        json_decref(p);
-        return HB_EXIT_OK;
-    }
-    DIR *d = opendir(dir);
-    int n = 0;
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            size_t l = strlen(e->d_name);
-            if (l < 6 || strcmp(e->d_name + l - 5, ".json")) continue;
-            char js[PATH_MAX + 256], jl[PATH_MAX + 256];
-            snprintf(js, sizeof js, "%s/%s", dir, e->d_name);
-            snprintf(jl, sizeof jl, "%s/%.*s.jsonl", dir, (int)(l - 5), e->d_name);
-            json_error_t je;
-            json_t *p = json_load_file(js, 0, &je);
-            if (!p) continue;
-            print_provenance(p, jl);
-            json_decref(p);
-            n++;
-        }
-        closedir(d);
-    }
-    if (!n) { fprintf(stderr, "hybench baseline: no baselines in %s\n", dir); return HB_EXIT_USAGE; }
-    return HB_EXIT_OK;
-}
-
-int hb_cmd_baseline(int argc, char **argv)
-{
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        baseline_usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? HB_EXIT_USAGE : HB_EXIT_OK;
-    }
-    const char *sub = argv[1], *dir = "results/baselines", *host = NULL, *file = NULL;
-    int force = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--force")) force = 1;
-        else if (!strcmp(a, "--dir") && i + 1 < argc) dir = argv[++i];
-        else if (!strcmp(a, "--host") && i + 1 < argc) host = argv[++i];
-        else if (a[0] == '-') { fprintf(stderr, "hybench baseline: unknown option %s\n", a); baseline_usage(stderr); return HB_EXIT_USAGE; }
-        else if (!file) file = a;
-        else { baseline_usage(stderr); return HB_EXIT_USAGE; }
-    }
-    if (!strcmp(sub, "set")) {
-        if (!file) { baseline_usage(stderr); return HB_EXIT_USAGE; }
-        return baseline_set(file, dir, force);
-    }
-    if (!strcmp(sub, "show")) return baseline_show(dir, host, file);
-    fprintf(stderr, "hybench baseline: unknown subcommand %s\n", sub);
-    baseline_usage(stderr);
-    return HB_EXIT_USAGE;
-}

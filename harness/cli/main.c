@@ -15,8 +15,9 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"trend", hb_cmd_trend, "plot the nightly history of each case"},
     {"baseline", hb_cmd_baseline, "baseline set|show: the stored baseline of this machine"},
     {"csv", hb_cmd_csv, "export a results file as CSV"},
-    {"targets", hb_cmd_targets, "check the performance targets against a results file"},
     {"gbench", hb_cmd_gbench, "export a results file as Google Benchmark JSON"},
+    {"roofline", hb_cmd_roofline, "each case family's fraction of its measured ceiling, against a goal"},
+    {"targets", hb_cmd_roofline, "the former name of `roofline`"},
 };
 
 static void usage(FILE *f)

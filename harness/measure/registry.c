@@ -1,11 +1,10 @@
 /*
  * registry.c - every backend type hybench knows, with its availability (stress-ng style: a type
- * whose dependency is missing still registers, with the reason), plugin loading, and `hybench list`.
+ * whose dependency is missing still registers, with the reason), and plugin loading.
  */
 #include "measure/registry.h"
 #include "cpu/cpu.h"
 #include "cpu_ref/ref.h"
-#include "cli/commands.h"
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -85,34 +84,4 @@ int hb_backend_open(const hb_backend_entry *e, hb_instance *out, int max, char *
     for (int i = 0; i < n; i++)
         if (!out[i].ops) out[i].ops = ops;
     return n < 0 ? 0 : n;
-}
-
-int hb_cmd_list(int argc, char **argv)
-{
-    int verbose = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: hybench list [-v]\n  Lists every backend type with its availability; available ones with each device\n"
-                   "  instance; unavailable ones with the reason. -v adds each instance's facts (JSON).\n");
-            return HB_EXIT_OK;
-        } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) verbose = 1;
-        else { fprintf(stderr, "hybench list: unknown option %s\n", argv[i]); return HB_EXIT_USAGE; }
-    }
-    printf("%-12s %-10s %s\n", "BACKEND", "STATUS", "DEVICE / REASON");
-    for (int i = 0; i < hb_nbackends; i++) {
-        hb_instance inst[16];
-        char reason[512];
-        int n = hb_backend_open(&hb_backends[i], inst, 16, reason, sizeof reason);
-        if (n == 0) { printf("%-12s %-10s %s\n", hb_backends[i].type, "unavailable", reason); continue; }
-        for (int j = 0; j < n; j++) {
-            printf("%-12s %-10s %s\n", inst[j].name, "available", inst[j].description);
-            if (inst[j].ops->describe) {
-                char buf[4096];
-                if (inst[j].ops->describe(&inst[j], buf, sizeof buf) == HB_OK && (verbose || strlen(buf) < 400))
-                    printf("%-12s %-10s %s\n", "", "", buf);
-            }
-            inst[j].ops->close(&inst[j]);
-        }
-    }
-    return HB_EXIT_OK;
 }

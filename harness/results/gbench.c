@@ -1,11 +1,10 @@
-/* gbench.c - `hybench gbench`: a results file as Google Benchmark JSON. See compare.h. */
-#include "analysis/compare.h"
+/* gbench.c - a run as Google Benchmark JSON (results/results.h). */
+#include "results/results.h"
 #include "core/rstats.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *jstr(json_t *o, const char *k) { return json_string_value(json_object_get(o, k)); }
 
 /* "matmul|m=1024 n=1024 k=1024|cpu|f32|pageable|f32" -> "matmul/m:1024/n:1024/k:1024/cpu/f32/pageable/f32".
  * Google Benchmark names are "family/arg:value/..."; '|' and ' ' become '/', '=' becomes ':'. */
@@ -31,7 +30,7 @@ static json_t *num_or(json_t *v, json_int_t dflt)
 static json_t *context_json(const hb_run *r, const char *metric)
 {
     json_t *m = r->meta, *cpu = json_object_get(m, "cpu");
-    const char *cl = jstr(m, "command_line");
+    const char *cl = hb_rec_str(m, "command_line");
     char exe[512] = "hybench";
     if (cl) {
         size_t l = strcspn(cl, " ");
@@ -54,8 +53,8 @@ static json_t *context_json(const hb_run *r, const char *metric)
     json_t *mhz = json_object_get(cpu, "mhz");
     if (!mhz) mhz = json_object_get(cpu, "mhz_per_cpu");
     return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:s, s:s, s:i, s:s, s:s, s:s, s:s}",
-                     "date", jstr(m, "date") ? jstr(m, "date") : "",
-                     "host_name", jstr(m, "host") ? jstr(m, "host") : "",
+                     "date", hb_rec_str(m, "date") ? hb_rec_str(m, "date") : "",
+                     "host_name", hb_rec_str(m, "host") ? hb_rec_str(m, "host") : "",
                      "executable", exe,
                      "num_cpus", num_or(json_object_get(cpu, "pus"), 0),
                      "mhz_per_cpu", num_or(mhz, 0),
@@ -65,9 +64,9 @@ static json_t *context_json(const hb_run *r, const char *metric)
                      "library_build_type", "release",
                      "library_version", "hybench " HB_VERSION,
                      "json_schema_version", 1,
-                     "hybench_run_id", jstr(m, "run_id") ? jstr(m, "run_id") : "",
-                     "hybench_git_commit", jstr(m, "git_commit") ? jstr(m, "git_commit") : "",
-                     "hybench_cpu_model", jstr(cpu, "model") ? jstr(cpu, "model") : "",
+                     "hybench_run_id", hb_rec_str(m, "run_id") ? hb_rec_str(m, "run_id") : "",
+                     "hybench_git_commit", hb_rec_str(m, "git_commit") ? hb_rec_str(m, "git_commit") : "",
+                     "hybench_cpu_model", hb_rec_str(cpu, "model") ? hb_rec_str(cpu, "model") : "",
                      "hybench_metric", metric);
 }
 
@@ -84,7 +83,7 @@ static json_t *aggregate(const char *name, const char *run_name, const char *agg
                      "time_unit", "ns");
 }
 
-static json_t *gbench_build(const hb_run *r, const char *metric, int aggregates_only, int errors)
+json_t *hb_gbench_build(const hb_run *r, const char *metric, int aggregates_only, int errors)
 {
     json_t *doc = json_object(), *benches = json_array();
     if (!doc || !benches) { json_decref(doc); json_decref(benches); return NULL; }
@@ -95,7 +94,7 @@ static json_t *gbench_build(const hb_run *r, const char *metric, int aggregates_
     int fam = 0;
     json_t *seen = json_object(); /* key -> occurrences so far: a repeated key becomes NAME#2 */
     json_array_foreach(r->cases, i, c) {
-        const char *key = jstr(c, "key"), *status = jstr(c, "status");
+        const char *key = hb_rec_str(c, "key"), *status = hb_rec_str(c, "status");
         if (!key) continue;
         char name[512];
         gbench_name(key, name, sizeof name);
@@ -109,7 +108,7 @@ static json_t *gbench_build(const hb_run *r, const char *metric, int aggregates_
             if (errors) {
                 char msg[512];
                 snprintf(msg, sizeof msg, "%s: %s", status ? status : "no status",
-                         jstr(c, "reason") ? jstr(c, "reason") : "");
+                         hb_rec_str(c, "reason") ? hb_rec_str(c, "reason") : "");
                 json_array_append_new(benches, json_pack(
                     "{s:s, s:i, s:i, s:s, s:s, s:i, s:i, s:i, s:b, s:s, s:i, s:f, s:f, s:s}",
                     "name", name, "family_index", fam, "per_family_instance_index", 0, "run_name", name,
@@ -158,51 +157,5 @@ static json_t *gbench_build(const hb_run *r, const char *metric, int aggregates_
 
 json_t *hb_gbench_from_run(const hb_run *r, const char *metric, int aggregates_only)
 {
-    return gbench_build(r, metric, aggregates_only, 0);
-}
-
-static void gbench_usage(FILE *f)
-{
-    fputs("usage: hybench gbench RESULTS.jsonl [-o FILE] [--metric total|compute] [--aggregates-only] [--errors]\n"
-          "Write RESULTS as Google Benchmark JSON (stdout by default), for Google Benchmark's\n"
-          "tools/compare.py, github-action-benchmark (tool: googlecpp) and bencher (cpp_google).\n"
-          "Each ok case is a benchmark named after its key; each sample one repetition (iterations 1,\n"
-          "times in ns; cpu_time = real_time since hybench measures wall/device time), followed by the\n"
-          "mean, median, stddev and cv aggregates. --aggregates-only keeps only those (use it for\n"
-          "github-action-benchmark). --errors also lists cases that are not ok, with error_occurred.\n", f);
-}
-
-int hb_cmd_gbench(int argc, char **argv)
-{
-    const char *in = NULL, *out = NULL, *metric = "total";
-    int agg = 0, errors = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { gbench_usage(stdout); return HB_EXIT_OK; }
-        else if ((!strcmp(a, "-o") || !strcmp(a, "--out")) && i + 1 < argc) out = argv[++i];
-        else if (!strncmp(a, "--out=", 6)) out = a + 6;
-        else if (!strcmp(a, "--metric") && i + 1 < argc) metric = argv[++i];
-        else if (!strncmp(a, "--metric=", 9)) metric = a + 9;
-        else if (!strcmp(a, "--aggregates-only")) agg = 1;
-        else if (!strcmp(a, "--errors")) errors = 1;
-        else if (a[0] == '-' && a[1]) { fprintf(stderr, "hybench gbench: unknown option %s\n", a); gbench_usage(stderr); return HB_EXIT_USAGE; }
-        else if (!in) in = a;
-        else { gbench_usage(stderr); return HB_EXIT_USAGE; }
-    }
-    if (!in || (strcmp(metric, "total") && strcmp(metric, "compute"))) { gbench_usage(stderr); return HB_EXIT_USAGE; }
-    hb_run r;
-    char err[512];
-    if (hb_run_load(in, &r, err, sizeof err) != HB_OK) {
-        fprintf(stderr, "hybench gbench: %s\n", err);
-        return HB_EXIT_USAGE;
-    }
-    json_t *doc = gbench_build(&r, metric, agg, errors);
-    hb_run_free(&r);
-    if (!doc) { fprintf(stderr, "hybench gbench: out of memory\n"); return HB_EXIT_IO; }
-    int bad;
-    if (!out || !strcmp(out, "-")) bad = json_dumpf(doc, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF;
-    else bad = json_dump_file(doc, out, JSON_INDENT(2)) != 0;
-    json_decref(doc);
-    if (bad) { fprintf(stderr, "hybench gbench: cannot write %s\n", out ? out : "stdout"); return HB_EXIT_IO; }
-    return HB_EXIT_OK;
+    return hb_gbench_build(r, metric, aggregates_only, 0);
 }

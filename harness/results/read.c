@@ -60,6 +60,21 @@ hb_status hb_run_load(const char *path, hb_run *out, char *err, size_t errlen)
     return st;
 }
 
+const char *hb_rec_str(json_t *rec, const char *k)
+{
+    return json_string_value(json_object_get(rec, k));
+}
+
+const char *hb_run_meta(const hb_run *r, const char *k)
+{
+    return r && r->meta ? hb_rec_str(r->meta, k) : NULL;
+}
+
+const char *hb_run_cpu_model(const hb_run *r)
+{
+    return r && r->meta ? hb_rec_str(json_object_get(r->meta, "cpu"), "model") : NULL;
+}
+
 double hb_case_phase(json_t *c, const char *phase, const char *stat)
 {
     json_t *v = json_object_get(json_object_get(json_object_get(c, "phases"), phase), stat);
@@ -79,66 +94,4 @@ double hb_run_ceiling(const hb_run *r, const char *backend, const char *name)
         }
     }
     return NAN;
-}
-
-/* ---- `hybench csv`: one row per case ---- */
-#include "cli/commands.h"
-
-static void csv_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static void csv_num(FILE *f, json_t *v)
-{
-    if (json_is_number(v)) fprintf(f, "%.7g", json_number_value(v));
-}
-
-int hb_cmd_csv(int argc, char **argv)
-{
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fprintf(argc < 2 ? stderr : stdout, "usage: hybench csv RESULTS.jsonl [-o FILE]\n  One CSV row per case (docs/results-schema.md, CSV export).\n");
-        return argc < 2 ? HB_EXIT_USAGE : HB_EXIT_OK;
-    }
-    FILE *f = stdout;
-    if (argc >= 4 && !strcmp(argv[2], "-o")) {
-        f = fopen(argv[3], "w");
-        if (!f) { fprintf(stderr, "hybench csv: cannot write %s\n", argv[3]); return HB_EXIT_IO; }
-    }
-    hb_run r;
-    char err[512];
-    if (hb_run_load(argv[1], &r, err, sizeof err) != HB_OK) { fprintf(stderr, "hybench csv: %s\n", err); return HB_EXIT_USAGE; }
-    static const char *const strs[] = {"key", "backend", "op", "family", "shape_str", "dtype", "mode", "route", "status", "name", "model"};
-    static const char *const phases[] = {"convert_in", "h2d", "compute", "d2h", "convert_out", "total"};
-    static const char *const nums[] = {"size", "flops", "bytes", "gflops", "gbps", "fraction", "rel_err", "weight"};
-    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) fprintf(f, "%s%s", i ? "," : "", strs[i]);
-    for (size_t i = 0; i < sizeof phases / sizeof *phases; i++) fprintf(f, ",%s_median_s", phases[i]);
-    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) fprintf(f, ",%s", nums[i]);
-    fprintf(f, ",host_bytes,device_bytes\n");
-    size_t k;
-    json_t *c;
-    json_array_foreach(r.cases, k, c) {
-        for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
-            if (i) fputc(',', f);
-            csv_str(f, json_string_value(json_object_get(c, strs[i])));
-        }
-        for (size_t i = 0; i < sizeof phases / sizeof *phases; i++) {
-            fputc(',', f);
-            double v = hb_case_phase(c, phases[i], "median");
-            if (!isnan(v)) fprintf(f, "%.7g", v);
-        }
-        for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) { fputc(',', f); csv_num(f, json_object_get(c, nums[i])); }
-        json_t *mem = json_object_get(c, "mem");
-        fputc(',', f); csv_num(f, json_object_get(mem, "host_bytes"));
-        fputc(',', f); csv_num(f, json_object_get(mem, "device_bytes"));
-        fputc('\n', f);
-    }
-    hb_run_free(&r);
-    if (f != stdout) fclose(f);
-    return HB_EXIT_OK;
 }

@@ -47,9 +47,32 @@ typedef struct hb_run {
  * On error *out is left empty (safe to hb_run_free). */
 hb_status hb_run_load(const char *path, hb_run *out, char *err, size_t errlen);
 void hb_run_free(hb_run *r);
+/* String field k of a record; NULL when absent or not a string. */
+const char *hb_rec_str(json_t *rec, const char *k);
+/* String field k of r's meta record, and its CPU model (meta.cpu.model); NULL when absent. */
+const char *hb_run_meta(const hb_run *r, const char *k);
+const char *hb_run_cpu_model(const hb_run *r);
 /* Convenience: number field of a case's phase stats, e.g. hb_case_phase(c, "total", "median").
  * Returns NAN when absent. */
 double hb_case_phase(json_t *c, const char *phase, const char *stat);
 /* The ceiling named `name` of backend instance `backend` in run r; NAN when absent. */
 double hb_run_ceiling(const hb_run *r, const char *backend, const char *name);
+
+/* ---- exports ---- */
+/* One CSV row per case record of r, after a header row: key, backend, op, family, shape_str, dtype,
+ * mode, route, status, name, model, <phase>_median_s for each phase, size, flops, bytes, gflops,
+ * gbps, fraction, rel_err, weight, host_bytes, device_bytes (csv.c). */
+void hb_csv_write(FILE *f, const hb_run *r);
+/* The run as a Google Benchmark JSON document ({"context":{...},"benchmarks":[...]}), readable by
+ * Google Benchmark's tools/compare.py, github-action-benchmark (tool "googlecpp") and bencher
+ * (adapter "cpp_google"). Each case with status ok becomes one benchmark family named after its key
+ * ("matmul/m:1024/n:1024/k:1024/cpu/f32/pageable/f32"): one "iteration" entry per sample
+ * (iterations 1, repetitions = sample count, real_time = cpu_time = the sample in ns; hybench does
+ * not measure CPU time) unless aggregates_only, then "aggregate" entries mean, median, stddev (ns)
+ * and cv (fraction, aggregate_unit "percentage"). Cases that are not ok are listed with
+ * "error_occurred": true and their reason. metric: "total" or "compute". New reference; NULL on
+ * ENOMEM (gbench.c). */
+json_t *hb_gbench_from_run(const hb_run *r, const char *metric, int aggregates_only);
+/* The same; errors: 1 lists the cases that are not ok too (`hybench gbench --errors`). */
+json_t *hb_gbench_build(const hb_run *r, const char *metric, int aggregates_only, int errors);
 #endif

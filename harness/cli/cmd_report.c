@@ -1,4 +1,5 @@
-/* report.c - `hybench report`: command line, template lookup, and the pipeline of report.h. */
+/* cmd_report.c - `hybench report`: options and help, template lookup, the pipeline of report/report.h
+ * (load, analyze, plots, render, summary.json and routing.json), and the exit status. */
 #include "cli/commands.h"
 #include "report/report.h"
 #include <errno.h>

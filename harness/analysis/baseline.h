@@ -1,0 +1,28 @@
+/*
+ * baseline.h - per-machine baselines (`hybench baseline`, compared against by `hybench compare
+ * --baseline-dir`) and the nightly history index (`hybench trend --add`). docs/compare.md.
+ */
+#ifndef HB_BASELINE_H
+#define HB_BASELINE_H
+#include <stddef.h>
+#include "results/results.h"
+
+/* Host name made safe for a file name: [A-Za-z0-9._-] kept, anything else '_'; "unknown" if empty.
+ * Returns buf. */
+char *hb_host_slug(const char *host, char *buf, size_t len);
+/* Paths of the baseline of host in dir: "<dir>/<slug>.jsonl" and "<dir>/<slug>.json". */
+void hb_baseline_paths(const char *dir, const char *host, char *jsonl, char *json, size_t len);
+/* Append one line {run_id, date, commit, host, cpu_model, file, cases, ok, wrong, crashed,
+ * complete} describing results file `results` to the JSON Lines index `index_path` (created if
+ * absent). Errors: HB_EINVAL (results unreadable; reason in err), HB_EDEVICE (cannot write). */
+hb_status hb_history_append(const char *index_path, const char *results, char *err, size_t errlen);
+/* Promote results file `results` to the baseline of its machine in dir (<host>.jsonl plus <host>.json
+ * with provenance); refused for a run cut short or with wrong/crashed cases unless force. Prints what
+ * it did; returns an HB_EXIT_* status. */
+int hb_baseline_set(const char *results, const char *dir, int force);
+/* Print the baseline of host (or of the host of results file `results`); with neither, list every
+ * baseline in dir. HB_EXIT_USAGE when there is none. */
+int hb_baseline_show(const char *dir, const char *host, const char *results);
+/* mkdir -p for the directory part of path (dir_only: path itself is the directory). 0 or -1. */
+int hb_mkdirs(const char *path, int dir_only);
+#endif

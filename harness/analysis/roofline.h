@@ -1,0 +1,38 @@
+/*
+ * roofline.h - `hybench roofline`: how close each case family comes to the ceiling measured in the
+ * same run (copy bandwidth, sgemm peak, transfer routes), against a goal per family (roofline.c).
+ */
+#ifndef HB_ROOFLINE_H
+#define HB_ROOFLINE_H
+#include <stdint.h>
+#include "results/results.h"
+
+/* What a goal measures. */
+typedef enum {HB_ROOF_FRACTION, HB_ROOF_FRACTION_OF_CPU, HB_ROOF_TFLOPS, HB_ROOF_COMPUTE_US_MAX, HB_ROOF_CONVERT_FRACTION, HB_ROOF_TRANSFER_FRACTION,
+               HB_ROOF_MAPPED_ZERO } hb_roof_metric;
+
+typedef struct hb_roof_goal {
+    const char *origin;      /* where the goal comes from (the project issue that set it) */
+    const char *what;
+    const char *backend;     /* backend type prefix */
+    const char *op;
+    const char *dtype;       /* NULL: any */
+    const char *mode;        /* NULL: any */
+    const char *route;       /* NULL: any */
+    const char *shape_has;   /* substring of shape_str, NULL: any */
+    double min_llc_multiple; /* largest tensor >= this many times the L3 (0: no size condition) */
+    int64_t min_size;        /* largest tensor >= this many elements */
+    hb_roof_metric m;
+    double need;             /* ratio >= need (or, for HB_ROOF_COMPUTE_US_MAX, compute <= need us) */
+} hb_roof_goal;
+
+extern const hb_roof_goal hb_roof_goals[];
+extern const int hb_roof_ngoals;
+
+/* 1 when a smaller figure is better (a time, a share of the total), else 0. */
+int hb_roof_lower_better(const hb_roof_goal *g);
+/* Evaluate goal g over run r: among the ok cases it matches, the best *ratio (fraction of the ceiling,
+ * or the figure itself for absolute goals), its *figure, the *ceil it was divided by and the case in
+ * which ("backend shape mode route dtype"). 0 when no case of r matches. */
+int hb_roof_eval(const hb_run *r, const hb_roof_goal *g, double *ratio, double *figure, double *ceil, char *which, size_t wl);
+#endif

@@ -1,0 +1,237 @@
+/* cmd_compare.c - `hybench compare`: options and help, the two runs loaded (or the baseline of the
+ * current run's machine), the comparison (analysis/compare.c) written in the asked formats, and the
+ * gate's exit status. */
+#include "analysis/baseline.h"
+#include "analysis/compare.h"
+#include "cli/commands.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ------------------------------------------------------------------------------------------ */
+/* the command                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+static void compare_usage(FILE *f)
+{
+    fputs("usage: hybench compare [options] BASELINE CURRENT\n"
+          "       hybench compare [options] --baseline-dir DIR CURRENT\n"
+          "Decide whether CURRENT (a results .jsonl) is slower than BASELINE, case by case.\n"
+          "Exit status: 0 pass, 1 regression or a case that became wrong/crashed/lost/missing,\n"
+          "             2 usage or unreadable input, 3 incomparable (other machine or schema; --force).\n"
+          "  --baseline-dir DIR   use DIR/<host of CURRENT>.jsonl (hybench baseline set); BASELINE may\n"
+          "                       also be such a directory\n"
+          "  --metric total|compute   samples to compare (default total: end-to-end time per call)\n"
+          "  --threshold PCT      minimum slowdown that counts (default 5%); repeat BACKEND=PCT for a\n"
+          "                       backend type or instance, e.g. --threshold 5% --threshold cuda=3%\n"
+          "  --alpha Q            false discovery rate, Benjamini-Hochberg (default 0.05)\n"
+          "  --confidence C       bootstrap CI level (default 0.95)\n"
+          "  --bootstrap N        bootstrap resamples (default 2000)\n"
+          "  --seed S             bootstrap seed (default fixed; results are deterministic)\n"
+          "  --rule ci|point      ci (default): the CI must lie beyond 1+threshold; point: the ratio\n"
+          "  --min-delta SECONDS  never flag a change smaller than this absolute time (default 0)\n"
+          "  --min-samples N      fewer samples on a side: not compared (default 3)\n"
+          "  --allow-missing      cases absent from CURRENT do not fail the gate\n"
+          "  --force              compare runs of different machines or schemas\n"
+          "  --markdown FILE      Markdown report (default: stdout); --json FILE; --junit FILE\n"
+          "                       ('-' is stdout)\n"
+          "  --max-rows N         rows per Markdown table (default 50)\n"
+          "  --noise-scale K      raise each backend's threshold to exp(K*s)-1, s = the robust spread\n"
+          "                       of log(ratio) over that backend's cases (between-run noise; default\n"
+          "                       0 = off; 3 to 5 for a shared machine). Reported in every output.\n"
+          "  --quiet              no Markdown on stdout when no --markdown is given\n", f);
+}
+
+/* Value of option argv[*i] ("--opt=V" or "--opt V"); NULL if it is not `name`. */
+static const char *optval(int argc, char **argv, int *i, const char *name, int *missing)
+{
+    size_t l = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, l)) return NULL;
+    if (a[l] == '=') return a + l + 1;
+    if (a[l]) return NULL;
+    if (*i + 1 >= argc) { *missing = 1; return NULL; }
+    return argv[++*i];
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static FILE *open_out(const char *path)
+{
+    if (!strcmp(path, "-")) return stdout;
+    return fopen(path, "w");
+}
+
+static int close_out(FILE *f)
+{
+    if (f == stdout) return fflush(f);
+    return fclose(f);
+}
+
+int hb_cmd_compare(int argc, char **argv)
+{
+    hb_cmp_options o;
+    hb_cmp_options_default(&o);
+    const char *pos[2] = { NULL, NULL };
+    int npos = 0, quiet = 0;
+    const char *bdir = NULL, *md = NULL, *js = NULL, *ju = NULL;
+    char err[512];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int miss = 0, numchk = 0;
+        char *end = NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { compare_usage(stdout); return HB_EXIT_OK; }
+        else if ((v = optval(argc, argv, &i, "--baseline-dir", &miss))) bdir = v;
+        else if ((v = optval(argc, argv, &i, "--metric", &miss))) {
+            if (strcmp(v, "total") && strcmp(v, "compute")) {
+                fprintf(stderr, "hybench compare: --metric must be total or compute\n");
+                return HB_EXIT_USAGE;
+            }
+            o.metric = v;
+        } else if ((v = optval(argc, argv, &i, "--threshold", &miss))) {
+            if (hb_cmp_parse_threshold(&o, v, err, sizeof err) != HB_OK) {
+                fprintf(stderr, "hybench compare: %s\n", err);
+                return HB_EXIT_USAGE;
+            }
+        } else if ((v = optval(argc, argv, &i, "--alpha", &miss))) o.alpha = strtod(v, &end), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--confidence", &miss))) o.confidence = strtod(v, &end), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--bootstrap", &miss))) o.resamples = (int)strtol(v, &end, 10), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--seed", &miss))) o.seed = strtoull(v, &end, 0), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--min-delta", &miss))) o.min_delta = strtod(v, &end), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--min-samples", &miss))) o.min_samples = (size_t)strtoul(v, &end, 10), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--max-rows", &miss))) o.max_rows = (int)strtol(v, &end, 10), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--noise-scale", &miss))) o.noise_k = strtod(v, &end), numchk = 1;
+        else if ((v = optval(argc, argv, &i, "--rule", &miss))) {
+            if (!strcmp(v, "ci")) o.rule_point = 0;
+            else if (!strcmp(v, "point")) o.rule_point = 1;
+            else { fprintf(stderr, "hybench compare: --rule must be ci or point\n"); return HB_EXIT_USAGE; }
+        } else if ((v = optval(argc, argv, &i, "--markdown", &miss))) md = v;
+        else if ((v = optval(argc, argv, &i, "--json", &miss))) js = v;
+        else if ((v = optval(argc, argv, &i, "--junit", &miss))) ju = v;
+        else if (!strcmp(a, "--allow-missing")) o.allow_missing = 1;
+        else if (!strcmp(a, "--force")) o.force = 1;
+        else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) quiet = 1;
+        else if (!miss && a[0] == '-' && a[1]) {
+            fprintf(stderr, "hybench compare: unknown option %s\n", a);
+            compare_usage(stderr);
+            return HB_EXIT_USAGE;
+        } else if (!miss) {
+            if (npos == 2) { fprintf(stderr, "hybench compare: too many files\n"); return HB_EXIT_USAGE; }
+            pos[npos++] = a;
+        }
+        if (miss) { fprintf(stderr, "hybench compare: %s needs a value\n", a); return HB_EXIT_USAGE; }
+        if (numchk && (end == v || *end || v[0] == '-')) {
+            fprintf(stderr, "hybench compare: %s: not a valid non-negative number: %s\n", a, v);
+            return HB_EXIT_USAGE;
+        }
+    }
+    if (npos == 2 && is_dir(pos[0]) && !bdir) { bdir = pos[0]; pos[0] = pos[1]; npos = 1; }
+    if (!((npos == 2 && !bdir) || (npos == 1 && bdir))) {
+        compare_usage(stderr);
+        return HB_EXIT_USAGE;
+    }
+    if (o.max_rows < 1) o.max_rows = 1;
+    hb_run base, cur;
+    const char *cur_path = pos[npos - 1];
+    char bpath[4096], bjson[4096], err2[512];
+    const char *base_path = pos[0];
+    if (!bdir) {
+        /* two independent files: parse them in parallel (jansson values are per-thread here;
+         * seeding its hash function first makes that safe) */
+        hb_status s1 = HB_OK, s2 = HB_OK;
+        json_object_seed(0);
+        #pragma omp parallel sections num_threads(2)
+        {
+            #pragma omp section
+            s1 = hb_run_load(cur_path, &cur, err, sizeof err);
+            #pragma omp section
+            s2 = hb_run_load(base_path, &base, err2, sizeof err2);
+        }
+        if (s1 != HB_OK || s2 != HB_OK) {
+            if (s1 != HB_OK) fprintf(stderr, "hybench compare: %s\n", err);
+            if (s2 != HB_OK) fprintf(stderr, "hybench compare: %s\n", err2);
+            hb_run_free(&cur);
+            hb_run_free(&base);
+            return HB_EXIT_USAGE;
+        }
+    } else if (hb_run_load(cur_path, &cur, err, sizeof err) != HB_OK) {
+        fprintf(stderr, "hybench compare: %s\n", err);
+        return HB_EXIT_USAGE;
+    }
+    if (bdir) {
+        const char *host = hb_run_meta(&cur, "host");
+        if (!host) {
+            fprintf(stderr, "hybench compare: %s has no meta.host to pick a baseline with\n", cur_path);
+            hb_run_free(&cur);
+            return HB_EXIT_USAGE;
+        }
+        hb_baseline_paths(bdir, host, bpath, bjson, sizeof bpath);
+        base_path = bpath;
+        if (hb_run_load(base_path, &base, err, sizeof err) != HB_OK) {
+            fprintf(stderr, "hybench compare: no usable baseline for host %s: %s (set one with: "
+                            "hybench baseline set RESULTS --dir %s)\n", host, err, bdir);
+            hb_run_free(&cur);
+            return HB_EXIT_USAGE;
+        }
+    }
+    int rc = HB_EXIT_OK;
+    char why[512];
+    if (!hb_cmp_comparable(&base, &cur, why, sizeof why)) {
+        if (!o.force) {
+            fprintf(stderr, "hybench compare: incomparable: %s (use --force to compare anyway)\n", why);
+            hb_run_free(&base);
+            hb_run_free(&cur);
+            return HB_EXIT_INCOMPARABLE;
+        }
+        fprintf(stderr, "hybench compare: warning: %s (compared anyway: --force)\n", why);
+    }
+    if (!cur.end) fprintf(stderr, "hybench compare: warning: %s has no end record (the run was cut short)\n", cur_path);
+    hb_cmp_result res;
+    hb_status st = hb_compare_runs(&base, &cur, &o, &res, err, sizeof err);
+    if (st != HB_OK) {
+        fprintf(stderr, "hybench compare: %s\n", err);
+        hb_run_free(&base);
+        hb_run_free(&cur);
+        return HB_EXIT_USAGE;
+    }
+    int io_fail = 0;
+    if (md || !quiet) {
+        FILE *f = md ? open_out(md) : stdout;
+        if (!f || hb_cmp_write_markdown(f, &res, &base, &cur, &o) != HB_OK || close_out(f)) {
+            fprintf(stderr, "hybench compare: cannot write %s\n", md ? md : "stdout");
+            io_fail = 1;
+        }
+    }
+    if (js) {
+        json_t *j = hb_cmp_to_json(&res, &base, &cur, &o);
+        int bad = !j;
+        if (j) {
+            if (!strcmp(js, "-")) bad = json_dumpf(j, stdout, JSON_INDENT(1)) != 0 || fputc('\n', stdout) == EOF;
+            else bad = json_dump_file(j, js, JSON_INDENT(1)) != 0;
+        }
+        json_decref(j);
+        if (bad) { fprintf(stderr, "hybench compare: cannot write %s\n", js); io_fail = 1; }
+    }
+    if (ju) {
+        FILE *f = open_out(ju);
+        if (!f || hb_cmp_write_junit(f, &res, &base, &cur, &o) != HB_OK || close_out(f)) {
+            fprintf(stderr, "hybench compare: cannot write %s\n", ju);
+            io_fail = 1;
+        }
+    }
+    fprintf(stderr, "hybench compare: %s: %zu matched, %zu regressions, %zu improvements, %d gate failures "
+                    "(%.2f s)\n", res.fails ? "FAIL" : "pass", res.matched, res.count[HB_CMP_REGRESSION],
+            res.count[HB_CMP_IMPROVEMENT], res.fails, res.elapsed_s);
+    rc = res.fails ? HB_EXIT_REGRESSION : HB_EXIT_OK;
+    if (io_fail && rc == HB_EXIT_OK) rc = HB_EXIT_IO;
+    hb_cmp_result_free(&res);
+    hb_run_free(&base);
+    hb_run_free(&cur);
+    return rc;
+}
+

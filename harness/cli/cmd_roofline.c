@@ -1,0 +1,51 @@
+/*
+ * cmd_roofline.c - `hybench roofline RESULTS.jsonl [...]` (alias `targets`, its former name): for each
+ * case family of analysis/roofline.c, the best matching ok case's fraction of the ceiling measured in
+ * the same run, against the family's goal, as a Markdown table; exit 1 when a measured family misses
+ * its goal.
+ */
+#include "analysis/roofline.h"
+#include "cli/commands.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int hb_cmd_roofline(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fprintf(argc < 2 ? stderr : stdout,
+                "usage: hybench roofline RESULTS.jsonl [...]\n"
+                "  Each case family's fraction of the ceiling measured in the same run (copy bandwidth,\n"
+                "  sgemm peak, transfer routes), best matching case first, against the family's goal\n"
+                "  (Markdown table). Families no case of the file measures are left out.\n"
+                "  Exit 0 when every measured family reaches its goal, 1 otherwise.\n"
+                "  `hybench targets` is the same command under its former name.\n");
+        return argc < 2 ? HB_EXIT_USAGE : HB_EXIT_OK;
+    }
+    int fails = 0;
+    printf("| case family | best matching case | figure | ceiling | fraction | goal | verdict |\n|---|---|---|---|---|---|---|\n");
+    for (int a = 1; a < argc; a++) {
+        hb_run r;
+        char err[512];
+        if (hb_run_load(argv[a], &r, err, sizeof err) != HB_OK) { fprintf(stderr, "hybench %s: %s\n", argv[0], err); return HB_EXIT_USAGE; }
+        for (int i = 0; i < hb_roof_ngoals; i++) {
+            const hb_roof_goal *t = &hb_roof_goals[i];
+            double ratio, fig = NAN, cv = NAN;
+            char which[400] = "";
+            if (!hb_roof_eval(&r, t, &ratio, &fig, &cv, which, sizeof which)) {
+                continue; /* nothing in this file measures it (another backend's run would) */
+            }
+            int lower = hb_roof_lower_better(t);
+            int pass = lower ? ratio <= t->need : ratio >= t->need;
+            fails += !pass;
+            if (t->m == HB_ROOF_TFLOPS || t->m == HB_ROOF_COMPUTE_US_MAX)
+                printf("| %s | %s | %.4g | - | - | %s %.4g | %s |\n", t->what, which, fig,
+                       lower ? "<=" : ">=", t->need, pass ? "PASS" : "FAIL");
+            else
+                printf("| %s | %s | %.4g | %.4g | %.1f%% | %s %.0f%% | %s |\n", t->what, which, fig, cv,
+                       100 * ratio, lower ? "<=" : ">=", 100 * t->need, pass ? "PASS" : "FAIL");
+        }
+        hb_run_free(&r);
+    }
+    return fails ? 1 : HB_EXIT_OK;
+}
