@@ -1,4 +1,4 @@
-/* report_data.c - loading results files into the report's runs, devices and rows; number
+/* data.c - loading results files into the report's runs, devices and rows; number
  * formatting helpers. See report.h. */
 #include "report/report.h"
 #include <ctype.h>

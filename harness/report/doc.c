@@ -1,4 +1,4 @@
-/* report_doc.c - the report as a list of blocks, rendered to a self-contained HTML page and to
+/* doc.c - the report as a list of blocks, rendered to a self-contained HTML page and to
  * Markdown. See report.h for the block types.
  * Table cells may start with a tone marker "[good] ", "[warn] ", "[bad] " or "[info] ": HTML shows
  * the cell as a coloured badge, Markdown drops the marker. */
@@ -86,33 +86,6 @@ void hb_doc_plots(hb_report *rp, json_t *ids)
 }
 
 /* ---- rendering ---- */
-
-/* HTML text and attribute values (every attribute here is double-quoted; ' is escaped as well). */
-void hb_report_html_esc(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
-/* Markdown: escape every character that could start markup (emphasis, code, links and images,
- * raw HTML and autolinks, headings, table cells) in running text, headings and table cells, and keep
- * the text on one line, so that no string can open a block (heading, list, quote, code) of its own. */
-void hb_report_md_esc(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if ((unsigned char)*s < 0x20 || *s == 0x7f) fputc(' ', f);
-        else if (strchr("\\`*_[]<>#|", *s)) { fputc('\\', f); fputc(*s, f); }
-        else fputc(*s, f);
-    }
-}
 
 /* Split a tone marker off a cell. Returns the tone ("" when none) and sets *text after it. */
 static const char *cell_tone(const char *c, const char **text)

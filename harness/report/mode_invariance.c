@@ -1,4 +1,4 @@
-/* report_modecheck.c - the report's "Mode invariance" subsection of Q1: the mode-invariance check
+/* mode_invariance.c - the report's "Mode invariance" subsection of Q1: the mode-invariance check
  * (modecheck.h) of every input, recomputed from the case records so that results files written
  * before the check existed are checked too, and the per-row flags with which Q1 marks the cases
  * whose compute moved and leaves them out of its savings figures. See docs/report.md. */

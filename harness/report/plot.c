@@ -1,4 +1,4 @@
-/* report_plot.c - plot files (data + gnuplot script per plot), running gnuplot in parallel
+/* plot.c - plot files (data + gnuplot script per plot), running gnuplot in parallel
  * batches, and inlining the SVGs. See report.h. */
 #include "report/report.h"
 #include <errno.h>
@@ -35,38 +35,6 @@ void hb_sb_free(hb_sb *b)
 {
     free(b->s);
     memset(b, 0, sizeof *b);
-}
-
-static int is_ctrl(char c)
-{
-    return (unsigned char)c < 0x20 || c == 0x7f;
-}
-
-const char *hb_report_gp_str(const char *s)
-{
-    static char ring[8][512];
-    static int next;
-    char *o = ring[next];
-    next = (next + 1) % 8;
-    size_t j = 0;
-    for (; *s && j + 3 < sizeof ring[0]; s++) {
-        if (*s == '\'') o[j++] = '\'';
-        o[j++] = is_ctrl(*s) ? ' ' : *s;
-    }
-    o[j] = 0;
-    return o;
-}
-
-const char *hb_report_gp_comment(const char *s)
-{
-    static char ring[4][512];
-    static int next;
-    char *o = ring[next];
-    next = (next + 1) % 4;
-    size_t j = 0;
-    for (; *s && j + 1 < sizeof ring[0]; s++) o[j++] = is_ctrl(*s) ? ' ' : *s == '\\' ? '/' : *s;
-    o[j] = 0;
-    return o;
 }
 
 static void path_of(const hb_report *rp, const char *id, const char *ext, char *buf, size_t len)

@@ -1,8 +1,8 @@
 /*
- * report.h - `hybench report`: the experiment report (internal interface between report*.c).
+ * report.h - the experiment report (`hybench report`, cli/cmd_report.c): the interface of report/.
  *
- * Pipeline (hb_cmd_report in report.c):
- *   hb_report_load     results files (resultsio.h) -> runs, devices, one flat row per case record
+ * Pipeline (hb_cmd_report in cli/cmd_report.c):
+ *   hb_report_load     results files (results/results.h) -> runs, devices, one flat row per case record
  *   hb_report_analyze  rows -> summary (jansson object, every computed answer), a document (list of
  *                      blocks rendered to HTML and Markdown), plot data files and gnuplot scripts
  *   hb_report_plots_run  run gnuplot on the scripts, in parallel batches
@@ -92,13 +92,13 @@ typedef struct hb_report {
     hb_plot *plots; int nplots, plots_cap;
     json_t *summary;         /* owned; written as summary.json */
     json_t *routing;         /* owned; written as routing.json */
-    json_t *doc;             /* owned; array of blocks, see report_doc.c */
+    json_t *doc;             /* owned; array of blocks, see doc.c */
     int svg_only;            /* draw SVG only (no PNG): faster, for checks */
 } hb_report;
 
-/* ---- report_data.c ---- */
+/* ---- data.c: the results files flattened into runs, devices and rows; number formats ---- */
 /* Load every path into rp (zeroed by the caller; name/outdir may be set later). Labels runs and
- * devices and flattens cases. HB_OK, or the resultsio error (HB_EINVAL/HB_EDEVICE) with
+ * devices and flattens cases. HB_OK, or the results/ reader's error (HB_EINVAL/HB_EDEVICE) with
  * "path:line: reason" in err; HB_ENOMEM. rp must be freed with hb_report_free in every case. */
 hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *err, size_t errlen);
 void hb_report_free(hb_report *rp);
@@ -121,7 +121,7 @@ typedef struct hb_sb { char *s; size_t n, cap; int oom; } hb_sb;
 void hb_sb_printf(hb_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void hb_sb_free(hb_sb *b);
 
-/* ---- report_plot.c ---- */
+/* ---- plot.c (the escaping helpers: escape.c) ---- */
 /* Register a plot and open its data file <outdir>/<id>.dat for writing (caller fcloses it).
  * id: [A-Za-z0-9_-] only (other characters are replaced by '_'). width/height: pixels.
  * Returns the plot (pointer valid until the next hb_report_plot_begin) or NULL with errno set. */
@@ -152,7 +152,7 @@ const char *hb_report_gp_str(const char *s);
  * the next line). Rotating static buffer as hb_report_gp_str. */
 const char *hb_report_gp_comment(const char *s);
 
-/* ---- report_doc.c: the document, rendered to Markdown and HTML ----
+/* ---- doc.c: the document, rendered to Markdown and HTML (hb_report_html_esc, md_esc: escape.c) ----
  * Blocks (JSON objects in rp->doc): {"h":level,"text":..,"anchor":..}, {"p":text},
  * {"table":{"caption":..,"head":[..],"rows":[[..]..],"collapsed":bool}}, {"plots":[plot ids]},
  * {"summary":[{"q":n,"title":..,"badge":..,"tone":good|warn|bad|info|none,"text":..}]},
@@ -175,7 +175,7 @@ void hb_report_md_esc(FILE *f, const char *s);
  * HB_OK or HB_EDEVICE with the reason in err. */
 hb_status hb_report_render(hb_report *rp, char *err, size_t errlen);
 
-/* ---- report_analyze.c ---- */
+/* ---- analyze.c (the sections: analyze.h) ---- */
 /* Compute every answer into rp->summary and rp->routing, build rp->doc, write the plot data and
  * scripts. HB_OK, HB_ENOMEM or HB_EDEVICE (a file cannot be written). */
 hb_status hb_report_analyze(hb_report *rp);

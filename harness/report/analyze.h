@@ -1,0 +1,90 @@
+/*
+ * analyze.h - what the report's sections share (report/analyze.c): the analysis context, rows grouped
+ * or paired by the fields they differ in, value vectors, verdict words, summary cards. Each question
+ * is one file (q1_conversion.c ... q5_selection.c), the figures another (figures.c); analyze.c
+ * runs them in order (hb_report_analyze). Internal to report/.
+ */
+#ifndef HB_REPORT_ANALYZE_H
+#define HB_REPORT_ANALYZE_H
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report/report.h"
+#include "analysis/modecheck.h"
+
+#define P (hb_report_plan)
+#define F hb_report_fmt
+#define DNAN ((double)NAN) /* NAN is a float constant */
+
+/* The op families in the order the report lists them. */
+extern const char *const family_order[];
+#define NFAM 7
+
+typedef struct vec { double *v; size_t n, cap; } vec;
+
+/* Groups of values by a string key, in order of creation; attrs is an object describing the group. */
+#define NV 4
+typedef struct grp { json_t *attrs; vec v[NV]; } grp;
+typedef struct groups { json_t *map; grp *g; size_t n, cap; } groups;
+
+/* analysis context */
+typedef struct ctx {
+    hb_report *rp;
+    json_t *op_rank;   /* op name -> rank (family order, then first appearance) */
+    char **ops;        /* ops in rank order (borrowed strings) */
+    int nops;
+} ctx;
+
+typedef struct opinfo { const char *op, *family, *bound; int rank, first; } opinfo;
+
+enum { K_DEV = 1, K_OP = 2, K_SHAPE = 4, K_MODE = 8, K_ROUTE = 16, K_DTYPE = 32, K_NAME = 64 };
+
+typedef struct rpair { size_t a, b; } rpair;
+
+void vec_push(vec *x, double d);
+double vec_median(vec *x);
+double vec_min(const vec *x);
+double vec_max(const vec *x);
+grp *grp_get(groups *gs, const char *key, json_t *attrs /* stolen */);
+void groups_free(groups *gs);
+const char *gattr(const grp *g, const char *k);
+json_t *jnum(double x);
+int fam_rank(const char *f);
+int op_rank(const ctx *c, const char *op);
+const hb_rdev *DEV(const ctx *c, const hb_rrow *w);
+const char *class_of(const hb_rrow *w);
+int cmp_opinfo(const void *a, const void *b);
+int ctx_init(ctx *c, hb_report *rp);
+void ctx_free(ctx *c);
+const char *field(const hb_rrow *w, int f);
+void make_key(const hb_rrow *w, int flags, char *buf, size_t len);
+size_t find_pairs(const hb_report *rp, int flags, int vary, const char *va, const char *vb,
+                         const char *only_family, const char *skip_family, rpair **out);
+int cmp_pair(const void *x, const void *y, void *arg);
+void sort_pairs(ctx *c, rpair *v, size_t n);
+int cmp_rowix(const void *x, const void *y, void *arg);
+const char *rkey(const hb_rrow *w);
+double xfer(const hb_rrow *w);
+double conv_time(const hb_rrow *w);
+double mem_of(const hb_rrow *w);
+const char *verdict_q1(double pct, const char **tone);
+const char *verdict_q3(double pct, const char **tone);
+const char *verdict_q2(double pct, const char **tone);
+const char *saving_words(double pct);
+const char *tone_cell(const char *tone, const char *text);
+json_t *plot_ids_new(void);
+void plot_id_add(json_t *ids, const hb_plot *p);
+int card_device(const ctx *c, int dev, const int *has);
+void card_add(json_t *cards, int q, const char *title, const char *badge, const char *tone, const char *text);
+void gp_size_axis(hb_sb *b);
+
+/* The sections, in document order: each appends its part of the document and of rp->summary. */
+hb_status hb_report_q1(ctx *c, json_t *cards);   /* q1_conversion.c */
+hb_status hb_report_q2(ctx *c, json_t *cards);   /* q2_precision.c */
+hb_status hb_report_q3(ctx *c, json_t *cards);   /* q3_memory.c */
+hb_status hb_report_q4(ctx *c, json_t *cards);   /* q4_transfers.c */
+hb_status hb_report_q5(ctx *c, json_t *cards);   /* q5_selection.c */
+hb_status hb_report_rooflines(ctx *c);           /* figures.c */
+hb_status hb_report_models(ctx *c);              /* figures.c */
+hb_status hb_report_per_op(ctx *c);              /* figures.c */
+#endif

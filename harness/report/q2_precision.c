@@ -1,0 +1,158 @@
+/* q2_precision.c - Q2: what lower precision (tf32, f16, bf16) gains over f32 in throughput, and what f32 keeps of it (report/analyze.h). */
+#include "report/analyze.h"
+
+/* ---------------------------------------------------------------- Q2 lower precision ---- */
+
+hb_status hb_report_q2(ctx *c, json_t *cards)
+{
+    hb_report *rp = c->rp;
+    static const char *const lows[] = { "tf32", "f16", "bf16" };
+    json_t *q = json_object(), *jp = json_array(), *js = json_array();
+    json_object_set_new(rp->summary, "q2", q);
+    json_object_set_new(q, "definition", json_string("ratio_pct = 100 * compute_median(low dtype) / compute_median(f32) = f32 GFLOP/s as a share of the low dtype's, status-ok cases matched by device, op, shape, mode, route and name"));
+    json_object_set_new(q, "pairs", jp);
+    json_object_set_new(q, "by_device", js);
+    hb_doc_h(rp, 2, "q2", "Q2 Lower precision: f32 throughput as a share of f16, bf16, tf32");
+    hb_doc_p(rp, "Share = f32 compute-phase GFLOP/s / the other dtype's, for the same case (so = compute time of the other dtype / compute time of f32). The plan assumed f32 keeps at least %g%% of f16 speed (it measured %g-%g%% on the Neural Engine).",
+             P.f32_of_f16_min_pct, P.ane_f32_of_f16_lo_pct, P.ane_f32_of_f16_hi_pct);
+    groups bydev = { 0 }, byop = { 0 };
+    size_t total = 0;
+    char key[512];
+    for (size_t li = 0; li < 3; li++) {
+        rpair *pr;
+        size_t n = find_pairs(rp, K_DEV | K_OP | K_SHAPE | K_MODE | K_ROUTE | K_NAME, K_DTYPE, "f32", lows[li], NULL, NULL, &pr);
+        if (!pr) return HB_ENOMEM;
+        sort_pairs(c, pr, n);
+        for (size_t i = 0; i < n; i++) {
+            const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
+            double ca = a->t[HB_PH_COMPUTE], cb = b->t[HB_PH_COMPUTE];
+            if (!(ca > 0) || !(cb > 0)) continue;
+            double r = 100.0 * cb / ca;
+            total++;
+            json_array_append_new(jp, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o}", "device", DEV(c, b)->id,
+                "op", b->op, "shape", b->shape, "mode", b->mode, "route", b->route, "dtype", lows[li], "class", class_of(b),
+                "size", jnum(b->size), "compute_f32_s", jnum(ca), "compute_low_s", jnum(cb), "gflops_f32", jnum(a->gflops),
+                "ratio_pct", jnum(r)));
+            snprintf(key, sizeof key, "%d|%s", b->dev, lows[li]);
+            grp *g = grp_get(&bydev, key, json_pack("{s:s,s:s,s:i}", "device", DEV(c, b)->id, "dtype", lows[li], "dev", b->dev));
+            if (g) { vec_push(!strcmp(class_of(b), "memory") ? &g->v[1] : &g->v[0], r); vec_push(&g->v[2], r); }
+            snprintf(key, sizeof key, "%d|%s|%s", b->dev, b->op, lows[li]);
+            g = grp_get(&byop, key, json_pack("{s:s,s:s,s:s,s:i}", "device", DEV(c, b)->id, "op", b->op, "dtype", lows[li], "dev", b->dev));
+            if (g) vec_push(&g->v[0], r);
+        }
+        free(pr);
+    }
+    json_t *cards_text = json_array();
+    if (total) {
+        json_t *rows = hb_doc_table(rp, "f32 as a share of each lower-precision dtype, per backend (median over cases)", 0, 6,
+                                    "backend", "vs dtype", "compute-bound ops", "memory-bound ops", "cases", "verdict (compute-bound)");
+        for (size_t i = 0; i < bydev.n; i++) {
+            grp *g = &bydev.g[i];
+            size_t cnt = g->v[2].n;
+            double mc = vec_median(&g->v[0]), mm = vec_median(&g->v[1]);
+            const char *tone, *v = verdict_q2(isfinite(mc) ? mc : mm, &tone);
+            json_array_append_new(js, json_pack("{s:s,s:s,s:I,s:o,s:o,s:s,s:s}", "device", gattr(g, "device"), "dtype", gattr(g, "dtype"),
+                "n", (json_int_t)cnt, "median_compute_bound_pct", jnum(mc), "median_memory_bound_pct", jnum(mm), "verdict", v, "tone", tone));
+            hb_doc_row(rows, 6, gattr(g, "device"), gattr(g, "dtype"), hb_report_fmt_pct(mc), hb_report_fmt_pct(mm), F("%zu", cnt), tone_cell(tone, v));
+            json_array_append_new(cards_text, json_string(F("%s: f32 = %s of %s (%s)", gattr(g, "device"), hb_report_fmt_pct(isfinite(mc) ? mc : mm), gattr(g, "dtype"), v)));
+        }
+        rows = hb_doc_table(rp, "Per backend, op and dtype (median over shapes)", 1, 5, "backend", "op", "vs dtype", "f32 share", "cases");
+        for (size_t i = 0; i < byop.n; i++) {
+            grp *g = &byop.g[i];
+            size_t cnt = g->v[0].n;
+            hb_doc_row(rows, 5, gattr(g, "device"), gattr(g, "op"), gattr(g, "dtype"), hb_report_fmt_pct(vec_median(&g->v[0])), F("%zu", cnt));
+        }
+        /* plot per device: clustered bars, one cluster per op, one bar per low dtype */
+        json_t *ids = plot_ids_new();
+        for (int d = 0; d < rp->ndevs; d++) {
+            int any = 0;
+            for (size_t i = 0; i < byop.n; i++) if (json_integer_value(json_object_get(byop.g[i].attrs, "dev")) == d) any = 1;
+            if (!any) continue;
+            FILE *dat;
+            hb_plot *p = hb_report_plot_begin(rp, F("q2_%s", rp->devs[d].id), "q2", F("Q2: f32 compute throughput as %% of tf32, f16, bf16 on %s", rp->devs[d].id), 900, 420, &dat);
+            if (!p) return HB_EDEVICE;
+            /* only the dtypes this device has: gnuplot refuses a histogram column without points */
+            int haslow[3] = { 0, 0, 0 };
+            for (size_t i = 0; i < byop.n; i++)
+                if (json_integer_value(json_object_get(byop.g[i].attrs, "dev")) == d)
+                    for (int l = 0; l < 3; l++) if (!strcmp(gattr(&byop.g[i], "dtype"), lows[l])) haslow[l] = 1;
+            fprintf(dat, "# op, then f32 throughput as percent of:");
+            for (int l = 0; l < 3; l++) if (haslow[l]) fprintf(dat, " %s", lows[l]);
+            fprintf(dat, " (NaN = not measured)\n");
+            for (int o = 0; o < c->nops; o++) {
+                char line[512];
+                int off = snprintf(line, sizeof line, "\"%s\"", c->ops[o]), anyv = 0;
+                for (int l = 0; l < 3; l++) {
+                    if (!haslow[l]) continue;
+                    snprintf(key, sizeof key, "%d|%s|%s", d, c->ops[o], lows[l]);
+                    json_t *ix = json_object_get(byop.map, key);
+                    double v = ix ? hb_report_median(byop.g[json_integer_value(ix)].v[0].v, byop.g[json_integer_value(ix)].v[0].n) : DNAN;
+                    if (isfinite(v)) anyv = 1;
+                    off += snprintf(line + off, sizeof line - (size_t)off, " %.5g", v);
+                }
+                if (anyv) fprintf(dat, "%s\n", line);
+            }
+            fclose(dat);
+            hb_sb body = { 0 };
+            hb_sb_printf(&body, "set title '%s'\nset style data histograms\nset style histogram clustered gap 1\n"
+                         "set boxwidth 0.9\nset xtics rotate by 30 right scale 0\nset ylabel 'f32 throughput, %% of the other dtype'\n"
+                         "set yrange [0:*]\nset grid noxtics\nplot ", hb_report_gp_str(p->title));
+            for (int l = 0, col = 2; l < 3; l++) {
+                if (!haslow[l]) continue;
+                hb_sb_printf(&body, "%s using %d%s title 'vs %s' lt %d, ", col == 2 ? F("'%s.dat'", p->id) : "''", col,
+                             col == 2 ? ":xtic(1)" : "", lows[l], l + 1);
+                col++;
+            }
+            hb_sb_printf(&body, "%g with lines dt 2 lw 1.5 lc rgb hb_c_ceiling title 'plan: %g%%'\n", P.f32_of_f16_min_pct, P.f32_of_f16_min_pct);
+            hb_status st = hb_report_plot_script(rp, p, body.s);
+            hb_sb_free(&body);
+            if (st != HB_OK) return st;
+            plot_id_add(ids, p);
+        }
+        hb_doc_plots(rp, ids);
+    }
+    /* which devices could answer but have no low-precision case */
+    json_t *missing = json_array();
+    json_object_set_new(q, "missing", missing);
+    for (int d = 0; d < rp->ndevs; d++) {
+        const hb_rdev *dv = &rp->devs[d];
+        if (!dv->available) continue;
+        int anyd = 0;
+        for (size_t i = 0; i < bydev.n; i++) if (json_integer_value(json_object_get(bydev.g[i].attrs, "dev")) == d) anyd = 1;
+        if (!anyd) json_array_append_new(missing, json_string(dv->id));
+    }
+    json_object_set_new(q, "answered", json_boolean(total > 0));
+    const char *which = "The GPU reference run (results/h100-reference.jsonl: cuda:0 with tf32, f16 and bf16 cases) would answer; on this kind of machine an OpenCL GPU with cl_khr_fp16 would answer for f16.";
+    if (!total) {
+        hb_doc_note(rp, "Unanswered: no case in these results has a compute dtype other than f32 with a matching f32 case (status ok). %s", which);
+        card_add(cards, 2, "Lower precision", "unanswered", "none",
+                 "No f16, bf16 or tf32 results in these files. The GPU reference run (results/h100-reference.jsonl) would answer.");
+    } else {
+        if (json_array_size(missing)) {
+            char lst[600] = "";
+            size_t o = 0;
+            size_t i;
+            json_t *m;
+            json_array_foreach(missing, i, m) o += (size_t)snprintf(lst + o, o < sizeof lst ? sizeof lst - o : 0, "%s%s", i ? ", " : "", json_string_value(m));
+            hb_doc_note(rp, "No lower-precision cases for: %s (the backend lacks them or they were not in the workload).", lst);
+        }
+        char text[1500] = "";
+        size_t o = 0, i;
+        json_t *t;
+        const char *badge = NULL, *btone = "none";
+        int mixed = 0;
+        json_array_foreach(js, i, t) {
+            const char *v = json_string_value(json_object_get(t, "verdict"));
+            if (!badge) { badge = v; btone = json_string_value(json_object_get(t, "tone")); }
+            else if (strcmp(badge, v)) mixed = 1;
+        }
+        json_array_foreach(cards_text, i, t)
+            if (o < sizeof text - 1) o += (size_t)snprintf(text + o, sizeof text - o, "%s%s", i ? "; " : "", json_string_value(t));
+        card_add(cards, 2, "Lower precision", mixed ? "differs by backend/dtype" : badge, mixed ? "warn" : btone, text);
+    }
+    json_decref(cards_text);
+    groups_free(&bydev);
+    groups_free(&byop);
+    return HB_OK;
+}
+
