@@ -122,11 +122,13 @@ cl_kernel ocl_kernel(ocl_ctx *c, ocl_prog p, int var, const char *name, cl_int *
 /* The attention kernel for head dimension hd (program built on first use with -DHD=hd). */
 cl_kernel ocl_attention_kernel(ocl_ctx *c, int hd, int var, cl_int *err);
 
-/* ---- enqueueing (ocl_backend.c) ---- */
+/* ---- enqueueing, timers, scratch (ocl_launch.c) ---- */
 /* Where the next command's event goes: a fresh slot of the timer's list while timing (slot set to
  * NULL; ocl_ev_done() drops it again if the enqueue failed), else NULL (no event requested). */
 cl_event *ocl_ev_slot(ocl_ctx *c);
 void ocl_ev_done(ocl_ctx *c, cl_event *slot, cl_int err);
+/* Release every event the timer collected. */
+void ocl_ev_release_all(ocl_ctx *c);
 /* Set args 0..nargs-1 with clSetKernelArg: nargs pairs (size_t size, const void *value) after the
  * count, written with OCL_ARG(variable). Returns the first error (each is logged). */
 cl_int ocl_set_args(cl_kernel k, int nargs, ...);
@@ -177,6 +179,7 @@ hb_status ocl_buf_alloc(hb_instance *inst, size_t bytes, hb_route route, hb_buf 
 void ocl_buf_free(hb_instance *inst, hb_buf *b);
 hb_status ocl_upload(hb_instance *inst, hb_buf *b);
 hb_status ocl_download(hb_instance *inst, hb_buf *b);
+/* The device-event timer hooks (ocl_launch.c). */
 hb_status ocl_timer_begin(hb_instance *inst);
 hb_status ocl_timer_end(hb_instance *inst, double *seconds);
 
