@@ -321,7 +321,6 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
 /* JSON                                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 
-static json_t *jnum(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 static json_t *jstr_or_null(const char *s) { return s ? json_string(s) : json_null(); }
 
 static json_t *run_json(const hb_run *r)
@@ -352,8 +351,8 @@ json_t *hb_cmp_to_json(const hb_cmp_result *r, const hb_run *base, const hb_run 
     json_t *summary = json_pack("{s:s, s:i, s:I, s:I, s:o, s:o, s:f}",
                                 "verdict", r->fails ? "fail" : "pass", "fails", r->fails,
                                 "matched", (json_int_t)r->matched, "tested", (json_int_t)r->tested,
-                                "counts", counts, "shift", jnum(r->shift), "elapsed_s", r->elapsed_s);
-    json_object_set_new(summary, "noise_max", jnum(r->noise_max));
+                                "counts", counts, "shift", hb_json_num(r->shift), "elapsed_s", r->elapsed_s);
+    json_object_set_new(summary, "noise_max", hb_json_num(r->noise_max));
     json_object_set_new(opts, "noise_scale", json_real(o->noise_k));
     json_t *cases = json_array();
     for (size_t i = 0; i < r->n; i++) {
@@ -366,20 +365,20 @@ json_t *hb_cmp_to_json(const hb_cmp_result *r, const hb_run *base, const hb_run 
                               "status_base", jstr_or_null(c->status_base),
                               "status_cur", jstr_or_null(c->status_cur),
                               "n_base", (json_int_t)c->n_base, "n_cur", (json_int_t)c->n_cur,
-                              "median_base_s", jnum(c->med_base), "median_cur_s", jnum(c->med_cur),
-                              "ratio", jnum(c->ratio), "ci_lo", jnum(c->ci_lo), "ci_hi", jnum(c->ci_hi),
-                              "p", jnum(c->p), "q", jnum(c->q), "threshold", c->threshold,
+                              "median_base_s", hb_json_num(c->med_base), "median_cur_s", hb_json_num(c->med_cur),
+                              "ratio", hb_json_num(c->ratio), "ci_lo", hb_json_num(c->ci_lo), "ci_hi", hb_json_num(c->ci_hi),
+                              "p", hb_json_num(c->p), "q", hb_json_num(c->q), "threshold", c->threshold,
                               "verdict", hb_cmp_verdict_name(c->verdict),
                               "fails", hb_cmp_verdict_fails(c->verdict, o));
         if (!j) { json_decref(cases); json_decref(opts); json_decref(summary); return NULL; }
         const char *reason = c->cur ? hb_rec_str(c->cur, "reason") : NULL;
         if (reason) json_object_set_new(j, "reason", json_string(reason));
-        json_object_set_new(j, "noise", jnum(c->noise));
+        json_object_set_new(j, "noise", hb_json_num(c->noise));
         if (c->passes_base || c->passes_cur)
             json_object_set_new(j, "passes", json_pack("{s:i,s:i,s:o,s:o,s:o,s:o,s:b}", "base", c->passes_base, "cur",
-                                                       c->passes_cur, "base_fastest_s", jnum(c->pass_lo_base),
-                                                       "base_slowest_s", jnum(c->pass_hi_base), "cur_fastest_s",
-                                                       jnum(c->pass_lo_cur), "cur_slowest_s", jnum(c->pass_hi_cur),
+                                                       c->passes_cur, "base_fastest_s", hb_json_num(c->pass_lo_base),
+                                                       "base_slowest_s", hb_json_num(c->pass_hi_base), "cur_fastest_s",
+                                                       hb_json_num(c->pass_lo_cur), "cur_slowest_s", hb_json_num(c->pass_hi_cur),
                                                        "within_pass_spread", c->pass_overlap));
         json_array_append_new(cases, j);
     }

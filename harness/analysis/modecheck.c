@@ -230,19 +230,18 @@ void hb_mc_set_free(hb_mc_set *s)
 }
 
 /* a JSON number, or null for NAN/inf (JSON has no NaN) */
-static json_t *jnum(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
 json_t *hb_mc_pair_json(const hb_mc_pair *p)
 {
     json_t *shape = json_object_get(p->rec, "shape");
-    json_t *ci = p->r.has_ci ? json_pack("[o,o]", jnum(p->r.lo), jnum(p->r.hi)) : json_null();
+    json_t *ci = p->r.has_ci ? json_pack("[o,o]", hb_json_num(p->r.lo), hb_json_num(p->r.hi)) : json_null();
     json_t *o = json_pack("{s:s,s:s,s:s,s:O,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:I,s:I,s:s}",
                      "type", "mode_check", "backend", jstr(p->rec, "backend", ""), "op", jstr(p->rec, "op", ""),
                      "shape", shape ? shape : json_null(), "shape_str", jstr(p->rec, "shape_str", ""),
                      "name", jstr(p->rec, "name", ""), "dtype", jstr(p->rec, "dtype", "f32"),
                      "route", jstr(p->rec, "route", "pageable"), "mode", jstr(p->rec, "mode", ""),
-                     "ref_mode", jstr(p->ref, "mode", ""), "ratio", jnum(p->r.ratio), "ci", ci,
-                     "ref_median", jnum(p->r.ref_median), "median", jnum(p->r.median),
+                     "ref_mode", jstr(p->ref, "mode", ""), "ratio", hb_json_num(p->r.ratio), "ci", ci,
+                     "ref_median", hb_json_num(p->r.ref_median), "median", hb_json_num(p->r.median),
                      "n", (json_int_t)p->r.ncur, "ref_n", (json_int_t)p->r.nref,
                      "verdict", hb_mc_verdict_name(p->r.verdict));
     if (o && p->r.npass) json_object_set_new(o, "paired_passes", json_integer(p->r.npass));

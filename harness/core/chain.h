@@ -12,6 +12,7 @@
  * resident = weights and KV cache live on the device (uploaded once, before timing); per call the
  * layer's input is uploaded once and its output downloaded once.
  */
+/* Defined in ops.c (the chain is a row of the op table: its cost is its steps' sum). */
 #ifndef HB_CHAIN_H
 #define HB_CHAIN_H
 #include <stddef.h>

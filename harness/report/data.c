@@ -8,7 +8,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define DNAN ((double)NAN) /* NAN is a float constant */
 
 
 /* The plan's figures; see report.h for the source of each. */
@@ -30,7 +29,7 @@ static const char *jstr(json_t *o, const char *k)
     return s ? s : "";
 }
 
-static double jnum(json_t *o, const char *k)
+static double rec_num(json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
     return json_is_number(v) ? json_number_value(v) : DNAN;
@@ -170,20 +169,20 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
             w->route = *jstr(c, "route") ? jstr(c, "route") : "pageable";
             w->status = jstr(c, "status");
             w->bound = jstr(c, "bound");
-            w->size = jnum(c, "size");
-            w->flops = jnum(c, "flops");
-            w->bytes = jnum(c, "bytes");
-            w->weight = jnum(c, "weight");
+            w->size = rec_num(c, "size");
+            w->flops = rec_num(c, "flops");
+            w->bytes = rec_num(c, "bytes");
+            w->weight = rec_num(c, "weight");
             if (!isfinite(w->weight) || w->weight <= 0) w->weight = 1;
             for (int p = 0; p < HB_PH_COUNT; p++) w->t[p] = hb_case_phase(c, hb_phase_names[p], "median");
-            w->gflops = jnum(c, "gflops");
-            w->gbps = jnum(c, "gbps");
-            w->gflops_total = jnum(c, "gflops_total");
-            w->gbps_total = jnum(c, "gbps_total");
+            w->gflops = rec_num(c, "gflops");
+            w->gbps = rec_num(c, "gbps");
+            w->gflops_total = rec_num(c, "gflops_total");
+            w->gbps_total = rec_num(c, "gbps_total");
             json_t *mem = json_object_get(c, "mem");
-            w->host_bytes = jnum(mem, "host_bytes");
-            w->device_bytes = jnum(mem, "device_bytes");
-            w->rss = jnum(mem, "peak_rss_bytes");
+            w->host_bytes = rec_num(mem, "host_bytes");
+            w->device_bytes = rec_num(mem, "device_bytes");
+            w->rss = rec_num(mem, "peak_rss_bytes");
             w->ok = !strcmp(w->status, "ok") && isfinite(w->t[HB_PH_TOTAL]) && w->t[HB_PH_TOTAL] > 0;
         }
     }

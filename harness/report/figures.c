@@ -1,6 +1,6 @@
-/* figures.c - the report's figures beside the questions (report/analyze.h): a roofline per device,
+/* figures.c - the report's figures beside the questions (report/common.h): a roofline per device,
  * model totals from the weighted workload cases, and per-op time and throughput plots. */
-#include "report/analyze.h"
+#include "report/common.h"
 
 /* ---------------------------------------------------------------- rooflines ---- */
 
@@ -75,7 +75,7 @@ hb_status hb_report_rooflines(ctx *c)
         for (size_t i = 0; i < fam.n; i++) {
             size_t cnt = fam.g[i].v[0].n;
             double m = vec_median(&fam.g[i].v[0]);
-            json_array_append_new(jr, json_pack("{s:s,s:s,s:I,s:o}", "device", dv->id, "family", gattr(&fam.g[i], "family"), "n", (json_int_t)cnt, "median_fraction", jnum(m)));
+            json_array_append_new(jr, json_pack("{s:s,s:s,s:I,s:o}", "device", dv->id, "family", gattr(&fam.g[i], "family"), "n", (json_int_t)cnt, "median_fraction", hb_json_num(m)));
             int fi = fam_rank(gattr(&fam.g[i], "family"));
             if (fi < NFAM) cell[fi] = F("%s (%zu)", hb_report_fmt_pct(100.0 * m), cnt);
         }
@@ -107,7 +107,7 @@ hb_status hb_report_rooflines(ctx *c)
         hb_sb_free(&body);
         if (st != HB_OK) { json_decref(ids); return st; }
         plot_id_add(ids, p);
-        json_array_append_new(jr, json_pack("{s:s,s:s,s:o,s:o}", "device", dv->id, "plot", p->id, "copy_gbps", jnum(bw), "peak_gflops_f32", jnum(pk[0])));
+        json_array_append_new(jr, json_pack("{s:s,s:s,s:o,s:o}", "device", dv->id, "plot", p->id, "copy_gbps", hb_json_num(bw), "peak_gflops_f32", hb_json_num(pk[0])));
         if (!isfinite(bw) && !isfinite(pk[0])) hb_doc_note(rp, "%s: no ceilings in its backend record; its roofline has points only.", dv->id);
     }
     hb_doc_plots(rp, ids);
@@ -158,7 +158,7 @@ hb_status hb_report_models(ctx *c)
         int complete = gg->v[0].n == nl;
         double t = gg->v[0].n ? sum : DNAN;
         json_array_append_new(jm, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:I,s:I,s:b}", "model", gattr(gg, "model"), "device", gattr(gg, "device"),
-            "mode", gattr(gg, "mode"), "dtype", gattr(gg, "dtype"), "route", gattr(gg, "route"), "time_s", jnum(t),
+            "mode", gattr(gg, "mode"), "dtype", gattr(gg, "dtype"), "route", gattr(gg, "route"), "time_s", hb_json_num(t),
             "layers_ok", (json_int_t)gg->v[0].n, "layers", (json_int_t)nl, "complete", complete));
         snprintf(key, sizeof key, "%s|%s|%s|%s", gattr(gg, "model"), gattr(gg, "device"), gattr(gg, "dtype"), gattr(gg, "route"));
         grp *pv = grp_get(&piv, key, json_pack("{s:s,s:s,s:s,s:s,s:i,s:o}", "model", gattr(gg, "model"), "device", gattr(gg, "device"),

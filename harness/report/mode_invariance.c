@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DNAN ((double)NAN) /* NAN is a float constant */
 #define F hb_report_fmt
 
 void hb_report_mc_free(hb_report_mc *m)

@@ -1,5 +1,5 @@
-/* q1_conversion.c - Q1: what converting f64 host data around every op costs, against f32 and resident data, per device and op (report/analyze.h). */
-#include "report/analyze.h"
+/* q1_conversion.c - Q1: what converting f64 host data around every op costs, against f32 and resident data, per device and op (report/common.h). */
+#include "report/common.h"
 
 /* ---------------------------------------------------------------- Q1 conversion cost ---- */
 
@@ -37,16 +37,16 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
         double cs = 100.0 * conv_time(a) / ta, xs = 100.0 * xfer(a) / ta, ks = 100.0 * a->t[HB_PH_COMPUTE] / ta;
         json_t *pc = json_object(), *pf = json_object();
         for (int k = 0; k < HB_PH_COUNT; k++) {
-            json_object_set_new(pc, hb_phase_names[k], jnum(a->t[k]));
-            json_object_set_new(pf, hb_phase_names[k], jnum(b->t[k]));
+            json_object_set_new(pc, hb_phase_names[k], hb_json_num(a->t[k]));
+            json_object_set_new(pf, hb_phase_names[k], hb_json_num(b->t[k]));
         }
         json_array_append_new(jp, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o}",
             "device", DEV(c, b)->id, "op", b->op, "family", b->family, "class", class_of(b), "shape", b->shape,
-            "size", jnum(b->size), "route", b->route, "dtype", b->dtype, "name", b->name,
+            "size", hb_json_num(b->size), "route", b->route, "dtype", b->dtype, "name", b->name,
             "key_convert", rkey(a), "key_f32", rkey(b),
-            "total_convert_s", jnum(ta), "total_f32_s", jnum(tb), "saving_pct", jnum(s),
-            "convert_share_pct", jnum(cs), "transfer_share_pct", jnum(xs), "compute_share_pct", jnum(ks),
-            "phases_convert", pc, "phases_f32", pf, "compute_moved", mvd[i], "compute_ratio", jnum(minv.ratio[pr[i].a])));
+            "total_convert_s", hb_json_num(ta), "total_f32_s", hb_json_num(tb), "saving_pct", hb_json_num(s),
+            "convert_share_pct", hb_json_num(cs), "transfer_share_pct", hb_json_num(xs), "compute_share_pct", hb_json_num(ks),
+            "phases_convert", pc, "phases_f32", pf, "compute_moved", mvd[i], "compute_ratio", hb_json_num(minv.ratio[pr[i].a])));
         if (mvd[i]) continue;
         has[b->dev] = 1;
         snprintf(key, sizeof key, "%d|%s", b->dev, class_of(b));
@@ -59,7 +59,7 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
 
     hb_doc_h(rp, 2, "q1", "Q1 Conversion cost: what f32 saves over convert");
     hb_doc_p(rp, "Saving = 1 - total(f32) / total(convert), from the median end-to-end time of each case, matched by backend, op, shape, route and dtype; only cases with status ok count. The plan expected %g-%g%% and set %g-%g%% as success. Conversion share = (convert_in + convert_out) / total of the convert case.",
-             P.conv_lo_pct, P.conv_hi_pct, P.conv_ok_lo_pct, P.conv_ok_hi_pct);
+             hb_report_plan.conv_lo_pct, hb_report_plan.conv_hi_pct, hb_report_plan.conv_ok_lo_pct, hb_report_plan.conv_ok_hi_pct);
     if (nmoved)
         hb_doc_p(rp, "%zu of the %zu matched cases are left out of every saving below: their compute phase, which conversion does not touch, moved between convert and f32 beyond its noise (see Mode invariance below), so their difference is a measurement artifact, not a saving. The tables mark them \"compute moved\".",
                  nmoved, n);
@@ -74,8 +74,8 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
         double m = vec_median(&g->v[0]), cs = vec_median(&g->v[1]), xs = vec_median(&g->v[2]);
         const char *tone, *v = verdict_q1(m, &tone);
         json_array_append_new(jc, json_pack("{s:s,s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:s,s:s}", "device", gattr(g, "device"), "class", gattr(g, "class"),
-            "n", (json_int_t)cnt, "median_saving_pct", jnum(m), "min_saving_pct", jnum(lo), "max_saving_pct", jnum(hi),
-            "median_convert_share_pct", jnum(cs), "median_transfer_share_pct", jnum(xs), "verdict", v, "tone", tone));
+            "n", (json_int_t)cnt, "median_saving_pct", hb_json_num(m), "min_saving_pct", hb_json_num(lo), "max_saving_pct", hb_json_num(hi),
+            "median_convert_share_pct", hb_json_num(cs), "median_transfer_share_pct", hb_json_num(xs), "verdict", v, "tone", tone));
         hb_doc_row(rows, 6, gattr(g, "device"), gattr(g, "class"), F("%zu", cnt),
                    F("%s (%s to %s)", hb_report_fmt_pct(m), hb_report_fmt_pct(lo), hb_report_fmt_pct(hi)),
                    hb_report_fmt_pct(cs), tone_cell(tone, v));
@@ -95,8 +95,8 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
             const char *tone, *v = verdict_q1(s, &tone);
             if (mvd[i]) { v = "left out: compute moved between modes"; tone = "none"; }
             json_array_append_new(jch, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:s,s:s,s:b}", "device", DEV(c, b)->id, "op", b->op,
-                "name", b->name, "route", b->route, "dtype", b->dtype, "total_convert_s", jnum(a->t[HB_PH_TOTAL]),
-                "total_f32_s", jnum(b->t[HB_PH_TOTAL]), "saving_pct", jnum(s), "verdict", v, "tone", tone, "compute_moved", mvd[i]));
+                "name", b->name, "route", b->route, "dtype", b->dtype, "total_convert_s", hb_json_num(a->t[HB_PH_TOTAL]),
+                "total_f32_s", hb_json_num(b->t[HB_PH_TOTAL]), "saving_pct", hb_json_num(s), "verdict", v, "tone", tone, "compute_moved", mvd[i]));
             hb_doc_row(rows, 8, DEV(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route,
                        hb_report_fmt_time(a->t[HB_PH_TOTAL]), hb_report_fmt_time(b->t[HB_PH_TOTAL]),
                        mvd[i] ? moved_cell(minv.ratio[pr[i].a]) : hb_report_fmt_pct(s), mvd[i] ? "" : tone_cell(tone, v));
@@ -131,7 +131,7 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
                 size_t cnt = g->v[0].n > g->v[1].n ? g->v[0].n : g->v[1].n;
                 double m0 = vec_median(&g->v[0]), m1 = vec_median(&g->v[1]);
                 json_array_append_new(jcd, json_pack("{s:s,s:s,s:I,s:o,s:o}", "device", gattr(g, "device"), "class", gattr(g, "class"),
-                    "n", (json_int_t)cnt, "convert_device_over_convert_pct", jnum(m0), "f32_over_convert_device_pct", jnum(m1)));
+                    "n", (json_int_t)cnt, "convert_device_over_convert_pct", hb_json_num(m0), "f32_over_convert_device_pct", hb_json_num(m1)));
                 hb_doc_row(rows, 5, gattr(g, "device"), gattr(g, "class"), F("%zu", cnt), hb_report_fmt_pct(m0), hb_report_fmt_pct(m1));
             }
             groups_free(&gd);
@@ -183,8 +183,8 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
                              "set object 1 rect from graph 0, first %g to graph 1, first %g fc rgb hb_c_band fs solid 1.0 noborder behind\n"
                              "set object 2 rect from graph 0, first %g to graph 1, first %g fc rgb hb_c_band_ok fs solid 1.0 noborder behind\n"
                              "set label 1 'plan %g-%g%%, success %g-%g%%' at graph 0.01, first %g offset 0,0.6 font ',9' tc rgb '#555555'\n"
-                             "plot ", P.conv_lo_pct, P.conv_hi_pct, P.conv_ok_lo_pct, P.conv_ok_hi_pct,
-                             P.conv_lo_pct, P.conv_hi_pct, P.conv_ok_lo_pct, P.conv_ok_hi_pct, P.conv_hi_pct);
+                             "plot ", hb_report_plan.conv_lo_pct, hb_report_plan.conv_hi_pct, hb_report_plan.conv_ok_lo_pct, hb_report_plan.conv_ok_hi_pct,
+                             hb_report_plan.conv_lo_pct, hb_report_plan.conv_hi_pct, hb_report_plan.conv_ok_lo_pct, hb_report_plan.conv_ok_hi_pct, hb_report_plan.conv_hi_pct);
             }
             if (b->dev != curdev || strcmp(b->op, curop)) {
                 if (nser) { fprintf(dat, "\n\n"); hb_sb_printf(&body, ", \\\n     "); }
@@ -301,7 +301,7 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
         double m = use_chain ? vec_median(&ch) : vec_median(&all);
         const char *tone, *v = verdict_q1(m, &tone);
         json_array_append_new(cv, json_pack("{s:s,s:s,s:o,s:s,s:s}", "device", rp->devs[d].id, "basis",
-                                            use_chain ? "chain" : "all ops", "median_saving_pct", jnum(m), "verdict", v, "tone", tone));
+                                            use_chain ? "chain" : "all ops", "median_saving_pct", hb_json_num(m), "verdict", v, "tone", tone));
         if (!badge) { badge = v; btone = tone; }
         else if (strcmp(badge, v)) mixed = 1;
         /* class medians for the text */

@@ -1,5 +1,5 @@
-/* q2_precision.c - Q2: what lower precision (tf32, f16, bf16) gains over f32 in throughput, and what f32 keeps of it (report/analyze.h). */
-#include "report/analyze.h"
+/* q2_precision.c - Q2: what lower precision (tf32, f16, bf16) gains over f32 in throughput, and what f32 keeps of it (report/common.h). */
+#include "report/common.h"
 
 /* ---------------------------------------------------------------- Q2 lower precision ---- */
 
@@ -14,7 +14,7 @@ hb_status hb_report_q2(ctx *c, json_t *cards)
     json_object_set_new(q, "by_device", js);
     hb_doc_h(rp, 2, "q2", "Q2 Lower precision: f32 throughput as a share of f16, bf16, tf32");
     hb_doc_p(rp, "Share = f32 compute-phase GFLOP/s / the other dtype's, for the same case (so = compute time of the other dtype / compute time of f32). The plan assumed f32 keeps at least %g%% of f16 speed (it measured %g-%g%% on the Neural Engine).",
-             P.f32_of_f16_min_pct, P.ane_f32_of_f16_lo_pct, P.ane_f32_of_f16_hi_pct);
+             hb_report_plan.f32_of_f16_min_pct, hb_report_plan.ane_f32_of_f16_lo_pct, hb_report_plan.ane_f32_of_f16_hi_pct);
     groups bydev = { 0 }, byop = { 0 };
     size_t total = 0;
     char key[512];
@@ -31,8 +31,8 @@ hb_status hb_report_q2(ctx *c, json_t *cards)
             total++;
             json_array_append_new(jp, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o}", "device", DEV(c, b)->id,
                 "op", b->op, "shape", b->shape, "mode", b->mode, "route", b->route, "dtype", lows[li], "class", class_of(b),
-                "size", jnum(b->size), "compute_f32_s", jnum(ca), "compute_low_s", jnum(cb), "gflops_f32", jnum(a->gflops),
-                "ratio_pct", jnum(r)));
+                "size", hb_json_num(b->size), "compute_f32_s", hb_json_num(ca), "compute_low_s", hb_json_num(cb), "gflops_f32", hb_json_num(a->gflops),
+                "ratio_pct", hb_json_num(r)));
             snprintf(key, sizeof key, "%d|%s", b->dev, lows[li]);
             grp *g = grp_get(&bydev, key, json_pack("{s:s,s:s,s:i}", "device", DEV(c, b)->id, "dtype", lows[li], "dev", b->dev));
             if (g) { vec_push(!strcmp(class_of(b), "memory") ? &g->v[1] : &g->v[0], r); vec_push(&g->v[2], r); }
@@ -52,7 +52,7 @@ hb_status hb_report_q2(ctx *c, json_t *cards)
             double mc = vec_median(&g->v[0]), mm = vec_median(&g->v[1]);
             const char *tone, *v = verdict_q2(isfinite(mc) ? mc : mm, &tone);
             json_array_append_new(js, json_pack("{s:s,s:s,s:I,s:o,s:o,s:s,s:s}", "device", gattr(g, "device"), "dtype", gattr(g, "dtype"),
-                "n", (json_int_t)cnt, "median_compute_bound_pct", jnum(mc), "median_memory_bound_pct", jnum(mm), "verdict", v, "tone", tone));
+                "n", (json_int_t)cnt, "median_compute_bound_pct", hb_json_num(mc), "median_memory_bound_pct", hb_json_num(mm), "verdict", v, "tone", tone));
             hb_doc_row(rows, 6, gattr(g, "device"), gattr(g, "dtype"), hb_report_fmt_pct(mc), hb_report_fmt_pct(mm), F("%zu", cnt), tone_cell(tone, v));
             json_array_append_new(cards_text, json_string(F("%s: f32 = %s of %s (%s)", gattr(g, "device"), hb_report_fmt_pct(isfinite(mc) ? mc : mm), gattr(g, "dtype"), v)));
         }
@@ -103,7 +103,7 @@ hb_status hb_report_q2(ctx *c, json_t *cards)
                              col == 2 ? ":xtic(1)" : "", lows[l], l + 1);
                 col++;
             }
-            hb_sb_printf(&body, "%g with lines dt 2 lw 1.5 lc rgb hb_c_ceiling title 'plan: %g%%'\n", P.f32_of_f16_min_pct, P.f32_of_f16_min_pct);
+            hb_sb_printf(&body, "%g with lines dt 2 lw 1.5 lc rgb hb_c_ceiling title 'plan: %g%%'\n", hb_report_plan.f32_of_f16_min_pct, hb_report_plan.f32_of_f16_min_pct);
             hb_status st = hb_report_plot_script(rp, p, body.s);
             hb_sb_free(&body);
             if (st != HB_OK) return st;

@@ -1,5 +1,5 @@
-/* q3_memory.c - Q3: the memory each mode needs (host, staging, device, peak RSS) and what f32 saves (report/analyze.h). */
-#include "report/analyze.h"
+/* q3_memory.c - Q3: the memory each mode needs (host, staging, device, peak RSS) and what f32 saves (report/common.h). */
+#include "report/common.h"
 
 /* ---------------------------------------------------------------- Q3 memory ---- */
 
@@ -18,7 +18,7 @@ hb_status hb_report_q3(ctx *c, json_t *cards)
     json_object_set_new(q, "chain", jch);
     hb_doc_h(rp, 2, "q3", "Q3 Memory: peak memory of f32 against convert");
     hb_doc_p(rp, "Peak memory of a case = host bytes + device bytes the harness allocated for it (its own accounting, by mode). Saving = 1 - f32 / convert. The plan targeted a %g-%g%% reduction. The process peak RSS (getrusage) is a high-water mark over the whole run, so it is shown for the chain only, as context.",
-             P.mem_lo_pct, P.mem_hi_pct);
+             hb_report_plan.mem_lo_pct, hb_report_plan.mem_hi_pct);
     groups bycls = { 0 }, byop = { 0 };
     int *has = calloc((size_t)rp->ndevs + 1, sizeof *has);
     if (!has) { free(pr); return HB_ENOMEM; }
@@ -32,8 +32,8 @@ hb_status hb_report_q3(ctx *c, json_t *cards)
         used++;
         has[b->dev] = 1;
         json_array_append_new(jp, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:s,s:s}", "device", DEV(c, b)->id, "op", b->op,
-            "shape", b->shape, "route", b->route, "dtype", b->dtype, "class", class_of(b), "name", b->name, "size", jnum(b->size),
-            "mem_convert_bytes", jnum(ma), "mem_f32_bytes", jnum(mb), "saving_pct", jnum(s), "key_convert", rkey(a), "key_f32", rkey(b)));
+            "shape", b->shape, "route", b->route, "dtype", b->dtype, "class", class_of(b), "name", b->name, "size", hb_json_num(b->size),
+            "mem_convert_bytes", hb_json_num(ma), "mem_f32_bytes", hb_json_num(mb), "saving_pct", hb_json_num(s), "key_convert", rkey(a), "key_f32", rkey(b)));
         snprintf(key, sizeof key, "%d|%s", b->dev, class_of(b));
         grp *g = grp_get(&bycls, key, json_pack("{s:s,s:s}", "device", DEV(c, b)->id, "class", class_of(b)));
         if (g) vec_push(&g->v[0], s);
@@ -49,7 +49,7 @@ hb_status hb_report_q3(ctx *c, json_t *cards)
             double lo = vec_min(&g->v[0]), hi = vec_max(&g->v[0]), m = vec_median(&g->v[0]);
             const char *tone, *v = verdict_q3(m, &tone);
             json_array_append_new(jc, json_pack("{s:s,s:s,s:I,s:o,s:o,s:o,s:s,s:s}", "device", gattr(g, "device"), "class", gattr(g, "class"),
-                "n", (json_int_t)g->v[0].n, "median_saving_pct", jnum(m), "min_saving_pct", jnum(lo), "max_saving_pct", jnum(hi), "verdict", v, "tone", tone));
+                "n", (json_int_t)g->v[0].n, "median_saving_pct", hb_json_num(m), "min_saving_pct", hb_json_num(lo), "max_saving_pct", hb_json_num(hi), "verdict", v, "tone", tone));
             hb_doc_row(rows, 4, gattr(g, "device"), gattr(g, "class"),
                        F("%s (%s to %s)", hb_report_fmt_pct(m), hb_report_fmt_pct(lo), hb_report_fmt_pct(hi)), tone_cell(tone, v));
         }
@@ -70,8 +70,8 @@ hb_status hb_report_q3(ctx *c, json_t *cards)
                 double s = ma > 0 ? 100.0 * (1.0 - mb / ma) : DNAN;
                 const char *tone, *v = verdict_q3(s, &tone);
                 json_array_append_new(jch, json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:s}", "device", DEV(c, b)->id, "name", b->name, "route", b->route,
-                    "mem_convert_bytes", jnum(ma), "mem_f32_bytes", jnum(mb), "mem_resident_bytes", jnum(mr), "saving_pct", jnum(s),
-                    "rss_convert_bytes", jnum(a->rss), "rss_f32_bytes", jnum(b->rss), "verdict", v, "tone", tone));
+                    "mem_convert_bytes", hb_json_num(ma), "mem_f32_bytes", hb_json_num(mb), "mem_resident_bytes", hb_json_num(mr), "saving_pct", hb_json_num(s),
+                    "rss_convert_bytes", hb_json_num(a->rss), "rss_f32_bytes", hb_json_num(b->rss), "verdict", v, "tone", tone));
                 hb_doc_row(rows, 8, DEV(c, b)->id, *b->name ? b->name : b->shape, b->route, hb_report_fmt_bytes(ma), hb_report_fmt_bytes(mb),
                            hb_report_fmt_bytes(mr), tone_cell(tone, F("%s, %s", hb_report_fmt_pct(s), v)),
                            F("%s / %s", hb_report_fmt_bytes(a->rss), hb_report_fmt_bytes(b->rss)));
@@ -110,7 +110,7 @@ hb_status hb_report_q3(ctx *c, json_t *cards)
                      "set xtics rotate by 30 right scale 0\nset ylabel 'peak-memory saving (%%)'\nset yrange [0:100]\nset grid noxtics\n"
                      "set object 1 rect from graph 0, first %g to graph 1, first %g fc rgb hb_c_band_ok fs solid 1.0 noborder behind\n"
                      "set label 1 'plan target %g-%g%%' at graph 0.01, first %g offset 0,0.6 font ',9' tc rgb '#555555'\nplot ",
-                     hb_report_gp_str(p->title), P.mem_lo_pct, P.mem_hi_pct, P.mem_lo_pct, P.mem_hi_pct, P.mem_hi_pct);
+                     hb_report_gp_str(p->title), hb_report_plan.mem_lo_pct, hb_report_plan.mem_hi_pct, hb_report_plan.mem_lo_pct, hb_report_plan.mem_hi_pct, hb_report_plan.mem_hi_pct);
         for (int k = 0; k < ndv; k++)
             hb_sb_printf(&body, "%s%s using %d%s title '%s' lt %d", k ? ", " : "", k ? "''" : F("'%s.dat'", p->id), k + 2, k ? "" : ":xtic(1)",
                          hb_report_gp_str(rp->devs[devs[k]].id), devs[k] % 10 + 1);
@@ -146,7 +146,7 @@ hb_status hb_report_q3(ctx *c, json_t *cards)
             double m = use_chain ? vec_median(&ch) : vec_median(&all);
             const char *tone, *v = verdict_q3(m, &tone);
             json_array_append_new(cv, json_pack("{s:s,s:s,s:o,s:s,s:s}", "device", rp->devs[d].id, "basis", use_chain ? "chain" : "all ops",
-                                                "median_saving_pct", jnum(m), "verdict", v, "tone", tone));
+                                                "median_saving_pct", hb_json_num(m), "verdict", v, "tone", tone));
             if (!badge) { badge = v; btone = tone; }
             else if (strcmp(badge, v)) mixed = 1;
             if (o < sizeof text - 1)

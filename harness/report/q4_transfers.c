@@ -1,5 +1,5 @@
-/* q4_transfers.c - Q4: the share of host-device transfers and which route (pageable, pinned, mapped) serves each size (report/analyze.h). */
-#include "report/analyze.h"
+/* q4_transfers.c - Q4: the share of host-device transfers and which route (pageable, pinned, mapped) serves each size (report/common.h). */
+#include "report/common.h"
 
 /* ---------------------------------------------------------------- Q4 transfers ---- */
 
@@ -46,7 +46,7 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
         grp *g = &share.g[i];
         double lo = vec_min(&g->v[0]), hi = vec_max(&g->v[0]), m = vec_median(&g->v[0]);
         json_array_append_new(jshare, json_pack("{s:s,s:s,s:s,s:I,s:o,s:o,s:o}", "device", gattr(g, "device"), "route", gattr(g, "route"),
-            "mode", gattr(g, "mode"), "n", (json_int_t)g->v[0].n, "median_share_pct", jnum(m), "min_share_pct", jnum(lo), "max_share_pct", jnum(hi)));
+            "mode", gattr(g, "mode"), "n", (json_int_t)g->v[0].n, "median_share_pct", hb_json_num(m), "min_share_pct", hb_json_num(lo), "max_share_pct", hb_json_num(hi)));
         hb_doc_row(rows, 5, gattr(g, "device"), gattr(g, "route"), gattr(g, "mode"), F("%zu", g->v[0].n),
                    F("%s (%s to %s)", hb_report_fmt_pct(m), hb_report_fmt_pct(lo), hb_report_fmt_pct(hi)));
     }
@@ -74,7 +74,7 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
             size_t cnt = g->v[0].n;
             double ms = vec_median(&g->v[0]), mt = vec_median(&g->v[1]);
             json_array_append_new(jroute, json_pack("{s:s,s:s,s:I,s:o,s:o}", "device", gattr(g, "device"), "route", gattr(g, "route"),
-                "n", (json_int_t)cnt, "median_saving_pct", jnum(ms), "median_transfer_saving_pct", jnum(mt)));
+                "n", (json_int_t)cnt, "median_saving_pct", hb_json_num(ms), "median_transfer_saving_pct", hb_json_num(mt)));
             hb_doc_row(rows, 5, gattr(g, "device"), gattr(g, "route"), F("%zu", cnt), hb_report_fmt_pct(ms), hb_report_fmt_pct(mt));
         }
     } else {
@@ -93,8 +93,8 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
         if (DEV(c, b)->host_memory) continue;
         double s = 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]);
         json_array_append_new(jres, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "device", DEV(c, b)->id, "op", b->op, "family", b->family, "name", b->name,
-            "shape", b->shape, "route", b->route, "total_f32_s", jnum(a->t[HB_PH_TOTAL]), "total_resident_s", jnum(b->t[HB_PH_TOTAL]),
-            "saving_pct", jnum(s), "transfer_share_f32_pct", jnum(100.0 * xfer(a) / a->t[HB_PH_TOTAL])));
+            "shape", b->shape, "route", b->route, "total_f32_s", hb_json_num(a->t[HB_PH_TOTAL]), "total_resident_s", hb_json_num(b->t[HB_PH_TOTAL]),
+            "saving_pct", hb_json_num(s), "transfer_share_f32_pct", hb_json_num(100.0 * xfer(a) / a->t[HB_PH_TOTAL])));
         if (!rows_all) rows_all = json_array();
         json_t *r = json_array();
         const char *cells[] = { DEV(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route, hb_report_fmt_time(a->t[HB_PH_TOTAL]),
@@ -137,7 +137,7 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
             if (!nm || (strncmp(nm, "h2d_gbps_", 9) && strncmp(nm, "d2h_gbps_", 9))) continue;
             if (!rows) rows = hb_doc_table(rp, "Measured transfer ceilings (this run's probes)", 0, 4, "backend", "ceiling", "GB/s", "how");
             double v = json_number_value(json_object_get(ce, "value"));
-            json_array_append_new(jce, json_pack("{s:s,s:s,s:o}", "device", dv->id, "name", nm, "gbps", jnum(v)));
+            json_array_append_new(jce, json_pack("{s:s,s:s,s:o}", "device", dv->id, "name", nm, "gbps", hb_json_num(v)));
             const char *how = json_string_value(json_object_get(ce, "how"));
             hb_doc_row(rows, 4, dv->id, nm, hb_report_fmt_num(v), how ? how : "");
         }

@@ -1,5 +1,5 @@
-/* q5_selection.c - Q5: which device each op and size should run on, measured, against the plan's selector rules (report/analyze.h). */
-#include "report/analyze.h"
+/* q5_selection.c - Q5: which device each op and size should run on, measured, against the plan's selector rules (report/common.h). */
+#include "report/common.h"
 
 /* ---------------------------------------------------------------- Q5 device selection ---- */
 
@@ -28,19 +28,19 @@ static int plan_choice(const ctx *c, int run, const q5e *e, const int *cand, cha
 {
     const hb_report *rp = c->rp;
     int want_gpu;
-    double bytes = e->size * P.tensor_elem_bytes;
+    double bytes = e->size * hb_report_plan.tensor_elem_bytes;
     if (!strcmp(e->family, "matmul")) {
-        want_gpu = e->size > P.matmul_gpu_above_elems;
-        snprintf(rule, rlen, want_gpu ? "matmul > %g elements -> GPU" : "matmul <= %g elements -> CPU", P.matmul_gpu_above_elems);
-    } else if (bytes < P.cpu_below_bytes) {
+        want_gpu = e->size > hb_report_plan.matmul_gpu_above_elems;
+        snprintf(rule, rlen, want_gpu ? "matmul > %g elements -> GPU" : "matmul <= %g elements -> CPU", hb_report_plan.matmul_gpu_above_elems);
+    } else if (bytes < hb_report_plan.cpu_below_bytes) {
         want_gpu = 0;
-        snprintf(rule, rlen, "< %s -> CPU", hb_report_fmt("%g MB", P.cpu_below_bytes / 1e6));
-    } else if (bytes < P.ane_below_bytes) {
+        snprintf(rule, rlen, "< %s -> CPU", hb_report_fmt("%g MB", hb_report_plan.cpu_below_bytes / 1e6));
+    } else if (bytes < hb_report_plan.ane_below_bytes) {
         want_gpu = 1;
-        snprintf(rule, rlen, "%g-%g MB -> Neural Engine (unavailable) -> best GPU", P.cpu_below_bytes / 1e6, P.ane_below_bytes / 1e6);
+        snprintf(rule, rlen, "%g-%g MB -> Neural Engine (unavailable) -> best GPU", hb_report_plan.cpu_below_bytes / 1e6, hb_report_plan.ane_below_bytes / 1e6);
     } else {
         want_gpu = 1;
-        snprintf(rule, rlen, "> %g MB -> best GPU", P.ane_below_bytes / 1e6);
+        snprintf(rule, rlen, "> %g MB -> best GPU", hb_report_plan.ane_below_bytes / 1e6);
     }
     /* chain: CUDA -> OpenCL -> CPU (GPU wanted) or CPU; first device of the type with an ok result */
     static const char *const gpu_chain[] = { "cuda", "opencl", "cpu" };
@@ -73,7 +73,7 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
                             "machines", json_array());
     hb_doc_h(rp, 2, "q5", "Q5 Device selection: measured best against the plan's heuristics");
     hb_doc_p(rp, "Per machine, for each op and shape in mode f32 with dtype f32: every backend at its fastest route, status ok only (a wrong case never counts), end-to-end median time including transfers. cpu-ref is the verification reference, not a candidate. The plan: tensors under %g MB to the CPU; %g-%g MB to the Neural Engine (unavailable off Apple hardware, so its fallback, the best GPU); above that the best GPU; matmul over %g elements to the GPU; fallback chains CUDA -> OpenCL -> CPU and OpenCL -> CPU. A tensor's size is its largest tensor at %g bytes per element.",
-             P.cpu_below_bytes / 1e6, P.cpu_below_bytes / 1e6, P.ane_below_bytes / 1e6, P.matmul_gpu_above_elems, P.tensor_elem_bytes);
+             hb_report_plan.cpu_below_bytes / 1e6, hb_report_plan.cpu_below_bytes / 1e6, hb_report_plan.ane_below_bytes / 1e6, hb_report_plan.matmul_gpu_above_elems, hb_report_plan.tensor_elem_bytes);
     int *cand = calloc((size_t)rp->ndevs + 1, sizeof *cand);
     if (!cand) return HB_ENOMEM;
     char text[2000] = "";
@@ -162,9 +162,9 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
                 for (int d = 0; d < rp->ndevs; d++) if (cand[d] && isfinite(e->t[d])) json_object_set_new(times, rp->devs[d].id, json_real(e->t[d]));
                 double th = h >= 0 ? e->t[h] : DNAN;
                 json_array_append_new(jent, json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:s,s:o,s:s,s:s,s:o,s:b,s:o}", "op", e->op, "family", e->family, "shape", e->shape,
-                    "size", jnum(e->size), "times_s", times, "best", rp->devs[best].id, "best_route", e->route[best] ? e->route[best] : "",
-                    "best_s", jnum(e->t[best]), "heuristic", h >= 0 ? rp->devs[h].id : "", "heuristic_rule", rule, "heuristic_s", jnum(th),
-                    "fallback", fb, "heuristic_loss_pct", jnum(h >= 0 ? 100.0 * (th / e->t[best] - 1.0) : DNAN)));
+                    "size", hb_json_num(e->size), "times_s", times, "best", rp->devs[best].id, "best_route", e->route[best] ? e->route[best] : "",
+                    "best_s", hb_json_num(e->t[best]), "heuristic", h >= 0 ? rp->devs[h].id : "", "heuristic_rule", rule, "heuristic_s", hb_json_num(th),
+                    "fallback", fb, "heuristic_loss_pct", hb_json_num(h >= 0 ? 100.0 * (th / e->t[best] - 1.0) : DNAN)));
                 if (h >= 0) {
                     sh += th; sb += e->t[best]; ncount++;
                     if (h == best) nmatch++;
@@ -192,18 +192,18 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
                         double boundary = sqrt(prev_size * e->size);
                         json_object_set_new(cur, "size_max", json_real(boundary));
                         json_array_append_new(jx, json_pack("{s:s,s:s,s:s,s:o,s:o,s:o}", "op", e->op, "from", rp->devs[prev_best].id, "to", rp->devs[best].id,
-                                                            "below_size", jnum(prev_size), "above_size", jnum(e->size), "at_size", jnum(boundary)));
+                                                            "below_size", hb_json_num(prev_size), "above_size", hb_json_num(e->size), "at_size", hb_json_num(boundary)));
                         if (co < sizeof cross - 1)
                             co += (size_t)snprintf(cross + co, sizeof cross - co, "%s%s -> %s between %s and %s", co ? "; " : "", rp->devs[prev_best].id,
                                                    rp->devs[best].id, hb_report_fmt_count(prev_size), hb_report_fmt_count(e->size));
                     }
                     cur = json_pack("{s:o,s:n,s:s,s:s,s:o,s:o}", "size_min", prev_best >= 0 ? json_real(sqrt(prev_size * e->size)) : json_real(0),
                                     "size_max", "backend", rp->devs[best].backend, "route", e->route[best] ? e->route[best] : "",
-                                    "measured_min", jnum(e->size), "measured_max", jnum(e->size));
+                                    "measured_min", hb_json_num(e->size), "measured_max", hb_json_num(e->size));
                     json_array_append_new(ranges, cur);
                     prev_best = best;
                 } else {
-                    json_object_set_new(cur, "measured_max", jnum(e->size));
+                    json_object_set_new(cur, "measured_max", hb_json_num(e->size));
                 }
                 prev_size = e->size;
             }
@@ -220,8 +220,8 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
             json_object_set_new(jrt, es[i].op, ranges);
             double loss = sb > 0 ? 100.0 * (sh / sb - 1.0) : DNAN;
             json_array_append_new(jper, json_pack("{s:s,s:i,s:i,s:i,s:o,s:o,s:o,s:o}", "op", es[i].op, "n", (int)(j - i), "heuristic_matches", nmatch,
-                                                  "fallbacks", nfb, "heuristic_total_s", jnum(sh), "best_total_s", jnum(sb), "loss_pct", jnum(loss),
-                                                  "worst_ratio", jnum(ncount ? worst : DNAN)));
+                                                  "fallbacks", nfb, "heuristic_total_s", hb_json_num(sh), "best_total_s", hb_json_num(sb), "loss_pct", hb_json_num(loss),
+                                                  "worst_ratio", hb_json_num(ncount ? worst : DNAN)));
             hb_doc_row(rows_op, 7, es[i].op, fastest, *cross ? cross : "none", F("%d", ncount), F("%d of %d", nmatch, ncount),
                        !ncount ? "n/a" : nmatch == ncount ? "[good] none: always the fastest"
                                                          : tone_cell(loss < 1 ? "good" : "warn", F("+%s (worst case x%.3g)", hb_report_fmt_pct(loss), worst)),
@@ -236,7 +236,7 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
         }
         all_h += run_h;
         all_b += run_b;
-        json_object_set_new(mach, "loss_pct", jnum(run_b > 0 ? 100.0 * (run_h / run_b - 1.0) : DNAN));
+        json_object_set_new(mach, "loss_pct", hb_json_num(run_b > 0 ? 100.0 * (run_h / run_b - 1.0) : DNAN));
         json_array_append_new(json_object_get(rp->routing, "machines"),
                               json_pack("{s:s,s:s,s:s,s:s,s:O,s:o}", "run", rp->runs[run].label, "host", rp->runs[run].host, "run_id", rp->runs[run].run_id,
                                         "commit", rp->runs[run].commit, "backends", json_object_get(mach, "candidates"), "ops", machine_routing));
@@ -316,7 +316,7 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
         if (!rp->devs[d].host_memory && rp->devs[d].available && rp->devs[d].is_cpu_device && !strcmp(rp->devs[d].type, "opencl"))
             hb_doc_note(rp, "%s runs on the CPU (%s): where the plan says GPU, the OpenCL link of its chain is this CPU device.", rp->devs[d].id, rp->devs[d].description);
     double loss = all_b > 0 ? 100.0 * (all_h / all_b - 1.0) : DNAN;
-    json_object_set_new(q, "loss_pct", jnum(loss));
+    json_object_set_new(q, "loss_pct", hb_json_num(loss));
     json_object_set_new(q, "heuristic_matches", json_integer(all_match));
     json_object_set_new(q, "entries", json_integer(all_n));
     json_object_set_new(q, "answered", json_boolean(any_multi));

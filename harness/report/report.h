@@ -14,10 +14,13 @@
 #ifndef HB_REPORT_H
 #define HB_REPORT_H
 
+#include <math.h>
 #include <stdio.h>
 #include <jansson.h>
 #include "core/hybench.h"
 #include "results/results.h"
+
+#define DNAN ((double)NAN) /* NAN is a float constant */
 
 /* ---- the plan's figures: the only numbers the report does not compute, kept in one table ----
  * Sources: ../shared/seeds/000_4344c1f5c9dbec3b.txt ("検証項目" and "成功指標": conversion saving

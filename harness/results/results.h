@@ -20,6 +20,8 @@ extern const char *const hb_phase_names[HB_PH_COUNT];
 /* Write one JSON record as a single line with a single write(2) to fd (O_APPEND); fsync not needed.
  * Sets its "schema". Returns HB_OK or HB_EDEVICE when the write fails. Steals the reference to rec. */
 hb_status hb_record_write(int fd, json_t *rec);
+/* A JSON number, or null for NaN and infinities (JSON has no NaN). New reference. */
+json_t *hb_json_num(double x);
 /* JSON object of an hb_stats. New reference. */
 json_t *hb_stats_json(const hb_stats *s);
 /* The fields every case record starts with (type, key, backend, op, shape, size, name, source, model,

@@ -5,6 +5,7 @@
  */
 #include "results/results.h"
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,6 +32,8 @@ hb_status hb_record_write(int fd, json_t *rec)
     free(s);
     return HB_OK;
 }
+
+json_t *hb_json_num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
 json_t *hb_stats_json(const hb_stats *s)
 {

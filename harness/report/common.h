@@ -1,20 +1,18 @@
 /*
- * analyze.h - what the report's sections share (report/analyze.c): the analysis context, rows grouped
- * or paired by the fields they differ in, value vectors, verdict words, summary cards. Each question
- * is one file (q1_conversion.c ... q5_selection.c), the figures another (figures.c); analyze.c
- * runs them in order (hb_report_analyze). Internal to report/.
+ * common.h - what the report's sections share (common.c): the analysis context, rows grouped or
+ * paired by the fields they differ in, value vectors, verdict words, summary cards. Each question is
+ * one file (q1_conversion.c ... q5_selection.c), the figures another (figures.c); analyze.c runs
+ * them in order (hb_report_analyze). Internal to report/.
  */
-#ifndef HB_REPORT_ANALYZE_H
-#define HB_REPORT_ANALYZE_H
+#ifndef HB_REPORT_COMMON_H
+#define HB_REPORT_COMMON_H
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report/report.h"
 #include "analysis/modecheck.h"
 
-#define P (hb_report_plan)
 #define F hb_report_fmt
-#define DNAN ((double)NAN) /* NAN is a float constant */
 
 /* The op families in the order the report lists them. */
 extern const char *const family_order[];
@@ -48,7 +46,6 @@ double vec_max(const vec *x);
 grp *grp_get(groups *gs, const char *key, json_t *attrs /* stolen */);
 void groups_free(groups *gs);
 const char *gattr(const grp *g, const char *k);
-json_t *jnum(double x);
 int fam_rank(const char *f);
 int op_rank(const ctx *c, const char *op);
 const hb_rdev *DEV(const ctx *c, const hb_rrow *w);
