@@ -1,12 +1,11 @@
 /*
  * ops.c - the op metadata table, shape parsing/formatting, the enum name tables of hybench.h, and the
- * decoder-layer chain (core/chain.h) whose cost is the sum of its steps'.
+ * decoder-layer chain (core/hybench.h) whose cost is the sum of its steps'.
  * FLOP counts follow the usual conventions (a multiply-add is 2 FLOPs, as in BLAS/cuBLAS and
  * benchdnn reports); transcendental functions count 1. Bytes follow STREAM/BabelStream: each input
  * read once, the output written once.
  */
 #include "core/hybench.h"
-#include "core/chain.h"
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -363,7 +362,7 @@ char *hb_case_key(const hb_case *c, const char *backend, char *buf, size_t len)
     return buf;
 }
 
-/* ---- the chain (core/chain.h): the decoder layer's tensors and steps, and its cost as the sum of its
+/* ---- the chain (core/hybench.h): the decoder layer's tensors and steps, and its cost as the sum of its
  * steps' (the op table's row for HB_OP_CHAIN) ---- */
 enum { HID = 2048, INTER = 5632, HEADS = 32, KVH = 4, HD = 64, KVD = KVH * HD };
 

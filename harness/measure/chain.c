@@ -1,6 +1,5 @@
-/* chain.c - measuring a chain case (measure/internal.h): the decoder layer of core/chain.h run step by
+/* chain.c - measuring a chain case (measure/internal.h): the decoder layer of core/hybench.h run step by
  * step on one backend in the case's mode, verified against its f64 reference, timed per call. */
-#include "core/chain.h"
 #include "measure/internal.h"
 #include "core/convert.h"
 #include "measure/prepare.h"
