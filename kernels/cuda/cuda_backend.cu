@@ -25,6 +25,7 @@
 #include "cuda/hb_cuda.h"
 
 #include <time.h>
+#include <algorithm>
 #include <cublasLt.h>
 #include <dlfcn.h>
 #include <limits.h>
@@ -984,8 +985,7 @@ static hb_status cuda_run(hb_instance *inst, const hb_case *cs, hb_buf *const *i
         return HB_ESKIP;
     }
     hb_status st2 = st == HB_OK ? tmark_end(c) : HB_OK;
-    c->enqueue_sum_s += host_now() - t_enter;
-    c->enqueue_n++;
+    c->enqueue_s[c->enqueue_n++ % HBC_ENQ_KEEP] = host_now() - t_enter;
     hbc_gate_release(c);
     if (st != HB_OK || st2 != HB_OK) {
         if (!c->sticky) (void)cudaStreamSynchronize(c->stream);
@@ -1201,9 +1201,12 @@ static hb_status cuda_case_info(hb_instance *inst, const hb_case *cs, char *buf,
     if (c->last_algo[0] && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"algo\":\"%s\"", c->last_algo);
     if (cs && cs->op == HB_OP_CONV2D && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"workspace_bytes\":%zu", c->last_ws);
     if (c->gate_on && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"device_timer\":\"events, launch-gated\"");
-    if (c->enqueue_n > 0 && j < len)
-        j += (size_t)snprintf(buf + j, len - j, ",\"host_enqueue_s\":%.9g", c->enqueue_sum_s / (double)c->enqueue_n);
-    c->enqueue_sum_s = 0;
+    if (c->enqueue_n > 0 && j < len) {
+        const size_t n = (size_t)(c->enqueue_n < HBC_ENQ_KEEP ? c->enqueue_n : HBC_ENQ_KEEP);
+        std::sort(c->enqueue_s, c->enqueue_s + n);
+        const double med = n % 2 ? c->enqueue_s[n / 2] : 0.5 * (c->enqueue_s[n / 2 - 1] + c->enqueue_s[n / 2]);
+        j += (size_t)snprintf(buf + j, len - j, ",\"host_enqueue_s\":%.9g", med);
+    }
     c->enqueue_n = 0;
     if (c->nvml && j < len) {
         unsigned sm = 0, smax = 0;

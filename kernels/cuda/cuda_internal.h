@@ -80,9 +80,11 @@ struct hbc_ctx {
     char last_algo[192];
     size_t last_ws;
     /* host seconds from run() entry until its device work was all enqueued (the host timer's share
-     * that the launch-gated device timer excludes), summed over the enqueue_n runs since the last
-     * case_info, which reports their mean */
-    double enqueue_sum_s;
+     * that the launch-gated device timer excludes), for the last enqueue_n (at most HBC_ENQ_KEEP)
+     * runs since the last case_info, which reports their median: a case's first run also chooses
+     * its algorithm (cudnnFind...), hundreds of times a normal call, and must not weigh in */
+#define HBC_ENQ_KEEP 512
+    double enqueue_s[HBC_ENQ_KEEP];
     long enqueue_n;
     struct hbc_nvml *nvml;
 };
