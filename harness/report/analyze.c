@@ -91,7 +91,7 @@ static void metadata(ctx *c)
 hb_status hb_report_analyze(hb_report *rp)
 {
     ctx c;
-    if (ctx_init(&c, rp) != 0) return HB_ENOMEM;
+    if (rctx_init(&c, rp) != 0) return HB_ENOMEM;
     rp->summary = json_object();
     rp->doc = json_array();
     json_t *cards = json_array();
@@ -158,7 +158,7 @@ hb_status hb_report_analyze(hb_report *rp)
     json_array_append_new(rp->doc, json_pack("{s:o}", "summary", cards));
     json_array_extend(rp->doc, sections);
     json_decref(sections);
-    ctx_free(&c);
+    rctx_free(&c);
     return st;
 }
 

@@ -71,7 +71,7 @@ int op_rank(const ctx *c, const char *op)
     return v ? (int)json_integer_value(v) : 1 << 20;
 }
 
-const hb_rdev *DEV(const ctx *c, const hb_rrow *w) { return &c->rp->devs[w->dev]; }
+const hb_rdev *row_dev(const ctx *c, const hb_rrow *w) { return &c->rp->devs[w->dev]; }
 const char *class_of(const hb_rrow *w)
 {
     if (!strcmp(w->family, "chain")) return "chain";
@@ -86,7 +86,7 @@ int cmp_opinfo(const void *a, const void *b)
     return x->first - y->first;
 }
 
-int ctx_init(ctx *c, hb_report *rp)
+int rctx_init(ctx *c, hb_report *rp)
 {
     memset(c, 0, sizeof *c);
     c->rp = rp;
@@ -119,7 +119,7 @@ int ctx_init(ctx *c, hb_report *rp)
     return 0;
 }
 
-void ctx_free(ctx *c)
+void rctx_free(ctx *c)
 {
     json_decref(c->op_rank);
     free(c->ops);

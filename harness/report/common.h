@@ -48,11 +48,11 @@ void groups_free(groups *gs);
 const char *gattr(const grp *g, const char *k);
 int fam_rank(const char *f);
 int op_rank(const ctx *c, const char *op);
-const hb_rdev *DEV(const ctx *c, const hb_rrow *w);
+const hb_rdev *row_dev(const ctx *c, const hb_rrow *w);
 const char *class_of(const hb_rrow *w);
 int cmp_opinfo(const void *a, const void *b);
-int ctx_init(ctx *c, hb_report *rp);
-void ctx_free(ctx *c);
+int rctx_init(ctx *c, hb_report *rp);
+void rctx_free(ctx *c);
 const char *field(const hb_rrow *w, int f);
 void make_key(const hb_rrow *w, int flags, char *buf, size_t len);
 size_t find_pairs(const hb_report *rp, int flags, int vary, const char *va, const char *vb,

@@ -142,7 +142,7 @@ hb_status hb_report_models(ctx *c)
         const hb_rrow *w = &rp->rows[i];
         if (!*w->model) continue;
         snprintf(key, sizeof key, "%d|%s|%s|%s|%s", w->dev, w->model, w->dtype, w->route, w->mode);
-        grp *gg = grp_get(&g, key, json_pack("{s:s,s:s,s:s,s:s,s:s,s:i,s:i}", "device", DEV(c, w)->id, "model", w->model, "mode", w->mode,
+        grp *gg = grp_get(&g, key, json_pack("{s:s,s:s,s:s,s:s,s:s,s:i,s:i}", "device", row_dev(c, w)->id, "model", w->model, "mode", w->mode,
                                              "dtype", w->dtype, "route", w->route, "run", w->run, "dev", w->dev));
         if (!gg) continue;
         if (w->ok) vec_push(&gg->v[0], w->t[HB_PH_TOTAL] * w->weight);

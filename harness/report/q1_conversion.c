@@ -41,7 +41,7 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
             json_object_set_new(pf, hb_phase_names[k], hb_json_num(b->t[k]));
         }
         json_array_append_new(jp, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o}",
-            "device", DEV(c, b)->id, "op", b->op, "family", b->family, "class", class_of(b), "shape", b->shape,
+            "device", row_dev(c, b)->id, "op", b->op, "family", b->family, "class", class_of(b), "shape", b->shape,
             "size", hb_json_num(b->size), "route", b->route, "dtype", b->dtype, "name", b->name,
             "key_convert", rkey(a), "key_f32", rkey(b),
             "total_convert_s", hb_json_num(ta), "total_f32_s", hb_json_num(tb), "saving_pct", hb_json_num(s),
@@ -50,10 +50,10 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
         if (mvd[i]) continue;
         has[b->dev] = 1;
         snprintf(key, sizeof key, "%d|%s", b->dev, class_of(b));
-        grp *g = grp_get(&bycls, key, json_pack("{s:s,s:s}", "device", DEV(c, b)->id, "class", class_of(b)));
+        grp *g = grp_get(&bycls, key, json_pack("{s:s,s:s}", "device", row_dev(c, b)->id, "class", class_of(b)));
         if (g) { vec_push(&g->v[0], s); vec_push(&g->v[1], cs); vec_push(&g->v[2], xs); }
         snprintf(key, sizeof key, "%d|%s", b->dev, b->op);
-        g = grp_get(&byfam, key, json_pack("{s:s,s:s,s:s}", "device", DEV(c, b)->id, "op", b->op, "family", b->family));
+        g = grp_get(&byfam, key, json_pack("{s:s,s:s,s:s}", "device", row_dev(c, b)->id, "op", b->op, "family", b->family));
         if (g) vec_push(&g->v[0], s);
     }
 
@@ -94,10 +94,10 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
             double s = 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]);
             const char *tone, *v = verdict_q1(s, &tone);
             if (mvd[i]) { v = "left out: compute moved between modes"; tone = "none"; }
-            json_array_append_new(jch, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:s,s:s,s:b}", "device", DEV(c, b)->id, "op", b->op,
+            json_array_append_new(jch, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:s,s:s,s:b}", "device", row_dev(c, b)->id, "op", b->op,
                 "name", b->name, "route", b->route, "dtype", b->dtype, "total_convert_s", hb_json_num(a->t[HB_PH_TOTAL]),
                 "total_f32_s", hb_json_num(b->t[HB_PH_TOTAL]), "saving_pct", hb_json_num(s), "verdict", v, "tone", tone, "compute_moved", mvd[i]));
-            hb_doc_row(rows, 8, DEV(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route,
+            hb_doc_row(rows, 8, row_dev(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route,
                        hb_report_fmt_time(a->t[HB_PH_TOTAL]), hb_report_fmt_time(b->t[HB_PH_TOTAL]),
                        mvd[i] ? moved_cell(minv.ratio[pr[i].a]) : hb_report_fmt_pct(s), mvd[i] ? "" : tone_cell(tone, v));
         }
@@ -120,7 +120,7 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
                     const hb_rrow *a = &rp->rows[v[i].a], *b = &rp->rows[v[i].b];
                     if (minv.moved[v[i].a] || minv.moved[v[i].b]) continue;
                     snprintf(key, sizeof key, "%d|%s", b->dev, class_of(b));
-                    grp *g = grp_get(&gd, key, json_pack("{s:s,s:s}", "device", DEV(c, b)->id, "class", class_of(b)));
+                    grp *g = grp_get(&gd, key, json_pack("{s:s,s:s}", "device", row_dev(c, b)->id, "class", class_of(b)));
                     if (g) vec_push(&g->v[w], 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]));
                 }
             }
@@ -152,7 +152,7 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
                         "convert total", "f32 total", "saving", "convert_in", "h2d", "compute", "d2h+convert_out");
     for (size_t i = 0; i < n; i++) {
         const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
-        hb_doc_row(rows, 12, DEV(c, b)->id, b->op, b->shape, b->route, b->dtype, hb_report_fmt_time(a->t[HB_PH_TOTAL]),
+        hb_doc_row(rows, 12, row_dev(c, b)->id, b->op, b->shape, b->route, b->dtype, hb_report_fmt_time(a->t[HB_PH_TOTAL]),
                    hb_report_fmt_time(b->t[HB_PH_TOTAL]),
                    mvd[i] ? moved_cell(minv.ratio[pr[i].a]) : hb_report_fmt_pct(100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL])),
                    hb_report_fmt_time(a->t[HB_PH_CONVERT_IN]), hb_report_fmt_time(a->t[HB_PH_H2D]),
@@ -190,12 +190,12 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
                 if (nser) { fprintf(dat, "\n\n"); hb_sb_printf(&body, ", \\\n     "); }
                 curdev = b->dev;
                 curop = b->op;
-                fprintf(dat, "# %s %s: size saving_pct\n", DEV(c, b)->id, b->op);
+                fprintf(dat, "# %s %s: size saving_pct\n", row_dev(c, b)->id, b->op);
                 int opi = 0;
                 for (int k = 0; k < c->nops; k++) if (!strcmp(c->ops[k], b->op)) opi = k;
                 int devi = b->dev;
                 hb_sb_printf(&body, "'%s.dat' index %d using 1:2 with linespoints lt %d dt %d title '%s'", p->id, nser,
-                             opi % 10 + 1, devi % 5 + 1, hb_report_gp_str(F("%s %s", DEV(c, b)->id, b->op)));
+                             opi % 10 + 1, devi % 5 + 1, hb_report_gp_str(F("%s %s", row_dev(c, b)->id, b->op)));
                 nser++;
             }
             fprintf(dat, "%.17g %.6g\n", b->size, 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]));

@@ -29,15 +29,15 @@ hb_status hb_report_q2(ctx *c, json_t *cards)
             if (!(ca > 0) || !(cb > 0)) continue;
             double r = 100.0 * cb / ca;
             total++;
-            json_array_append_new(jp, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o}", "device", DEV(c, b)->id,
+            json_array_append_new(jp, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o}", "device", row_dev(c, b)->id,
                 "op", b->op, "shape", b->shape, "mode", b->mode, "route", b->route, "dtype", lows[li], "class", class_of(b),
                 "size", hb_json_num(b->size), "compute_f32_s", hb_json_num(ca), "compute_low_s", hb_json_num(cb), "gflops_f32", hb_json_num(a->gflops),
                 "ratio_pct", hb_json_num(r)));
             snprintf(key, sizeof key, "%d|%s", b->dev, lows[li]);
-            grp *g = grp_get(&bydev, key, json_pack("{s:s,s:s,s:i}", "device", DEV(c, b)->id, "dtype", lows[li], "dev", b->dev));
+            grp *g = grp_get(&bydev, key, json_pack("{s:s,s:s,s:i}", "device", row_dev(c, b)->id, "dtype", lows[li], "dev", b->dev));
             if (g) { vec_push(!strcmp(class_of(b), "memory") ? &g->v[1] : &g->v[0], r); vec_push(&g->v[2], r); }
             snprintf(key, sizeof key, "%d|%s|%s", b->dev, b->op, lows[li]);
-            g = grp_get(&byop, key, json_pack("{s:s,s:s,s:s,s:i}", "device", DEV(c, b)->id, "op", b->op, "dtype", lows[li], "dev", b->dev));
+            g = grp_get(&byop, key, json_pack("{s:s,s:s,s:s,s:i}", "device", row_dev(c, b)->id, "op", b->op, "dtype", lows[li], "dev", b->dev));
             if (g) vec_push(&g->v[0], r);
         }
         free(pr);

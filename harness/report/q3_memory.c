@@ -31,14 +31,14 @@ hb_status hb_report_q3(ctx *c, json_t *cards)
         double s = 100.0 * (1.0 - mb / ma);
         used++;
         has[b->dev] = 1;
-        json_array_append_new(jp, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:s,s:s}", "device", DEV(c, b)->id, "op", b->op,
+        json_array_append_new(jp, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:s,s:s}", "device", row_dev(c, b)->id, "op", b->op,
             "shape", b->shape, "route", b->route, "dtype", b->dtype, "class", class_of(b), "name", b->name, "size", hb_json_num(b->size),
             "mem_convert_bytes", hb_json_num(ma), "mem_f32_bytes", hb_json_num(mb), "saving_pct", hb_json_num(s), "key_convert", rkey(a), "key_f32", rkey(b)));
         snprintf(key, sizeof key, "%d|%s", b->dev, class_of(b));
-        grp *g = grp_get(&bycls, key, json_pack("{s:s,s:s}", "device", DEV(c, b)->id, "class", class_of(b)));
+        grp *g = grp_get(&bycls, key, json_pack("{s:s,s:s}", "device", row_dev(c, b)->id, "class", class_of(b)));
         if (g) vec_push(&g->v[0], s);
         snprintf(key, sizeof key, "%d|%s", b->dev, b->op);
-        g = grp_get(&byop, key, json_pack("{s:s,s:s,s:i}", "device", DEV(c, b)->id, "op", b->op, "dev", b->dev));
+        g = grp_get(&byop, key, json_pack("{s:s,s:s,s:i}", "device", row_dev(c, b)->id, "op", b->op, "dev", b->dev));
         if (g) { vec_push(&g->v[0], s); vec_push(&g->v[1], ma); vec_push(&g->v[2], mb); }
     }
     if (used) {
@@ -69,10 +69,10 @@ hb_status hb_report_q3(ctx *c, json_t *cards)
                 }
                 double s = ma > 0 ? 100.0 * (1.0 - mb / ma) : DNAN;
                 const char *tone, *v = verdict_q3(s, &tone);
-                json_array_append_new(jch, json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:s}", "device", DEV(c, b)->id, "name", b->name, "route", b->route,
+                json_array_append_new(jch, json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:s}", "device", row_dev(c, b)->id, "name", b->name, "route", b->route,
                     "mem_convert_bytes", hb_json_num(ma), "mem_f32_bytes", hb_json_num(mb), "mem_resident_bytes", hb_json_num(mr), "saving_pct", hb_json_num(s),
                     "rss_convert_bytes", hb_json_num(a->rss), "rss_f32_bytes", hb_json_num(b->rss), "verdict", v, "tone", tone));
-                hb_doc_row(rows, 8, DEV(c, b)->id, *b->name ? b->name : b->shape, b->route, hb_report_fmt_bytes(ma), hb_report_fmt_bytes(mb),
+                hb_doc_row(rows, 8, row_dev(c, b)->id, *b->name ? b->name : b->shape, b->route, hb_report_fmt_bytes(ma), hb_report_fmt_bytes(mb),
                            hb_report_fmt_bytes(mr), tone_cell(tone, F("%s, %s", hb_report_fmt_pct(s), v)),
                            F("%s / %s", hb_report_fmt_bytes(a->rss), hb_report_fmt_bytes(b->rss)));
             }

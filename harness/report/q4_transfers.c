@@ -33,7 +33,7 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
     char key[512];
     for (size_t i = 0; i < rp->nrows; i++) {
         const hb_rrow *w = &rp->rows[i];
-        const hb_rdev *dv = DEV(c, w);
+        const hb_rdev *dv = row_dev(c, w);
         if (!w->ok || dv->host_memory || !dv->available) continue;
         double s = 100.0 * xfer(w) / w->t[HB_PH_TOTAL];
         snprintf(key, sizeof key, "%d|%s|%s", w->dev, w->route, w->mode);
@@ -57,9 +57,9 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
         if (!pr) { groups_free(&share); return HB_ENOMEM; }
         for (size_t i = 0; i < n; i++) {
             const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
-            if (DEV(c, b)->host_memory) continue;
+            if (row_dev(c, b)->host_memory) continue;
             snprintf(key, sizeof key, "%d|%s", b->dev, alt[r]);
-            grp *g = grp_get(&route, key, json_pack("{s:s,s:s}", "device", DEV(c, b)->id, "route", alt[r]));
+            grp *g = grp_get(&route, key, json_pack("{s:s,s:s}", "device", row_dev(c, b)->id, "route", alt[r]));
             if (!g) continue;
             vec_push(&g->v[0], 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]));
             if (xfer(a) > 0) vec_push(&g->v[1], 100.0 * (1.0 - xfer(b) / xfer(a)));
@@ -90,14 +90,14 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
     json_t *rows_chain = NULL, *rows_all = NULL;
     for (size_t i = 0; i < n; i++) {
         const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
-        if (DEV(c, b)->host_memory) continue;
+        if (row_dev(c, b)->host_memory) continue;
         double s = 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]);
-        json_array_append_new(jres, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "device", DEV(c, b)->id, "op", b->op, "family", b->family, "name", b->name,
+        json_array_append_new(jres, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "device", row_dev(c, b)->id, "op", b->op, "family", b->family, "name", b->name,
             "shape", b->shape, "route", b->route, "total_f32_s", hb_json_num(a->t[HB_PH_TOTAL]), "total_resident_s", hb_json_num(b->t[HB_PH_TOTAL]),
             "saving_pct", hb_json_num(s), "transfer_share_f32_pct", hb_json_num(100.0 * xfer(a) / a->t[HB_PH_TOTAL])));
         if (!rows_all) rows_all = json_array();
         json_t *r = json_array();
-        const char *cells[] = { DEV(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route, hb_report_fmt_time(a->t[HB_PH_TOTAL]),
+        const char *cells[] = { row_dev(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route, hb_report_fmt_time(a->t[HB_PH_TOTAL]),
                                 hb_report_fmt_time(b->t[HB_PH_TOTAL]), hb_report_fmt_pct(s) };
         for (int k = 0; k < 7; k++) json_array_append_new(r, json_string(cells[k]));
         if (!strcmp(b->family, "chain")) {
@@ -107,7 +107,7 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
         }
         json_array_append_new(rows_all, r);
         snprintf(key, sizeof key, "%d|%s|%s", b->dev, class_of(b), b->route);
-        grp *g = grp_get(&resg, key, json_pack("{s:s,s:s,s:s}", "device", DEV(c, b)->id, "class", class_of(b), "route", b->route));
+        grp *g = grp_get(&resg, key, json_pack("{s:s,s:s,s:s}", "device", row_dev(c, b)->id, "class", class_of(b), "route", b->route));
         if (g) vec_push(&g->v[0], s);
     }
     if (resg.n) {
