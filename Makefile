@@ -38,7 +38,9 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 # from a lower layer to a higher one is an undefined symbol (tools/check_layers.sh names it).
 LAYERS      := core kernels workload results analysis report measure cli
 SRC_core     := $(wildcard harness/core/*.c)
-SRC_kernels  := $(wildcard kernels/cpu_ref/*.c) $(wildcard kernels/cpu/*.c)
+# every kernels/<name>/ folder is linked in, except the plugins built below as their own .so
+PLUGIN_DIRS  := opencl cuda
+SRC_kernels  := $(filter-out $(foreach d,$(PLUGIN_DIRS),kernels/$(d)/%),$(wildcard kernels/*/*.c))
 SRC_workload := $(wildcard harness/workload/*.c)
 SRC_results  := $(wildcard harness/results/*.c)
 SRC_analysis := $(wildcard harness/analysis/*.c)
