@@ -1,5 +1,5 @@
 /*
- * test_benchdnn.c - harness/benchdnn.c: oneDNN benchdnn problem lists as workloads.
+ * test_benchdnn.c - harness/workload/benchdnn.c: oneDNN benchdnn problem lists as workloads.
  *  - every line of the three shared lists (../shared/external/benchdnn/) parsed, each problem
  *    compared with values read off the line here by an independent scan (ic, ih, oc, oh, kh, sh,
  *    ph, name, *N); a sample asserted by hand (conv1: mb50 ic3 224x224 oc64 112x112 k7 s2 p3 ...);

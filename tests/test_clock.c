@@ -1,4 +1,4 @@
-/* test_clock.c - the host clock probe (harness/clockprobe.c): range check, a valid reading on this
+/* test_clock.c - the host clock probe (harness/measure/clockprobe.c): range check, a valid reading on this
  * machine, and its agreement with the kernel's frequency (or, in a VM whose kernel only reports the
  * nominal TSC frequency in /proc/cpuinfo, an explanation of why they differ). */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /*
- * test_compare.c - harness/compare.c, gbench.c, trend.c on synthetic results files written with
+ * test_compare.c - harness/analysis/compare.c, results/gbench.c, analysis/trend.c and baseline.c on synthetic results files written with
  * jansson (fixed seeds): the false-positive rate on 1000 cases drawn from one distribution, the
  * detection of a 10% slowdown planted in 100 of them, whole-run drift, per-backend thresholds,
  * every status transition of the gate, exit statuses (usage, bad input, incomparable machines or

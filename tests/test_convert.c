@@ -1,5 +1,5 @@
 /*
- * test_convert.c - harness/convert.c: known f16/bf16 encodings (round to nearest even, subnormals,
+ * test_convert.c - harness/core/convert.c: known f16/bf16 encodings (round to nearest even, subnormals,
  * overflow, inf, NaN), an exhaustive f16 round trip, a property check of f32->f16 rounding on random
  * bit patterns, and random arrays through hb_convert on both the serial and the parallel path
  * (>= 64 Ki elements), with and without streaming stores, unaligned and odd-sized, into destinations

@@ -1,5 +1,5 @@
 /*
- * test_modecheck.c - harness/modecheck.c: the mode-invariance check on synthetic case records.
+ * test_modecheck.c - harness/analysis/modecheck.c: the mode-invariance check on synthetic case records.
  * Samples are drawn around known medians with a fixed seed: two medians 1.30 apart must be `moved`
  * with the ratio's CI covering 1.30; equal medians `invariant`; a 15% difference under wide noise
  * `noisy`. Outputs are poisoned with NaN first; wrong/skipped records never enter a pair; the

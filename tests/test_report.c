@@ -8,7 +8,7 @@
  *   summary.json and routing.json is compared with the value computed here.
  * - the checked-in real CPU results (tests/data/cpu_small.jsonl) and, when present, the GPU
  *   reference run (results/h100-reference.jsonl): every Q1 and Q3 pair and every Q5 entry of the
- *   summary is recomputed independently from the results file (resultsio.h only), the number of
+ *   summary is recomputed independently from the results file (results/results.h only), the number of
  *   matched pairs is counted independently, every listed plot must exist as SVG, PNG, script and
  *   data and be inlined in index.html.
  * - several inputs are kept apart (device ids labelled by host), bad inputs give the usage status.

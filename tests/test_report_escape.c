@@ -1,6 +1,6 @@
 /*
  * test_report_escape.c - untrusted strings of a results file must never reach a gnuplot script,
- * report.md or index.html unescaped (harness/report_plot.c, harness/report_doc.c).
+ * report.md or index.html unescaped (harness/report/escape.c, plot.c, doc.c).
  *
  * - the four escaping helpers (gnuplot single-quoted string, gnuplot comment, Markdown, HTML) on
  *   exact inputs and outputs;

@@ -1,5 +1,5 @@
 /*
- * test_rstats.c - harness/rstats.c: the RNG, medians and quantiles, the Mann-Whitney U test against
+ * test_rstats.c - harness/core/rstats.c: the RNG, medians and quantiles, the Mann-Whitney U test against
  * published values (scipy's documented example) and against brute-force enumeration of every
  * split (exact p, and the tie-corrected variance, which equals the permutation variance of U),
  * its null distribution (uniform p) and power, Benjamini-Hochberg against R's p.adjust example

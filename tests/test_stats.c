@@ -1,5 +1,5 @@
-/* test_stats.c - the driver's statistics (harness/stats.c) against known distributions, and the
- * results writer/reader round trip (harness/meta.c hb_record_write, harness/resultsio.c). */
+/* test_stats.c - the driver's statistics (harness/core/stats.c) against known distributions, and the
+ * results writer/reader round trip (harness/results/write.c hb_record_write, harness/results/read.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

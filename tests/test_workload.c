@@ -1,5 +1,5 @@
 /*
- * test_workload.c - harness/workload.c: the workload INI format (docs/workloads.md).
+ * test_workload.c - harness/workload/workload.c: the workload INI format (docs/workloads.md).
  *  - tests/data/wl_good.ini: every key; the parsed items (names, shapes, sources with their lines,
  *    masks, weights, models, quick flags, benchdnn includes with mb and alg overrides) asserted;
  *  - tests/data/bad_*.ini: each refused with the expected status, "file:line:" and reason, and

@@ -23,7 +23,7 @@ TREND_OUT=${HB_TREND_OUT:-reports/trend}
 mkdir -p "$HIST" || exit 7
 
 host=$(hostname)
-# same mapping as hb_host_slug() in harness/trend.c: keep [A-Za-z0-9._-], anything else '_'
+# same mapping as hb_host_slug() in harness/analysis/baseline.c: keep [A-Za-z0-9._-], anything else '_'
 slug=$(printf '%s' "$host" | tr -c 'A-Za-z0-9._-' '_')
 [ -z "$slug" ] && slug=unknown
 runid=$(date -u +%Y%m%d-%H%M%S)-$slug

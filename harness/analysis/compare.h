@@ -1,7 +1,7 @@
 /*
- * compare.h - regression gating (`hybench compare`), Google Benchmark export (`hybench gbench`),
- * nightly history and baselines (`hybench trend`, `hybench baseline`). docs/compare.md describes
- * the statistics and the command lines; this header the C interface used by the commands and tests.
+ * compare.h - regression gating (`hybench compare`): compare.c matches and judges, compare_write.c
+ * writes the outcome. trend.h and baseline.h build on it. docs/compare.md describes the statistics
+ * and the command lines; this header the C interface used by the commands and tests.
  *
  * A comparison matches the case records of two results files (docs/results-schema.md) by their
  * "key" ("op|shape|backend|mode|route|dtype"; the n-th repeat of a key in a file matches the n-th in

@@ -10,7 +10,7 @@
  *   dtype and workload name (every field of the record's `key`, op|shape|backend|mode|route|dtype,
  *   but the mode; plus the name, as the report matches cases), and by occurrence: the k-th record of
  *   a (group, mode) in the file belongs to occurrence k, so a case listed twice in the workloads
- *   stays two groups, as the pass merge (driver.c record_key) keeps it two records. Chains (op
+ *   stays two groups, as the pass merge (measure/merge.c record_key) keeps it two records. Chains (op
  *   "chain") are grouped like any op. A record of any other status never enters a group.
  *
  *   Pairs.  In a group with more than one mode, the reference mode is f32, or when f32 is absent the

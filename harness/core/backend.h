@@ -1,5 +1,6 @@
 /*
- * backend.h - the backend interface (one struct of hooks, ggml/fio style) and the registry.
+ * backend.h - the backend interface (one struct of hooks, ggml/fio style) that every kernels/<name>/
+ * implements, and its contract check (backend.c). The registry of backend types: measure/registry.h.
  *
  * A backend *type* (cpu-ref, cpu, opencl, cuda, metal, coreml) is listed in measure/registry.c. Its
  * enumerate hook opens zero or more *instances* (opencl:0:0, cuda:0, ...). An instance carries a

@@ -1,5 +1,6 @@
 /*
- * hybench.h - core types shared by the driver, the backends and the tools.
+ * hybench.h - the core types every layer and backend shares: exit and status codes, the op table,
+ * dtypes, modes, routes, shapes, cases, and the decoder-layer chain (defined in ops.c).
  *
  * One op table (X-macro, ggml style), one shape struct with named fields, one case struct.
  * Every tensor is dense and row-major (C order). Layouts per op:

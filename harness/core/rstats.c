@@ -1,4 +1,5 @@
-/* rstats.c - see rstats.h. */
+/* rstats.c - robust two-sample statistics (core/rstats.h): RNG, quantiles, bootstrap CI of a ratio
+ * of medians, Mann-Whitney U, Benjamini-Hochberg. */
 #include "core/rstats.h"
 #include <math.h>
 #include <stdlib.h>

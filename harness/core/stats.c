@@ -1,4 +1,4 @@
-/* stats.c - see stats.h. */
+/* stats.c - descriptive statistics of timing samples and the monotonic clock (core/stats.h). */
 #include "core/stats.h"
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * clockprobe.h - the host CPU's effective clock (harness/clockprobe.c), included by driver.h.
+ * clockprobe.h - the host CPU's effective clock (clockprobe.c), included by measure.h.
  *
  * Units: every frequency is in GHz (1e9 cycles per second of CLOCK_MONOTONIC). NAN means "no
  * reading": never 0, never a made-up value.
@@ -34,7 +34,7 @@ int hb_clock_ghz_valid(double ghz);
  * the caller's affinity mask is restored): *ghz_min is the slowest CPU, *ghz_max the fastest, over
  * the CPUs whose reading is valid. Returns the number of valid CPUs; 0 (both NAN) when affinity
  * cannot be read, the architecture has no probe, or no CPU read a valid clock. No kernel files are
- * read. Takes ~0.1-0.2 ms per CPU. Called twice per case by measure_case (driver.c). */
+ * read. Takes ~0.1-0.2 ms per CPU. Called twice per case by hb_measure_case (sample.c). */
 int hb_clock_probe(double *ghz_min, double *ghz_max);
 
 typedef struct hb_clock_reading {

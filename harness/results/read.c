@@ -1,4 +1,5 @@
-/* resultsio.c - see resultsio.h. */
+/* read.c - a results file loaded into the one in-memory model, an hb_run (results/results.h), and
+ * the accessors every reader of it uses. */
 #include "results/results.h"
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,6 @@
 /*
- * workload.h - workload files (INI, parsed with inih) and benchdnn problem lists, into a list of
- * case templates. The driver expands each template over backends, and over the dtypes, modes and
- * routes the template allows (masks; 0 = the driver's default).
+ * workload.h - workload files (INI, parsed with inih) into a list of case templates (item.h), which
+ * measure/cases.c expands over the dtypes, modes and routes each allows (masks; 0 = the default).
  * File format: docs/workloads.md. benchdnn lists: workload/benchdnn.h. The items: workload/item.h.
  */
 #ifndef HB_WORKLOAD_H

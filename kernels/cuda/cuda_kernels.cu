@@ -414,7 +414,7 @@ template <typename T> __global__ void k_from_f64(const double *__restrict__ s, T
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
         d[i] = st<T>::cv((float)s[i]);
 }
-/* f64 -> f16/bf16 goes through f32, as harness/convert.h does on the host. */
+/* f64 -> f16/bf16 goes through f32, as harness/core/convert.h does on the host. */
 template <typename T> __global__ void k_to_f64(const T *__restrict__ s, double *__restrict__ d, int64_t n)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)

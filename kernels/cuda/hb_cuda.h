@@ -1,7 +1,7 @@
 /*
  * hb_cuda.h - public extras of the CUDA backend plugin (build/hb_cuda.so) beyond hb_cuda_ops.
  *
- * The plugin is loaded with dlopen by harness/registry.c; these functions are exported with C
+ * The plugin is loaded with dlopen by harness/measure/registry.c; these functions are exported with C
  * linkage so the driver can look them up with dlsym(handle, "hb_cuda_upload_f64_convert") and use
  * them for the "convert-device" variant of `convert` mode (upload f64, convert on the GPU), which is
  * measured beside the host conversion because it is a real design option for a library that stores

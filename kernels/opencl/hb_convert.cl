@@ -1,7 +1,7 @@
 /*
  * hb_convert.cl - device-side conversion for mode `convert-device` (ocl_convert.c): f64 tensors
  * uploaded as they are and converted on the device into the compute storage type, and back.
- * f64 -> f32 rounds to nearest even (as a C cast); f64 -> f16 goes through f32 (as harness/convert.h)
+ * f64 -> f32 rounds to nearest even (as a C cast); f64 -> f16 goes through f32 (as harness/core/convert.h)
  * with round-to-nearest-even stores. Built only for devices with cl_khr_fp64 (HB_HALF is 0 here;
  * the f16 side uses the core vload_half/vstore_half). One element per work-item, global ceil(n/256)*256.
  */
