@@ -2,9 +2,7 @@
 #include "cli/commands.h"
 #include "core/hybench.h"
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const struct { const char *name; int (*fn)(int, char **); const char *help; } cmds[] = {
     {"run", hb_cmd_run, "run workloads on backends, write results/<run-id>.jsonl"},
@@ -27,26 +25,8 @@ static void usage(FILE *f)
     fprintf(f, "\n`hybench COMMAND --help` for each command's options.\n");
 }
 
-/* OpenMP threads must not spin on cores another runtime computes on (docs/measurement.md, "One
- * thread runtime"). libgomp, with OMP_WAIT_POLICY unset, spins 300,000 rounds after each parallel
- * region (libgomp manual, GOMP_SPINCOUNT): milliseconds in which the conversion's threads take the
- * cores of PoCL's or the CUDA driver's threads, so the compute after `convert` read slower than in
- * `f32` (opencl bmm 16x128^3: 0.52x to 1.88x across runs on a 2-vCPU VM; 1.06x at 1000). hybench
- * takes libgomp's own throttled value, 1000, unless the user set either variable; libgomp reads
- * them when it loads, so `run` and `verify` re-execute themselves once with it set (measured: no
- * change to the cpu backend's times, whose hot runs keep the pool awake). */
-static void spin_policy(char **argv)
-{
-    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
-    setenv("GOMP_SPINCOUNT", "1000", 1);
-    execv("/proc/self/exe", argv);
-    /* exec failed (no /proc): go on with libgomp's default; meta.threads.env shows it */
-    unsetenv("GOMP_SPINCOUNT");
-}
-
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "verify"))) spin_policy(argv);
     if (argc < 2) { usage(stderr); return HB_EXIT_USAGE; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return HB_EXIT_OK; }
     if (!strcmp(argv[1], "--version")) { printf("hybench %s (results schema %d)\n", HB_VERSION, HB_SCHEMA_VERSION); return 0; }

@@ -38,6 +38,8 @@ typedef struct hb_options {
     unsigned long long seed;
     const char *out;           /* results path */
     char *argv_joined;         /* for the metadata record */
+    int argc;                  /* the subcommand's arguments, argv[0] = "run" or "verify": a backend */
+    char **argv;               /* child that needs another OpenMP wait policy re-executes with them */
 } hb_options;
 
 /* ---- the cases of a run (cases.c) ---- */
@@ -72,6 +74,11 @@ typedef struct hb_run_totals {
  * SIGINT/SIGTERM stop it after the case in flight. Returns 0, or HB_EXIT_IO; *t gets the totals. */
 int hb_measure_run(const hb_options *o, const hb_case_list *cases, int fd, const char *path, const char *cmd,
                    hb_run_totals *t);
+/* The child side of a re-executed backend process (see runner.c, "OpenMP wait policy"): when the
+ * environment holds HB_CHILD (set by the parent run before it re-executed this process with the same
+ * arguments), run that backend's part of the case list exactly as a forked child would and return
+ * its exit status; the caller exits with it. Returns -1 when HB_CHILD is absent (a normal run). */
+int hb_measure_child_from_env(const hb_options *o, const hb_case_list *cases);
 
 /* ---- the run's metadata and host facts (meta.c) ---- */
 /* The "meta" record of this run. New reference. */

@@ -72,6 +72,66 @@ static const char *case_refusal(const hb_instance *inst, const hb_case_list *l, 
 }
 static int case_applies(const hb_instance *inst, const hb_case_list *l, size_t j) { return case_refusal(inst, l, j) == NULL; }
 
+static int child_main(const child_args *a);
+
+/* OpenMP wait policy per backend process. libgomp spins 300,000 rounds after each parallel region
+ * when OMP_WAIT_POLICY is unset (libgomp manual, GOMP_SPINCOUNT). For cpu-ref and cpu that is right:
+ * their kernels and OpenBLAS share the one OpenMP pool, and sleeping threads would pay a wake-up per
+ * region (hundreds of microseconds on a 16-vCPU VM, measured in the conversion of small tensors). For
+ * opencl on a CPU device (PoCL) the conversion's spinning threads hold the cores PoCL's own threads
+ * compute on, so the compute after `convert` read up to 1.9x slower than in `f32` (2-vCPU VM, bmm
+ * 16x128^3). That process alone takes libgomp's throttled count, 1000; libgomp reads it when it
+ * loads, so the forked child re-executes hybench with the same arguments and HB_CHILD naming its
+ * part (the parent never touched OpenMP or a device, so the case list is rebuilt identically from
+ * the same files). A wait policy set by the user (OMP_WAIT_POLICY or GOMP_SPINCOUNT) is left alone. */
+static const char *wait_policy_for(const hb_backend_entry *e)
+{
+    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return NULL;
+    return strcmp(e->type, "opencl") == 0 ? "1000" : NULL;
+}
+
+static void child_reexec(const child_args *a)
+{
+    const char *spin = wait_policy_for(a->entry);
+    if (!spin || !a->o->argv || a->o->argc < 1) return;
+    char **av = calloc((size_t)a->o->argc + 2, sizeof *av);
+    if (!av) return;
+    av[0] = (char *)"hybench";
+    for (int i = 0; i < a->o->argc; i++) av[i + 1] = a->o->argv[i];
+    char spec[160];
+    snprintf(spec, sizeof spec, "%s %d %d %d %d %d", a->entry->type, a->fd, a->pipe_w, a->start_inst, a->start_case,
+             a->write_backend_records);
+    int fl0 = fcntl(a->fd, F_GETFD), fl1 = fcntl(a->pipe_w, F_GETFD);
+    if (fl0 < 0 || fl1 < 0 || fcntl(a->fd, F_SETFD, fl0 & ~FD_CLOEXEC) < 0 || fcntl(a->pipe_w, F_SETFD, fl1 & ~FD_CLOEXEC) < 0) {
+        free(av);
+        return;
+    }
+    setenv("GOMP_SPINCOUNT", spin, 1);
+    setenv("HB_CHILD", spec, 1);
+    execv("/proc/self/exe", av);
+    /* no /proc: measure in this process with the inherited policy (meta.threads shows the environment) */
+    unsetenv("GOMP_SPINCOUNT");
+    unsetenv("HB_CHILD");
+    free(av);
+}
+
+int hb_measure_child_from_env(const hb_options *o, const hb_case_list *cases)
+{
+    const char *spec = getenv("HB_CHILD");
+    if (!spec) return -1;
+    char type[64];
+    child_args a = {.o = o, .cases = cases};
+    if (sscanf(spec, "%63s %d %d %d %d %d", type, &a.fd, &a.pipe_w, &a.start_inst, &a.start_case,
+               &a.write_backend_records) != 6 || !(a.entry = hb_backend_find(type))) {
+        fprintf(stderr, "hybench: malformed HB_CHILD \"%s\"\n", spec);
+        return HB_EXIT_USAGE;
+    }
+    unsetenv("HB_CHILD");
+    fcntl(a.fd, F_SETFD, FD_CLOEXEC);
+    fcntl(a.pipe_w, F_SETFD, FD_CLOEXEC);
+    return child_main(&a);
+}
+
 static int child_main(const child_args *a)
 {
     hb_instance inst[MAX_INST];
@@ -107,6 +167,10 @@ static int child_main(const child_args *a)
         if (a->write_backend_records || i > a->start_inst) {
             json_t *r = json_pack("{s:s,s:s,s:b,s:s,s:b}", "type", "backend", "backend", inst[i].name, "available", 1,
                                   "description", inst[i].description, "host_memory", inst[i].host_memory);
+            /* the OpenMP wait policy this process runs under (see wait_policy_for) */
+            json_object_set_new(r, "omp_wait", json_pack("{s:s,s:s}", "OMP_WAIT_POLICY",
+                                getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "unset", "GOMP_SPINCOUNT",
+                                getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT") : "unset (libgomp: 300000)"));
             json_t *ca = json_array();
             for (int k = 0; k < cl.n; k++)
                 json_array_append_new(ca, json_pack("{s:s,s:f,s:s,s:s}", "name", cl.v[k].name, "value", cl.v[k].value,
@@ -207,6 +271,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         if (pid == 0) {
             close(pfd[0]);
             child_args a = {e, o, cases, fd, pfd[1], start_inst, start_case, first};
+            child_reexec(&a); /* returns when this backend keeps the inherited OpenMP wait policy */
             _exit(child_main(&a));
         }
         close(pfd[1]);
