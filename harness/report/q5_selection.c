@@ -186,8 +186,15 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
                 json_array_append_new(er, json_string(h >= 0 ? F("%s: %s", rule, rp->devs[h].id) : F("%s: no result", rule)));
                 json_array_append_new(er, json_string(h >= 0 ? (h == best ? "[good] best" : tone_cell("warn", F("+%s", hb_report_fmt_pct(100.0 * (th / e->t[best] - 1.0))))) : "n/a"));
                 json_array_append_new(rows_e, er);
-                /* ranges */
-                if (best != prev_best) {
+                /* ranges. Cases of the same size whose fastest backends differ (two shapes with one
+                 * largest tensor, say) cannot be told apart by a size rule: the range keeps the backend
+                 * that won first at that size and lists the others under "same_size_other_best". */
+                if (best != prev_best && prev_best >= 0 && e->size == prev_size) {
+                    json_t *o = json_object_get(cur, "same_size_other_best");
+                    if (!o) json_object_set_new(cur, "same_size_other_best", o = json_array());
+                    json_array_append_new(o, json_pack("{s:s,s:s,s:s}", "shape", e->shape, "backend", rp->devs[best].backend, "route",
+                                                       e->route[best] ? e->route[best] : ""));
+                } else if (best != prev_best) {
                     if (prev_best >= 0) {
                         double boundary = sqrt(prev_size * e->size);
                         json_object_set_new(cur, "size_max", json_real(boundary));
