@@ -72,7 +72,7 @@ endif
 PLUGINS := $(if $(HAVE_OPENCL),$(if $(wildcard kernels/opencl/*.c),$(BUILD)/hb_opencl.so)) \
            $(if $(HAVE_CUDA),$(if $(wildcard kernels/cuda/*.cu),$(BUILD)/hb_cuda.so))
 
-.PHONY: all build test test-run clean deps info
+.PHONY: all build test test-run clean deps info FORCE
 # `make` and `make test` first install missing Debian packages (tools/install_deps.sh), then build
 # in a fresh make so that pkg-config sees what was installed.
 all:
@@ -89,6 +89,14 @@ deps:
 $(BUILD)/%.o: %.c $(wildcard harness/*/*.h) $(wildcard kernels/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# meta.c records the commit and flags the binary was built from: rebuild it whenever they change
+# (a stamp rewritten only when its text differs, so an unchanged tree rebuilds nothing).
+$(BUILD)/build-id.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(GIT_COMMIT) $(OPT) $(ARCH)' | cmp -s - $@ || echo '$(GIT_COMMIT) $(OPT) $(ARCH)' > $@
+$(BUILD)/harness/measure/meta.o: $(BUILD)/build-id.stamp
+FORCE:
 
 $(foreach L,$(LAYERS),$(eval $(BUILD)/libhb_$(L).a: $(patsubst %.c,$(BUILD)/%.o,$(SRC_$(L)))))
 $(BUILD)/libhb_%.a:

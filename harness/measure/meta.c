@@ -57,9 +57,13 @@ static json_t *cpu_json(void)
     return o;
 }
 
+/* The commit the binary was built from (HB_GIT_COMMIT, set by the Makefile). Only a build without
+ * one asks git in the working directory, which may be another checkout than the binary's (a bundle
+ * run on the GPU machine recorded the commit of the tree it ran in, not the one it was built from). */
 static void git_commit(char *buf, size_t len)
 {
     snprintf(buf, len, "%s", HB_GIT_COMMIT);
+    if (strcmp(HB_GIT_COMMIT, "unknown") != 0) return;
     FILE *p = popen("git rev-parse HEAD 2>/dev/null", "r");
     if (!p) return;
     char line[128];
