@@ -46,7 +46,7 @@ static void usage(FILE *f, const char *cmd)
         "                     --quick). Between-process noise (thread placement, host state on a\n"
         "                     shared VM) is what makes two runs differ; passes sample it\n"
         "  --cold             evict the caches (host LLC or device L2) right before every timed compute;\n"
-        "                     default (hot): the timed compute is the second of two back-to-back runs\n"
+        "                     default (hot): untimed runs of the op until its time settles first\n"
         "  --ref-max-gflop G  do not time cpu-ref above G GFLOP per call (default 2)\n"
         "  --case-timeout S   kill a case after S seconds: timed_out (default 600)\n"
         "  --seed N           input seed (default 42)\n"

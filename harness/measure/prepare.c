@@ -23,7 +23,7 @@ hb_status hb_compute_prepare(hb_instance *inst, int cold, const hb_case *c, hb_b
             if (st != HB_OK) break;
             int settled = ps->best_s > 0 && t <= (1 + HB_SETTLE_TOL) * ps->best_s;
             if (ps->best_s <= 0 || t < ps->best_s) ps->best_s = t;
-            if (settled) break;
+            if (settled || hb_now() - t0 > HB_SETTLE_MAX_S) break;
         }
     }
     *spent_s = hb_now() - t0;

@@ -7,7 +7,7 @@
  * before it. Before each timed compute the driver and the chain runner call hb_compute_prepare:
  *   hot (the default): the op's steady state. The op runs, untimed, on the same operands until a run
  *     takes no more than HB_SETTLE_TOL over the fastest warm run of the case so far (the first call
- *     runs twice at least); at most HB_SETTLE_MAX runs per call. One
+ *     runs twice at least); at most HB_SETTLE_MAX runs and HB_SETTLE_MAX_S seconds per call. One
  *     run is not always enough: after a conversion has streamed f64 data through the caches, a
  *     victim L3 with insertion-priority replacement (AMD Zen) takes several passes over a 16 MiB
  *     operand before it holds it again (measured on a 2-vCPU EPYC VM: max over 4096x1024 computed
@@ -22,6 +22,8 @@
 
 #define HB_SETTLE_TOL 0.05 /* 5%: the mode-invariance tolerance (modecheck.h) */
 #define HB_SETTLE_MAX 8
+#define HB_SETTLE_MAX_S 0.25 /* and at most this long (seconds) per call, past its first run: ops of
+                              * tens of milliseconds stream their operands whatever the cache held */
 
 /* Per case (per chain step) state of the hot rule: zero-initialize before the case's first call. */
 typedef struct hb_prep_state {
