@@ -140,11 +140,15 @@ extern const int hb_shape_nfields;
  * and so on) and check the shape. Returns HB_OK, or HB_EINVAL with a reason in err (size errlen). */
 hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen);
 /* Parse "m=1 n=2 k=3" (separators: spaces, commas, 'x' not allowed) into s (zeroed first).
- * Returns HB_OK or HB_EINVAL with the reason in err. Does not normalize. */
+ * Values are decimal int64 with an optional suffix Ki/Mi/Gi (x 2^10/2^20/2^30, overflow-checked:
+ * "n=17179869185Gi" is refused, never wrapped) or 2^N (N 0..62). Refused: a suffixed negative value,
+ * and 0 for a field that hb_shape_normalize would default (batch, w, kw, sh, sw, dh, dw, g, kv_heads,
+ * kv_seq). Returns HB_OK or HB_EINVAL with the reason in err (size errlen). Does not normalize. */
 hb_status hb_shape_parse(const char *text, hb_shape *s, char *err, size_t errlen);
 /* Print the non-zero fields the op uses as "m=1 n=2 k=3" into buf. Returns buf. */
 char *hb_shape_format(hb_op op, const hb_shape *s, char *buf, size_t len);
-/* Output spatial sizes for conv2d/pooling. */
+/* Output spatial sizes for conv2d/pooling; <= 0 when the dilated kernel exceeds the padded input,
+ * the stride is not positive or the arithmetic would overflow (checked). */
 int64_t hb_shape_oh(const hb_shape *s);
 int64_t hb_shape_ow(const hb_shape *s);
 
@@ -157,7 +161,9 @@ typedef struct hb_op_info {
 } hb_op_info;
 const hb_op_info *hb_op_get(hb_op op);
 int hb_op_parse(const char *name);         /* -1 if unknown */
-/* Element counts of input i (0..ninputs-1) and of the output. */
+/* Element counts of input i (0..ninputs-1) and of the output. Products are overflow-checked: a count
+ * beyond int64 saturates at INT64_MAX (and a negative field gives -1), which hb_shape_normalize
+ * refuses as an absurd size. */
 int64_t hb_op_input_elems(hb_op op, const hb_shape *s, int i);
 int64_t hb_op_output_elems(hb_op op, const hb_shape *s);
 /* Floating-point operations of one call (a multiply-add counts 2; exp/tanh count 1; see ops.c). */

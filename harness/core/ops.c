@@ -83,6 +83,17 @@ const int hb_shape_nfields = (int)(sizeof hb_shape_fields / sizeof hb_shape_fiel
 static int64_t *field_ptr(hb_shape *s, int i) { return (int64_t *)((char *)s + hb_shape_fields[i].offset); }
 static int64_t field_get(const hb_shape *s, int i) { return *(const int64_t *)((const char *)s + hb_shape_fields[i].offset); }
 
+/* Fields whose 0 hb_shape_normalize would replace by a default (batch, w, kw, sh, sw, dh, dw, g,
+ * kv_heads, kv_seq): a 0 written for one of them has no meaning. Fields that need a value > 0 (n, m,
+ * c, ...) are refused by hb_shape_normalize with "needs X > 0"; ph, pw and causal take 0. */
+static int shape_zero_refused(int fi)
+{
+    static const char *const names[] = {"batch", "w", "kw", "sh", "sw", "dh", "dw", "g", "kv_heads", "kv_seq"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(hb_shape_fields[fi].name, names[i])) return 1;
+    return 0;
+}
+
 hb_status hb_shape_parse(const char *text, hb_shape *s, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
@@ -112,22 +123,42 @@ hb_status hb_shape_parse(const char *text, hb_shape *s, char *err, size_t errlen
             snprintf(err, errlen, "shape \"%s\": bad number for %s", text, hb_shape_fields[fi].name);
             return HB_EINVAL;
         }
-        /* optional binary suffixes Ki/Mi/Gi and 2^N */
+        const char *fname = hb_shape_fields[fi].name;
+        /* optional binary suffixes Ki/Mi/Gi and 2^N, multiplied with an overflow check (a shift of a
+         * negative or too large value is undefined behaviour) */
         if (*end == '^' && v == 2) {
             char *e2;
+            errno = 0;
             long long ex = strtoll(end + 1, &e2, 10);
-            if (e2 == end + 1 || ex < 0 || ex > 62) {
-                snprintf(err, errlen, "shape \"%s\": bad exponent for %s", text, hb_shape_fields[fi].name);
+            if (e2 == end + 1 || errno || ex < 0 || ex > 62) {
+                snprintf(err, errlen, "shape \"%s\": bad exponent for %s (2^0 .. 2^62)", text, fname);
                 return HB_EINVAL;
             }
             v = 1LL << ex;
             end = e2;
         } else if ((end[0] == 'K' || end[0] == 'M' || end[0] == 'G') && end[1] == 'i') {
-            v <<= end[0] == 'K' ? 10 : end[0] == 'M' ? 20 : 30;
+            long long unit = end[0] == 'K' ? 1LL << 10 : end[0] == 'M' ? 1LL << 20 : 1LL << 30;
+            if (v < 0) {
+                snprintf(err, errlen, "shape \"%s\": negative size: %s=%.*s", text, fname, (int)(end + 2 - p), p);
+                return HB_EINVAL;
+            }
+            long long prod;
+            if (__builtin_mul_overflow(v, unit, &prod)) {
+                snprintf(err, errlen, "shape \"%s\": %s=%.*s overflows a 64-bit size", text, fname, (int)(end + 2 - p), p);
+                return HB_EINVAL;
+            }
+            v = prod;
             end += 2;
         }
         if (*end && !isspace((unsigned char)*end) && *end != ',') {
-            snprintf(err, errlen, "shape \"%s\": trailing characters after %s", text, hb_shape_fields[fi].name);
+            snprintf(err, errlen, "shape \"%s\": trailing characters after %s", text, fname);
+            return HB_EINVAL;
+        }
+        /* 0 is "not given" in an hb_shape: hb_shape_normalize replaces it by a default. A 0 written
+         * for a field that has a default would be silently replaced, so it is refused here. */
+        if (v == 0 && shape_zero_refused(fi)) {
+            snprintf(err, errlen, "shape \"%s\": %s=0 is meaningless (it must be > 0; leave %s out for its default)",
+                     text, fname, fname);
             return HB_EINVAL;
         }
         *field_ptr(s, fi) = v;
@@ -136,8 +167,32 @@ hb_status hb_shape_parse(const char *text, hb_shape *s, char *err, size_t errlen
     return HB_OK;
 }
 
-int64_t hb_shape_oh(const hb_shape *s) { return (s->h + 2 * s->ph - s->dh * (s->kh - 1) - 1) / s->sh + 1; }
-int64_t hb_shape_ow(const hb_shape *s) { return (s->w + 2 * s->pw - s->dw * (s->kw - 1) - 1) / s->sw + 1; }
+/* ---- checked size arithmetic: every product of shape fields saturates at INT64_MAX instead of
+ * overflowing (signed overflow is undefined behaviour); a negative factor gives -1. The "absurd size"
+ * check of hb_shape_normalize then refuses the saturated value. ---- */
+static int64_t smul(int64_t a, int64_t b)
+{
+    if (a < 0 || b < 0) return -1;
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+static int64_t smul3(int64_t a, int64_t b, int64_t c) { return smul(smul(a, b), c); }
+static int64_t smul4(int64_t a, int64_t b, int64_t c, int64_t d) { return smul(smul3(a, b, c), d); }
+
+/* (in + 2*pad - dil*(k-1) - 1) / stride + 1 with every step checked; -1 when it overflows or the
+ * stride is not positive (the caller refuses a size <= 0). */
+static int64_t out_dim(int64_t in, int64_t pad, int64_t dil, int64_t k, int64_t stride)
+{
+    int64_t p2, span, t;
+    if (stride <= 0 || k < 1) return -1;
+    if (__builtin_mul_overflow(pad, (int64_t)2, &p2) || __builtin_mul_overflow(dil, k - 1, &span) ||
+        __builtin_add_overflow(in, p2, &t) || __builtin_sub_overflow(t, span, &t) || __builtin_sub_overflow(t, (int64_t)1, &t))
+        return -1;
+    if (t < 0) return 0;
+    return t / stride + 1;
+}
+int64_t hb_shape_oh(const hb_shape *s) { return out_dim(s->h, s->ph, s->dh, s->kh, s->sh); }
+int64_t hb_shape_ow(const hb_shape *s) { return out_dim(s->w, s->pw, s->dw, s->kw, s->sw); }
 
 /* Largest element count hybench accepts for one tensor: 2^34 (64 GiB of f32). Beyond that a shape is
  * "absurd" for every device of today and is refused up front. */
@@ -150,11 +205,17 @@ hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
 {
     const hb_op_info *info = hb_op_get(op);
     if (!info) { snprintf(err, errlen, "unknown op %d", (int)op); return HB_EINVAL; }
-    for (int i = 0; i < hb_shape_nfields; i++)
+    for (int i = 0; i < hb_shape_nfields; i++) {
         if (field_get(s, i) < 0) {
             snprintf(err, errlen, "%s: negative %s", info->name, hb_shape_fields[i].name);
             return HB_EINVAL;
         }
+        if (field_get(s, i) > HB_MAX_TENSOR_ELEMS) {
+            snprintf(err, errlen, "%s: absurd size: %s=%lld (limit 2^34)", info->name, hb_shape_fields[i].name,
+                     (long long)field_get(s, i));
+            return HB_EINVAL;
+        }
+    }
     switch (op) {
     case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: case HB_OP_SUM_ALL:
         NEED(n); break;
@@ -243,14 +304,14 @@ int64_t hb_op_input_elems(hb_op op, const hb_shape *s, int i)
     switch (op) {
     case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: case HB_OP_SUM_ALL:
         return s->n;
-    case HB_OP_MATMUL: return i == 0 ? s->m * s->k : s->k * s->n;
-    case HB_OP_BMM: return i == 0 ? s->batch * s->m * s->k : s->batch * s->k * s->n;
-    case HB_OP_CONV2D: return i == 0 ? s->batch * s->c * s->h * s->w : s->oc * (s->c / (s->g ? s->g : 1)) * s->kh * s->kw;
-    case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: return s->batch * s->c * s->h * s->w;
-    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: return s->rows * s->cols;
-    case HB_OP_RMSNORM: return i == 0 ? s->rows * s->cols : s->cols;
+    case HB_OP_MATMUL: return i == 0 ? smul(s->m, s->k) : smul(s->k, s->n);
+    case HB_OP_BMM: return i == 0 ? smul3(s->batch, s->m, s->k) : smul3(s->batch, s->k, s->n);
+    case HB_OP_CONV2D: return i == 0 ? smul4(s->batch, s->c, s->h, s->w) : smul4(s->oc, s->c / (s->g > 0 ? s->g : 1), s->kh, s->kw);
+    case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: return smul4(s->batch, s->c, s->h, s->w);
+    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: return smul(s->rows, s->cols);
+    case HB_OP_RMSNORM: return i == 0 ? smul(s->rows, s->cols) : s->cols;
     case HB_OP_ATTENTION:
-        return i == 0 ? s->batch * s->heads * s->seq * s->head_dim : s->batch * s->kv_heads * s->kv_seq * s->head_dim;
+        return i == 0 ? smul4(s->batch, s->heads, s->seq, s->head_dim) : smul4(s->batch, s->kv_heads, s->kv_seq, s->head_dim);
     default: return 0;
     }
 }
@@ -260,14 +321,14 @@ int64_t hb_op_output_elems(hb_op op, const hb_shape *s)
     switch (op) {
     case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: return s->n;
     case HB_OP_SUM_ALL: return 1;
-    case HB_OP_MATMUL: return s->m * s->n;
-    case HB_OP_BMM: return s->batch * s->m * s->n;
-    case HB_OP_CONV2D: return s->batch * s->oc * hb_shape_oh(s) * hb_shape_ow(s);
-    case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: return s->batch * s->c * hb_shape_oh(s) * hb_shape_ow(s);
+    case HB_OP_MATMUL: return smul(s->m, s->n);
+    case HB_OP_BMM: return smul3(s->batch, s->m, s->n);
+    case HB_OP_CONV2D: return smul4(s->batch, s->oc, hb_shape_oh(s), hb_shape_ow(s));
+    case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: return smul4(s->batch, s->c, hb_shape_oh(s), hb_shape_ow(s));
     case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: return s->rows;
-    case HB_OP_RMSNORM: return s->rows * s->cols;
-    case HB_OP_ATTENTION: return s->batch * s->heads * s->seq * s->head_dim;
-    case HB_OP_CHAIN: return s->seq * 2048;
+    case HB_OP_RMSNORM: return smul(s->rows, s->cols);
+    case HB_OP_ATTENTION: return smul4(s->batch, s->heads, s->seq, s->head_dim);
+    case HB_OP_CHAIN: return smul(s->seq, 2048);
     default: return 0;
     }
 }
@@ -296,7 +357,7 @@ double hb_op_flops(hb_op op, const hb_shape *s)
     case HB_OP_MATMUL: return 2.0 * (double)s->m * (double)s->n * (double)s->k;
     case HB_OP_BMM: return 2.0 * (double)s->batch * (double)s->m * (double)s->n * (double)s->k;
     case HB_OP_CONV2D:
-        return 2.0 * (double)hb_op_output_elems(op, s) * (double)(s->c / s->g) * (double)s->kh * (double)s->kw;
+        return 2.0 * (double)hb_op_output_elems(op, s) * (double)(s->c / (s->g > 0 ? s->g : 1)) * (double)s->kh * (double)s->kw;
     case HB_OP_MAXPOOL: case HB_OP_AVGPOOL:
         return (double)hb_op_output_elems(op, s) * (double)s->kh * (double)s->kw;
     case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: return (double)s->rows * (double)s->cols;
@@ -325,7 +386,7 @@ static double reduction_length(hb_op op, const hb_shape *s)
 {
     switch (op) {
     case HB_OP_MATMUL: case HB_OP_BMM: return (double)s->k;
-    case HB_OP_CONV2D: return (double)(s->c / s->g * s->kh * s->kw);
+    case HB_OP_CONV2D: return (double)(s->c / (s->g > 0 ? s->g : 1)) * (double)s->kh * (double)s->kw;
     case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_RMSNORM: return (double)s->cols;
     case HB_OP_SUM_ALL: return (double)s->n;
     case HB_OP_ATTENTION: return (double)(s->kv_seq > s->head_dim ? s->kv_seq : s->head_dim);

@@ -655,6 +655,11 @@ static hb_status load_file(bd_state st, const char *path, const hb_batch_opts *o
     char tok[1024], perr[512];
     while ((len = getline(&line, &cap, f)) >= 0) {
         lineno++;
+        if (memchr(line, 0, (size_t)len)) {  /* would silently cut the line */
+            seterr(err, errlen, "%s:%d: NUL byte in line (a benchdnn list is text)", path, lineno);
+            rc = HB_EINVAL;
+            goto out;
+        }
         const char *p = line;
         for (;;) {
             while (*p && isspace((unsigned char)*p)) p++;

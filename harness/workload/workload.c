@@ -682,6 +682,11 @@ static char *wl_reader(char *str, int num, void *stream)
     }
     x->lineno++;
     char *l = x->buf;
+    /* a NUL byte would silently cut the line where it stands (everything here is C strings) */
+    if (memchr(l, 0, (size_t)len)) {
+        fail(x, x->lineno, HB_EINVAL, "NUL byte in line (a workload file is text)");
+        return NULL;
+    }
     if (x->lineno == 1 && !strncmp(l, "\xEF\xBB\xBF", 3)) memmove(l, l + 3, (size_t)len - 2), len -= 3;
     /* comments: a whole line starting with # or ;, or # / ; after a blank */
     for (char *p = l; *p; p++)
