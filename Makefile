@@ -1,4 +1,5 @@
-# hybench Makefile. Targets: all (default), test, clean, deps, cuda-plugin, check-warnings.
+# hybench Makefile. Targets: all (default), test, clean, deps, cuda-plugin, check-warnings,
+#   test-sanitize (the cmocka tests under ASan+UBSan), fuzz (libFuzzer targets, docs/fuzzing.md).
 # Options (tri-state where a dependency is optional, stress-ng/Lua style):
 #   WITH_OPENCL=auto|yes|no   WITH_CUDA=auto|yes|no   ARCH=-march=native   SANITIZE=address,undefined
 #   WERROR=1 (CI)
@@ -23,9 +24,10 @@ BLAS_LIBS := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -g -fopenmp -fPIC $(WARN) -Iharness -Ikernels \
            $(shell pkg-config --cflags hwloc jansson inih 2>/dev/null) -I$(BLAS_INC)
 LDLIBS  := $(shell pkg-config --libs hwloc jansson inih 2>/dev/null) $(BLAS_LIBS) -lm -ldl -fopenmp
+# A sanitizer finding is fatal (UBSan would otherwise print and go on, and a test would pass).
 ifneq ($(SANITIZE),)
-CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
-LDFLAGS += -fsanitize=$(SANITIZE)
+CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
 endif
 BUILD   := build
 WITH_OPENCL ?= auto
@@ -159,6 +161,76 @@ test-run: build $(TEST_BIN)
 
 clean:
 	rm -rf $(BUILD)
+
+# --- sanitizers: the cmocka tests built with SANITIZE=address,undefined into their own tree ---
+# Only the unit tests: tests/run_tests.sh's end-to-end checks run build/hybench, the normal build.
+# Counts like run_tests.sh and ends with "sanitize: N passed, N failed". UBSan stops at the first
+# finding (-fno-sanitize-recover above) and prints its stack; ASan's leak check stays on.
+SAN_BUILD ?= build/asan
+.PHONY: test-sanitize test-sanitize-run
+test-sanitize:
+	@./tools/install_deps.sh
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) SANITIZE=address,undefined OPT=-O1 WITH_CUDA=no test-sanitize-run
+test-sanitize-run: $(BUILD)/hybench $(PLUGINS) $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+	@pass=0; fail=0; failed=""; \
+	for t in $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC)); do \
+	  n=$$(basename $$t); \
+	  out=$$(UBSAN_OPTIONS=print_stacktrace=1 $$t 2>&1); rc=$$?; \
+	  printf '%s\n' "$$out" | sed "s/^/[asan $$n] /"; \
+	  p=$$(printf '%s\n' "$$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | awk '{s+=$$1} END {print s+0}'); \
+	  f=$$(printf '%s\n' "$$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | awk '{s+=$$1} END {print s+0}'); \
+	  if [ $$rc -ne 0 ] && [ $$f -eq 0 ]; then f=1; fi; \
+	  pass=$$((pass + p)); fail=$$((fail + f)); [ $$f -gt 0 ] && failed="$$failed $$n"; \
+	done; \
+	[ -n "$$failed" ] && echo "sanitize: failed:$$failed"; \
+	echo "sanitize: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
+
+# --- fuzzing (docs/fuzzing.md): libFuzzer targets tests/fuzz/fuzz_<name>.c, linked against the
+# layer libraries built by clang with -fsanitize=fuzzer-no-link,address,undefined into build/fuzz.
+# `make fuzz FUZZ_SECONDS=60` runs each target that long on its seed corpus tests/fuzz/corpus/<name>/
+# (new inputs kept in build/fuzz/corpus/<name>/) and fails on any crash, leak, UB, timeout or OOM;
+# the reproducer is written to build/fuzz/artifacts/<name>/. `make fuzz-build` only builds.
+# `make fuzz-repro` re-runs every recorded reproducer under tests/fuzz/crashes/<name>/.
+FUZZ_CC      ?= clang
+FUZZ_BUILD   ?= build/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   ?= -timeout=30 -rss_limit_mb=2048 -print_final_stats=1
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+# the top layer each target links (it and the layers below it, as the tests' TEST_TOP_); no target
+# needs measure/ or cli/, which are not built here
+FUZZ_TOP_workload := workload
+FUZZ_TOP_benchdnn := workload
+FUZZ_TOP_results  := results
+FUZZ_TOP_report   := report
+fuzz_libs = $(foreach L,$(call reverse,$(call layers_upto,$(or $(FUZZ_TOP_$(1)),report),$(LAYERS))),$(FUZZ_BUILD)/libhb_$(L).a)
+FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+.PHONY: fuzz fuzz-build fuzz-deps fuzz-libs fuzz-repro
+fuzz-deps:
+	@./tools/install_deps.sh fuzz
+fuzz-libs: fuzz-deps
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) ARCH= OPT=-O1 \
+	  SANITIZE=fuzzer-no-link,address,undefined WITH_CUDA=no WITH_OPENCL=no \
+	  $(foreach L,$(call layers_upto,report,$(LAYERS)),$(FUZZ_BUILD)/libhb_$(L).a)
+fuzz-build: fuzz-libs
+	@$(MAKE) --no-print-directory $(foreach t,$(FUZZ_TARGETS),$(FUZZ_BUILD)/fuzz_$(t))
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $$(call fuzz_libs,$$*)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 $(FUZZ_SAN) -Iharness -Ikernels -Itests/fuzz \
+	  $(shell pkg-config --cflags jansson hwloc inih 2>/dev/null) -o $@ $< $(call fuzz_libs,$*) $(LDLIBS)
+fuzz: fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/artifacts/$$t; \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  $(FUZZ_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) \
+	    -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t \
+	    > $(FUZZ_BUILD)/fuzz_$$t.log 2>&1 || { tail -n 60 $(FUZZ_BUILD)/fuzz_$$t.log; \
+	      echo "fuzz: $$t FAILED; reproducer: $$(ls $(FUZZ_BUILD)/artifacts/$$t/)"; exit 1; }; \
+	  grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' $(FUZZ_BUILD)/fuzz_$$t.log | sed "s/^/fuzz: $$t /"; \
+	done; echo "fuzz: $(words $(FUZZ_TARGETS)) targets, $(FUZZ_SECONDS) s each, no crash"
+fuzz-repro: fuzz-build
+	@rc=0; for t in $(FUZZ_TARGETS); do \
+	  for c in tests/fuzz/crashes/$$t/*; do [ -f "$$c" ] || continue; \
+	    echo "fuzz-repro: $$t $$c"; $(FUZZ_BUILD)/fuzz_$$t $$c || rc=1; done; \
+	done; exit $$rc
 
 print-%:
 	@echo $($*)

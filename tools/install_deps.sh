@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Install the Debian packages hybench needs, only those missing. Idempotent; quiet when all present.
 # Set HB_NO_INSTALL=1 to skip (e.g. on the device machine, which cannot install).
+# `install_deps.sh fuzz` adds what `make fuzz` needs (docs/fuzzing.md): clang, the libFuzzer and
+# sanitizer runtimes (libclang-rt-dev) and LLVM's OpenMP headers and runtime for clang -fopenmp.
 set -u
 [ "${HB_NO_INSTALL:-0}" = 1 ] && exit 0
 pkgs="build-essential pkg-config libopenblas-dev libopenblas-openmp-dev libhwloc-dev libjansson-dev libinih-dev libcmocka-dev
 gnuplot-nox ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo chromium libxml2-dev"
+[ "${1:-}" = fuzz ] && pkgs="$pkgs clang libclang-rt-dev libomp-dev"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
