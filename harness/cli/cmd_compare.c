@@ -137,6 +137,14 @@ int hb_cmd_compare(int argc, char **argv)
     }
     if (o.max_rows < 1) o.max_rows = 1;
     hb_run base, cur;
+    /* Only the fields compare reads are kept (a large file takes memory for its samples of one
+     * metric, not for every record whole). Another schema version is read and reported as
+     * incomparable below (exit 3; --force compares anyway). The current run must carry the raw
+     * samples of every ok case: without them no verdict could fail the gate. */
+    static const char *const keep[] = {"key", "backend", "op", "shape_str", "mode", "route", "dtype",
+                                       "status", "reason", "samples", "pass_medians", "phases", NULL};
+    hb_load_opts lo_cur = {HB_LOAD_STRICT | HB_LOAD_ANY_SCHEMA | HB_LOAD_NEED_SAMPLES, o.metric, keep};
+    hb_load_opts lo_base = {HB_LOAD_STRICT | HB_LOAD_ANY_SCHEMA, o.metric, keep};
     const char *cur_path = pos[npos - 1];
     char bpath[4096], bjson[4096], err2[512];
     const char *base_path = pos[0];
@@ -148,9 +156,9 @@ int hb_cmd_compare(int argc, char **argv)
         #pragma omp parallel sections num_threads(2)
         {
             #pragma omp section
-            s1 = hb_run_load(cur_path, &cur, err, sizeof err);
+            s1 = hb_run_load_opts(cur_path, &lo_cur, &cur, err, sizeof err);
             #pragma omp section
-            s2 = hb_run_load(base_path, &base, err2, sizeof err2);
+            s2 = hb_run_load_opts(base_path, &lo_base, &base, err2, sizeof err2);
         }
         if (s1 != HB_OK || s2 != HB_OK) {
             if (s1 != HB_OK) fprintf(stderr, "hybench compare: %s\n", err);
@@ -159,7 +167,7 @@ int hb_cmd_compare(int argc, char **argv)
             hb_run_free(&base);
             return HB_EXIT_USAGE;
         }
-    } else if (hb_run_load(cur_path, &cur, err, sizeof err) != HB_OK) {
+    } else if (hb_run_load_opts(cur_path, &lo_cur, &cur, err, sizeof err) != HB_OK) {
         fprintf(stderr, "hybench compare: %s\n", err);
         return HB_EXIT_USAGE;
     }
@@ -172,7 +180,7 @@ int hb_cmd_compare(int argc, char **argv)
         }
         hb_baseline_paths(bdir, host, bpath, bjson, sizeof bpath);
         base_path = bpath;
-        if (hb_run_load(base_path, &base, err, sizeof err) != HB_OK) {
+        if (hb_run_load_opts(base_path, &lo_base, &base, err, sizeof err) != HB_OK) {
             fprintf(stderr, "hybench compare: no usable baseline for host %s: %s (set one with: "
                             "hybench baseline set RESULTS --dir %s)\n", host, err, bdir);
             hb_run_free(&cur);

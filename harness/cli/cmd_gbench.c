@@ -1,8 +1,11 @@
 /* cmd_gbench.c - `hybench gbench`: a results file as Google Benchmark JSON (results/gbench.c). */
 #include "cli/commands.h"
 #include "results/results.h"
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void gbench_usage(FILE *f)
 {
@@ -12,7 +15,9 @@ static void gbench_usage(FILE *f)
           "Each ok case is a benchmark named after its key; each sample one repetition (iterations 1,\n"
           "times in ns; cpu_time = real_time since hybench measures wall/device time), followed by the\n"
           "mean, median, stddev and cv aggregates. --aggregates-only keeps only those (use it for\n"
-          "github-action-benchmark). --errors also lists cases that are not ok, with error_occurred.\n", f);
+          "github-action-benchmark). --errors also lists cases that are not ok, with error_occurred.\n"
+          "Exit status: 0 written, 2 usage or a results file that breaks the schema (file:line: field:\n"
+          "reason), 7 the output cannot be written (the file is removed).\n", f);
 }
 
 int hb_cmd_gbench(int argc, char **argv)
@@ -33,19 +38,31 @@ int hb_cmd_gbench(int argc, char **argv)
         else { gbench_usage(stderr); return HB_EXIT_USAGE; }
     }
     if (!in || (strcmp(metric, "total") && strcmp(metric, "compute"))) { gbench_usage(stderr); return HB_EXIT_USAGE; }
-    hb_run r;
+    if (out && !strcmp(out, "-")) out = NULL;
     char err[512];
-    if (hb_run_load(in, &r, err, sizeof err) != HB_OK) {
+    /* validate the whole file before creating the output: a refused file leaves nothing behind */
+    if (hb_results_stream(in, HB_LOAD_STRICT, NULL, NULL, err, sizeof err) != HB_OK) {
         fprintf(stderr, "hybench gbench: %s\n", err);
         return HB_EXIT_USAGE;
     }
-    json_t *doc = hb_gbench_build(&r, metric, agg, errors);
-    hb_run_free(&r);
-    if (!doc) { fprintf(stderr, "hybench gbench: out of memory\n"); return HB_EXIT_IO; }
-    int bad;
-    if (!out || !strcmp(out, "-")) bad = json_dumpf(doc, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF;
-    else bad = json_dump_file(doc, out, JSON_INDENT(2)) != 0;
-    json_decref(doc);
-    if (bad) { fprintf(stderr, "hybench gbench: cannot write %s\n", out ? out : "stdout"); return HB_EXIT_IO; }
+    FILE *f = stdout;
+    if (out && !(f = fopen(out, "w"))) {
+        fprintf(stderr, "hybench gbench: cannot write %s: %s\n", out, strerror(errno));
+        return HB_EXIT_IO;
+    }
+    /* only a regular file is removed after a failure (never /dev/full, a FIFO or a terminal) */
+    struct stat sb;
+    int regular = out && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
+    hb_status st = hb_gbench_stream(in, f, metric, agg, errors, err, sizeof err);
+    int werr = 0;
+    errno = 0;
+    if (fflush(f) != 0 || ferror(f)) werr = errno ? errno : EIO;
+    if (f != stdout && fclose(f) != 0 && !werr) werr = errno ? errno : EIO;
+    if (st != HB_OK || werr) {
+        if (werr) fprintf(stderr, "hybench gbench: cannot write %s: %s\n", out ? out : "standard output", strerror(werr));
+        else fprintf(stderr, "hybench gbench: %s\n", err);
+        if (regular) unlink(out);
+        return werr || st != HB_EINVAL ? HB_EXIT_IO : HB_EXIT_USAGE;
+    }
     return HB_EXIT_OK;
 }

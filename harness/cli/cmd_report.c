@@ -151,6 +151,13 @@ int hb_cmd_report(int argc, char **argv)
                 tpl ? tpl : "$HB_REPORT_TEMPLATES, <exe>/../reports, <exe>/../../reports or ./reports");
         return HB_EXIT_USAGE;
     }
+    /* every file against the schema with the commands' rules first (file:line: field: reason) */
+    for (int i = 0; i < nfiles; i++)
+        if (hb_results_stream(files[i], HB_LOAD_STRICT, NULL, NULL, err, sizeof err) != HB_OK) {
+            fprintf(stderr, "hybench report: %s\n", err);
+            hb_report_free(&rp);
+            return HB_EXIT_USAGE;
+        }
     hb_status st = hb_report_load(&rp, files, nfiles, err, sizeof err);
     if (st != HB_OK) {
         fprintf(stderr, "hybench report: %s\n", st == HB_ENOMEM ? "out of memory" : err);

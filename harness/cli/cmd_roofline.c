@@ -28,7 +28,8 @@ int hb_cmd_roofline(int argc, char **argv)
     for (int a = 1; a < argc; a++) {
         hb_run r;
         char err[512];
-        if (hb_run_load(argv[a], &r, err, sizeof err) != HB_OK) { fprintf(stderr, "hybench %s: %s\n", argv[0], err); return HB_EXIT_USAGE; }
+        hb_load_opts lo = {HB_LOAD_STRICT, NULL, NULL};
+        if (hb_run_load_opts(argv[a], &lo, &r, err, sizeof err) != HB_OK) { fprintf(stderr, "hybench %s: %s\n", argv[0], err); return HB_EXIT_USAGE; }
         for (int i = 0; i < hb_roof_ngoals; i++) {
             const hb_roof_goal *t = &hb_roof_goals[i];
             double ratio, fig = NAN, cv = NAN;

@@ -83,79 +83,144 @@ static json_t *aggregate(const char *name, const char *run_name, const char *agg
                      "time_unit", "ns");
 }
 
+/* Where the benchmarks of one case go: appended to arr (a whole document in memory), or written to
+ * out one by one (streaming). */
+typedef struct gb_ctx {
+    const char *metric;
+    int aggregates_only, errors;
+    int fam;
+    json_t *seen;      /* key -> occurrences so far: a repeated key becomes NAME#2 */
+    json_t *arr;
+    FILE *out;
+    int first;         /* no benchmark written yet */
+    int header;        /* streaming: the context and the list's opening written */
+} gb_ctx;
+
+static int emit(gb_ctx *g, json_t *b)
+{
+    if (!b) return -1;
+    if (g->arr) return json_array_append_new(g->arr, b);
+    if (!g->first) fputs(",\n", g->out);
+    g->first = 0;
+    json_dumpf(b, g->out, JSON_INDENT(2));  /* write errors: ferror(out), checked per case */
+    json_decref(b);
+    return 0;
+}
+
+/* The benchmarks of one case record c. Returns 0, or -1 on ENOMEM. */
+static int gbench_case(gb_ctx *g, json_t *c)
+{
+    const char *key = hb_rec_str(c, "key"), *status = hb_rec_str(c, "status");
+    if (!key) return 0;
+    char name[512];
+    gbench_name(key, name, sizeof name);
+    json_int_t rep = json_integer_value(json_object_get(g->seen, key)) + 1;
+    if (json_object_set_new(g->seen, key, json_integer(rep))) return -1;
+    if (rep > 1) {
+        size_t l = strlen(name);
+        snprintf(name + l, sizeof name - l, "#%lld", (long long)rep);
+    }
+    if (!status || strcmp(status, "ok")) {
+        if (g->errors) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s: %s", status ? status : "no status",
+                     hb_rec_str(c, "reason") ? hb_rec_str(c, "reason") : "");
+            if (emit(g, json_pack("{s:s, s:i, s:i, s:s, s:s, s:i, s:i, s:i, s:b, s:s, s:i, s:f, s:f, s:s}",
+                                  "name", name, "family_index", g->fam, "per_family_instance_index", 0, "run_name", name,
+                                  "run_type", "iteration", "repetitions", 1, "repetition_index", 0, "threads", 1,
+                                  "error_occurred", 1, "error_message", msg, "iterations", 0, "real_time", 0.0,
+                                  "cpu_time", 0.0, "time_unit", "ns")))
+                return -1;
+            g->fam++;
+        }
+        return 0;
+    }
+    json_t *a = json_object_get(json_object_get(c, "samples"), g->metric);
+    size_t n = json_array_size(a), k = 0;
+    double *x = malloc((n ? n : 1) * sizeof *x);
+    if (!x) return -1;
+    for (size_t j = 0; j < n; j++) {
+        double v = json_number_value(json_array_get(a, j));
+        if (isfinite(v)) x[k++] = v * 1e9;
+    }
+    if (k == 0) { free(x); return 0; }
+    int fam = g->fam, rc = 0;
+    if (!g->aggregates_only)
+        for (size_t j = 0; j < k && !rc; j++)
+            rc = emit(g, json_pack("{s:s, s:i, s:i, s:s, s:s, s:I, s:I, s:i, s:i, s:f, s:f, s:s}",
+                                   "name", name, "family_index", fam, "per_family_instance_index", 0, "run_name", name,
+                                   "run_type", "iteration", "repetitions", (json_int_t)k, "repetition_index", (json_int_t)j,
+                                   "threads", 1, "iterations", 1, "real_time", x[j], "cpu_time", x[j], "time_unit", "ns"));
+    double mean = 0, m2 = 0;
+    for (size_t j = 0; j < k; j++) { /* Welford */
+        double d = x[j] - mean;
+        mean += d / (double)(j + 1);
+        m2 += d * (x[j] - mean);
+    }
+    double sd = k > 1 ? sqrt(m2 / (double)(k - 1)) : 0;
+    hb_rs_sort(x, k);
+    double med = hb_rs_median_sorted(x, k);
+    if (!rc) rc = emit(g, aggregate(name, name, "mean", fam, k, mean, "time"));
+    if (!rc) rc = emit(g, aggregate(name, name, "median", fam, k, med, "time"));
+    if (!rc) rc = emit(g, aggregate(name, name, "stddev", fam, k, sd, "time"));
+    if (!rc) rc = emit(g, aggregate(name, name, "cv", fam, k, mean > 0 ? sd / mean : 0, "percentage"));
+    free(x);
+    g->fam++;
+    return rc ? -1 : 0;
+}
+
 json_t *hb_gbench_build(const hb_run *r, const char *metric, int aggregates_only, int errors)
 {
     json_t *doc = json_object(), *benches = json_array();
     if (!doc || !benches) { json_decref(doc); json_decref(benches); return NULL; }
     json_object_set_new(doc, "context", r->meta ? context_json(r, metric) : json_object());
     json_object_set_new(doc, "benchmarks", benches);
+    gb_ctx g = {.metric = metric, .aggregates_only = aggregates_only, .errors = errors, .seen = json_object(),
+                .arr = benches, .first = 1};
+    if (!g.seen) { json_decref(doc); return NULL; }
     size_t i;
     json_t *c;
-    int fam = 0;
-    json_t *seen = json_object(); /* key -> occurrences so far: a repeated key becomes NAME#2 */
-    json_array_foreach(r->cases, i, c) {
-        const char *key = hb_rec_str(c, "key"), *status = hb_rec_str(c, "status");
-        if (!key) continue;
-        char name[512];
-        gbench_name(key, name, sizeof name);
-        json_int_t rep = json_integer_value(json_object_get(seen, key)) + 1;
-        json_object_set_new(seen, key, json_integer(rep));
-        if (rep > 1) {
-            size_t l = strlen(name);
-            snprintf(name + l, sizeof name - l, "#%lld", (long long)rep);
-        }
-        if (!status || strcmp(status, "ok")) {
-            if (errors) {
-                char msg[512];
-                snprintf(msg, sizeof msg, "%s: %s", status ? status : "no status",
-                         hb_rec_str(c, "reason") ? hb_rec_str(c, "reason") : "");
-                json_array_append_new(benches, json_pack(
-                    "{s:s, s:i, s:i, s:s, s:s, s:i, s:i, s:i, s:b, s:s, s:i, s:f, s:f, s:s}",
-                    "name", name, "family_index", fam, "per_family_instance_index", 0, "run_name", name,
-                    "run_type", "iteration", "repetitions", 1, "repetition_index", 0, "threads", 1,
-                    "error_occurred", 1, "error_message", msg, "iterations", 0, "real_time", 0.0,
-                    "cpu_time", 0.0, "time_unit", "ns"));
-                fam++;
-            }
-            continue;
-        }
-        json_t *a = json_object_get(json_object_get(c, "samples"), metric);
-        size_t n = json_array_size(a), k = 0;
-        double *x = malloc((n ? n : 1) * sizeof *x);
-        if (!x) { json_decref(seen); json_decref(doc); return NULL; }
-        for (size_t j = 0; j < n; j++) {
-            double v = json_number_value(json_array_get(a, j));
-            if (isfinite(v)) x[k++] = v * 1e9;
-        }
-        if (k == 0) { free(x); continue; }
-        if (!aggregates_only)
-            for (size_t j = 0; j < k; j++)
-                json_array_append_new(benches, json_pack(
-                    "{s:s, s:i, s:i, s:s, s:s, s:I, s:I, s:i, s:i, s:f, s:f, s:s}",
-                    "name", name, "family_index", fam, "per_family_instance_index", 0, "run_name", name,
-                    "run_type", "iteration", "repetitions", (json_int_t)k, "repetition_index", (json_int_t)j,
-                    "threads", 1, "iterations", 1, "real_time", x[j], "cpu_time", x[j], "time_unit", "ns"));
-        double mean = 0, m2 = 0;
-        for (size_t j = 0; j < k; j++) { /* Welford */
-            double d = x[j] - mean;
-            mean += d / (double)(j + 1);
-            m2 += d * (x[j] - mean);
-        }
-        double sd = k > 1 ? sqrt(m2 / (double)(k - 1)) : 0;
-        hb_rs_sort(x, k);
-        double med = hb_rs_median_sorted(x, k);
-        json_array_append_new(benches, aggregate(name, name, "mean", fam, k, mean, "time"));
-        json_array_append_new(benches, aggregate(name, name, "median", fam, k, med, "time"));
-        json_array_append_new(benches, aggregate(name, name, "stddev", fam, k, sd, "time"));
-        json_array_append_new(benches, aggregate(name, name, "cv", fam, k, mean > 0 ? sd / mean : 0, "percentage"));
-        free(x);
-        fam++;
-    }
-    json_decref(seen);
+    json_array_foreach(r->cases, i, c)
+        if (gbench_case(&g, c)) { json_decref(g.seen); json_decref(doc); return NULL; }
+    json_decref(g.seen);
     return doc;
 }
 
 json_t *hb_gbench_from_run(const hb_run *r, const char *metric, int aggregates_only)
 {
     return hb_gbench_build(r, metric, aggregates_only, 0);
+}
+
+static hb_status stream_cb(json_t *rec, hb_record_type t, int lineno, void *user, char *why, size_t whylen)
+{
+    (void)lineno;
+    gb_ctx *g = user;
+    if (t == HB_REC_META && !g->header) {
+        /* the meta record comes first (hb_results_stream enforces it): the context, then the list */
+        hb_run one = {NULL, rec, NULL, NULL, NULL};
+        json_t *ctx = context_json(&one, g->metric);
+        if (!ctx) { snprintf(why, whylen, "out of memory"); return HB_ENOMEM; }
+        fputs("{\n  \"context\": ", g->out);
+        json_dumpf(ctx, g->out, JSON_INDENT(2));
+        json_decref(ctx);
+        fputs(",\n  \"benchmarks\": [\n", g->out);
+        g->header = 1;
+        return HB_OK;
+    }
+    if (t != HB_REC_CASE) return HB_OK;
+    if (gbench_case(g, rec)) { snprintf(why, whylen, "out of memory"); return HB_ENOMEM; }
+    if (ferror(g->out)) { snprintf(why, whylen, "write error"); return HB_EDEVICE; }  /* stop early */
+    return HB_OK;
+}
+
+hb_status hb_gbench_stream(const char *path, FILE *f, const char *metric, int aggregates_only, int errors, char *err,
+                           size_t errlen)
+{
+    gb_ctx g = {.metric = metric, .aggregates_only = aggregates_only, .errors = errors, .seen = json_object(),
+                .out = f, .first = 1};
+    if (!g.seen) { snprintf(err, errlen, "out of memory"); return HB_ENOMEM; }
+    hb_status st = hb_results_stream(path, 0, stream_cb, &g, err, errlen);
+    json_decref(g.seen);
+    if (st == HB_OK) fputs("\n  ]\n}\n", f);
+    return st;
 }

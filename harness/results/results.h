@@ -32,9 +32,53 @@ json_t *hb_case_status_record(const hb_case *c, const char *backend, hb_status s
 
 /* ---- reading (read.c) ---- */
 
+/* The record types a reader knows (docs/results-schema.md). */
+typedef enum hb_record_type {
+    HB_REC_NONE,        /* no "type" string */
+    HB_REC_META, HB_REC_BACKEND, HB_REC_CASE, HB_REC_END, HB_REC_MODE_CHECK,
+    HB_REC_UNKNOWN      /* a type this hybench does not know: ignored (forward compatibility) */
+} hb_record_type;
+hb_record_type hb_record_type_of(json_t *rec);
+
+/* Flags of the reader. */
+enum {
+    HB_LOAD_ANY_SCHEMA = 1u << 0,   /* accept a "schema" other than HB_SCHEMA_VERSION (compare: it reports
+                                       such a pair as incomparable, exit 3, and reads it with --force) */
+    HB_LOAD_NEED_SAMPLES = 1u << 1, /* an ok case without samples.<metric> is refused (compare) */
+    HB_LOAD_STRICT = 1u << 2,       /* case records need key, backend, op, mode, route, dtype and status
+                                       (the commands: csv, gbench, compare, report, roofline); without it
+                                       they are type-checked when present */
+};
+
+/* The schema validator (docs/results-schema.md, "Rules"): checks one parsed record, borrowed.
+ * Every record: an object with a string "type"; its "schema", when present (hybench always writes
+ * it), an integer equal to HB_SCHEMA_VERSION (any version >= 1 with HB_LOAD_ANY_SCHEMA). With
+ * HB_LOAD_STRICT a case needs its identity strings (key, backend, op, mode, route, dtype, status). Known
+ * types must be well-formed: wrong JSON types, an unknown status, negative or non-finite times, an
+ * ok case without phases.total.median or with an empty samples array are refused. Returns HB_OK, or
+ * HB_EINVAL with "field: reason" in err (size errlen; the caller prefixes file:line). */
+hb_status hb_record_check(json_t *rec, unsigned flags, char *err, size_t errlen);
+
+/* Called by hb_results_stream for each valid record of a known type, in file order. rec is borrowed
+ * (json_incref it to keep it); type is its type; lineno its 1-based line. Return HB_OK to go on, or
+ * an error status with a reason in why (size whylen; the reader prefixes file:line), which stops
+ * the reader and is returned by it. */
+typedef hb_status (*hb_record_fn)(json_t *rec, hb_record_type type, int lineno, void *user, char *why, size_t whylen);
+
+/* Read path one line (one record) at a time: parse, validate (hb_record_check with flags), and hand
+ * each record to fn (may be NULL: validate only). Holds one record in memory at a time. Blank lines
+ * are skipped; a truncated last line (no newline, not JSON: a run killed mid-write) is skipped with a
+ * warning on stderr. The meta record must come before every backend, case and end record and a file
+ * must have one. Returns HB_OK; HB_EINVAL with "path:line: field: reason" in err (size errlen) for
+ * the first bad record (a line that is not a JSON object, a NUL byte, a record that breaks the
+ * schema, no meta record, no record at all); HB_EDEVICE when path cannot be opened or read (with
+ * strerror); or the status fn returned. */
+hb_status hb_results_stream(const char *path, unsigned flags, hb_record_fn fn, void *user, char *err, size_t errlen);
+
 /* A loaded run. All json_t are owned by the hb_run (freed by hb_run_free).
- * meta: the "meta" record (NULL if the file lacks one); backends, cases: arrays of records of those
- * types in file order; end: the "end" record or NULL when the run was cut short. */
+ * meta: the "meta" record (a valid file has one; the last one when several); backends, cases: arrays
+ * of records of those types in file order; end: the "end" record or NULL when the run was cut short.
+ * mode_check and unknown records are not kept. */
 typedef struct hb_run {
     char *path;        /* owned copy of the path */
     json_t *meta;
@@ -43,13 +87,23 @@ typedef struct hb_run {
     json_t *end;
 } hb_run;
 
-/* Load path. Lines that fail to parse are an error naming path:line, except a truncated last line
- * (a run killed mid-write), which is skipped with a warning on stderr. Returns HB_OK, HB_EINVAL
- * (malformed; reason in err) or HB_EDEVICE when the file cannot be opened (reason in err).
- * On error *out is left empty (safe to hb_run_free). */
+/* Options of hb_run_load_opts. keep: NULL to keep whole case records, else a NULL-terminated list
+ * of the case fields to keep (the others are dropped as the file is read, so that a large file
+ * takes memory only for what the command uses); with keep, "samples" and "pass_medians" keep only
+ * their member metric, and "phases" only phases.<metric>.median. */
+typedef struct hb_load_opts {
+    unsigned flags;              /* HB_LOAD_* */
+    const char *metric;          /* "total" or "compute" (HB_LOAD_NEED_SAMPLES, keep); NULL: "total" */
+    const char *const *keep;
+} hb_load_opts;
+
+/* Load path with hb_results_stream (every record validated). Returns HB_OK, HB_EINVAL (malformed or
+ * breaking the schema; "path:line: field: reason" in err), HB_EDEVICE (cannot open or read: reason
+ * in err) or HB_ENOMEM. On error *out is left empty (safe to hb_run_free). hb_run_load is
+ * hb_run_load_opts with o NULL (whole records, schema HB_SCHEMA_VERSION only). */
+hb_status hb_run_load_opts(const char *path, const hb_load_opts *o, hb_run *out, char *err, size_t errlen);
 hb_status hb_run_load(const char *path, hb_run *out, char *err, size_t errlen);
 void hb_run_free(hb_run *r);
-/* String field k of a record; NULL when absent or not a string. */
 const char *hb_rec_str(json_t *rec, const char *k);
 /* String field k of r's meta record, and its CPU model (meta.cpu.model); NULL when absent. */
 const char *hb_run_meta(const hb_run *r, const char *k);
@@ -65,6 +119,15 @@ double hb_run_ceiling(const hb_run *r, const char *backend, const char *name);
  * mode, route, status, name, model, <phase>_median_s for each phase, size, flops, bytes, gflops,
  * gbps, fraction, rel_err, weight, host_bytes, device_bytes (csv.c). */
 void hb_csv_write(FILE *f, const hb_run *r);
+/* The same in pieces: the header row, and one case record's row (borrowed). */
+void hb_csv_header(FILE *f);
+void hb_csv_row(FILE *f, json_t *c);
+/* The CSV of the results file at path, streamed: read one record at a time (hb_results_stream), so
+ * memory holds one record. A record that breaks the schema stops it after the rows before it were
+ * written: a caller that must not write partial output validates the file first (hb_results_stream
+ * with fn NULL), as `hybench csv` does. Returns what hb_results_stream returns (HB_EINVAL/HB_EDEVICE, "path:line: field:
+ * reason" in err). Write errors on f are the caller's to check (ferror, fclose). */
+hb_status hb_csv_stream(const char *path, FILE *f, char *err, size_t errlen);
 /* The run as a Google Benchmark JSON document ({"context":{...},"benchmarks":[...]}), readable by
  * Google Benchmark's tools/compare.py, github-action-benchmark (tool "googlecpp") and bencher
  * (adapter "cpp_google"). Each case with status ok becomes one benchmark family named after its key
@@ -77,4 +140,10 @@ void hb_csv_write(FILE *f, const hb_run *r);
 json_t *hb_gbench_from_run(const hb_run *r, const char *metric, int aggregates_only);
 /* The same; errors: 1 lists the cases that are not ok too (`hybench gbench --errors`). */
 json_t *hb_gbench_build(const hb_run *r, const char *metric, int aggregates_only, int errors);
+/* The same document for the results file at path, streamed to f (indented JSON) one record at a
+ * time (validate first, as for hb_csv_stream: a bad record stops it mid-document); memory holds one case's benchmarks and the set of keys seen. Returns HB_OK, what
+ * hb_results_stream returns (HB_EINVAL/HB_EDEVICE with "path:line: field: reason" in err) or
+ * HB_ENOMEM. Write errors on f are the caller's to check (ferror, fclose). */
+hb_status hb_gbench_stream(const char *path, FILE *f, const char *metric, int aggregates_only, int errors, char *err,
+                           size_t errlen);
 #endif
