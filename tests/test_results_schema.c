@@ -7,7 +7,8 @@
  *  - compare refuses a current file whose ok cases carry no samples (results_nosamples.jsonl), which
  *    csv still reads;
  *  - write errors: csv and gbench to /dev/full (-o and standard output) exit 7 naming the file and
- *    the errno text; -o FILE leaves no FILE behind when the input is refused or the write fails.
+ *    the errno text; -o FILE leaves no FILE (and no temporary file) behind when the input is refused
+ *    or the write fails, and an existing FILE untouched.
  * Run from the repository root (make test does).
  */
 #include <errno.h>
@@ -239,6 +240,28 @@ static void test_write_errors(void **state)
     char *g4[] = {"gbench", DATA "no_such_file.jsonl", "-o", out, NULL};
     assert_int_equal(run_cmd(hb_cmd_gbench, 4, g4, buf, sizeof buf, 0), HB_EXIT_USAGE);
     assert_int_not_equal(access(out, F_OK), 0);
+    /* an existing output stays untouched when the input is refused, and no temporary file is left */
+    char dir[] = "/tmp/hb_schema_dirXXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char keep[300];
+    snprintf(keep, sizeof keep, "%s/keep.csv", dir);
+    FILE *f = fopen(keep, "w");
+    fputs("old contents\n", f);
+    fclose(f);
+    char *c5[] = {"csv", DATA "bad_results_negative.jsonl", "-o", keep, NULL};
+    assert_int_equal(run_cmd(hb_cmd_csv, 4, c5, buf, sizeof buf, 0), HB_EXIT_USAGE);
+    char *g5[] = {"gbench", DATA "bad_results_negative.jsonl", "-o", keep, NULL};
+    assert_int_equal(run_cmd(hb_cmd_gbench, 4, g5, buf, sizeof buf, 0), HB_EXIT_USAGE);
+    f = fopen(keep, "r");
+    char line[64] = "";
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_string_equal(line, "old contents\n");
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "test $(ls %s | wc -l) -eq 1", dir);
+    assert_int_equal(system(cmd), 0);
+    unlink(keep);
+    rmdir(dir);
 }
 
 int main(void)

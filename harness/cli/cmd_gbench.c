@@ -4,8 +4,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static void gbench_usage(FILE *f)
 {
@@ -17,7 +15,7 @@ static void gbench_usage(FILE *f)
           "mean, median, stddev and cv aggregates. --aggregates-only keeps only those (use it for\n"
           "github-action-benchmark). --errors also lists cases that are not ok, with error_occurred.\n"
           "Exit status: 0 written, 2 usage or a results file that breaks the schema (file:line: field:\n"
-          "reason), 7 the output cannot be written (the file is removed).\n", f);
+          "reason), 7 the output cannot be written (no partial FILE is left behind).\n", f);
 }
 
 int hb_cmd_gbench(int argc, char **argv)
@@ -39,30 +37,40 @@ int hb_cmd_gbench(int argc, char **argv)
     }
     if (!in || (strcmp(metric, "total") && strcmp(metric, "compute"))) { gbench_usage(stderr); return HB_EXIT_USAGE; }
     if (out && !strcmp(out, "-")) out = NULL;
-    char err[512];
-    /* validate the whole file before creating the output: a refused file leaves nothing behind */
+    char err[512], werr[600];
+    if (out) {
+        /* one pass into OUT.tmp.XXXXXX, renamed over OUT when complete: a refused input or a failed
+         * write leaves no OUT behind (and an existing OUT untouched) */
+        hb_outfile of;
+        if (hb_outfile_open(&of, out, werr, sizeof werr) != HB_OK) {
+            fprintf(stderr, "hybench gbench: %s\n", werr);
+            return HB_EXIT_IO;
+        }
+        hb_status st = hb_gbench_stream(in, of.f, metric, agg, errors, err, sizeof err);
+        if (hb_outfile_close(&of, st == HB_OK, werr, sizeof werr) != HB_OK) {
+            fprintf(stderr, "hybench gbench: %s\n", werr);
+            return HB_EXIT_IO;
+        }
+        if (st != HB_OK) {
+            fprintf(stderr, "hybench gbench: %s\n", err);
+            return st == HB_ENOMEM ? HB_EXIT_IO : HB_EXIT_USAGE;
+        }
+        return HB_EXIT_OK;
+    }
+    /* standard output: the whole file is validated first, so that a refused input writes nothing */
     if (hb_results_stream(in, HB_LOAD_STRICT, NULL, NULL, err, sizeof err) != HB_OK) {
         fprintf(stderr, "hybench gbench: %s\n", err);
         return HB_EXIT_USAGE;
     }
-    FILE *f = stdout;
-    if (out && !(f = fopen(out, "w"))) {
-        fprintf(stderr, "hybench gbench: cannot write %s: %s\n", out, strerror(errno));
+    hb_status st = hb_gbench_stream(in, stdout, metric, agg, errors, err, sizeof err);
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "hybench gbench: cannot write standard output: %s\n", strerror(errno ? errno : EIO));
         return HB_EXIT_IO;
     }
-    /* only a regular file is removed after a failure (never /dev/full, a FIFO or a terminal) */
-    struct stat sb;
-    int regular = out && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
-    hb_status st = hb_gbench_stream(in, f, metric, agg, errors, err, sizeof err);
-    int werr = 0;
-    errno = 0;
-    if (fflush(f) != 0 || ferror(f)) werr = errno ? errno : EIO;
-    if (f != stdout && fclose(f) != 0 && !werr) werr = errno ? errno : EIO;
-    if (st != HB_OK || werr) {
-        if (werr) fprintf(stderr, "hybench gbench: cannot write %s: %s\n", out ? out : "standard output", strerror(werr));
-        else fprintf(stderr, "hybench gbench: %s\n", err);
-        if (regular) unlink(out);
-        return werr || st != HB_EINVAL ? HB_EXIT_IO : HB_EXIT_USAGE;
+    if (st != HB_OK) {
+        fprintf(stderr, "hybench gbench: %s\n", err);
+        return st == HB_ENOMEM ? HB_EXIT_IO : HB_EXIT_USAGE;
     }
     return HB_EXIT_OK;
 }

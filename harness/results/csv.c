@@ -66,5 +66,5 @@ static hb_status csv_cb(json_t *rec, hb_record_type t, int lineno, void *user, c
 hb_status hb_csv_stream(const char *path, FILE *f, char *err, size_t errlen)
 {
     hb_csv_header(f);
-    return hb_results_stream(path, 0, csv_cb, f, err, errlen);
+    return hb_results_stream(path, HB_LOAD_STRICT, csv_cb, f, err, errlen);
 }

@@ -219,7 +219,7 @@ hb_status hb_gbench_stream(const char *path, FILE *f, const char *metric, int ag
     gb_ctx g = {.metric = metric, .aggregates_only = aggregates_only, .errors = errors, .seen = json_object(),
                 .out = f, .first = 1};
     if (!g.seen) { snprintf(err, errlen, "out of memory"); return HB_ENOMEM; }
-    hb_status st = hb_results_stream(path, 0, stream_cb, &g, err, errlen);
+    hb_status st = hb_results_stream(path, HB_LOAD_STRICT, stream_cb, &g, err, errlen);
     json_decref(g.seen);
     if (st == HB_OK) fputs("\n  ]\n}\n", f);
     return st;

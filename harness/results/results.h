@@ -1,9 +1,10 @@
 /*
  * results.h - the results schema in memory (docs/results-schema.md): a run is its JSON records, kept
  * as jansson objects. Every output is written from this one model: measure/ builds the records and
- * writes them (JSONL, write.c); read.c loads a file back into an hb_run, from which the CSV
- * (csv.c), Google Benchmark JSON (gbench.c), compare's Markdown/JSON/JUnit and the report's Markdown
- * and HTML are written.
+ * writes them (JSONL, write.c); read.c validates every record it reads against the schema
+ * (hb_record_check) and either streams the records to a callback one at a time (hb_results_stream:
+ * the CSV of csv.c and the Google Benchmark JSON of gbench.c are written that way) or loads them into
+ * an hb_run, from which compare's Markdown/JSON/JUnit and the report's Markdown and HTML are written.
  */
 #ifndef HB_RESULTS_H
 #define HB_RESULTS_H
@@ -29,6 +30,21 @@ json_t *hb_stats_json(const hb_stats *s);
 json_t *hb_case_record(const hb_case *c, const char *backend);
 /* A case record that measured nothing: the base fields, status st and its reason. New reference. */
 json_t *hb_case_status_record(const hb_case *c, const char *backend, hb_status st, const char *reason);
+
+/* An output file written whole or not at all (write.c): a regular file (or a new one) is written to
+ * a temporary file beside it, PATH.tmp.XXXXXX, renamed over PATH when complete; a device, FIFO or
+ * terminal is written straight. path is borrowed and must outlive the hb_outfile. */
+typedef struct hb_outfile {
+    FILE *f;            /* write here */
+    const char *path;   /* the output's name (borrowed) */
+    char *tmp;          /* owned: the temporary file's name, NULL when written straight */
+} hb_outfile;
+/* Open. Returns HB_OK, or HB_EDEVICE with "cannot write PATH: <strerror>" in err (size errlen). */
+hb_status hb_outfile_open(hb_outfile *o, const char *path, char *err, size_t errlen);
+/* Flush and close; keep 1 renames the temporary file over PATH, keep 0 removes it (nothing left
+ * behind). Returns HB_OK, or HB_EDEVICE with "cannot write PATH: <strerror>" in err when a write,
+ * the flush, the close or the rename failed (the temporary file is removed). */
+hb_status hb_outfile_close(hb_outfile *o, int keep, char *err, size_t errlen);
 
 /* ---- reading (read.c) ---- */
 
@@ -122,8 +138,8 @@ void hb_csv_write(FILE *f, const hb_run *r);
 /* The same in pieces: the header row, and one case record's row (borrowed). */
 void hb_csv_header(FILE *f);
 void hb_csv_row(FILE *f, json_t *c);
-/* The CSV of the results file at path, streamed: read one record at a time (hb_results_stream), so
- * memory holds one record. A record that breaks the schema stops it after the rows before it were
+/* The CSV of the results file at path, streamed: read one record at a time (hb_results_stream with
+ * HB_LOAD_STRICT), so memory holds one record. A record that breaks the schema stops it after the rows before it were
  * written: a caller that must not write partial output validates the file first (hb_results_stream
  * with fn NULL), as `hybench csv` does. Returns what hb_results_stream returns (HB_EINVAL/HB_EDEVICE, "path:line: field:
  * reason" in err). Write errors on f are the caller's to check (ferror, fclose). */
@@ -141,7 +157,7 @@ json_t *hb_gbench_from_run(const hb_run *r, const char *metric, int aggregates_o
 /* The same; errors: 1 lists the cases that are not ok too (`hybench gbench --errors`). */
 json_t *hb_gbench_build(const hb_run *r, const char *metric, int aggregates_only, int errors);
 /* The same document for the results file at path, streamed to f (indented JSON) one record at a
- * time (validate first, as for hb_csv_stream: a bad record stops it mid-document); memory holds one case's benchmarks and the set of keys seen. Returns HB_OK, what
+ * time (HB_LOAD_STRICT) (validate first, as for hb_csv_stream: a bad record stops it mid-document); memory holds one case's benchmarks and the set of keys seen. Returns HB_OK, what
  * hb_results_stream returns (HB_EINVAL/HB_EDEVICE with "path:line: field: reason" in err) or
  * HB_ENOMEM. Write errors on f are the caller's to check (ferror, fclose). */
 hb_status hb_gbench_stream(const char *path, FILE *f, const char *metric, int aggregates_only, int errors, char *err,

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *const hb_phase_names[HB_PH_COUNT] = {"convert_in", "h2d", "compute", "d2h", "convert_out", "total"};
@@ -91,3 +92,56 @@ json_t *hb_case_status_record(const hb_case *c, const char *backend, hb_status s
     return r;
 }
 
+
+/* ---- output files written whole or not at all ---- */
+
+hb_status hb_outfile_open(hb_outfile *o, const char *path, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->path = path;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        /* a device, FIFO or terminal: written straight (it cannot be replaced by a rename) */
+        if (!(o->f = fopen(path, "w"))) goto fail;
+        return HB_OK;
+    }
+    size_t n = strlen(path) + 16;
+    if (!(o->tmp = malloc(n))) { errno = ENOMEM; goto fail; }
+    snprintf(o->tmp, n, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) { free(o->tmp); o->tmp = NULL; goto fail; }
+    mode_t um = umask(0);
+    umask(um);
+    if (fchmod(fd, 0666 & ~um) != 0 || !(o->f = fdopen(fd, "w"))) {
+        int e = errno;
+        close(fd);
+        unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+        errno = e;
+        goto fail;
+    }
+    return HB_OK;
+fail:
+    snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    return HB_EDEVICE;
+}
+
+hb_status hb_outfile_close(hb_outfile *o, int keep, char *err, size_t errlen)
+{
+    int e = 0;
+    if (!o->f) return HB_OK;
+    errno = 0;
+    if (fflush(o->f) != 0 || ferror(o->f)) e = errno ? errno : EIO;
+    if (fclose(o->f) != 0 && !e) e = errno ? errno : EIO;
+    o->f = NULL;
+    if (o->tmp) {
+        if (!e && keep && rename(o->tmp, o->path) != 0) e = errno;
+        if (e || !keep) unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+    }
+    if (!e) return HB_OK;
+    snprintf(err, errlen, "cannot write %s: %s", o->path, strerror(e));
+    return HB_EDEVICE;
+}
