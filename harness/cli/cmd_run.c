@@ -11,9 +11,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,10 +53,15 @@ static void usage(FILE *f, const char *cmd)
         "  --case-timeout S   kill a case after S seconds: timed_out (default 600)\n"
         "  --seed N           input seed (default 42)\n"
         "  --out FILE         results file (default results/<run-id>.jsonl)\n"
+        "  --force            replace FILE when it is an existing results file (never done without it)\n"
         "  --dry-run          print the parsed cases with shapes and FLOP counts, run nothing\n"
-        "exit status: 0 ok, 2 usage, 4 bad workload, 5 a case failed verification, 6 unknown/unavailable\n"
-        "backend, 7 cannot write results, 8 cases failed/crashed/timed out, 130 interrupted (SIGINT/SIGTERM:\n"
-        "what was measured is written)\n", cmd);
+        "  Every option is checked: a value out of its range (NaN, inf, an empty list) is refused (exit 2).\n"
+        "  The results file is locked for the run: a second run on it refuses (exit 7); an existing one is\n"
+        "  refused without --force (exit 2). Every case reaches it as it is measured, in every pass.\n"
+        "exit status: 0 ok, 2 usage (or --out exists without --force), 4 bad workload, 5 a case failed\n"
+        "verification, 6 unknown/unavailable backend, 7 cannot write results (disk full: the file and the\n"
+        "error are named; or --out locked by another run), 8 cases failed/crashed/timed out, 130 interrupted\n"
+        "(SIGINT/SIGTERM: what was measured is written)\n", cmd);
 }
 
 static unsigned parse_mask(const char *arg, int (*parse)(const char *), const char *what, int *bad)
@@ -70,28 +77,77 @@ static unsigned parse_mask(const char *arg, int (*parse)(const char *), const ch
     return m;
 }
 
+/* A list option (--backend, --op, --mode, --route, --dtype): refused when empty or when it has an
+ * empty element ("add,,mul", "add,"), naming the option. 1 when acceptable. */
+static int nonempty_list(const char *arg, const char *opt)
+{
+    size_t n = strlen(arg);
+    if (!n || arg[0] == ',' || arg[n - 1] == ',' || strstr(arg, ",,") || n >= 256) {
+        fprintf(stderr, "hybench: --%s wants a comma list of names, not \"%s\"%s\n", opt, arg,
+                n >= 256 ? " (too long)" : "");
+        return 0;
+    }
+    return 1;
+}
+
+/* A real option: a finite number in the range (lo or [lo, hi] or hi), every character parsed.
+ * Refused (NaN, inf, empty, trailing text, out of range) with the option and its range named. */
+static int num_opt(const char *arg, const char *opt, int lo_incl, double lo, double hi, int hi_incl, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(arg, &end);
+    int ok = end != arg && !*end && errno != ERANGE && isfinite(x) && (lo_incl ? x >= lo : x > lo) &&
+             (hi_incl ? x <= hi : x < hi);
+    if (!ok) {
+        fprintf(stderr, "hybench: --%s wants a number in %c%g, %g%c, not \"%s\"\n", opt, lo_incl ? '[' : '(', lo, hi,
+                hi_incl ? ']' : ')', arg);
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+/* An integer option in [lo, hi]; refused (empty, trailing text, overflow, out of range) naming it. */
+static int int_opt(const char *arg, const char *opt, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(arg, &end, 10);
+    if (end == arg || *end || errno == ERANGE || x < lo || x > hi) {
+        fprintf(stderr, "hybench: --%s wants an integer in [%ld, %ld], not \"%s\"\n", opt, lo, hi, arg);
+        return 0;
+    }
+    *out = (int)x;
+    return 1;
+}
+
 static const char *const default_workloads[] = {"workloads/default.ini", "workloads/tinyllama.ini", "workloads/resnet50.ini"};
 
-static int run_common(int argc, char **argv, int verify)
+/* The run after its owned memory is set up by run_common (which frees it on every return path:
+ * the joined command line, the workload items and the cases). */
+static int run_main(int argc, char **argv, int verify, char **joined, hb_item_list *itemsp, hb_case_list *casesp)
 {
     hb_options o = {.repetitions = 1, .passes = 1, .budget_s = 0.5, .ci_target = 0.02, .min_samples = 5, .max_samples = 300, .ref_max_gflop = 2,
                     .case_timeout_s = 600, .seed = 42, .verify_only = verify};
     const char *cmd = verify ? "verify" : "run";
     const char *batches[32];
-    int nbatches = 0, bad = 0;
+    int nbatches = 0, bad = 0, force = 0;
+    int has_budget = 0, has_ref = 0, has_reps = 0, has_passes = 0, has_maxs = 0;
     enum { O_BACKEND = 256, O_OP, O_MODE, O_ROUTE, O_DTYPE, O_FILTER, O_QUICK, O_BATCH, O_BUDGET, O_CI, O_MINS, O_MAXS,
-           O_COLD, O_REFMAX, O_TMO, O_REPS, O_PASSES, O_SEED, O_OUT, O_DRY, O_HELP };
+           O_COLD, O_REFMAX, O_TMO, O_REPS, O_PASSES, O_SEED, O_OUT, O_DRY, O_FORCE, O_HELP };
     static const struct option lo[] = {
         {"backend", 1, 0, O_BACKEND}, {"op", 1, 0, O_OP}, {"mode", 1, 0, O_MODE}, {"route", 1, 0, O_ROUTE},
         {"dtype", 1, 0, O_DTYPE}, {"filter", 1, 0, O_FILTER}, {"quick", 0, 0, O_QUICK}, {"batch", 1, 0, O_BATCH},
         {"budget", 1, 0, O_BUDGET}, {"ci-target", 1, 0, O_CI}, {"min-samples", 1, 0, O_MINS},
         {"max-samples", 1, 0, O_MAXS}, {"cold", 0, 0, O_COLD}, {"ref-max-gflop", 1, 0, O_REFMAX},
-        {"case-timeout", 1, 0, O_TMO}, {"repetitions", 1, 0, O_REPS}, {"passes", 1, 0, O_PASSES}, {"seed", 1, 0, O_SEED}, {"out", 1, 0, O_OUT}, {"dry-run", 0, 0, O_DRY},
+        {"case-timeout", 1, 0, O_TMO}, {"repetitions", 1, 0, O_REPS}, {"passes", 1, 0, O_PASSES}, {"seed", 1, 0, O_SEED}, {"out", 1, 0, O_OUT}, {"dry-run", 0, 0, O_DRY}, {"force", 0, 0, O_FORCE},
         {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
     /* join argv for the metadata */
     size_t jl = 16;
     for (int i = 0; i < argc; i++) jl += strlen(argv[i]) + 1;
-    o.argv_joined = calloc(1, jl + 16);
+    *joined = o.argv_joined = calloc(1, jl + 16);
+    if (!o.argv_joined) { fprintf(stderr, "hybench: out of memory\n"); return HB_EXIT_IO; }
     strcat(o.argv_joined, "hybench");
     o.argc = argc;
     o.argv = argv;
@@ -101,32 +157,45 @@ static int run_common(int argc, char **argv, int verify)
     char *end;
     while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (ch) {
-        case O_BACKEND: o.backends = optarg; break;
+        case O_BACKEND: o.backends = optarg; bad |= !nonempty_list(optarg, "backend"); break;
         case O_OP:
             o.ops = optarg;
+            if (!nonempty_list(optarg, "op")) { bad = 1; break; }
             for (char *p = strdup(optarg), *tok = strtok(p, ","), *keep = p; tok || (free(keep), 0); tok = strtok(NULL, ",")) {
                 int fam = 0;
                 for (int f = 0; f < HB_FAM_COUNT; f++) fam |= !strcmp(tok, hb_family_name(f));
                 if (hb_op_parse(tok) < 0 && !fam) { fprintf(stderr, "hybench %s: unknown op \"%s\" (option --op)\n", cmd, tok); bad = 1; }
             }
             break;
-        case O_MODE: o.mode_mask = parse_mask(optarg, hb_mode_parse, "mode", &bad); break;
-        case O_ROUTE: o.route_mask = parse_mask(optarg, hb_route_parse, "route", &bad); break;
-        case O_DTYPE: o.dtype_mask = parse_mask(optarg, hb_dtype_parse, "dtype", &bad); break;
-        case O_FILTER: o.filter = optarg; break;
+        case O_MODE: if (!nonempty_list(optarg, "mode")) bad = 1; else o.mode_mask = parse_mask(optarg, hb_mode_parse, "mode", &bad); break;
+        case O_ROUTE: if (!nonempty_list(optarg, "route")) bad = 1; else o.route_mask = parse_mask(optarg, hb_route_parse, "route", &bad); break;
+        case O_DTYPE: if (!nonempty_list(optarg, "dtype")) bad = 1; else o.dtype_mask = parse_mask(optarg, hb_dtype_parse, "dtype", &bad); break;
+        case O_FILTER: o.filter = optarg; if (!*optarg) { fprintf(stderr, "hybench: --filter wants a non-empty text\n"); bad = 1; } break;
         case O_QUICK: o.quick = 1; break;
-        case O_BATCH: if (nbatches < 32) batches[nbatches++] = optarg; break;
-        case O_BUDGET: o.budget_s = strtod(optarg, &end); if (*end || o.budget_s <= 0 || o.budget_s > 3600) { fprintf(stderr, "hybench: --budget wants seconds in (0, 3600]\n"); bad = 1; } break;
-        case O_CI: o.ci_target = strtod(optarg, &end); if (*end || o.ci_target <= 0 || o.ci_target >= 1) { fprintf(stderr, "hybench: --ci-target wants a fraction in (0, 1)\n"); bad = 1; } break;
-        case O_MINS: o.min_samples = (int)strtol(optarg, &end, 10); if (*end || o.min_samples < 1 || o.min_samples > 100000) { fprintf(stderr, "hybench: bad --min-samples\n"); bad = 1; } break;
-        case O_MAXS: o.max_samples = (int)strtol(optarg, &end, 10); if (*end || o.max_samples < 1 || o.max_samples > 100000) { fprintf(stderr, "hybench: bad --max-samples\n"); bad = 1; } break;
+        case O_BATCH:
+            if (nbatches < 32) batches[nbatches++] = optarg;
+            else { fprintf(stderr, "hybench: at most 32 --batch options\n"); bad = 1; }
+            break;
+        case O_BUDGET: bad |= !num_opt(optarg, "budget", 0, 0, 3600, 1, &o.budget_s); has_budget = 1; break;
+        case O_CI: bad |= !num_opt(optarg, "ci-target", 0, 0, 1, 0, &o.ci_target); break;
+        case O_MINS: bad |= !int_opt(optarg, "min-samples", 1, 100000, &o.min_samples); break;
+        case O_MAXS: bad |= !int_opt(optarg, "max-samples", 1, 100000, &o.max_samples); has_maxs = 1; break;
         case O_COLD: o.cold = 1; break;
-        case O_REFMAX: o.ref_max_gflop = strtod(optarg, &end); if (*end || o.ref_max_gflop < 0) { fprintf(stderr, "hybench: bad --ref-max-gflop\n"); bad = 1; } break;
-        case O_TMO: o.case_timeout_s = strtod(optarg, &end); if (*end || o.case_timeout_s <= 0) { fprintf(stderr, "hybench: bad --case-timeout\n"); bad = 1; } break;
-        case O_REPS: o.repetitions = (int)strtol(optarg, &end, 10); if (*end || o.repetitions < 1 || o.repetitions > HB_MAX_REPETITIONS) { fprintf(stderr, "hybench: --repetitions wants 1..%d\n", HB_MAX_REPETITIONS); bad = 1; } break;
-        case O_PASSES: o.passes = (int)strtol(optarg, &end, 10); if (*end || o.passes < 1 || o.passes > HB_MAX_PASSES) { fprintf(stderr, "hybench: --passes wants 1..%d\n", HB_MAX_PASSES); bad = 1; } break;
-        case O_SEED: o.seed = strtoull(optarg, &end, 10); if (*end) { fprintf(stderr, "hybench: bad --seed\n"); bad = 1; } break;
-        case O_OUT: o.out = optarg; break;
+        case O_REFMAX: bad |= !num_opt(optarg, "ref-max-gflop", 1, 0, 1e9, 1, &o.ref_max_gflop); has_ref = 1; break;
+        case O_TMO: bad |= !num_opt(optarg, "case-timeout", 0, 0, 1e6, 1, &o.case_timeout_s); break;
+        case O_REPS: bad |= !int_opt(optarg, "repetitions", 1, HB_MAX_REPETITIONS, &o.repetitions); has_reps = 1; break;
+        case O_PASSES: bad |= !int_opt(optarg, "passes", 1, HB_MAX_PASSES, &o.passes); has_passes = 1; break;
+        case O_SEED: {
+            errno = 0;
+            o.seed = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || errno == ERANGE || optarg[strspn(optarg, " \t")] == '-') {
+                fprintf(stderr, "hybench: --seed wants an unsigned integer below 2^64, not \"%s\"\n", optarg);
+                bad = 1;
+            }
+            break;
+        }
+        case O_OUT: o.out = optarg; if (!*optarg) { fprintf(stderr, "hybench: --out wants a file name\n"); bad = 1; } break;
+        case O_FORCE: force = 1; break;
         case O_DRY: o.dry_run = 1; break;
         case O_HELP: case 'h': usage(stdout, cmd); return HB_EXIT_OK;
         default: usage(stderr, cmd); return HB_EXIT_USAGE;
@@ -135,13 +204,6 @@ static int run_common(int argc, char **argv, int verify)
     if (o.quick) {
         /* --quick: a smaller per-case budget, cpu-ref timed only on small cases, and the pinned route
          * left out by default (pageable and zero-copy mapped remain), unless the options say otherwise */
-        int has_budget = 0, has_ref = 0, has_reps = 0, has_passes = 0;
-        for (int i = 1; i < argc; i++) {
-            has_budget |= !strncmp(argv[i], "--budget", 8);
-            has_ref |= !strncmp(argv[i], "--ref-max-gflop", 15);
-            has_reps |= !strncmp(argv[i], "--repetitions", 13);
-            has_passes |= !strncmp(argv[i], "--passes", 8);
-        }
         if (!has_budget) o.budget_s = 0.2;
         /* quick runs gate merges: three passes over the case list in new processes, the best pass
          * kept per case (merge_passes); with --passes 1, three windows within the process instead */
@@ -150,7 +212,12 @@ static int run_common(int argc, char **argv, int verify)
         if (!has_ref) o.ref_max_gflop = 0.25;
         if (!o.route_mask) o.quick_routes = (1u << HB_ROUTE_PAGEABLE) | (1u << HB_ROUTE_MAPPED);
     }
-    if (o.max_samples < o.min_samples) o.max_samples = o.min_samples;
+    if (o.max_samples < o.min_samples) {
+        if (has_maxs) {
+            fprintf(stderr, "hybench: --min-samples %d is above --max-samples %d\n", o.min_samples, o.max_samples);
+            bad = 1;
+        } else o.max_samples = o.min_samples; /* only --min-samples given: the default maximum follows it */
+    }
     if (bad) return HB_EXIT_USAGE;
     /* backends named must exist */
     if (o.backends) {
@@ -163,40 +230,39 @@ static int run_common(int argc, char **argv, int verify)
             }
     }
     /* workloads: every file parsed before anything runs */
-    hb_item_list items = {0};
     char err[1024];
     char *wl[64];
     int nwl = 0;
-    for (int i = optind; i < argc && nwl < 64; i++) wl[nwl++] = argv[i];
+    if (argc - optind > 64) { fprintf(stderr, "hybench %s: at most 64 workload files\n", cmd); return HB_EXIT_USAGE; }
+    for (int i = optind; i < argc; i++) wl[nwl++] = argv[i];
     if (nwl == 0 && nbatches == 0)
         for (size_t i = 0; i < sizeof default_workloads / sizeof default_workloads[0]; i++) wl[nwl++] = (char *)default_workloads[i];
     for (int i = 0; i < nwl; i++)
-        if (hb_workload_load(wl[i], &items, err, sizeof err) != HB_OK) {
+        if (hb_workload_load(wl[i], itemsp, err, sizeof err) != HB_OK) {
             fprintf(stderr, "hybench %s: %s\n", cmd, err);
             return HB_EXIT_BAD_WORKLOAD;
         }
     for (int i = 0; i < nbatches; i++)
-        if (hb_batch_load(batches[i], &items, err, sizeof err) != HB_OK) {
+        if (hb_batch_load(batches[i], itemsp, err, sizeof err) != HB_OK) {
             fprintf(stderr, "hybench %s: %s\n", cmd, err);
             return HB_EXIT_BAD_WORKLOAD;
         }
-    hb_case_list cases = {0};
-    cases.items = &items;
-    if (hb_cases_expand(&items, &o, &cases)) { fprintf(stderr, "hybench: out of memory\n"); return HB_EXIT_IO; }
+    casesp->items = itemsp;
+    if (hb_cases_expand(itemsp, &o, casesp)) { fprintf(stderr, "hybench: out of memory\n"); return HB_EXIT_IO; }
     if (o.dry_run) {
-        for (size_t i = 0; i < items.n; i++) {
-            const hb_item *it = &items.v[i];
+        for (size_t i = 0; i < itemsp->n; i++) {
+            const hb_item *it = &itemsp->v[i];
             const hb_op_info *info = hb_op_get(it->c.op);
             if (o.ops && !hb_list_has(o.ops, info->name) && !hb_list_has(o.ops, hb_family_name(info->family))) continue;
             if (o.quick && !it->c.quick) continue;
             hb_item_print(stdout, it);
         }
-        printf("%zu workload entries, %zu cases per backend before per-backend filtering\n", items.n, cases.n);
+        printf("%zu workload entries, %zu cases per backend before per-backend filtering\n", itemsp->n, casesp->n);
         return HB_EXIT_OK;
     }
-    if (cases.n == 0) { fprintf(stderr, "hybench %s: no case selected (check --op, --filter, --quick)\n", cmd); return HB_EXIT_USAGE; }
+    if (casesp->n == 0) { fprintf(stderr, "hybench %s: no case selected (check --op, --filter, --quick)\n", cmd); return HB_EXIT_USAGE; }
     {   /* a backend process re-executed by the run (measure.h): measure its part and leave */
-        int crc = hb_measure_child_from_env(&o, &cases);
+        int crc = hb_measure_child_from_env(&o, casesp);
         if (crc >= 0) return crc;
     }
     /* results file */
@@ -210,18 +276,48 @@ static int run_common(int argc, char **argv, int verify)
     snprintf(run_id, sizeof run_id, "%s%s-%s", ts, verify ? "-verify" : "", host);
     if (o.out) snprintf(path, sizeof path, "%s", o.out);
     else { mkdir("results", 0755); snprintf(path, sizeof path, "results/%s.jsonl", run_id); }
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    /* the results file: locked for the run (a second run on it refuses), never truncated without
+     * --force, and a run of several passes rewrites it (merge, rename): it must be a regular file */
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) { fprintf(stderr, "hybench %s: cannot write %s: %s\n", cmd, path, strerror(errno)); return HB_EXIT_IO; }
-    if (hb_record_write(fd, hb_meta_record(&o, run_id, wl, nwl)) != HB_OK) { fprintf(stderr, "hybench: write failed\n"); return HB_EXIT_IO; }
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+        fprintf(stderr, "hybench %s: %s is in use: another hybench run holds its lock; choose another --out\n", cmd, path);
+        close(fd);
+        return HB_EXIT_IO;
+    }
+    struct stat fst;
+    if (fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_size > 0) {
+        if (!force) {
+            fprintf(stderr, "hybench %s: %s exists (%lld bytes); --force replaces it, or choose another --out\n", cmd, path,
+                    (long long)fst.st_size);
+            close(fd);
+            return HB_EXIT_USAGE;
+        }
+        if (ftruncate(fd, 0) < 0) {
+            fprintf(stderr, "hybench %s: cannot truncate %s: %s\n", cmd, path, strerror(errno));
+            close(fd);
+            return HB_EXIT_IO;
+        }
+    }
+    if (!S_ISREG(fst.st_mode) && o.passes > 1 && !verify) {
+        fprintf(stderr, "hybench %s: --out %s is not a regular file; a run of several passes (--passes %d) rewrites its "
+                "results file: give a file or --passes 1\n", cmd, path, o.passes);
+        close(fd);
+        return HB_EXIT_USAGE;
+    }
+    errno = 0;
+    if (hb_record_write(fd, hb_meta_record(&o, run_id, wl, nwl)) != HB_OK) {
+        fprintf(stderr, "hybench %s: cannot write %s: %s\n", cmd, path, strerror(errno ? errno : EIO));
+        close(fd);
+        return HB_EXIT_IO;
+    }
     hb_run_totals t;
-    int rc = hb_measure_run(&o, &cases, fd, path, cmd, &t);
+    int rc = hb_measure_run(&o, casesp, &fd, path, cmd, &t);
     close(fd);
     fprintf(stderr, "hybench %s: %zu cases in %.1f s: %d ok, %d wrong, %d failed, %d skipped, %d crashed, %d no_resource, %d timed_out\n",
             cmd, t.cases, t.elapsed_s, t.counts[HB_OK], t.counts[HB_EWRONG], t.counts[HB_EDEVICE] + t.counts[HB_EINVAL],
             t.counts[HB_ESKIP], t.counts[HB_ECRASH], t.counts[HB_ENOMEM], t.counts[HB_ETIMEOUT]);
     printf("%s\n", path);
-    hb_item_list_free(&items);
-    hb_case_list_free(&cases);
     if (rc) return rc;
     if (t.interrupted) return HB_EXIT_INTERRUPTED;
     if (t.unavailable_named) {
@@ -231,6 +327,18 @@ static int run_common(int argc, char **argv, int verify)
     if (t.counts[HB_EWRONG]) return HB_EXIT_WRONG;
     if (t.counts[HB_EDEVICE] + t.counts[HB_EINVAL] + t.counts[HB_ECRASH] + t.counts[HB_ETIMEOUT]) return HB_EXIT_FAILED;
     return HB_EXIT_OK;
+}
+
+static int run_common(int argc, char **argv, int verify)
+{
+    char *joined = NULL;
+    hb_item_list items = {0};
+    hb_case_list cases = {0};
+    int rc = run_main(argc, argv, verify, &joined, &items, &cases);
+    hb_case_list_free(&cases);
+    hb_item_list_free(&items);
+    free(joined);
+    return rc;
 }
 
 int hb_cmd_run(int argc, char **argv) { return run_common(argc, argv, 0); }

@@ -32,7 +32,12 @@ json_t *hb_measure_case(hb_instance *inst, const hb_case *c, int item, const cha
 json_t *hb_chain_measure(hb_instance *inst, const hb_case *c, const hb_options *o, const hb_ceiling *cl, int ncl,
                          hb_status *st);
 
-/* Merge the per-pass files paths[0..npass-1] into fd (merge.c). counts[] gets the merged statuses,
- * *ncases the case records written. Returns 0, or HB_EXIT_IO. */
-int hb_merge_passes(int fd, const char *const *paths, int npass, int counts[HB_STATUS_COUNT], size_t *ncases);
+/* Merge pass `pass` (2..P, 1-based) of a multi-pass run into the results file `path` (merge.c): its
+ * pass_case / pass_backend records folded into the case and backend records of the passes before,
+ * the merged file written to path.tmp (path's real name), locked, synced and renamed over path; *fd
+ * (the old file's descriptor, closed) then names the new file. counts[] gets the merged statuses,
+ * *ncases the case records written. Returns 0, or HB_EXIT_IO with err saying which file could not
+ * be written and why (the results file is then unchanged: it keeps every record). */
+int hb_merge_file(const char *path, int *fd, int pass, int counts[HB_STATUS_COUNT], size_t *ncases, char *err,
+                  size_t errlen);
 #endif

@@ -69,10 +69,14 @@ typedef struct hb_run_totals {
     int unavailable_named;        /* a backend named by --backend was unavailable */
 } hb_run_totals;
 /* Measure every case of `cases` on every selected backend, o->passes times (each pass in new
- * processes, into path.passN, merged into fd), then append the mode_check records (not for verify)
- * and the end record to fd. cmd ("run" or "verify") prefixes the progress lines on stderr.
- * SIGINT/SIGTERM stop it after the case in flight. Returns 0, or HB_EXIT_IO; *t gets the totals. */
-int hb_measure_run(const hb_options *o, const hb_case_list *cases, int fd, const char *path, const char *cmd,
+ * processes), appending every record to *fd (the results file `path`, opened O_APPEND, locked and
+ * holding the meta record) as it is measured; a pass after the first is merged into the file at its
+ * end (merge.c: the merged file is written beside it and renamed over it, *fd then names the new
+ * file, locked). Then the mode_check records (not for verify) and the end record are appended. cmd
+ * ("run" or "verify") prefixes the progress lines on stderr. SIGINT/SIGTERM stop it after the case
+ * in flight. Returns 0, or HB_EXIT_IO (a write failed: the message names the file and the error);
+ * *t gets the totals. */
+int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fd, const char *path, const char *cmd,
                    hb_run_totals *t);
 /* The child side of a re-executed backend process (see runner.c, "OpenMP wait policy"): when the
  * environment holds HB_CHILD (set by the parent run before it re-executed this process with the same

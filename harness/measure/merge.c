@@ -1,13 +1,22 @@
 /*
- * merge.c - a run of several passes (--passes P) writes each pass into its own file; this merges
- * them into the results file: backend records with their best ceilings, one record per case (the
- * worst status wins, else the fastest pass), every pass's medians kept (pass_medians).
+ * merge.c - a run of several passes (--passes P) appends each pass after the first to the results
+ * file as pass_case / pass_backend records; at the pass's end this merges it into the records of the
+ * passes before: backend records with their best ceilings, one record per case (the worst status
+ * wins, else the fastest pass), every pass's medians kept (pass_medians). The merged file is written
+ * beside the results file (FILE.tmp, locked), synced and renamed over it: at every moment the
+ * results file holds every record measured so far.
  */
 #include "measure/internal.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Key of a case record across passes: its "key" (hb_case_key) and its occurrence in the pass, so a
  * case listed twice in the workloads stays two records ("#2"), as compare matches them. seen counts
@@ -120,79 +129,137 @@ static void refraction(json_t *index, json_t *order, json_t *r)
     }
 }
 
-/* Merge the per-pass files into fd: backend records (merge_backend), then one record per case
- * in first-seen order: among passes that ran it, the worst status decides (status_rank); when all
- * are ok, the pass with the lowest total median is kept (interference only adds time: Chen &
- * Revels 2016), and every pass's medians are recorded (pass_medians: {"total": [...], "compute":
- * [...]}, seconds, null where the pass was not ok), with passes and best_pass (1-based). counts[] gets the merged statuses. Returns 0, or HB_EXIT_IO. */
-int hb_merge_passes(int fd, const char *const *paths, int npass, int counts[HB_STATUS_COUNT], size_t *ncases)
+/* Fold one case record r (consumed) of pass p (0-based) into order/index (see hb_merge_file). A
+ * record that already carries pass_medians is a merged record of the passes before. */
+static int fold_case(json_t *order, json_t *index, json_t *seen, json_t *r, int p)
 {
-    json_t *order = json_array(), *index = json_object();
-    int rc = 0;
-    for (int p = 0; p < npass && !rc; p++) {
-        FILE *f = fopen(paths[p], "r");
-        if (!f) continue;
-        char *line = NULL;
-        size_t cap = 0;
-        json_t *seen = json_object();
-        while (getline(&line, &cap, f) > 0) {
-            json_t *r = json_loads(line, 0, NULL);
-            if (!r) continue;
-            const char *type = json_string_value(json_object_get(r, "type"));
-            if (!type || strcmp(type, "case")) {
-                if (type && !strcmp(type, "backend")) merge_backend(order, index, r, p);
-                json_decref(r);
-                continue;
-            }
-            double med = rec_total_median(r);
-            const char *st = json_string_value(json_object_get(r, "status"));
-            int ok = st && !strcmp(st, "ok");
-            char *key = record_key(r, seen);
-            if (!key) { json_decref(r); rc = HB_EXIT_IO; break; }
-            json_t *slot = json_object_get(index, key);
-            if (!slot) {
-                json_t *meds = json_object();
-                pass_medians_add(meds, r, p, ok);
-                json_object_set_new(r, "pass_medians", meds);
-                json_object_set_new(r, "best_pass", json_integer(p + 1));
-                json_object_set_new(index, key, json_integer((json_int_t)json_array_size(order)));
-                json_array_append_new(order, r);
-            } else {
-                size_t at = (size_t)json_integer_value(slot);
-                json_t *old = json_array_get(order, at);
-                json_t *meds = json_incref(json_object_get(old, "pass_medians"));
-                pass_medians_add(meds, r, p, ok);
-                const char *ost = json_string_value(json_object_get(old, "status"));
-                int take = status_rank(st) > status_rank(ost) ||
-                           (status_rank(st) == status_rank(ost) && isfinite(med) && med < rec_total_median(old));
-                if (take) {
-                    json_object_set(r, "pass_medians", meds);
-                    json_object_set_new(r, "best_pass", json_integer(p + 1));
-                    json_array_set(order, at, r);
-                }
-                json_decref(meds);
-                json_decref(r);
-            }
-            free(key);
+    double med = rec_total_median(r);
+    const char *st = json_string_value(json_object_get(r, "status"));
+    int ok = st && !strcmp(st, "ok");
+    char *key = record_key(r, seen);
+    if (!key) { json_decref(r); return -1; }
+    json_t *slot = json_object_get(index, key);
+    if (!slot) {
+        if (!json_object_get(r, "pass_medians")) {
+            json_t *meds = json_object();
+            pass_medians_add(meds, r, p, ok);
+            json_object_set_new(r, "pass_medians", meds);
+            json_object_set_new(r, "best_pass", json_integer(p + 1));
         }
-        json_decref(seen);
-        free(line);
-        fclose(f);
+        json_object_set_new(index, key, json_integer((json_int_t)json_array_size(order)));
+        json_array_append_new(order, r);
+    } else {
+        size_t at = (size_t)json_integer_value(slot);
+        json_t *old = json_array_get(order, at);
+        json_t *meds = json_incref(json_object_get(old, "pass_medians"));
+        if (!meds) meds = json_object();
+        pass_medians_add(meds, r, p, ok);
+        const char *ost = json_string_value(json_object_get(old, "status"));
+        int take = status_rank(st) > status_rank(ost) ||
+                   (status_rank(st) == status_rank(ost) && isfinite(med) && med < rec_total_median(old));
+        if (take) {
+            json_object_set(r, "pass_medians", meds);
+            json_object_set_new(r, "best_pass", json_integer(p + 1));
+            json_array_set(order, at, r);
+        }
+        json_decref(meds);
+        json_decref(r);
+    }
+    free(key);
+    return 0;
+}
+
+/* Merge pass `pass` into the results file (see internal.h). The file holds the meta record, the
+ * case and backend records of the passes merged so far (pass 1's as measured) and this pass's
+ * pass_case / pass_backend records. Backend records: merge_backend. Case records, in first-seen
+ * order: among the passes that ran a case the worst status decides (status_rank); when all are ok
+ * the pass with the lowest total median is kept (interference only adds time: Chen & Revels 2016),
+ * and every pass's medians are recorded (pass_medians: {"total": [...], "compute": [...]}, seconds,
+ * null where the pass was not ok), with passes and best_pass (1-based). */
+int hb_merge_file(const char *path, int *fd, int pass, int counts[HB_STATUS_COUNT], size_t *ncases, char *err,
+                  size_t errlen)
+{
+    char real[4096], tmp[4200];
+    if (!realpath(path, real)) { snprintf(err, errlen, "cannot merge pass %d into %s: %s", pass, path, strerror(errno)); return HB_EXIT_IO; }
+    snprintf(tmp, sizeof tmp, "%s.tmp", real);
+    FILE *f = fopen(real, "r");
+    if (!f) { snprintf(err, errlen, "cannot read %s to merge pass %d: %s", path, pass, strerror(errno)); return HB_EXIT_IO; }
+    json_t *order = json_array(), *index = json_object(), *seen_old = json_object(), *seen_new = json_object();
+    json_t *head = json_array(); /* the meta record and any record type merge does not know, kept in order */
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    while (getline(&line, &cap, f) > 0 && !rc) {
+        json_t *r = json_loads(line, 0, NULL);
+        if (!r) continue; /* never written by put_record (a failed write is cut back); not a record */
+        const char *tv = json_string_value(json_object_get(r, "type"));
+        char type[32];
+        snprintf(type, sizeof type, "%s", tv ? tv : "");
+        if (!strcmp(type, "pass_case") || !strcmp(type, "pass_backend")) {
+            int p = (int)json_integer_value(json_object_get(r, "pass"));
+            json_object_set_new(r, "type", json_string(type + 5));
+            json_object_del(r, "pass");
+            if (p != pass) { json_decref(r); continue; } /* not this pass: cannot happen (each pass is merged at its end) */
+            if (!strcmp(type, "pass_backend")) { merge_backend(order, index, r, pass - 1); json_decref(r); }
+            else if (fold_case(order, index, seen_new, r, pass - 1)) rc = HB_EXIT_IO;
+        } else if (!strcmp(type, "backend")) { merge_backend(order, index, r, 0); json_decref(r); }
+        else if (!strcmp(type, "case")) { if (fold_case(order, index, seen_old, r, 0)) rc = HB_EXIT_IO; }
+        else if (!strcmp(type, "end") || !strcmp(type, "mode_check")) json_decref(r); /* written after the last merge */
+        else json_array_append_new(head, r);
+    }
+    free(line);
+    fclose(f);
+    json_decref(seen_old);
+    json_decref(seen_new);
+    if (rc) snprintf(err, errlen, "out of memory merging pass %d into %s", pass, path);
+    struct stat st;
+    int tfd = -1;
+    if (!rc) {
+        mode_t mode = fstat(*fd, &st) == 0 ? (st.st_mode & 0777) : 0644;
+        tfd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, mode);
+        if (tfd < 0 || flock(tfd, LOCK_EX | LOCK_NB) < 0) {
+            snprintf(err, errlen, "cannot write %s (merging pass %d; %s keeps every record): %s", tmp, pass, path, strerror(errno));
+            rc = HB_EXIT_IO;
+        }
+    }
+    for (size_t i = 0; i < json_array_size(head) && !rc; i++) {
+        errno = 0;
+        if (hb_record_write(tfd, json_incref(json_array_get(head, i))) != HB_OK) rc = errno ? errno : EIO;
     }
     for (size_t i = 0; i < json_array_size(order) && !rc; i++) {
         json_t *r = json_array_get(order, i);
         const char *type = json_string_value(json_object_get(r, "type"));
         if (type && !strcmp(type, "case")) {
-            json_object_set_new(r, "passes", json_integer(npass));
+            json_object_set_new(r, "passes", json_integer(pass));
             refraction(index, order, r);
             hb_status s = hb_status_from_name(json_string_value(json_object_get(r, "status")));
             if ((unsigned)s < HB_STATUS_COUNT) counts[s]++;
             (*ncases)++;
         }
-        if (hb_record_write(fd, json_incref(r)) != HB_OK) rc = HB_EXIT_IO;
+        errno = 0;
+        if (hb_record_write(tfd, json_incref(r)) != HB_OK) rc = errno ? errno : EIO;
     }
+    if (rc && rc != HB_EXIT_IO) {
+        snprintf(err, errlen, "cannot write %s (merging pass %d; %s keeps every record): %s", tmp, pass, path, strerror(rc));
+        rc = HB_EXIT_IO;
+    }
+    if (!rc && fsync(tfd) < 0) {
+        snprintf(err, errlen, "cannot write %s (merging pass %d; %s keeps every record): %s", tmp, pass, path, strerror(errno));
+        rc = HB_EXIT_IO;
+    }
+    if (!rc && rename(tmp, real) < 0) {
+        snprintf(err, errlen, "cannot rename %s to %s (merging pass %d; %s keeps every record): %s", tmp, real, pass, path,
+                 strerror(errno));
+        rc = HB_EXIT_IO;
+    }
+    if (rc) {
+        if (tfd >= 0) { close(tfd); unlink(tmp); }
+    } else {
+        close(*fd); /* the old file, now unlinked: its lock goes with it; tfd holds the new file's */
+        *fd = tfd;
+    }
+    json_decref(head);
     json_decref(order);
     json_decref(index);
     return rc;
 }
-

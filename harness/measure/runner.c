@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,7 +35,34 @@ typedef struct child_args {
     int pipe_w;        /* progress to the parent */
     int start_inst, start_case;
     int write_backend_records;
+    int pass;          /* 1-based; records of a pass after the first are written as pass_* records */
 } child_args;
+
+/* Append one record (consumed) to the results file fd. In pass 1 it is written as it is; in a later
+ * pass its type becomes "pass_case" / "pass_backend" with "pass": k, so that readers of the file,
+ * which ignore unknown types, keep reading the passes merged so far while the pass runs; the pass's
+ * merge (merge.c) turns them back into case and backend records. A failed write is cut back to the
+ * file's previous end (no partial line is left) and returns the errno (EIO when the write gave none);
+ * 0 when written. */
+static int put_record(int fd, json_t *rec, int pass)
+{
+    if (!rec) return ENOMEM;
+    if (pass > 1) {
+        const char *type = json_string_value(json_object_get(rec, "type"));
+        if (type && (!strcmp(type, "case") || !strcmp(type, "backend"))) {
+            char t[32];
+            snprintf(t, sizeof t, "pass_%s", type);
+            json_object_set_new(rec, "type", json_string(t));
+            json_object_set_new(rec, "pass", json_integer(pass));
+        }
+    }
+    off_t end = lseek(fd, 0, SEEK_END);
+    errno = 0;
+    if (hb_record_write(fd, rec) == HB_OK) return 0;
+    int e = errno ? errno : EIO;
+    if (end >= 0 && ftruncate(fd, end) < 0) { /* not a regular file: nothing to cut back */ }
+    return e;
+}
 
 static void say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(int fd, const char *fmt, ...)
@@ -99,8 +127,8 @@ static void child_reexec(const child_args *a)
     av[0] = (char *)"hybench";
     for (int i = 0; i < a->o->argc; i++) av[i + 1] = a->o->argv[i];
     char spec[160];
-    snprintf(spec, sizeof spec, "%s %d %d %d %d %d", a->entry->type, a->fd, a->pipe_w, a->start_inst, a->start_case,
-             a->write_backend_records);
+    snprintf(spec, sizeof spec, "%s %d %d %d %d %d %d", a->entry->type, a->fd, a->pipe_w, a->start_inst, a->start_case,
+             a->write_backend_records, a->pass);
     int fl0 = fcntl(a->fd, F_GETFD), fl1 = fcntl(a->pipe_w, F_GETFD);
     if (fl0 < 0 || fl1 < 0 || fcntl(a->fd, F_SETFD, fl0 & ~FD_CLOEXEC) < 0 || fcntl(a->pipe_w, F_SETFD, fl1 & ~FD_CLOEXEC) < 0) {
         free(av);
@@ -121,8 +149,8 @@ int hb_measure_child_from_env(const hb_options *o, const hb_case_list *cases)
     if (!spec) return -1;
     char type[64];
     child_args a = {.o = o, .cases = cases};
-    if (sscanf(spec, "%63s %d %d %d %d %d", type, &a.fd, &a.pipe_w, &a.start_inst, &a.start_case,
-               &a.write_backend_records) != 6 || !(a.entry = hb_backend_find(type))) {
+    if (sscanf(spec, "%63s %d %d %d %d %d %d", type, &a.fd, &a.pipe_w, &a.start_inst, &a.start_case,
+               &a.write_backend_records, &a.pass) != 7 || !(a.entry = hb_backend_find(type))) {
         fprintf(stderr, "hybench: malformed HB_CHILD \"%s\"\n", spec);
         return HB_EXIT_USAGE;
     }
@@ -141,7 +169,8 @@ static int child_main(const child_args *a)
         if (a->write_backend_records) {
             json_t *r = json_pack("{s:s,s:s,s:b,s:s}", "type", "backend", "backend", a->entry->type, "available", 0,
                                   "reason", reason);
-            hb_record_write(a->fd, r);
+            int e = put_record(a->fd, r, a->pass);
+            if (e) { say(a->pipe_w, "W %d\n", e); return HB_EXIT_IO; }
         }
         say(a->pipe_w, "U %s\n", reason);
         return 0;
@@ -183,7 +212,8 @@ static int child_main(const child_args *a)
                     if (d) json_object_set_new(r, "info", d);
                 }
             }
-            if (hb_record_write(a->fd, r) != HB_OK) return HB_EXIT_IO;
+            int e = put_record(a->fd, r, a->pass);
+            if (e) { say(a->pipe_w, "W %d\n", e); return HB_EXIT_IO; }
         }
         hb_ref_cache rcache = {.item = -1};
         size_t j0 = (i == a->start_inst) ? (size_t)a->start_case : 0;
@@ -200,11 +230,18 @@ static int child_main(const child_args *a)
                 char key[512];
                 if (strstr(hb_case_key(c, inst[i].name, key, sizeof key), inject)) raise(SIGSEGV);
             }
+            /* HB_INJECT_KILL=TEXT: the same with SIGKILL, as a kill from outside (kill -9) would end it */
+            const char *inject_kill = getenv("HB_INJECT_KILL");
+            if (inject_kill && *inject_kill) {
+                char key[512];
+                if (strstr(hb_case_key(c, inst[i].name, key, sizeof key), inject_kill)) raise(SIGKILL);
+            }
             hb_status st;
             json_t *rec = hb_measure_case(&inst[i], c, a->cases->item[j], a->cases->items->v[a->cases->item[j]].skip, a->o,
                                        &rcache, &cl, &st);
             json_t *rec_copy_rel = json_pack("{s:O?}", "rel_err", rec ? json_object_get(rec, "rel_err") : NULL);
-            if (!rec || hb_record_write(a->fd, rec) != HB_OK) { json_decref(rec_copy_rel); rc = HB_EXIT_IO; break; }
+            int e = put_record(a->fd, rec, a->pass);
+            if (e) { say(a->pipe_w, "W %d\n", e); json_decref(rec_copy_rel); rc = HB_EXIT_IO; break; }
             json_t *re = json_object_get(rec_copy_rel, "rel_err");
             say(a->pipe_w, "E %d %zu %s %.3g\n", i, j, hb_status_name(st), json_is_number(re) ? json_number_value(re) : -1.0);
             json_decref(rec_copy_rel);
@@ -254,9 +291,65 @@ static void on_stop_signal(int sig)
     g_stop = 1;
 }
 
-/* Run one backend type in child processes until its case list is done. Returns 0, or HB_EXIT_IO. */
-static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_case_list *cases, int fd, progress *pg,
-                       int *unavailable)
+/* The name of a signal ("SIGSEGV"), or NULL. */
+static const char *signal_name(int sig)
+{
+    static const struct { int n; const char *s; } t[] = {
+        {SIGHUP, "SIGHUP"}, {SIGINT, "SIGINT"}, {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"}, {SIGTRAP, "SIGTRAP"},
+        {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"}, {SIGFPE, "SIGFPE"}, {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"},
+        {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"}, {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
+        {SIGSYS, "SIGSYS"}, {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (t[i].n == sig) return t[i].s;
+    return NULL;
+}
+
+/* The value of the line "KEY N" of a file, or -1. */
+static long long read_counter(const char *file, const char *key)
+{
+    FILE *f = fopen(file, "r");
+    if (!f) return -1;
+    char line[256];
+    long long v = -1;
+    size_t kl = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, key, kl) && line[kl] == ' ') { v = strtoll(line + kl + 1, NULL, 10); break; }
+    fclose(f);
+    return v;
+}
+
+/* How many processes the out-of-memory killer has killed, as the kernel counts them: the counter of
+ * this process's cgroup (v2 memory.events "oom_kill", v1 memory.oom_control "oom_kill": kills of its
+ * processes, the backend children included, by any OOM killer), else the system-wide one
+ * (/proc/vmstat "oom_kill"). -1 when none can be read; *src names the one read. */
+static long long oom_kill_count(const char **src)
+{
+    char line[512], file[700];
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    long long v = -1;
+    if (f) {
+        while (v < 0 && fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = 0;
+            const char *v1 = strstr(line, ":memory:");
+            if (!strncmp(line, "0::", 3)) { /* cgroup v2 */
+                snprintf(file, sizeof file, "/sys/fs/cgroup%s/memory.events", line + 3);
+                if ((v = read_counter(file, "oom_kill")) >= 0) *src = "the cgroup's memory.events oom_kill";
+            } else if (v1) { /* cgroup v1 memory controller (kernel 4.13+) */
+                snprintf(file, sizeof file, "/sys/fs/cgroup/memory%s/memory.oom_control", v1 + 8);
+                if ((v = read_counter(file, "oom_kill")) >= 0) *src = "the cgroup's memory.oom_control oom_kill";
+            }
+        }
+        fclose(f);
+    }
+    if (v >= 0) return v;
+    *src = "/proc/vmstat oom_kill";
+    return read_counter("/proc/vmstat", "oom_kill");
+}
+
+/* Run one backend type in child processes until its case list is done (pass: 1-based, see
+ * put_record). Returns 0, or HB_EXIT_IO after a message naming path and the error. */
+static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_case_list *cases, int fd, const char *path,
+                       int pass, progress *pg, int *unavailable)
 {
     *unavailable = 0;
     int start_inst = 0, start_case = 0, first = 1;
@@ -264,13 +357,18 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
     memset(inst_names, 0, sizeof inst_names);
     for (;;) {
         int pfd[2];
+        const char *oom_src = NULL;
+        long long oom0 = oom_kill_count(&oom_src);
         if (pipe(pfd)) { perror("pipe"); return HB_EXIT_IO; }
         fflush(NULL);
         pid_t pid = fork();
         if (pid < 0) { perror("fork"); return HB_EXIT_IO; }
         if (pid == 0) {
+            /* a run killed with SIGKILL takes its measuring child along (no orphan appends to the file) */
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() == 1) _exit(HB_EXIT_INTERRUPTED);
             close(pfd[0]);
-            child_args a = {e, o, cases, fd, pfd[1], start_inst, start_case, first};
+            child_args a = {e, o, cases, fd, pfd[1], start_inst, start_case, first, pass};
             child_reexec(&a); /* returns when this backend keeps the inherited OpenMP wait policy */
             _exit(child_main(&a));
         }
@@ -281,7 +379,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         long cur_case = -1;
         size_t inst_total = 0, inst_done = 0;
         double case_t0 = 0;
-        int timed_out = 0, stopped = 0;
+        int timed_out = 0, stopped = 0, write_errno = 0;
         for (;;) {
             struct pollfd pf = {pfd[0], POLLIN, 0};
             int pr = poll(&pf, 1, 1000); /* wake every second: progress line and the case time limit */
@@ -296,7 +394,9 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
             int ii;
             size_t jj, tt;
             char name[256];
-            if (sscanf(line, "T %d %zu %255s", &ii, &tt, name) == 3) {
+            if (sscanf(line, "W %d", &write_errno) == 1) {
+                /* the child could not write the results file: the run ends with HB_EXIT_IO below */
+            } else if (sscanf(line, "T %d %zu %255s", &ii, &tt, name) == 3) {
                 snprintf(inst_names[ii], sizeof inst_names[ii], "%.63s", name);
                 if (!json_object_get(pg->backends, name))
                     json_object_set_new(pg->backends, name, json_pack("{s:I}", "cases", (json_int_t)tt));
@@ -350,9 +450,14 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         fclose(rp);
         int wst = 0;
         waitpid(pid, &wst, 0);
+        if (write_errno || (WIFEXITED(wst) && WEXITSTATUS(wst) == HB_EXIT_IO)) {
+            if (pg->tty) fprintf(stderr, "\r\033[K");
+            fprintf(stderr, "hybench: cannot write %s: %s (the %s process stopped; the records before are kept)\n", path,
+                    strerror(write_errno ? write_errno : EIO), e->type);
+            return HB_EXIT_IO;
+        }
         if (stopped || g_stop) return 0; /* interrupted: the case in flight is not recorded */
         if (cur_case < 0) {
-            if (WIFEXITED(wst) && WEXITSTATUS(wst) == HB_EXIT_IO) return HB_EXIT_IO;
             if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)
                 fprintf(stderr, "\nhybench: %s child ended abnormally outside a case (status %d)\n", e->type, wst);
             return 0;
@@ -363,13 +468,27 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         hb_status st = HB_ECRASH;
         if (timed_out) { st = HB_ETIMEOUT; snprintf(reason, sizeof reason, "killed after %.0f s (--case-timeout)", o->case_timeout_s); }
         else if (WIFSIGNALED(wst)) {
+            /* a signal is a crash; only a SIGKILL the kernel counts as an out-of-memory kill is no_resource */
             int sig = WTERMSIG(wst);
-            if (sig == SIGKILL) { st = HB_ENOMEM; snprintf(reason, sizeof reason, "child killed by SIGKILL (likely the out-of-memory killer)"); }
-            else snprintf(reason, sizeof reason, "child died from signal %d (%s)", sig, strsignal(sig));
+            const char *sn = signal_name(sig);
+            char sbuf[32];
+            if (!sn) { snprintf(sbuf, sizeof sbuf, "signal %d", sig); sn = sbuf; }
+            long long oom1 = sig == SIGKILL ? oom_kill_count(&oom_src) : -1;
+            if (sig == SIGKILL && oom0 >= 0 && oom1 > oom0) {
+                st = HB_ENOMEM;
+                snprintf(reason, sizeof reason, "child killed by SIGKILL from the out-of-memory killer (%s rose by %lld during the case)",
+                         oom_src, oom1 - oom0);
+            } else if (sig == SIGKILL && oom0 >= 0 && oom1 >= 0)
+                snprintf(reason, sizeof reason, "child killed by SIGKILL from outside (not the out-of-memory killer: %s unchanged)",
+                         oom_src);
+            else if (sig == SIGKILL)
+                snprintf(reason, sizeof reason, "child killed by SIGKILL (the out-of-memory killer or another process)");
+            else snprintf(reason, sizeof reason, "child killed by %s (%s)", sn, strsignal(sig));
         } else snprintf(reason, sizeof reason, "child exited with status %d inside the case", WEXITSTATUS(wst));
         if (pg->tty) fprintf(stderr, "\r\033[K");
         fprintf(stderr, "hybench: %s: case %ld %s: %s\n", inst_names[cur_inst], cur_case, hb_status_name(st), reason);
-        if (hb_record_write(fd, hb_case_status_record(c, inst_names[cur_inst], st, reason)) != HB_OK) return HB_EXIT_IO;
+        int we = put_record(fd, hb_case_status_record(c, inst_names[cur_inst], st, reason), pass);
+        if (we) { fprintf(stderr, "hybench: cannot write %s: %s\n", path, strerror(we)); return HB_EXIT_IO; }
         pg->counts[st]++;
         pg->done++;
         start_inst = cur_inst;
@@ -379,8 +498,12 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
 }
 
 
-/* Measure every case of `cases`, o->passes times (see measure.h). */
-int hb_measure_run(const hb_options *o, const hb_case_list *cases, int fd, const char *path, const char *cmd,
+/* Measure every case of `cases`, o->passes times (see measure.h). Every record goes to the one
+ * results file as it is measured: pass 1's as case and backend records, a later pass's as pass_case
+ * and pass_backend records, merged at the pass's end (hb_merge_file: the file rewritten beside it
+ * and renamed over it) so that the file holds, at any moment, every record measured so far and reads
+ * completely as the passes merged so far. */
+int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fdp, const char *path, const char *cmd,
                    hb_run_totals *t)
 {
     progress pg = {.tty = isatty(2), .t0 = hb_now(), .backends = json_object()};
@@ -389,7 +512,6 @@ int hb_measure_run(const hb_options *o, const hb_case_list *cases, int fd, const
     const int npass = o->verify_only ? 1 : o->passes;
     hb_options op = *o;
     op.budget_s = o->budget_s / npass;
-    char ppath[HB_MAX_PASSES][600];
     int passes_done = 0;
     g_stop = 0;
     struct sigaction sa_new = {0}, sa_int, sa_term;
@@ -397,12 +519,7 @@ int hb_measure_run(const hb_options *o, const hb_case_list *cases, int fd, const
     sigaction(SIGINT, &sa_new, &sa_int);
     sigaction(SIGTERM, &sa_new, &sa_term);
     for (int pass = 0; pass < npass && !rc && !g_stop; pass++) {
-        int pfd = fd;
         if (npass > 1) {
-            /* each pass into its own file beside the results; merged below, then removed */
-            snprintf(ppath[pass], sizeof ppath[pass], "%s.pass%d", path, pass + 1);
-            pfd = open(ppath[pass], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-            if (pfd < 0) { fprintf(stderr, "hybench %s: cannot write %s: %s\n", cmd, ppath[pass], strerror(errno)); rc = HB_EXIT_IO; break; }
             if (pg.tty) fprintf(stderr, "\r\033[K");
             fprintf(stderr, "hybench %s: pass %d of %d (budget %.3g s per case)\n", cmd, pass + 1, npass, op.budget_s);
         }
@@ -417,38 +534,49 @@ int hb_measure_run(const hb_options *o, const hb_case_list *cases, int fd, const
                 if (!sel) continue;
             }
             int unavailable = 0;
-            rc = run_backend(e, &op, cases, pfd, &pg, &unavailable);
+            rc = run_backend(e, &op, cases, *fdp, path, pass + 1, &pg, &unavailable);
             unavailable_named |= unavailable && o->backends;
         }
-        if (pfd != fd) close(pfd);
+        if (pass > 0 && !rc) {
+            /* merge this pass (complete, or as far as an interrupt let it go) into the file; the
+             * statuses are recounted from the merged records */
+            int counts[HB_STATUS_COUNT] = {0};
+            size_t n = 0;
+            char err[1024];
+            int mrc = hb_merge_file(path, fdp, pass + 1, counts, &n, err, sizeof err);
+            if (mrc) {
+                if (pg.tty) fprintf(stderr, "\r\033[K");
+                fprintf(stderr, "hybench %s: %s\n", cmd, err);
+                rc = mrc;
+            } else {
+                memcpy(pg.counts, counts, sizeof counts);
+                pg.done = n;
+            }
+        }
     }
     if (g_stop) fprintf(stderr, "\nhybench %s: interrupted; keeping what was measured\n", cmd);
-    if (npass > 1 && passes_done > 0) {
-        /* merge the passes: statuses recounted from the merged records */
-        memset(pg.counts, 0, sizeof pg.counts);
-        pg.done = 0;
-        const char *pp[HB_MAX_PASSES];
-        for (int i = 0; i < passes_done; i++) pp[i] = ppath[i];
-        int mrc = hb_merge_passes(fd, pp, passes_done, pg.counts, &pg.done);
-        if (mrc) { if (!rc) rc = mrc; }
-        else for (int i = 0; i < passes_done; i++) unlink(ppath[i]);
-    }
     sigaction(SIGINT, &sa_int, NULL);
     sigaction(SIGTERM, &sa_term, NULL);
     if (pg.tty) fprintf(stderr, "\r\033[K");
     /* mode invariance: the run's case records read back, one mode_check record per pair appended,
      * the summary put in the end record (modecheck.h); verify runs time nothing, so not there */
     json_t *mode_inv = NULL;
-    if (!o->verify_only && pg.done) hb_mc_append_run(path, fd, &mode_inv, stderr);
+    if (!o->verify_only && pg.done && !rc) hb_mc_append_run(path, *fdp, &mode_inv, stderr);
     double el = hb_now() - pg.t0;
     json_t *endr = json_pack("{s:s,s:I,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:i,s:b}", "type", "end", "cases", (json_int_t)pg.done,
                              "ok", pg.counts[HB_OK], "wrong", pg.counts[HB_EWRONG], "failed", pg.counts[HB_EDEVICE] + pg.counts[HB_EINVAL],
                              "skipped", pg.counts[HB_ESKIP], "crashed", pg.counts[HB_ECRASH], "no_resource", pg.counts[HB_ENOMEM],
                              "timed_out", pg.counts[HB_ETIMEOUT], "elapsed_s", el, "passes", passes_done,
                              "interrupted", g_stop != 0);
-    json_object_set_new(endr, "backends", pg.backends);
+    json_object_set_new(endr, "backends", pg.backends); /* endr owns it (and frees it) from here */
     if (mode_inv) json_object_set_new(endr, "mode_invariance", mode_inv);
-    hb_record_write(fd, endr);
+    /* the end record says the run ended; not after a write failure (the file then ends where the
+     * disk let it: every record before is whole) */
+    if (rc) json_decref(endr);
+    else {
+        int we = put_record(*fdp, endr, 1);
+        if (we) { fprintf(stderr, "hybench %s: cannot write %s: %s\n", cmd, path, strerror(we)); rc = HB_EXIT_IO; }
+    }
     t->cases = pg.done;
     memcpy(t->counts, pg.counts, sizeof t->counts);
     t->elapsed_s = el;
