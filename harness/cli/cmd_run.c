@@ -311,7 +311,7 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         close(fd);
         return HB_EXIT_IO;
     }
-    hb_run_totals t;
+    hb_run_totals t = {0};
     int rc = hb_measure_run(&o, casesp, &fd, path, cmd, &t);
     close(fd);
     fprintf(stderr, "hybench %s: %zu cases in %.1f s: %d ok, %d wrong, %d failed, %d skipped, %d crashed, %d no_resource, %d timed_out\n",
@@ -325,7 +325,8 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         return HB_EXIT_NO_BACKEND;
     }
     if (t.counts[HB_EWRONG]) return HB_EXIT_WRONG;
-    if (t.counts[HB_EDEVICE] + t.counts[HB_EINVAL] + t.counts[HB_ECRASH] + t.counts[HB_ETIMEOUT]) return HB_EXIT_FAILED;
+    if (t.counts[HB_EDEVICE] + t.counts[HB_EINVAL] + t.counts[HB_ECRASH] + t.counts[HB_ETIMEOUT] || t.child_failures)
+        return HB_EXIT_FAILED;
     return HB_EXIT_OK;
 }
 

@@ -67,6 +67,7 @@ typedef struct hb_run_totals {
     int passes;                   /* passes run */
     int interrupted;              /* SIGINT/SIGTERM stopped the run */
     int unavailable_named;        /* a backend named by --backend was unavailable */
+    int child_failures;           /* backend processes that died outside a case (message on stderr) */
 } hb_run_totals;
 /* Measure every case of `cases` on every selected backend, o->passes times (each pass in new
  * processes), appending every record to *fd (the results file `path`, opened O_APPEND, locked and

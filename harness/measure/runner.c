@@ -190,6 +190,8 @@ static int child_main(const child_args *a)
         hb_ceiling_set cl = {.n = 0};
         if (!a->o->verify_only || a->write_backend_records) {
             say(a->pipe_w, "C %d\n", i);
+            /* HB_INJECT_KILL=ceilings: the test suite's death outside a case */
+            if (getenv("HB_INJECT_KILL") && !strcmp(getenv("HB_INJECT_KILL"), "ceilings")) raise(SIGKILL);
             if (inst[i].ops->ceilings) cl.n = inst[i].ops->ceilings(&inst[i], cl.v, HB_MAX_CEILINGS);
             else if (inst[i].host_memory && !a->o->verify_only) cl.n = hb_cpu_ceilings(cl.v, HB_MAX_CEILINGS);
         }
@@ -260,6 +262,7 @@ typedef struct progress {
     size_t done, total_known;
     int counts[HB_STATUS_COUNT];
     json_t *backends;  /* every requested backend: {instance or type: {"cases": n} or {"cases": 0, "why"}} */
+    int child_failures; /* backend processes that died outside a case: their remaining cases did not run */
 } progress;
 
 static void fmt_time(double s, char *buf, size_t len)
@@ -380,6 +383,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         size_t inst_total = 0, inst_done = 0;
         double case_t0 = 0;
         int timed_out = 0, stopped = 0, write_errno = 0;
+        size_t ended = 0; /* cases this process ended */
         for (;;) {
             struct pollfd pf = {pfd[0], POLLIN, 0};
             int pr = poll(&pf, 1, 1000); /* wake every second: progress line and the case time limit */
@@ -425,6 +429,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
                 if (s < HB_STATUS_COUNT) pg->counts[s]++;
                 pg->done++;
                 inst_done++;
+                ended++;
                 cur_case = -1;
             } else if (!strncmp(line, "U ", 2)) {
                 *unavailable = 1;
@@ -458,8 +463,17 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         }
         if (stopped || g_stop) return 0; /* interrupted: the case in flight is not recorded */
         if (cur_case < 0) {
-            if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)
-                fprintf(stderr, "\nhybench: %s child ended abnormally outside a case (status %d)\n", e->type, wst);
+            if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
+                /* not attributable to a case, but never silent: the run exits HB_EXIT_FAILED */
+                char how[96];
+                const char *sn = WIFSIGNALED(wst) ? signal_name(WTERMSIG(wst)) : NULL;
+                if (WIFSIGNALED(wst)) snprintf(how, sizeof how, "killed by %s", sn ? sn : "a signal");
+                else snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(wst));
+                if (pg->tty) fprintf(stderr, "\r\033[K");
+                fprintf(stderr, "hybench: the %s process died outside a case (%s) after ending %zu; its remaining cases "
+                        "did not run\n", e->type, how, ended);
+                pg->child_failures++;
+            }
             return 0;
         }
         /* died inside case cur_case: record it and resume after it */
@@ -583,5 +597,6 @@ int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fdp, con
     t->passes = passes_done;
     t->interrupted = g_stop != 0;
     t->unavailable_named = unavailable_named;
+    t->child_failures = pg.child_failures;
     return rc;
 }
