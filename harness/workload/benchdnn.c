@@ -4,6 +4,7 @@
  * cases that become skipped items: docs/workloads.md ("benchdnn problem lists").
  */
 #include "workload/benchdnn.h"
+#include <stdint.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -225,6 +226,14 @@ static hb_status parse_spatial(hb_batch_kind kind, const char *desc, bd_conv *d,
     for (int i = 0; i < 3; i++) {
         bd_dim *x = &d->sp[i];
         if (x->s <= 0) { seterr(err, errlen, "s%c must be > 0", dimc[i]); return HB_EINVAL; }
+        /* the padding and output-size formulas below multiply these: refuse what overflows 64 bits
+         * (found by tests/fuzz/fuzz_benchdnn.c: sh=2222222222222222222 with an oh) */
+        int64_t t;
+        if (__builtin_mul_overflow(x->k, x->d + 1, &t) || __builtin_mul_overflow(x->o, x->s, &t) ||
+            __builtin_add_overflow(x->i, 2 * (x->p > 0 ? x->p : 0), &t) || x->p > INT64_MAX / 4) {
+            seterr(err, errlen, "spatial sizes of dimension %c overflow a 64-bit size", dimc[i]);
+            return HB_EINVAL;
+        }
         present[i] = (x->i | x->k | x->o | x->d) != 0 || x->s != 1 || x->p >= 1;
         if (!present[i]) continue;
         if (!x->i || !x->k) {
