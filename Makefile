@@ -194,7 +194,9 @@ test-sanitize-run: $(BUILD)/hybench $(PLUGINS) $(patsubst tests/%.c,$(BUILD)/tes
 FUZZ_CC      ?= clang
 FUZZ_BUILD   ?= build/fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_FLAGS   ?= -timeout=30 -rss_limit_mb=2048 -print_final_stats=1
+# a fixed seed: a run that finds something finds it again with the same command
+FUZZ_SEED    ?= 1
+FUZZ_FLAGS   ?= -seed=$(FUZZ_SEED) -timeout=30 -rss_limit_mb=2048 -print_final_stats=1
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 # the top layer each target links (it and the layers below it, as the tests' TEST_TOP_); no target
 # needs measure/ or cli/, which are not built here
