@@ -24,6 +24,14 @@ double vec_min(const vec *x) { double m = DNAN; for (size_t i = 0; i < x->n; i++
 double vec_max(const vec *x) { double m = DNAN; for (size_t i = 0; i < x->n; i++) if (!(x->v[i] <= m)) m = x->v[i]; return m; }
 
 
+double grp_median(const groups *gs, const char *key)
+{
+    json_t *ix = json_object_get(gs->map, key);
+    if (!ix) return DNAN;
+    const vec *v0 = &gs->g[json_integer_value(ix)].v[0];
+    return hb_report_median(v0->v, v0->n);
+}
+
 grp *grp_get(groups *gs, const char *key, json_t *attrs /* stolen */)
 {
     if (!gs->map) gs->map = json_object();

@@ -39,6 +39,8 @@ enum { K_DEV = 1, K_OP = 2, K_SHAPE = 4, K_MODE = 8, K_ROUTE = 16, K_DTYPE = 32,
 
 typedef struct rpair { size_t a, b; } rpair;
 
+/* The median of series 0 of the group stored under key in gs; NaN when there is no such group. */
+double grp_median(const groups *gs, const char *key);
 void vec_push(vec *x, double d);
 double vec_median(vec *x);
 double vec_min(const vec *x);

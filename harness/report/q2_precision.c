@@ -85,8 +85,7 @@ hb_status hb_report_q2(ctx *c, json_t *cards)
                 for (int l = 0; l < 3; l++) {
                     if (!haslow[l]) continue;
                     snprintf(key, sizeof key, "%d|%s|%s", d, c->ops[o], lows[l]);
-                    json_t *ix = json_object_get(byop.map, key);
-                    double v = ix ? hb_report_median(byop.g[json_integer_value(ix)].v[0].v, byop.g[json_integer_value(ix)].v[0].n) : DNAN;
+                    double v = grp_median(&byop, key);
                     if (isfinite(v)) anyv = 1;
                     off += snprintf(line + off, sizeof line - (size_t)off, " %.5g", v);
                 }

@@ -97,8 +97,7 @@ hb_status hb_report_q3(ctx *c, json_t *cards)
             int off = snprintf(line, sizeof line, "\"%s\"", c->ops[o]), anyv = 0;
             for (int k = 0; k < ndv; k++) {
                 snprintf(key, sizeof key, "%d|%s", devs[k], c->ops[o]);
-                json_t *ix = json_object_get(byop.map, key);
-                double v = ix ? hb_report_median(byop.g[json_integer_value(ix)].v[0].v, byop.g[json_integer_value(ix)].v[0].n) : DNAN;
+                double v = grp_median(&byop, key);
                 if (isfinite(v)) anyv = 1;
                 off += snprintf(line + off, sizeof line - (size_t)off, " %.5g", v);
             }
