@@ -10,13 +10,15 @@
 # which are never bundled. Build flags: ARCH=-march=x86-64-v3 (the device CPU differs from this one),
 # into a separate build tree (build/gpu) so build/ keeps its -march=native objects.
 # Usage: tools/gpu_bundle.sh            then see tools/gpu_run.md for the `run` call.
+#        HB_GPU_DIR=/abs/main/.gpu-x tools/gpu_bundle.sh   gathers into another (ignored) folder, e.g. from a
+#        git worktree into the checkout that the `run` tool copies; carry ".gpu-x" then.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-G=.gpu
+G=${HB_GPU_DIR:-.gpu}
 B=build/gpu  # ignored with build/, so it does not travel; only .gpu is carried
 mkdir -p "$G" "$B"
 ex=$(git rev-parse --git-path info/exclude); mkdir -p "$(dirname "$ex")"
-grep -qx '/.gpu/' "$ex" 2>/dev/null || echo '/.gpu/' >> "$ex"
+grep -qx '/.gpu*/' "$ex" 2>/dev/null || echo '/.gpu*/' >> "$ex"
 
 ARCH_FLAGS=-march=x86-64-v3
 echo "gpu_bundle: building into $B with ARCH=$ARCH_FLAGS" >&2
