@@ -27,6 +27,18 @@ typedef struct hb_ceiling_set { hb_ceiling v[HB_MAX_CEILINGS]; int n; } hb_ceili
 json_t *hb_measure_case(hb_instance *inst, const hb_case *c, int item, const char *skip, const hb_options *o,
                         hb_ref_cache *rc, const hb_ceiling_set *cl, hb_status *st_out);
 
+/* Measure the n cases[0..n-1] of one workload item together, n <= HB_MAX_GROUP: the same op, shape,
+ * dtype and route in different modes (the runner forms such groups; any n >= 1 works). Each is set
+ * up, verified and warmed as by hb_measure_case; then their samples are taken in turns (the order
+ * rotating every round), so that drift on a shared machine reaches every mode alike and the
+ * mode-invariance check (analysis/modecheck.h) compares like with like. A variant that does not fit
+ * in memory beside the others is measured alone afterwards. recs[k] gets case k's new record (the
+ * caller owns it), st_out[k] its status. Returns 0, or -1 when memory for the group itself is short
+ * (no record is then made). The records carry "interleaved_with": the number of other modes. */
+#define HB_MAX_GROUP 8
+int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, const char *skip, const hb_options *o,
+                     hb_ref_cache *rc, const hb_ceiling_set *cl, json_t **recs, hb_status *st_out);
+
 /* Measure chain case c on inst with options o; ceilings cl[0..ncl-1]. Returns a new "case" record;
  * *st gets the case status (ok, skipped when a step is unsupported, no_resource, failed, wrong). */
 json_t *hb_chain_measure(hb_instance *inst, const hb_case *c, const hb_options *o, const hb_ceiling *cl, int ncl,

@@ -28,6 +28,7 @@ typedef struct hb_options {
     int verify_only;           /* hybench verify: one poisoned run per case, no sampling */
     int dry_run;
     int cold;                  /* flush caches between samples (backend flush_cache hook) */
+    int no_interleave;         /* measure the modes of a case one after another (runner.c group_of) */
     double budget_s;           /* sampling budget per case (seconds) */
     double ci_target;          /* target half-width of the median's 95% CI, fraction of the median */
     int min_samples, max_samples;
@@ -109,6 +110,8 @@ json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads
 void hb_fill_random(double *x, size_t n, unsigned long long seed, unsigned long long stream);
 /* Peak RSS since the last reset, in bytes (VmHWM); hb_rss_reset() resets it via /proc/self/clear_refs. */
 long long hb_rss_peak(void);
+/* Resident set size now, in bytes (VmRSS of /proc/self/status), or -1 where unreadable. */
+long long hb_rss_now(void);
 
 /* The host CPU's effective clock: hb_clock_probe(&ghz_min, &ghz_max) (an imul chain on each online
  * CPU, GHz, NAN outside [0.2, 7] GHz), hb_clock_probe_ex, hb_kernel_cpu_ghz, hb_clock_ghz_valid,

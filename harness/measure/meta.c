@@ -199,14 +199,19 @@ void hb_rss_reset(void)
     }
 }
 
-long long hb_rss_peak(void)
+/* A "Vm...:" field of /proc/self/status (kB) in bytes, or -1. */
+static long long status_bytes(const char *field)
 {
     FILE *f = fopen("/proc/self/status", "r");
     if (!f) return -1;
     char line[256];
+    size_t fl = strlen(field);
     long long kb = -1;
     while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6)) { kb = atoll(line + 6); break; }
+        if (!strncmp(line, field, fl)) { kb = atoll(line + fl); break; }
     fclose(f);
     return kb < 0 ? -1 : kb * 1024;
 }
+
+long long hb_rss_peak(void) { return status_bytes("VmHWM:"); }
+long long hb_rss_now(void) { return status_bytes("VmRSS:"); }

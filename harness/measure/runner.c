@@ -36,6 +36,7 @@ typedef struct child_args {
     int start_inst, start_case;
     int write_backend_records;
     int pass;          /* 1-based; records of a pass after the first are written as pass_* records */
+    int nogroup_until; /* cases up to this index are measured one by one (the retry after a group died) */
 } child_args;
 
 /* Append one record (consumed) to the results file fd. In pass 1 it is written as it is; in a later
@@ -127,8 +128,8 @@ static void child_reexec(const child_args *a)
     av[0] = (char *)"hybench";
     for (int i = 0; i < a->o->argc; i++) av[i + 1] = a->o->argv[i];
     char spec[160];
-    snprintf(spec, sizeof spec, "%s %d %d %d %d %d %d", a->entry->type, a->fd, a->pipe_w, a->start_inst, a->start_case,
-             a->write_backend_records, a->pass);
+    snprintf(spec, sizeof spec, "%s %d %d %d %d %d %d %d", a->entry->type, a->fd, a->pipe_w, a->start_inst, a->start_case,
+             a->write_backend_records, a->pass, a->nogroup_until);
     int fl0 = fcntl(a->fd, F_GETFD), fl1 = fcntl(a->pipe_w, F_GETFD);
     if (fl0 < 0 || fl1 < 0 || fcntl(a->fd, F_SETFD, fl0 & ~FD_CLOEXEC) < 0 || fcntl(a->pipe_w, F_SETFD, fl1 & ~FD_CLOEXEC) < 0) {
         free(av);
@@ -149,8 +150,8 @@ int hb_measure_child_from_env(const hb_options *o, const hb_case_list *cases)
     if (!spec) return -1;
     char type[64];
     child_args a = {.o = o, .cases = cases};
-    if (sscanf(spec, "%63s %d %d %d %d %d %d", type, &a.fd, &a.pipe_w, &a.start_inst, &a.start_case,
-               &a.write_backend_records, &a.pass) != 7 || !(a.entry = hb_backend_find(type))) {
+    if (sscanf(spec, "%63s %d %d %d %d %d %d %d", type, &a.fd, &a.pipe_w, &a.start_inst, &a.start_case,
+               &a.write_backend_records, &a.pass, &a.nogroup_until) != 8 || !(a.entry = hb_backend_find(type))) {
         fprintf(stderr, "hybench: malformed HB_CHILD \"%s\"\n", spec);
         return HB_EXIT_USAGE;
     }
@@ -158,6 +159,38 @@ int hb_measure_child_from_env(const hb_options *o, const hb_case_list *cases)
     fcntl(a.fd, F_SETFD, FD_CLOEXEC);
     fcntl(a.pipe_w, F_SETFD, FD_CLOEXEC);
     return child_main(&a);
+}
+
+/* Case j's mode group into grp[0..n) (returns n >= 1, grp[0] = j): the cases after j of the same
+ * workload item, dtype and route that this instance runs, in other modes, up to HB_MAX_GROUP;
+ * cases it does not run are passed over. Alone: the chain, cases under --no-interleave or before
+ * nogroup_until (the retry after a group's process died), and cases a fault injection names. */
+static int injected(const hb_instance *inst, const hb_case *c)
+{
+    const char *v[2] = {getenv("HB_INJECT_CRASH"), getenv("HB_INJECT_KILL")};
+    char key[512];
+    hb_case_key(c, inst->name, key, sizeof key);
+    for (int i = 0; i < 2; i++)
+        if (v[i] && *v[i] && strstr(key, v[i])) return 1;
+    return 0;
+}
+
+static int group_of(const hb_instance *inst, const child_args *a, size_t j, size_t *grp)
+{
+    const hb_case_list *l = a->cases;
+    const hb_case *c0 = &l->v[j];
+    int n = 0;
+    grp[n++] = j;
+    if (a->o->no_interleave || (long)j <= (long)a->nogroup_until || c0->op == HB_OP_CHAIN || injected(inst, c0)) return n;
+    for (size_t k = j + 1; k < l->n && n < HB_MAX_GROUP; k++) {
+        const hb_case *c = &l->v[k];
+        if (l->item[k] != l->item[j] || c->dtype != c0->dtype) break;
+        if (!case_applies(inst, l, k)) continue;
+        if (!inst->host_memory && c->route != c0->route) break;
+        if (c->op == HB_OP_CHAIN || injected(inst, c)) break;
+        grp[n++] = k;
+    }
+    return n;
 }
 
 static int child_main(const child_args *a)
@@ -221,32 +254,55 @@ static int child_main(const child_args *a)
         size_t j0 = (i == a->start_inst) ? (size_t)a->start_case : 0;
         for (size_t j = j0; j < a->cases->n; j++) {
             if (!case_applies(&inst[i], a->cases, j)) continue;
-            hb_case hc = a->cases->v[j];
-            if (inst[i].host_memory) hc.route = HB_ROUTE_PAGEABLE; /* its one route (case_refusal) */
-            const hb_case *c = &hc;
+            /* the case's mode group: the next cases of the same item, dtype and route in other modes
+             * (cases.c lists them together), measured with their samples interleaved (sample.c) */
+            size_t grp[HB_MAX_GROUP];
+            int ng = group_of(&inst[i], a, j, grp);
+            hb_case hc[HB_MAX_GROUP];
+            for (int g = 0; g < ng; g++) {
+                hc[g] = a->cases->v[grp[g]];
+                if (inst[i].host_memory) hc[g].route = HB_ROUTE_PAGEABLE; /* its one route (case_refusal) */
+            }
             say(a->pipe_w, "B %d %zu\n", i, j);
+            if (ng > 1) say(a->pipe_w, "G %d %zu %d\n", i, grp[ng - 1], ng);
             /* fault injection for the test suite: HB_INJECT_CRASH=TEXT kills the child inside every case
-             * whose key contains TEXT, to check that the run records `crashed` and goes on */
+             * whose key contains TEXT, to check that the run records `crashed` and goes on; the group
+             * was formed without such cases (group_of), so the case is alone here */
             const char *inject = getenv("HB_INJECT_CRASH");
             if (inject && *inject) {
                 char key[512];
-                if (strstr(hb_case_key(c, inst[i].name, key, sizeof key), inject)) raise(SIGSEGV);
+                if (strstr(hb_case_key(&hc[0], inst[i].name, key, sizeof key), inject)) raise(SIGSEGV);
             }
             /* HB_INJECT_KILL=TEXT: the same with SIGKILL, as a kill from outside (kill -9) would end it */
             const char *inject_kill = getenv("HB_INJECT_KILL");
             if (inject_kill && *inject_kill) {
                 char key[512];
-                if (strstr(hb_case_key(c, inst[i].name, key, sizeof key), inject_kill)) raise(SIGKILL);
+                if (strstr(hb_case_key(&hc[0], inst[i].name, key, sizeof key), inject_kill)) raise(SIGKILL);
             }
-            hb_status st;
-            json_t *rec = hb_measure_case(&inst[i], c, a->cases->item[j], a->cases->items->v[a->cases->item[j]].skip, a->o,
-                                       &rcache, &cl, &st);
-            json_t *rec_copy_rel = json_pack("{s:O?}", "rel_err", rec ? json_object_get(rec, "rel_err") : NULL);
-            int e = put_record(a->fd, rec, a->pass);
-            if (e) { say(a->pipe_w, "W %d\n", e); json_decref(rec_copy_rel); rc = HB_EXIT_IO; break; }
-            json_t *re = json_object_get(rec_copy_rel, "rel_err");
-            say(a->pipe_w, "E %d %zu %s %.3g\n", i, j, hb_status_name(st), json_is_number(re) ? json_number_value(re) : -1.0);
-            json_decref(rec_copy_rel);
+            json_t *recs[HB_MAX_GROUP] = {0};
+            hb_status sts[HB_MAX_GROUP];
+            if (hb_measure_group(&inst[i], hc, ng, a->cases->item[j], a->cases->items->v[a->cases->item[j]].skip, a->o,
+                                 &rcache, &cl, recs, sts) != 0) {
+                say(a->pipe_w, "W %d\n", ENOMEM);
+                rc = HB_EXIT_IO;
+                break;
+            }
+            for (int g = 0; g < ng; g++) {
+                json_t *rec_copy_rel = json_pack("{s:O?}", "rel_err", recs[g] ? json_object_get(recs[g], "rel_err") : NULL);
+                int e = put_record(a->fd, recs[g], a->pass);
+                if (e) {
+                    say(a->pipe_w, "W %d\n", e);
+                    json_decref(rec_copy_rel);
+                    for (int h = g + 1; h < ng; h++) json_decref(recs[h]);
+                    rc = HB_EXIT_IO;
+                    break;
+                }
+                json_t *re = json_object_get(rec_copy_rel, "rel_err");
+                say(a->pipe_w, "E %d %zu %s %.3g\n", i, grp[g], hb_status_name(sts[g]), json_is_number(re) ? json_number_value(re) : -1.0);
+                json_decref(rec_copy_rel);
+            }
+            if (rc) break;
+            j = grp[ng - 1]; /* the group's cases are done; those between them did not apply */
         }
         hb_ref_cache_free(&rcache);
         inst[i].ops->close(&inst[i]);
@@ -355,7 +411,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
                        int pass, progress *pg, int *unavailable)
 {
     *unavailable = 0;
-    int start_inst = 0, start_case = 0, first = 1;
+    int start_inst = 0, start_case = 0, first = 1, nogroup_until = -1;
     char inst_names[MAX_INST][64];
     memset(inst_names, 0, sizeof inst_names);
     for (;;) {
@@ -371,7 +427,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() == 1) _exit(HB_EXIT_INTERRUPTED);
             close(pfd[0]);
-            child_args a = {e, o, cases, fd, pfd[1], start_inst, start_case, first, pass};
+            child_args a = {e, o, cases, fd, pfd[1], start_inst, start_case, first, pass, nogroup_until};
             child_reexec(&a); /* returns when this backend keeps the inherited OpenMP wait policy */
             _exit(child_main(&a));
         }
@@ -379,7 +435,8 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         FILE *rp = fdopen(pfd[0], "r");
         char line[1024];
         int cur_inst = -1;
-        long cur_case = -1;
+        long cur_case = -1, group_last = -1; /* group_last: the last case of the mode group in flight */
+        int group_n = 1;
         size_t inst_total = 0, inst_done = 0;
         double case_t0 = 0;
         int timed_out = 0, stopped = 0, write_errno = 0;
@@ -389,7 +446,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
             int pr = poll(&pf, 1, 1000); /* wake every second: progress line and the case time limit */
             if (g_stop) { kill(pid, SIGKILL); stopped = 1; }
             if (pr == 0) {
-                if (cur_case >= 0 && hb_now() - case_t0 > o->case_timeout_s) { kill(pid, SIGKILL); timed_out = 1; }
+                if (cur_case >= 0 && hb_now() - case_t0 > o->case_timeout_s * group_n) { kill(pid, SIGKILL); timed_out = 1; }
                 if (cur_case >= 0) progress_line(pg, inst_names[cur_inst], &cases->v[cur_case], inst_done + 1, inst_total);
                 continue;
             }
@@ -409,9 +466,13 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
                 if (ii == start_inst && !first) inst_done = 0; /* resumed: count restarts, fine */
                 pg->total_known += first || ii != start_inst ? tt : 0;
                 if (pg->tty) fprintf(stderr, "\r\033[K[%s] measuring ceilings...", name);
+            } else if (sscanf(line, "G %d %zu %d", &ii, &jj, &group_n) == 3) {
+                group_last = (long)jj; /* the mode group of cur_case runs to case jj, group_n cases */
             } else if (sscanf(line, "B %d %zu", &ii, &jj) == 2) {
                 cur_inst = ii;
                 cur_case = (long)jj;
+                group_last = -1;
+                group_n = 1;
                 case_t0 = hb_now();
                 progress_line(pg, inst_names[ii], &cases->v[jj], inst_done + 1, inst_total);
             } else if (sscanf(line, "E %d %zu %255s", &ii, &jj, name) == 3) {
@@ -431,6 +492,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
                 inst_done++;
                 ended++;
                 cur_case = -1;
+                group_n = 1;
             } else if (!strncmp(line, "U ", 2)) {
                 *unavailable = 1;
                 line[strcspn(line, "\n")] = 0;
@@ -475,6 +537,15 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
                 pg->child_failures++;
             }
             return 0;
+        }
+        if (group_last > cur_case && !timed_out) {
+            /* died inside a mode group: measure its cases again one by one, so that the death is
+             * recorded against the case that caused it (and the others are measured) */
+            start_inst = cur_inst;
+            start_case = (int)cur_case;
+            nogroup_until = (int)group_last;
+            first = 0;
+            continue;
         }
         /* died inside case cur_case: record it and resume after it */
         const hb_case *c = &cases->v[cur_case];

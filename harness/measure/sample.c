@@ -294,148 +294,165 @@ static json_t *samples_json(const double *s, size_t n)
     return a;
 }
 
-json_t *hb_measure_case(hb_instance *inst, const hb_case *c, int item, const char *skip, const hb_options *o,
-                        hb_ref_cache *rc, const hb_ceiling_set *cl, hb_status *st_out)
-{
-    char reason[512] = "";
-    if (skip && skip[0]) { *st_out = HB_ESKIP; return hb_case_status_record(c, inst->name, HB_ESKIP, skip); }
-    /* the chain is the driver's: each of its steps is checked against supports() in chain.c */
-    hb_status st = c->op == HB_OP_CHAIN ? HB_OK : inst->ops->supports(inst, c, reason, sizeof reason);
-    if (st != HB_OK) { *st_out = HB_ESKIP; return hb_case_status_record(c, inst->name, HB_ESKIP, reason[0] ? reason : "unsupported"); }
-    double gflop = hb_op_flops(c->op, &c->shape) / 1e9;
-    if (!strcmp(inst->ops->type, "cpu-ref") && gflop > o->ref_max_gflop && !o->verify_only) {
-        snprintf(reason, sizeof reason, "cpu-ref is the plain-C reference: not timed above %.3g GFLOP per call (this case: %.3g; --ref-max-gflop)",
-                 o->ref_max_gflop, gflop);
-        *st_out = HB_ESKIP;
-        return hb_case_status_record(c, inst->name, HB_ESKIP, reason);
-    }
-    hb_rss_reset();
-    if (c->op == HB_OP_CHAIN) return hb_chain_measure(inst, c, o, cl->v, cl->n, st_out);
-    st = ref_cache_get(rc, c, item, o->seed);
-    if (st != HB_OK) {
-        *st_out = st == HB_ENOMEM ? HB_ENOMEM : HB_EINVAL;
-        return hb_case_status_record(c, inst->name, *st_out, "reference computation failed (out of host memory?)");
-    }
-    int64_t mem_before = -1, dfree = -1, dtotal = -1;
-    if (inst->ops->mem_info) inst->ops->mem_info(inst, &mem_before, &dfree, &dtotal);
+/* One mode variant of a group (hb_measure_group): its data path, samples and record. */
+typedef struct mvar {
+    const hb_case *c;
     run_ctx x;
-    st = ctx_init(&x, inst, c, o, rc->in, reason, sizeof reason);
+    int opened;                 /* ctx_init ran (x must be freed) */
+    int ready;                  /* verified and warm: takes part in sampling */
+    int deferred;               /* out of memory beside the others: measured alone after the group */
+    json_t *rec;                /* the case record (NULL until created) */
+    hb_status st;
+    char reason[512];
+    double rel, vfrac, tol;
+    long long nonfinite;
+    int warmups;
+    double *samp[HB_PH_COUNT], *hostc;
+    size_t nsw[HB_MAX_REPETITIONS];
+    double wmed[HB_MAX_REPETITIONS];
+    int best, ci_met;
+    size_t n;                   /* samples in the current window */
+    int met, active;
+    double spent;               /* wall seconds of this variant's calls in the current window */
+    int64_t mem_before, mem_after, dfree, dtotal;
+    long long rss_peak;         /* peak RSS of its set-up and verification, as if it were alone */
+} mvar;
+
+/* The record of a variant that ends before sampling (skipped, unsupported, failed set-up). */
+static void var_status(mvar *v, const char *inst_name, hb_status st, const char *reason)
+{
+    v->st = st;
+    v->rec = hb_case_status_record(v->c, inst_name, st, reason);
+}
+
+/* Set-up, verification on a poisoned output and warm-up of one variant (steps 1-2 of the case). */
+static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_cache *rc, int in_group, long long rss_base)
+{
+    const hb_case *c = v->c;
+    v->rel = NAN;
+    v->tol = hb_op_tolerance(c->op, &c->shape, c->dtype);
+    v->mem_before = v->mem_after = v->dfree = v->dtotal = -1;
+    if (inst->ops->mem_info) inst->ops->mem_info(inst, &v->mem_before, &v->dfree, &v->dtotal);
+    hb_rss_reset();
+    long long rss0 = hb_rss_now();
+    hb_status st = ctx_init(&v->x, inst, c, o, rc->in, v->reason, sizeof v->reason);
+    v->opened = 1;
     if (st != HB_OK) {
-        ctx_free(&x);
-        *st_out = st;
-        return hb_case_status_record(c, inst->name, st, reason);
+        if (st == HB_ENOMEM && in_group) { v->deferred = 1; return; } /* retried alone after the group */
+        var_status(v, inst->name, st, v->reason);
+        return;
     }
-    int64_t mem_after = -1;
-    if (inst->ops->mem_info) inst->ops->mem_info(inst, &mem_after, &dfree, &dtotal);
-    json_t *rec = hb_case_record(c, inst->name);
+    if (inst->ops->mem_info) inst->ops->mem_info(inst, &v->mem_after, &v->dfree, &v->dtotal);
+    v->rec = hb_case_record(c, inst->name);
     double ph[HB_PH_COUNT], hc;
-    double tol = hb_op_tolerance(c->op, &c->shape, c->dtype);
-    double rel = NAN, vfrac = 0;
-    long long nonfinite = 0;
-    int warmups = 0;
-    double *samp[HB_PH_COUNT] = {0};
-    double *hostc = NULL;
-    size_t ns = 0;
-    int ci_met = 0;
     int max_s = o->verify_only ? 1 : o->max_samples;
     int nwin = o->verify_only ? 1 : o->repetitions;
-    size_t nsw[HB_MAX_REPETITIONS] = {0};
-    double wmed[HB_MAX_REPETITIONS] = {0};
-    int best = 0;
-    double ck[4] = {NAN, NAN, NAN, NAN}; /* host clock (GHz) before / after sampling: slowest, fastest CPU */
-    for (int p = 0; p < HB_PH_COUNT; p++) samp[p] = calloc((size_t)max_s * (size_t)nwin, sizeof(double));
-    hostc = calloc((size_t)max_s * (size_t)nwin, sizeof(double));
-    if (!samp[HB_PH_COUNT - 1] || !hostc || !samp[0]) { st = HB_ENOMEM; snprintf(reason, sizeof reason, "sample arrays"); goto done; }
-
+    for (int p = 0; p < HB_PH_COUNT; p++) v->samp[p] = calloc((size_t)max_s * (size_t)nwin, sizeof(double));
+    v->hostc = calloc((size_t)max_s * (size_t)nwin, sizeof(double));
+    if (!v->samp[HB_PH_COUNT - 1] || !v->hostc || !v->samp[0]) { v->st = HB_ENOMEM; snprintf(v->reason, sizeof v->reason, "sample arrays"); return; }
     /* 1. verification run on a poisoned output (also the first warm-up: JIT, handles, page faults) */
     if (c->mode == HB_MODE_RESIDENT) {
         /* resident: the inputs cross once, before sampling (converted to the device dtype first) */
-        if (x.h32[0])
-            for (int i = 0; i < x.nin; i++) hb_convert(x.in[i].host, x.el, x.h32[i], HB_ELEM_F32, x.nel[i]);
-        for (int i = 0; i < x.nin && x.device && st == HB_OK; i++) st = inst->ops->upload(inst, &x.in[i]);
-        if (st != HB_OK) { snprintf(reason, sizeof reason, "upload failed"); goto done; }
+        if (v->x.h32[0])
+            for (int i = 0; i < v->x.nin; i++) hb_convert(v->x.in[i].host, v->x.el, v->x.h32[i], HB_ELEM_F32, v->x.nel[i]);
+        for (int i = 0; i < v->x.nin && v->x.device && st == HB_OK; i++) st = inst->ops->upload(inst, &v->x.in[i]);
+        if (st != HB_OK) { v->st = st; snprintf(v->reason, sizeof v->reason, "upload failed"); return; }
     }
-    st = poison_output(&x);
-    if (st == HB_OK) st = call_once(&x, ph, &hc);
-    if (st == HB_OK && c->mode == HB_MODE_RESIDENT && x.device) st = inst->ops->download(inst, &x.out);
-    warmups++;
-    if (st != HB_OK) { snprintf(reason, sizeof reason, "run failed: %s", hb_status_name(st)); goto done; }
-    rel = rel_error(&x, rc->out, &nonfinite, &vfrac);
+    st = poison_output(&v->x);
+    if (st == HB_OK) st = call_once(&v->x, ph, &hc);
+    if (st == HB_OK && c->mode == HB_MODE_RESIDENT && v->x.device) st = inst->ops->download(inst, &v->x.out);
+    v->warmups++;
+    /* its own set-up's peak: the peak since the reset, less what the group's other variants hold */
+    long long pk = hb_rss_peak();
+    v->rss_peak = (pk >= 0 && rss0 >= 0 && rss_base >= 0) ? pk - rss0 + rss_base : pk;
+    if (st != HB_OK) { v->st = st; snprintf(v->reason, sizeof v->reason, "run failed: %s", hb_status_name(st)); return; }
+    v->rel = rel_error(&v->x, rc->out, &v->nonfinite, &v->vfrac);
     /* 2. warm-up: at least one more call, up to 10% of the budget */
     if (!o->verify_only) {
         double tw = hb_now();
         do {
-            st = call_once(&x, ph, &hc);
-            warmups++;
-        } while (st == HB_OK && hb_now() - tw < 0.1 * o->budget_s && warmups < 20);
-        if (st != HB_OK) { snprintf(reason, sizeof reason, "run failed during warm-up: %s", hb_status_name(st)); goto done; }
+            st = call_once(&v->x, ph, &hc);
+            v->warmups++;
+        } while (st == HB_OK && hb_now() - tw < 0.1 * o->budget_s && v->warmups < 20);
+        if (st != HB_OK) { v->st = st; snprintf(v->reason, sizeof v->reason, "run failed during warm-up: %s", hb_status_name(st)); return; }
     }
-    /* 3. sampling until the median's CI is tight enough or the budget is spent, in `repetitions`
-     * windows separated in time (each with budget/repetitions). The window with the lowest median
-     * total is kept: interference on a shared machine only ever adds time, so the best window is the
-     * most robust estimate (Chen & Revels, "Robust benchmarking in noisy environments", 2016, the
-     * estimator of Julia's BenchmarkTools); every window's median is recorded beside it. */
-    if (!o->verify_only) hb_clock_probe(&ck[0], &ck[1]);
-    for (int win = 0; win < nwin; win++) {
-        double *ws[HB_PH_COUNT];
-        for (int p = 0; p < HB_PH_COUNT; p++) ws[p] = samp[p] + (size_t)win * (size_t)max_s;
-        double *wh = hostc + (size_t)win * (size_t)max_s;
-        double budget = o->budget_s / nwin;
-        size_t n = 0;
-        int met = 0;
-        if (win > 0) usleep(20000); /* separate the windows in time */
-        double t_begin = hb_now();
-        for (;;) {
-            st = call_once(&x, ph, &hc);
-            if (st != HB_OK) { snprintf(reason, sizeof reason, "run failed while sampling: %s", hb_status_name(st)); goto done; }
-            for (int p = 0; p < HB_PH_COUNT; p++) ws[p][n] = ph[p];
-            wh[n] = hc;
-            n++;
-            if ((int)n >= max_s) break;
-            if ((int)n >= o->min_samples && (n < 64 || n % 8 == 0)) {
-                hb_stats s;
-                hb_stats_compute(ws[HB_PH_TOTAL], n, &s);
-                if (s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median) { met = 1; break; }
-            }
-            if ((int)n >= o->min_samples && hb_now() - t_begin > budget) break;
-            /* a single sample longer than the budget: stop at min_samples anyway */
-            if ((int)n >= 3 && hb_now() - t_begin > 4 * budget && ph[HB_PH_TOTAL] > budget) break;
-        }
+    v->ready = 1;
+}
+
+/* One sample of variant v in window win; updates its stop state (max samples, CI met, budget). */
+static void var_sample(mvar *v, const hb_options *o, int win, double budget)
+{
+    int max_s = o->verify_only ? 1 : o->max_samples;
+    double ph[HB_PH_COUNT], hc;
+    double t0 = hb_now();
+    hb_status st = call_once(&v->x, ph, &hc);
+    v->spent += hb_now() - t0;
+    if (st != HB_OK) {
+        v->st = st;
+        snprintf(v->reason, sizeof v->reason, "run failed while sampling: %s", hb_status_name(st));
+        v->active = 0;
+        v->ready = 0;
+        return;
+    }
+    size_t off = (size_t)win * (size_t)max_s;
+    for (int p = 0; p < HB_PH_COUNT; p++) v->samp[p][off + v->n] = ph[p];
+    v->hostc[off + v->n] = hc;
+    v->n++;
+    size_t n = v->n;
+    if ((int)n >= max_s) { v->active = 0; return; }
+    if ((int)n >= o->min_samples && (n < 64 || n % 8 == 0)) {
         hb_stats s;
-        hb_stats_compute(ws[HB_PH_TOTAL], n, &s);
-        nsw[win] = n;
-        wmed[win] = s.median;
-        if (win == 0 || s.median < wmed[best]) { best = win; ci_met = met; }
+        hb_stats_compute(v->samp[HB_PH_TOTAL] + off, n, &s);
+        if (s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median) { v->met = 1; v->active = 0; return; }
     }
-    /* keep the best window's samples at the front */
-    ns = nsw[best];
-    if (best > 0) {
-        for (int p = 0; p < HB_PH_COUNT; p++) memmove(samp[p], samp[p] + (size_t)best * (size_t)max_s, ns * sizeof(double));
-        memmove(hostc, hostc + (size_t)best * (size_t)max_s, ns * sizeof(double));
-    }
-    hb_clock_probe(&ck[2], &ck[3]);
-    /* 4. check the last sample's output too (STREAM validates after timing) */
-    if (c->mode == HB_MODE_RESIDENT && x.device) st = inst->ops->download(inst, &x.out);
+    if ((int)n >= o->min_samples && v->spent > budget) { v->active = 0; return; }
+    /* a single sample longer than the budget: stop at min_samples anyway */
+    if ((int)n >= 3 && v->spent > 4 * budget && ph[HB_PH_TOTAL] > budget) v->active = 0;
+}
+
+/* Steps 4-5: the last sample's output checked too, then the record's statistics and facts. */
+static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_cache *rc, const hb_ceiling_set *cl,
+                       const double ck[4], int nwin, int in_group)
+{
+    const hb_case *c = v->c;
+    hb_status st = v->st;
+    json_t *rec = v->rec;
+    size_t ns = 0;
     if (st == HB_OK) {
-        double vf2;
-        long long nf2;
-        double rel2 = rel_error(&x, rc->out, &nf2, &vf2);
-        if (!(rel2 <= rel)) rel = rel2;
-        if (nf2 > nonfinite) nonfinite = nf2;
+        ns = v->nsw[v->best];
+        /* keep the best window's samples at the front */
+        if (v->best > 0) {
+            size_t off = (size_t)v->best * (size_t)(o->verify_only ? 1 : o->max_samples);
+            for (int p = 0; p < HB_PH_COUNT; p++) memmove(v->samp[p], v->samp[p] + off, ns * sizeof(double));
+            memmove(v->hostc, v->hostc + off, ns * sizeof(double));
+        }
+        /* 4. check the last sample's output too (STREAM validates after timing) */
+        if (c->mode == HB_MODE_RESIDENT && v->x.device) st = inst->ops->download(inst, &v->x.out);
+        if (st == HB_OK) {
+            double vf2;
+            long long nf2;
+            double rel2 = rel_error(&v->x, rc->out, &nf2, &vf2);
+            if (!(rel2 <= v->rel)) v->rel = rel2;
+            if (nf2 > v->nonfinite) v->nonfinite = nf2;
+        }
     }
-done:
+    char *reason = v->reason;
+    size_t rlen = sizeof v->reason;
+    double rel = v->rel;
     json_object_set_new(rec, "ci_target", json_real(o->ci_target));
-    json_object_set_new(rec, "warmup_runs", json_integer(warmups));
-    if (x.prep.calls && !o->cold)
-        json_object_set_new(rec, "settle_runs", json_real((double)x.prep.runs / (double)x.prep.calls));
+    json_object_set_new(rec, "warmup_runs", json_integer(v->warmups));
+    if (v->x.prep.calls && !o->cold)
+        json_object_set_new(rec, "settle_runs", json_real((double)v->x.prep.runs / (double)v->x.prep.calls));
+    if (in_group > 1 && !o->verify_only) json_object_set_new(rec, "interleaved_with", json_integer(in_group - 1));
     if (nwin > 1 && st == HB_OK) {
         json_t *wm = json_array();
-        for (int w = 0; w < nwin; w++) json_array_append_new(wm, json_real(wmed[w]));
+        for (int w = 0; w < nwin; w++) json_array_append_new(wm, json_real(v->wmed[w]));
         json_object_set_new(rec, "repetitions", json_integer(nwin));
         json_object_set_new(rec, "window_medians", wm);
-        json_object_set_new(rec, "best_window", json_integer(best));
+        json_object_set_new(rec, "best_window", json_integer(v->best));
     }
     if (st == HB_OK) {
+        double **samp = v->samp;
         hb_stats sp[HB_PH_COUNT];
         json_t *phases = json_object();
         for (int p = 0; p < HB_PH_COUNT; p++) {
@@ -446,12 +463,12 @@ done:
         json_object_set_new(rec, "samples", json_pack("{s:o,s:o}", "total", samples_json(samp[HB_PH_TOTAL], ns),
                                                       "compute", samples_json(samp[HB_PH_COMPUTE], ns)));
         hb_stats hs = {0};
-        int two_timers = x.device && inst->ops->timer_end;
+        int two_timers = v->x.device && inst->ops->timer_end;
         if (two_timers) {
-            hb_stats_compute(hostc, ns, &hs);
+            hb_stats_compute(v->hostc, ns, &hs);
             json_object_set_new(rec, "host_compute", hb_stats_json(&hs));
         }
-        json_object_set_new(rec, "ci_met", json_boolean(ci_met || o->verify_only));
+        json_object_set_new(rec, "ci_met", json_boolean(v->ci_met || o->verify_only));
         if (isfinite(ck[0]) && isfinite(ck[2]))
             json_object_set_new(rec, "host_clock_ghz",
                                 json_pack("{s:f,s:f,s:[f,f],s:[f,f]}", "min", fmin(ck[0], ck[2]), "max", fmax(ck[1], ck[3]),
@@ -472,12 +489,12 @@ done:
         double frac = (isnan(cv) || cv <= 0) ? (double)NAN : (hb_op_get(c->op)->compute_bound ? gf : gb) / cv;
         json_object_set_new(rec, "fraction", isnan(frac) ? json_null() : json_real(frac));
         json_object_set_new(rec, "rel_err", isfinite(rel) ? json_real(rel) : json_string("inf"));
-        json_object_set_new(rec, "tolerance", json_real(tol));
-        json_object_set_new(rec, "verified_fraction", json_real(vfrac));
-        if (!(rel <= tol)) {
+        json_object_set_new(rec, "tolerance", json_real(v->tol));
+        json_object_set_new(rec, "verified_fraction", json_real(v->vfrac));
+        if (!(rel <= v->tol)) {
             st = HB_EWRONG;
-            if (nonfinite) snprintf(reason, sizeof reason, "%lld output elements are NaN/Inf (unwritten or overflow)", nonfinite);
-            else snprintf(reason, sizeof reason, "relative error %.3g over tolerance %.3g", rel, tol);
+            if (v->nonfinite) snprintf(reason, rlen, "%lld output elements are NaN/Inf (unwritten or overflow)", v->nonfinite);
+            else snprintf(reason, rlen, "relative error %.3g over tolerance %.3g", rel, v->tol);
         }
         if (inst->ops->case_info) {
             char buf[2048];
@@ -494,22 +511,141 @@ done:
         }
     }
     {
-        long long rss = hb_rss_peak();
-        json_t *mem = json_pack("{s:I,s:I,s:I,s:I}", "host_bytes", (json_int_t)x.host_bytes, "staging_bytes",
-                                (json_int_t)x.staging_bytes, "device_bytes",
-                                (json_int_t)(mem_after >= 0 && mem_before >= 0 && x.device ? mem_after - mem_before : x.device_bytes),
-                                "peak_rss_bytes", (json_int_t)rss);
-        if (dtotal >= 0) {
-            json_object_set_new(mem, "device_free_bytes", json_integer(dfree));
-            json_object_set_new(mem, "device_total_bytes", json_integer(dtotal));
+        run_ctx *x = &v->x;
+        json_t *mem = json_pack("{s:I,s:I,s:I,s:I}", "host_bytes", (json_int_t)x->host_bytes, "staging_bytes",
+                                (json_int_t)x->staging_bytes, "device_bytes",
+                                (json_int_t)(v->mem_after >= 0 && v->mem_before >= 0 && x->device ? v->mem_after - v->mem_before : x->device_bytes),
+                                "peak_rss_bytes", (json_int_t)v->rss_peak);
+        if (v->dtotal >= 0) {
+            json_object_set_new(mem, "device_free_bytes", json_integer(v->dfree));
+            json_object_set_new(mem, "device_total_bytes", json_integer(v->dtotal));
         }
         json_object_set_new(rec, "mem", mem);
     }
     json_object_set_new(rec, "status", json_string(hb_status_name(st)));
     if (st != HB_OK) json_object_set_new(rec, "reason", json_string(reason));
-    for (int p = 0; p < HB_PH_COUNT; p++) free(samp[p]);
-    free(hostc);
-    ctx_free(&x);
-    *st_out = st;
+    v->st = st;
+}
+
+static void var_free(mvar *v)
+{
+    for (int p = 0; p < HB_PH_COUNT; p++) { free(v->samp[p]); v->samp[p] = NULL; }
+    free(v->hostc);
+    v->hostc = NULL;
+    if (v->opened) ctx_free(&v->x);
+    v->opened = 0;
+}
+
+int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, const char *skip, const hb_options *o,
+                     hb_ref_cache *rc, const hb_ceiling_set *cl, json_t **recs, hb_status *st_out)
+{
+    if (n < 1 || n > HB_MAX_GROUP) return -1;
+    mvar *v = calloc((size_t)n, sizeof *v);
+    if (!v) return -1;
+    int nready = 0;
+    for (int k = 0; k < n; k++) {
+        v[k].c = &cases[k];
+        v[k].st = HB_OK;
+    }
+    /* 0. what ends before any run: the item's skip, supports(), cpu-ref's size limit, the chain */
+    for (int k = 0; k < n; k++) {
+        const hb_case *c = v[k].c;
+        char reason[512] = "";
+        if (skip && skip[0]) { var_status(&v[k], inst->name, HB_ESKIP, skip); continue; }
+        /* the chain is the driver's: each of its steps is checked against supports() in chain.c */
+        hb_status st = c->op == HB_OP_CHAIN ? HB_OK : inst->ops->supports(inst, c, reason, sizeof reason);
+        if (st != HB_OK) { var_status(&v[k], inst->name, HB_ESKIP, reason[0] ? reason : "unsupported"); continue; }
+        double gflop = hb_op_flops(c->op, &c->shape) / 1e9;
+        if (!strcmp(inst->ops->type, "cpu-ref") && gflop > o->ref_max_gflop && !o->verify_only) {
+            snprintf(reason, sizeof reason, "cpu-ref is the plain-C reference: not timed above %.3g GFLOP per call (this case: %.3g; --ref-max-gflop)",
+                     o->ref_max_gflop, gflop);
+            var_status(&v[k], inst->name, HB_ESKIP, reason);
+            continue;
+        }
+        if (c->op == HB_OP_CHAIN) {
+            hb_rss_reset();
+            v[k].rec = hb_chain_measure(inst, c, o, cl->v, cl->n, &v[k].st);
+        }
+    }
+    int need_ref = 0;
+    for (int k = 0; k < n; k++) need_ref |= !v[k].rec;
+    if (need_ref) {
+        hb_status st = ref_cache_get(rc, v[0].c, item, o->seed);
+        if (st != HB_OK)
+            for (int k = 0; k < n; k++)
+                if (!v[k].rec) var_status(&v[k], inst->name, st == HB_ENOMEM ? HB_ENOMEM : HB_EINVAL, "reference computation failed (out of host memory?)");
+    }
+    /* 1-2. set-up, verification and warm-up of every variant */
+    long long rss_base = hb_rss_now();
+    for (int k = 0; k < n; k++) {
+        if (v[k].rec) continue;
+        var_prepare(&v[k], inst, o, rc, n > 1, rss_base);
+        nready += v[k].ready;
+    }
+    /* 3. sampling until each variant's median CI is tight enough or its budget is spent, in
+     * `repetitions` windows separated in time (each with budget/repetitions per variant). The
+     * variants of a group (one case in several modes) take their samples in turns, in an order that
+     * rotates every round, so that drift on a shared machine (seconds to minutes) reaches every mode
+     * alike instead of reading as a difference between modes. Each variant keeps its window with the
+     * lowest median total: interference on a shared machine only ever adds time, so the best window
+     * is the most robust estimate (Chen & Revels, "Robust benchmarking in noisy environments", 2016,
+     * the estimator of Julia's BenchmarkTools); every window's median is recorded beside it. */
+    int nwin = o->verify_only ? 1 : o->repetitions;
+    double ck[4] = {NAN, NAN, NAN, NAN}; /* host clock (GHz) before / after sampling: slowest, fastest CPU */
+    if (nready) {
+        if (!o->verify_only) hb_clock_probe(&ck[0], &ck[1]);
+        double budget = o->budget_s / nwin;
+        for (int win = 0; win < nwin; win++) {
+            if (win > 0) usleep(20000); /* separate the windows in time */
+            int nact = 0;
+            for (int k = 0; k < n; k++) {
+                v[k].n = 0; v[k].met = 0; v[k].spent = 0;
+                v[k].active = v[k].ready;
+                nact += v[k].active;
+            }
+            for (int round = 0; nact; round++) {
+                for (int t = 0; t < n; t++) {
+                    mvar *w = &v[(t + round) % n];
+                    if (w->active) var_sample(w, o, win, budget);
+                }
+                nact = 0;
+                for (int k = 0; k < n; k++) nact += v[k].active;
+            }
+            for (int k = 0; k < n; k++) {
+                if (!v[k].ready) continue;
+                hb_stats s;
+                hb_stats_compute(v[k].samp[HB_PH_TOTAL] + (size_t)win * (size_t)(o->verify_only ? 1 : o->max_samples), v[k].n, &s);
+                v[k].nsw[win] = v[k].n;
+                v[k].wmed[win] = s.median;
+                if (win == 0 || s.median < v[k].wmed[v[k].best]) { v[k].best = win; v[k].ci_met = v[k].met; }
+            }
+        }
+        if (!o->verify_only) hb_clock_probe(&ck[2], &ck[3]);
+    }
+    for (int k = 0; k < n; k++) {
+        if (v[k].deferred) continue;
+        if (v[k].rec && !v[k].opened) { recs[k] = v[k].rec; st_out[k] = v[k].st; continue; }
+        if (!v[k].rec) { var_status(&v[k], inst->name, v[k].st, v[k].reason); var_free(&v[k]); recs[k] = v[k].rec; st_out[k] = v[k].st; continue; }
+        var_finish(&v[k], inst, o, rc, cl, ck, nwin, n);
+        recs[k] = v[k].rec;
+        st_out[k] = v[k].st;
+        var_free(&v[k]);
+    }
+    for (int k = 0; k < n; k++) var_free(&v[k]);
+    /* variants that did not fit beside the others: alone, now that the group's memory is free */
+    for (int k = 0; k < n; k++)
+        if (v[k].deferred && hb_measure_group(inst, v[k].c, 1, item, skip, o, rc, cl, &recs[k], &st_out[k]) != 0) {
+            free(v);
+            return -1;
+        }
+    free(v);
+    return 0;
+}
+
+json_t *hb_measure_case(hb_instance *inst, const hb_case *c, int item, const char *skip, const hb_options *o,
+                        hb_ref_cache *rc, const hb_ceiling_set *cl, hb_status *st_out)
+{
+    json_t *rec = NULL;
+    if (hb_measure_group(inst, c, 1, item, skip, o, rc, cl, &rec, st_out) != 0) { *st_out = HB_ENOMEM; return NULL; }
     return rec;
 }
