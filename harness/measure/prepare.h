@@ -12,6 +12,9 @@
  *     victim L3 with insertion-priority replacement (AMD Zen) takes several passes over a 16 MiB
  *     operand before it holds it again (measured on a 2-vCPU EPYC VM: max over 4096x1024 computed
  *     3.9x slower after convert than in f32 with no warm run, 2.5x after one, 1.1x after five).
+ *     On the mapped route of a device backend the device reads the operands from host memory during
+ *     the compute, so the host caches are part of its start state: the inputs' host memory is read
+ *     on the host before each timed run in every mode (convert has just written it, f32 not).
  *   cold (--cold): the backend evicts its caches (flush_cache: host LLC for cpu-ref and cpu, device
  *     L2 / global cache for cuda and opencl), so the timed run reads its operands from memory.
  * The preparation belongs to no phase and is subtracted from the measured total.
