@@ -22,8 +22,8 @@ BLAS_DIR ?= $(firstword $(wildcard /usr/lib/$(shell gcc -print-multiarch 2>/dev/
 BLAS_INC ?= $(patsubst /usr/lib/%/openblas-openmp,/usr/include/%/openblas-openmp,$(BLAS_DIR))
 BLAS_LIBS := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -g -fopenmp -fPIC $(WARN) -Iharness -Ikernels \
-           $(shell pkg-config --cflags hwloc jansson inih 2>/dev/null) -I$(BLAS_INC)
-LDLIBS  := $(shell pkg-config --libs hwloc jansson inih 2>/dev/null) $(BLAS_LIBS) -lm -ldl -fopenmp
+           $(shell pkg-config --cflags hwloc jansson inih sqlite3 libpq 2>/dev/null) -I$(BLAS_INC)
+LDLIBS  := $(shell pkg-config --libs hwloc jansson inih sqlite3 libpq 2>/dev/null) $(BLAS_LIBS) -lm -ldl -fopenmp
 # A sanitizer finding is fatal (UBSan would otherwise print and go on, and a test would pass).
 ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
