@@ -4,6 +4,7 @@
  * appearance, which SQLite binds by position and PostgreSQL by number. */
 #include "results/store.h"
 #include "core/rstats.h"
+#include "core/stats.h"
 #include <errno.h>
 #include <libpq-fe.h>
 #include <math.h>
@@ -545,6 +546,82 @@ static unsigned char *pack_f32(json_t *a, size_t *bytes)
     return b;
 }
 
+/* float64 little-endian packing of n values. Owned. */
+static unsigned char *pack_f64(const double *x, size_t n, size_t *bytes)
+{
+    unsigned char *b = malloc(8 * n);
+    *bytes = b ? 8 * n : 0;
+    for (size_t i = 0; b && i < n; i++) {
+        uint64_t u;
+        memcpy(&u, &x[i], 8);
+        for (int k = 0; k < 8; k++) b[8 * i + (size_t)k] = (unsigned char)(u >> (8 * k));
+    }
+    return b;
+}
+static double unpack_f64(const unsigned char *b, size_t i)
+{
+    uint64_t u = 0;
+    for (int k = 0; k < 8; k++) u |= (uint64_t)b[8 * i + (size_t)k] << (8 * k);
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+/* The samples of a float32 BLOB as doubles (the values export writes). Owned; NULL when none. */
+static double *f32_values(const unsigned char *b, size_t bytes, size_t *n)
+{
+    *n = bytes / 4;
+    double *x = *n ? malloc(*n * sizeof *x) : NULL;
+    for (size_t i = 0; x && i < *n; i++) {
+        uint32_t u = 0;
+        for (int k = 0; k < 4; k++) u |= (uint32_t)b[4 * i + (size_t)k] << (8 * k);
+        float f;
+        memcpy(&f, &u, 4);
+        char t[32];
+        snprintf(t, sizeof t, "%.7g", (double)f);
+        x[i] = strtod(t, NULL);
+    }
+    return x;
+}
+
+/* Do the phase statistics ph (phases.<metric>) follow from the stored samples (hb_stats_compute of
+ * their float32 values, each field within 1e-5 relative)? Then the store keeps the samples only and
+ * export computes the statistics again. */
+static int stats_follow(json_t *ph, const unsigned char *b, size_t bytes)
+{
+    size_t n;
+    double *x = f32_values(b, bytes, &n);
+    if (!x || !json_is_object(ph)) { free(x); return 0; }
+    hb_stats st;
+    hb_stats_compute(x, n, &st);
+    free(x);
+    json_t *mine = hb_stats_json(&st);
+    int ok = json_object_size(mine) == json_object_size(ph);
+    const char *k;
+    json_t *v;
+    json_object_foreach(ph, k, v) {
+        json_t *w = json_object_get(mine, k);
+        if (!ok) break;
+        if (json_is_null(v) && json_is_null(w)) continue;
+        if (!json_is_number(v) || !json_is_number(w)) { ok = 0; break; }
+        double a = json_number_value(v), c = json_number_value(w);
+        ok = fabs(a - c) <= 1e-5 * fmax(fabs(a), fabs(c)) + 1e-15;
+    }
+    json_decref(mine);
+    return ok;
+}
+
+static json_t *stats_from(const unsigned char *b, size_t bytes)
+{
+    size_t n;
+    double *x = f32_values(b, bytes, &n);
+    if (!x) return NULL;
+    hb_stats st;
+    hb_stats_compute(x, n, &st);
+    free(x);
+    return hb_stats_json(&st);
+}
+
 static json_t *unpack_f32(const unsigned char *b, size_t bytes)
 {
     json_t *a = json_array();
@@ -593,7 +670,7 @@ static hb_status case_key_id(hb_store *s, json_t *c, int occ, int64_t *id, char 
         json_t *v = json_object_get(c, idf[i]);
         if (v) json_object_set(info, idf[i], v);
     }
-    char *itxt = json_dumps(info, JSON_COMPACT | JSON_ENSURE_ASCII);
+    char *itxt = json_dumps(info, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(10));
     json_decref(info);
     if (!itxt) return fail(err, errlen, "out of memory");
     prm p[] = { PT(key), PI(occ), PT(hb_rec_str(c, "op") ? hb_rec_str(c, "op") : "unknown"),
@@ -657,21 +734,20 @@ static hb_status import_cases(hb_store *s, const hb_run *r, int64_t run, char *e
             for (int d = 0; drop[d] && !skip; d++) skip = !strcmp(k, drop[d]);
             if (!skip) json_object_set(rest, k, v);
         }
-        json_t *pm = json_array();
-        for (int q = 0; q < HB_PH_COUNT; q++) json_array_append_new(pm, hb_json_num(hb_case_phase(c, hb_phase_names[q], "median")));
+        double pmv[HB_PH_COUNT];
+        for (int q = 0; q < HB_PH_COUNT; q++) pmv[q] = hb_case_phase(c, hb_phase_names[q], "median");
         size_t bpm = 0, bt = 0, bc = 0;
-        unsigned char *xpm = ph ? pack_f32(pm, &bpm) : NULL;
-        json_decref(pm);
+        unsigned char *xpm = ph ? pack_f64(pmv, HB_PH_COUNT, &bpm) : NULL;
         json_t *smp = json_object_get(c, "samples");
         unsigned char *xt = pack_f32(json_object_get(smp, "total"), &bt);
         unsigned char *xc = pack_f32(json_object_get(smp, "compute"), &bc);
-        /* per-phase statistics of total and compute, whole (small) */
+        /* the statistics of total and compute: kept only when they do not follow from the samples */
         json_t *keep = json_object();
-        if (tot) json_object_set(keep, "total", tot);
-        if (cmp) json_object_set(keep, "compute", cmp);
+        if (tot && !(xt && stats_follow(tot, xt, bt))) json_object_set(keep, "total", tot);
+        if (cmp && !(xc && stats_follow(cmp, xc, bc))) json_object_set(keep, "compute", cmp);
         if (json_object_size(keep)) json_object_set_new(rest, "phases", keep);
         else json_decref(keep);
-        char *txt = json_dumps(rest, JSON_COMPACT | JSON_ENSURE_ASCII);
+        char *txt = json_dumps(rest, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(10));
         json_decref(rest);
         prm d[] = { PI(run), PI(kid), PB(xpm, bpm), PB(xt, bt), PB(xc, bc), PT(txt ? txt : "{}") };
         st = q_exec(s,
@@ -723,12 +799,12 @@ hb_status hb_store_import(hb_store *s, const hb_run *r, int *dup, char *err, siz
                "INSERT INTO hb_run(run_id, date, commit_id, fingerprint, host, meta, backends, end_rec, imported)"
                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
                pr, 9, &q, err, errlen);
+    int64_t run = !st && q_next(&q) == 1 ? q_int(&q, 0) : -1; /* the statement runs here: texts still bound */
+    if (!st) q_end(&q);
     free(meta);
     free(backends);
     free(end);
     if (st) goto out;
-    int64_t run = q_next(&q) == 1 ? q_int(&q, 0) : -1;
-    q_end(&q);
     if (run < 0) { st = fail(err, errlen, "inserting run %s: %s", run_id, db_err(s)); goto out; }
     st = import_cases(s, r, run, err, errlen);
 out:
@@ -773,7 +849,8 @@ hb_status hb_store_export(hb_store *s, const char *run_id, FILE *f, char *err, s
     json_decref(bk);
     prm pi[] = { PI(id) };
     st = q_run(s,
-               "SELECT k.key, k.info, c.status, c.ci_met, d.phase_medians, d.samples_total, d.samples_compute, d.record"
+               "SELECT k.key, k.info, c.status, c.ci_met, d.phase_medians, d.samples_total, d.samples_compute, d.record,"
+               " c.median_total, c.ci_lo_total, c.ci_hi_total, c.median_compute, c.ci_lo_compute, c.ci_hi_compute"
                " FROM hb_case c JOIN hb_case_key k ON k.id = c.case_key"
                " JOIN hb_case_detail d ON d.run = c.run AND d.case_key = c.case_key WHERE c.run = $1"
                " ORDER BY k.key, k.occurrence",
@@ -793,29 +870,49 @@ hb_status hb_store_export(hb_store *s, const char *run_id, FILE *f, char *err, s
         json_object_del(rest, "phases");
         json_object_update(rec, rest);
         json_decref(rest);
-        size_t bl;
-        const unsigned char *pm = q_blob(&q, 4, &bl);
-        json_t *pmv = pm ? unpack_f32(pm, bl) : NULL;
-        if (pmv || phases) {
+        size_t bl, blt = 0, blc = 0;
+        const unsigned char *pm0 = q_blob(&q, 4, &bl);
+        unsigned char *pm = pm0 && bl == 8 * HB_PH_COUNT ? malloc(bl) : NULL;
+        if (pm) memcpy(pm, pm0, bl);
+        const unsigned char *x0 = q_blob(&q, 5, &blt);
+        unsigned char *xt = x0 && blt ? malloc(blt) : NULL;
+        if (xt) memcpy(xt, x0, blt);
+        x0 = q_blob(&q, 6, &blc);
+        unsigned char *xc = x0 && blc ? malloc(blc) : NULL;
+        if (xc) memcpy(xc, x0, blc);
+        if (pm || phases) {
             json_t *ph = json_object();
             for (int k = 0; k < HB_PH_COUNT; k++) {
-                json_t *full = json_object_get(phases, hb_phase_names[k]);
-                if (full) json_object_set(ph, hb_phase_names[k], full);
-                else if (json_is_number(json_array_get(pmv, (size_t)k))) {
+                const char *name = hb_phase_names[k];
+                json_t *full = json_object_get(phases, name);
+                if (full) { json_object_set(ph, name, full); continue; }
+                if (k == HB_PH_TOTAL && xt) full = stats_from(xt, blt);
+                else if (k == HB_PH_COMPUTE && xc) full = stats_from(xc, blc);
+                if (full) {
+                    /* median and CI as measured (double), not as float32 samples give them again */
+                    int c0 = k == HB_PH_TOTAL ? 8 : 11;
+                    static const char *const exact[] = { "median", "ci_lo", "ci_hi" };
+                    for (int e = 0; e < 3; e++)
+                        if (!q_null(&q, c0 + e)) json_object_set_new(full, exact[e], json_real(q_real(&q, c0 + e)));
+                    json_object_set_new(ph, name, full);
+                    continue;
+                }
+                double m = pm ? unpack_f64(pm, (size_t)k) : (double)NAN;
+                if (isfinite(m)) {
                     json_t *o = json_object();
-                    json_object_set(o, "median", json_array_get(pmv, (size_t)k));
-                    json_object_set_new(ph, hb_phase_names[k], o);
+                    json_object_set_new(o, "median", json_real(m));
+                    json_object_set_new(ph, name, o);
                 }
             }
             json_object_set_new(rec, "phases", ph);
         }
         json_decref(phases);
-        json_decref(pmv);
+        free(pm);
         json_t *smp = json_object();
-        const unsigned char *x = q_blob(&q, 5, &bl);
-        if (x) json_object_set_new(smp, "total", unpack_f32(x, bl));
-        x = q_blob(&q, 6, &bl);
-        if (x) json_object_set_new(smp, "compute", unpack_f32(x, bl));
+        if (xt) json_object_set_new(smp, "total", unpack_f32(xt, blt));
+        if (xc) json_object_set_new(smp, "compute", unpack_f32(xc, blc));
+        free(xt);
+        free(xc);
         if (json_object_size(smp)) json_object_set_new(rec, "samples", smp);
         else json_decref(smp);
         if (!q_null(&q, 3)) json_object_set_new(rec, "ci_met", json_boolean(q_int(&q, 3)));
