@@ -80,7 +80,7 @@ PLUGINS := $(if $(HAVE_OPENCL),$(if $(wildcard kernels/opencl/*.c),$(BUILD)/hb_o
 all:
 	@./tools/install_deps.sh
 	@$(MAKE) --no-print-directory build
-build: info $(BUILD)/hybench $(PLUGINS)
+build: info $(BUILD)/hybench $(BUILD)/synth_history $(PLUGINS)
 
 info:
 	@echo "hybench build: OpenCL plugin: $(if $(HAVE_OPENCL),yes,no (WITH_OPENCL=$(WITH_OPENCL), CL/cl.h $(if $(wildcard /usr/include/CL/cl.h),found,missing))); CUDA plugin: $(if $(HAVE_CUDA),yes ($(NVCC)),no (WITH_CUDA=$(WITH_CUDA)))"
@@ -238,3 +238,7 @@ fuzz-repro: fuzz-build
 
 print-%:
 	@echo $($*)
+
+# tools/synth_history.c: a synthetic nightly history in a store (docs/history.md, the scale check)
+$(BUILD)/synth_history: tools/synth_history.c $(call lib_of,results core)
+	$(CC) $(CFLAGS) -o $@ $< $(call lib_of,results core) $(LDLIBS)

@@ -596,6 +596,7 @@ static int stats_follow(json_t *ph, const unsigned char *b, size_t bytes)
     hb_stats_compute(x, n, &st);
     free(x);
     json_t *mine = hb_stats_json(&st);
+    double scale = fabs(st.median); /* spreads (mad, stddev) are compared at the scale of the times */
     int ok = json_object_size(mine) == json_object_size(ph);
     const char *k;
     json_t *v;
@@ -605,7 +606,7 @@ static int stats_follow(json_t *ph, const unsigned char *b, size_t bytes)
         if (json_is_null(v) && json_is_null(w)) continue;
         if (!json_is_number(v) || !json_is_number(w)) { ok = 0; break; }
         double a = json_number_value(v), c = json_number_value(w);
-        ok = fabs(a - c) <= 1e-5 * fmax(fabs(a), fabs(c)) + 1e-15;
+        ok = fabs(a - c) <= 1e-5 * fmax(fmax(fabs(a), fabs(c)), strcmp(k, "cv") ? scale : 0) + 1e-15;
     }
     json_decref(mine);
     return ok;
@@ -737,7 +738,10 @@ static hb_status import_cases(hb_store *s, const hb_run *r, int64_t run, char *e
         double pmv[HB_PH_COUNT];
         for (int q = 0; q < HB_PH_COUNT; q++) pmv[q] = hb_case_phase(c, hb_phase_names[q], "median");
         size_t bpm = 0, bt = 0, bc = 0;
-        unsigned char *xpm = ph ? pack_f64(pmv, HB_PH_COUNT, &bpm) : NULL;
+        /* every phase's median, when the record has phases besides total and compute */
+        int others = 0;
+        for (int q = 0; q < HB_PH_COUNT; q++) others |= q != HB_PH_TOTAL && q != HB_PH_COMPUTE && isfinite(pmv[q]);
+        unsigned char *xpm = others ? pack_f64(pmv, HB_PH_COUNT, &bpm) : NULL;
         json_t *smp = json_object_get(c, "samples");
         unsigned char *xt = pack_f32(json_object_get(smp, "total"), &bt);
         unsigned char *xc = pack_f32(json_object_get(smp, "compute"), &bc);
