@@ -546,6 +546,18 @@ static unsigned char *pack_f32(json_t *a, size_t *bytes)
     return b;
 }
 
+/* A float32 sample as the double export writes: its shortest decimal of at most 7 significant digits
+ * that reads back as the same float (the text the results file had, as a rule), else 9 digits. */
+static double f32_value(float f)
+{
+    char t[32];
+    snprintf(t, sizeof t, "%.7g", (double)f);
+    double d = strtod(t, NULL);
+    if ((float)d == f) return d;
+    snprintf(t, sizeof t, "%.9g", (double)f);
+    return strtod(t, NULL);
+}
+
 /* float64 little-endian packing of n values. Owned. */
 static unsigned char *pack_f64(const double *x, size_t n, size_t *bytes)
 {
@@ -577,9 +589,7 @@ static double *f32_values(const unsigned char *b, size_t bytes, size_t *n)
         for (int k = 0; k < 4; k++) u |= (uint32_t)b[4 * i + (size_t)k] << (8 * k);
         float f;
         memcpy(&f, &u, 4);
-        char t[32];
-        snprintf(t, sizeof t, "%.7g", (double)f);
-        x[i] = strtod(t, NULL);
+        x[i] = f32_value(f);
     }
     return x;
 }
@@ -631,10 +641,7 @@ static json_t *unpack_f32(const unsigned char *b, size_t bytes)
         for (int k = 0; k < 4; k++) u |= (uint32_t)b[i + (size_t)k] << (8 * k);
         float f;
         memcpy(&f, &u, 4);
-        /* %.7g of the float: the exported text carries no digits float32 did not keep */
-        char t[32];
-        snprintf(t, sizeof t, "%.7g", (double)f);
-        json_array_append_new(a, isfinite(f) ? json_real(strtod(t, NULL)) : json_null());
+        json_array_append_new(a, isfinite(f) ? json_real(f32_value(f)) : json_null());
     }
     return a;
 }
