@@ -87,28 +87,45 @@ static double rss_step(const double *x, size_t n, size_t t)
     return r;
 }
 
-/* Best hinge y = c + s * max(0, i - h) over h in [0, n-3]: returns its RSS, *h and *slope. */
-static double rss_hinge(const double *x, size_t n, size_t *hbest, double *slope)
+/* Best ramp y = c + s * z_i, z_i = clamp(i - h1, 0, h2 - h1) (flat, a straight line in log time from
+ * night h1 to night h2, flat again; h2 = n: the line runs to the end) over 0 <= h1, h1 + 2 <= h2 <= n,
+ * by least squares, O(n^2) with prefix sums. Returns its RSS; *h1, *h2, *slope. */
+static double rss_ramp(const double *x, size_t n, size_t *bh1, size_t *bh2, double *slope)
 {
-    double best = INFINITY;
-    *hbest = 0;
+    double *sy = malloc((n + 1) * sizeof *sy), *siy = malloc((n + 1) * sizeof *siy);
+    double best = INFINITY, syy = 0;
+    *bh1 = *bh2 = 0;
     *slope = 0;
-    for (size_t h = 0; h + 2 < n; h++) {
-        /* least squares in (c, s) with regressor z_i = max(0, i - h) */
-        double sz = 0, szz = 0, sy = 0, szy = 0, m = (double)n;
-        for (size_t i = 0; i < n; i++) {
-            double z = i > h ? (double)(i - h) : 0;
-            sz += z; szz += z * z; sy += x[i]; szy += z * x[i];
-        }
-        double den = m * szz - sz * sz;
-        if (den <= 0) continue;
-        double s = (m * szy - sz * sy) / den, c = (sy - s * sz) / m, r = 0;
-        for (size_t i = 0; i < n; i++) {
-            double e = x[i] - c - s * (i > h ? (double)(i - h) : 0);
-            r += e * e;
-        }
-        if (r < best) { best = r; *hbest = h; *slope = s; }
+    if (!sy || !siy) { free(sy); free(siy); return best; }
+    sy[0] = siy[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        sy[i + 1] = sy[i] + x[i];
+        siy[i + 1] = siy[i] + (double)i * x[i];
+        syy += x[i] * x[i];
     }
+    double m = (double)n, ty = sy[n];
+    for (size_t h1 = 0; h1 + 2 <= n; h1++)
+        for (size_t h2 = h1 + 2; h2 <= n; h2++) {
+            /* rising part i = h1+1 .. e-1 with z = i - h1 (e = min(h2, n)); plateau i = h2 .. n-1, z = L */
+            size_t e = h2 < n ? h2 : n;
+            double L = (double)(h2 - h1);
+            double k = (double)(e - h1 - 1);               /* number of rising points: z = 1..k */
+            double sz = k * (k + 1) / 2, szz = k * (k + 1) * (2 * k + 1) / 6;
+            double szy = (siy[e] - siy[h1 + 1]) - (double)h1 * (sy[e] - sy[h1 + 1]);
+            if (h2 < n) {
+                double np = (double)(n - h2);
+                sz += L * np;
+                szz += L * L * np;
+                szy += L * (sy[n] - sy[h2]);
+            }
+            double den = m * szz - sz * sz;
+            if (den <= 0) continue;
+            double sl = (m * szy - sz * ty) / den, c = (ty - sl * sz) / m;
+            double r = syy - c * ty - sl * szy;
+            if (r < best) { best = r; *bh1 = h1; *bh2 = h2; *slope = sl; }
+        }
+    free(sy);
+    free(siy);
     return best;
 }
 
@@ -136,18 +153,20 @@ size_t hb_changepoints(const double *x, size_t n, const hb_cp_opts *o, hb_change
         double pm = hb_cp_mann_kendall(y, m, &s);
         if (pp >= o->alpha && pm >= o->alpha) continue;
         if (t == 0) t = m / 2;
-        /* step or drift: whichever fits the segment better */
-        size_t h;
+        /* step or drift: a drift when a ramp over at least 3 nights fits better than the step by
+         * more than its extra breakpoint costs (Schwarz: m ln(RSS_step / RSS_ramp) > ln m) */
+        size_t h1, h2;
         double slope;
-        double rs = rss_step(y, m, t), rh = rss_hinge(y, m, &h, &slope);
+        double rs = rss_step(y, m, t), rr = rss_ramp(y, m, &h1, &h2, &slope);
         hb_change c = { 0 };
         c.p = pp < pm ? pp : pm;
-        if (rh < rs && slope != 0) {
+        size_t last = h2 < m ? h2 : m - 1; /* the last night of the ramp */
+        if (slope != 0 && last >= h1 + 3 && rr > 0 && (double)m * log(rs / rr) > log((double)m)) {
             c.kind = HB_CP_DRIFT;
-            c.begin = g.a + h + 1;
-            c.end = g.b - 1;
+            c.begin = g.a + h1 + 1;
+            c.end = g.a + last;
             c.rate = expm1(slope);
-            c.size = expm1(slope * (double)(m - 1 - h));
+            c.size = expm1(slope * (double)(last - h1));
         } else {
             c.kind = HB_CP_STEP;
             c.begin = c.end = g.a + t;
@@ -162,6 +181,7 @@ size_t hb_changepoints(const double *x, size_t n, const hb_cp_opts *o, hb_change
             stack[sp++] = (seg){ g.a + t, g.b };
         } else {
             stack[sp++] = (seg){ g.a, c.begin };
+            if (c.end + 1 < g.b) stack[sp++] = (seg){ c.end + 1, g.b };
         }
     }
     /* order by begin */
