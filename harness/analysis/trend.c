@@ -201,8 +201,8 @@ int hb_trend_write(const hb_series *x, const char *fp, const char *desc, const h
         gp = popen(cmd, "w");
         if (!gp) { fprintf(stderr, "hybench trend: cannot start gnuplot\n"); rc = HB_EXIT_IO; signal(SIGPIPE, old_pipe); }
         else
-            fputs("set terminal svg size 1400,800 dynamic enhanced font 'sans,16' background rgb 'white'\n"
-                  "set grid xtics ytics lc rgb '#dddddd'\nset key top left font ',14' noenhanced\n"
+            fputs("set terminal svg size 1400,900 dynamic enhanced font 'sans,16' background rgb 'white'\n"
+                  "set grid xtics ytics lc rgb '#dddddd'\nset key outside bottom center vertical maxrows 5 font ',14' noenhanced\n"
                   "set xlabel 'night (date)'\nset ylabel 'time / time on the first night'\n"
                   "set style fill transparent solid 0.25 noborder\nset datafile missing 'NaN'\n", gp);
     }
@@ -276,19 +276,26 @@ int hb_trend_write(const hb_series *x, const char *fp, const char *desc, const h
             for (size_t s = 0; s < ns; s++) {
                 const hb_trend_change *c = &v[best[sel[s]]];
                 double y = x->median[sel[s] * nr + c->run_begin] / norm[sel[s] - g];
-                char lab[400];
-                snprintf(lab, sizeof lab, "%zu: %s %s %+.1f%%", s + 1, x->cases[sel[s]].label,
-                         c->c.kind == HB_CP_DRIFT ? "drift" : "step", c->c.size * 100);
+                char lab[32];
+                snprintf(lab, sizeof lab, "%zu", s + 1);
                 fprintf(gp, "set label %zu ", s + 1);
                 gp_str(gp, lab);
-                fprintf(gp, " at %zu,%.6g point pt 7 ps 1.5 offset 0.8,0.8 font ',12' noenhanced\n", c->run_begin,
+                fprintf(gp, " at %zu,%.6g point pt 7 ps 1.8 offset 0.6,1.0 font ',16' front\n", c->run_begin,
                         isfinite(y) ? y : 1.0);
             }
             fputs("plot ", gp);
             gp_str(gp, dat);
-            fputs(" index 0 using 1:2:4 with filledcurves lc rgb '#1f77b4' title '10-90% of cases', '' index 0 using 1:3 "
-                  "with lines lw 3 lc rgb '#1f77b4' title 'median of cases'", gp);
-            for (size_t s = 0; s < ns; s++) fprintf(gp, ", '' index %zu using 1:2 with lines lw 1.5 title '%zu'", s + 1, s + 1);
+            fputs(" index 0 using 1:2:4 with filledcurves lc rgb '#9ecae1' title '10-90% of cases', '' index 0 using 1:3 "
+                  "with lines lw 3 lc rgb '#08519c' title 'median of cases'", gp);
+            static const char *const colors[] = { "#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22" };
+            for (size_t s = 0; s < ns; s++) {
+                const hb_trend_change *c = &v[best[sel[s]]];
+                char key[600];
+                snprintf(key, sizeof key, "%zu: %s, %s %+.1f%% from %.10s", s + 1, x->cases[sel[s]].label,
+                         c->c.kind == HB_CP_DRIFT ? "drift" : "step", c->c.size * 100, x->runs[c->run_begin].date);
+                fprintf(gp, ", '' index %zu using 1:2 with lines lw 1.5 lc rgb '%s' title ", s + 1, colors[s % 8]);
+                gp_str(gp, key);
+            }
             fputs("\n", gp);
             fputs("<p><img src=\"", html);
             html_put(html, base);
