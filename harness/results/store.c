@@ -684,14 +684,26 @@ static hb_status case_key_id(hb_store *s, json_t *c, int occ, int64_t *id, char 
     prm p[] = { PT(key), PI(occ), PT(hb_rec_str(c, "op") ? hb_rec_str(c, "op") : "unknown"),
                 PT(hb_rec_str(c, "backend") ? hb_rec_str(c, "backend") : "unknown"), PT(label), PT(itxt) };
     qres r;
+    /* ON CONFLICT: another machine's import may add the same identity at the same time (PostgreSQL
+     * waits for it, then this insert does nothing and the SELECT below finds its row) */
     hb_status st = q_run(s,
                          "INSERT INTO hb_case_key(key, occurrence, op, backend, label, info) VALUES ($1, $2, $3, $4, $5, $6)"
-                         " RETURNING id",
+                         " ON CONFLICT (key, occurrence) DO NOTHING RETURNING id",
                          p, 6, &r, err, errlen);
+    int got = 0;
     if (!st) {
-        if (q_next(&r) == 1) *id = q_int(&r, 0);
-        else st = fail(err, errlen, "inserting case key %s: %s", key, db_err(s));
+        got = q_next(&r) == 1;
+        if (got) *id = q_int(&r, 0);
         q_end(&r);
+    }
+    if (!st && !got) {
+        prm k2[] = { PT(key), PI(occ) };
+        st = q_run(s, "SELECT id FROM hb_case_key WHERE key = $1 AND occurrence = $2", k2, 2, &r, err, errlen);
+        if (!st) {
+            if (q_next(&r) == 1) *id = q_int(&r, 0);
+            else st = fail(err, errlen, "inserting case key %s: %s", key, db_err(s));
+            q_end(&r);
+        }
     }
     free(itxt);
     if (!st && kmap_put(&s->keys, k, *id)) st = fail(err, errlen, "out of memory");
