@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/stats.h"
 #include "results/store.h"
 
 hb_status hb_store_open_at(const char *url, int target, hb_store **out, char *err, size_t errlen); /* store.c */
@@ -447,6 +448,55 @@ static void test_bad_store(void **state)
     assert_non_null(strstr(err, "cannot connect"));
 }
 
+/* Records with only total and compute phases whose statistics follow from their samples (as
+ * synth_history writes them): the store keeps samples only, and export rebuilds valid phases. */
+static void test_lean_records(void **state)
+{
+    char url[512], err[512];
+    if (!new_url(state, url, sizeof url)) { skip(); return; }
+    hb_store *s;
+    if (hb_store_open(url, &s, err, sizeof err)) fail_msg("%s", err);
+    hb_run a = load("tests/data/cpu_small.jsonl");
+    json_object_set_new(a.meta, "run_id", json_string("lean-run"));
+    size_t i, nok = 0;
+    json_t *c;
+    json_array_foreach(a.cases, i, c) {
+        json_t *ph = json_object_get(c, "phases");
+        if (!ph) continue;
+        json_t *keep = json_object();
+        for (int m = 0; m < 2; m++) {
+            json_t *smp = json_object_get(json_object_get(c, "samples"), m ? "compute" : "total");
+            size_t n = json_array_size(smp);
+            if (!n) continue;
+            double *x = malloc(n * sizeof *x);
+            for (size_t k = 0; k < n; k++) x[k] = json_number_value(json_array_get(smp, k));
+            hb_stats st;
+            hb_stats_compute(x, n, &st);
+            free(x);
+            json_object_set_new(keep, m ? "compute" : "total", hb_stats_json(&st));
+        }
+        json_object_set_new(c, "phases", keep);
+        nok += !strcmp(hb_rec_str(c, "status"), "ok");
+    }
+    assert_true(nok > 10);
+    int dup;
+    if (hb_store_import(s, &a, &dup, err, sizeof err)) fail_msg("%s", err);
+    hb_run b = export_to(s, "lean-run", *(int *)*state ? "lean_pg" : "lean_sqlite"); /* hb_run_load validates it */
+    json_array_foreach(a.cases, i, c) {
+        if (strcmp(hb_rec_str(c, "status"), "ok")) continue;
+        int occ = 0;
+        for (size_t j = 0; j < i; j++) occ += !strcmp(hb_rec_str(json_array_get(a.cases, j), "key"), hb_rec_str(c, "key"));
+        json_t *d = find_case(&b, hb_rec_str(c, "key"), occ);
+        assert_non_null(d);
+        assert_near(hb_case_phase(d, "total", "median"), hb_case_phase(c, "total", "median"), 0);
+        assert_near(hb_case_phase(d, "total", "p90"), hb_case_phase(c, "total", "p90"), 1e-6 * hb_case_phase(c, "total", "p90"));
+        assert_true(isnan(hb_case_phase(d, "h2d", "median")));
+    }
+    hb_run_free(&a);
+    hb_run_free(&b);
+    hb_store_close(s);
+}
+
 int main(void)
 {
     static int sq = 0, pg = 1;
@@ -457,6 +507,8 @@ int main(void)
         { "migration (sqlite)", test_migration, NULL, NULL, &sq },
         { "fingerprint (sqlite)", test_fingerprint, NULL, NULL, &sq },
         { "bad_store (sqlite)", test_bad_store, NULL, NULL, &sq },
+        { "lean_records (sqlite)", test_lean_records, NULL, NULL, &sq },
+        { "lean_records (postgresql)", test_lean_records, NULL, NULL, &pg },
         { "roundtrip (postgresql)", test_roundtrip, NULL, NULL, &pg },
         { "duplicate_keys (postgresql)", test_duplicate_keys, NULL, NULL, &pg },
         { "two_machines (postgresql)", test_two_machines, NULL, NULL, &pg },

@@ -903,7 +903,7 @@ hb_status hb_store_export(hb_store *s, const char *run_id, FILE *f, char *err, s
         x0 = q_blob(&q, 6, &blc);
         unsigned char *xc = x0 && blc ? malloc(blc) : NULL;
         if (xc) memcpy(xc, x0, blc);
-        if (pm || phases) {
+        if (pm || phases || xt || xc) {
             json_t *ph = json_object();
             for (int k = 0; k < HB_PH_COUNT; k++) {
                 const char *name = hb_phase_names[k];
