@@ -18,7 +18,7 @@ const char *hb_history_default_store(void)
 
 static void history_usage(FILE *f)
 {
-    fputs("usage: hybench history import [--store URL] FILE...\n"
+    fputs("usage: hybench history import [--store URL] [--lean] FILE...\n"
           "       hybench history export [--store URL] [-o FILE] RUN_ID\n"
           "       hybench history list [--store URL] [--machine FP]\n"
           "       hybench history machines [--store URL]\n"
@@ -28,6 +28,8 @@ static void history_usage(FILE *f)
           "  export    write run RUN_ID back as a results file (JSON Lines) to FILE or stdout\n"
           "  list      the stored runs: run id, date, commit, machine fingerprint, host, cases\n"
           "  machines  the machines: fingerprint (CPU, GPU, driver and library versions) and description\n"
+          "  --lean       import keeps of each case its statistics, phase medians and samples, and drops\n"
+          "               the rest of its record (memory, ceiling and clock fields): about 4x smaller\n"
           "  --store URL  a SQLite file (default $HB_STORE, else results/history.db) or a postgresql:// URL\n"
           "Exit status: 0 ok; 2 bad usage or an unreadable results file (the other files are imported);\n"
           "7 the store cannot be opened or written.\n", f);
@@ -109,7 +111,9 @@ int hb_cmd_history(int argc, char **argv)
         return HB_EXIT_USAGE;
     }
     const char *url = hb_history_default_store(), *out = NULL, *machine = NULL;
+    int lean = 0;
     static const struct option lo[] = { { "store", required_argument, 0, 's' }, { "output", required_argument, 0, 'o' },
+                                        { "lean", no_argument, 0, 'L' },
                                         { "machine", required_argument, 0, 'm' }, { "help", no_argument, 0, 'h' },
                                         { 0, 0, 0, 0 } };
     int c;
@@ -120,6 +124,7 @@ int hb_cmd_history(int argc, char **argv)
         case 's': url = optarg; break;
         case 'o': out = optarg; break;
         case 'm': machine = optarg; break;
+        case 'L': lean = 1; break;
         case 'h': history_usage(stdout); return HB_EXIT_OK;
         default:
             fprintf(stderr, "hybench history: %s: %s\n", argv[optind] ? argv[optind] : "?",
@@ -140,6 +145,7 @@ int hb_cmd_history(int argc, char **argv)
     hb_store *s;
     if (hb_store_open(url, &s, err, sizeof err) != HB_OK) { fprintf(stderr, "hybench history: %s\n", err); return HB_EXIT_IO; }
     int rc = HB_EXIT_OK;
+    hb_store_set_lean(s, lean);
     if (!strcmp(sub, "import")) {
         for (int i = 0; i < nfiles && rc != HB_EXIT_IO; i++) {
             const char *b = strrchr(files[i], '/');

@@ -39,6 +39,7 @@ struct hb_store {
     sqlite3_stmt *sqls[NCACHE];
     kmap keys;       /* "key\x1foccurrence" -> hb_case_key.id, filled on first import */
     int keys_loaded;
+    int lean;        /* hb_store_set_lean */
 };
 
 typedef struct qres {
@@ -289,7 +290,8 @@ static const char *const v1_sqlite =
     " ci_hi_compute REAL, PRIMARY KEY(run, case_key)) WITHOUT ROWID;"
     "CREATE TABLE hb_case_detail(run INTEGER NOT NULL REFERENCES hb_run(id) ON DELETE CASCADE,"
     " case_key INTEGER NOT NULL, phase_medians BLOB, samples_total BLOB, samples_compute BLOB, record TEXT NOT NULL,"
-    " PRIMARY KEY(run, case_key)) WITHOUT ROWID;"
+    " PRIMARY KEY(run, case_key));" /* a rowid table: its rows (about 1 KB for a real case) stay in their page,
+                                     where WITHOUT ROWID would move each past ~1 KB to an overflow page of its own */
     "INSERT INTO hb_schema(version) VALUES (1);";
 static const char *const v1_pg =
     "CREATE TABLE hb_schema(version INTEGER NOT NULL);"
@@ -427,6 +429,8 @@ void hb_store_close(hb_store *s)
 }
 
 const char *hb_store_engine(const hb_store *s) { return s->pg ? "postgresql" : "sqlite"; }
+
+void hb_store_set_lean(hb_store *s, int lean) { s->lean = lean; }
 
 hb_status hb_store_begin(hb_store *s, char *err, size_t errlen)
 {
@@ -749,9 +753,14 @@ static hb_status import_cases(hb_store *s, const hb_run *r, int64_t run, char *e
                                             "shape_str", "size", "name", "source", "model", "weight", "dtype", "mode",
                                             "route", "flops", "bytes", "bound", "key", "status", "ci_met",
                                             "host_clock_ghz", NULL };
+        static const char *const lean_keep[] = { "reason", "rel_err", "gflops", "gbps", "fraction", NULL };
         json_object_foreach(c, k, v) {
             int skip = 0;
             for (int d = 0; drop[d] && !skip; d++) skip = !strcmp(k, drop[d]);
+            if (s->lean && !skip) {
+                skip = 1;
+                for (int d = 0; lean_keep[d] && skip; d++) skip = strcmp(k, lean_keep[d]) != 0;
+            }
             if (!skip) json_object_set(rest, k, v);
         }
         double pmv[HB_PH_COUNT];

@@ -58,6 +58,12 @@ int hb_store_schema_version(hb_store *s);
  * clocks are left out, so that two runs on one machine share it and a renamed host keeps it. */
 void hb_store_fingerprint(const hb_run *r, char *fp, char *desc, size_t desclen);
 
+/* Lean imports (lean 1): of each case record the store keeps its identity, status, statistics, phase
+ * medians and raw samples, and of the rest only reason, rel_err, gflops, gbps and fraction (window
+ * medians, memory, ceiling and clock fields are dropped): about 0.4 KB a case instead of 1.7 KB for
+ * the H100 reference run's records (docs/history.md). Default 0: whole records. */
+void hb_store_set_lean(hb_store *s, int lean);
+
 /* Import run r (loaded whole, hb_run_load) in one transaction. A run whose run_id is already in the
  * store is left as it is (*dup = 1, HB_OK). Returns HB_OK, HB_EINVAL (no run_id in the meta record)
  * or HB_EDEVICE (SQL error; nothing of the run is kept), the reason in err. */
