@@ -13,7 +13,8 @@
 #      hybench compare --baseline-dir results/baselines, written to
 #      reports/trend/compare-<host>/compare-<run-id>.md/.json/.xml and printed
 # Environment: HB (binary, default build/hybench), HB_HISTORY (results/history), HB_STORE
-#   (results/history.db or postgresql://...; exported so that hybench finds it),
+#   (results/history.db or postgresql://...; exported so that hybench finds it), HB_STORE_LEAN
+#   (set: import --lean, the store keeps statistics and samples; the JSONL file stays whole),
 #   HB_BASELINES (results/baselines), HB_TREND_OUT (reports/trend), HB_COMPARE_ARGS (extra options
 #   for compare, e.g. "--threshold 5% --threshold cuda=3%").
 # Exit status: compare's when a baseline exists and it did not pass (1 regression or a case that
@@ -50,7 +51,8 @@ if [ ! -s "$out" ]; then
   echo "nightly: no results written (hybench run exit $rc)" >&2
   exit 7
 fi
-"$HB" history import "$out" || exit 7
+# shellcheck disable=SC2086
+"$HB" history import ${HB_STORE_LEAN:+--lean} "$out" || exit 7
 
 "$HB" trend --out "$TREND_OUT"
 trc=$?
