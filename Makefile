@@ -22,8 +22,8 @@ BLAS_DIR ?= $(firstword $(wildcard /usr/lib/$(shell gcc -print-multiarch 2>/dev/
 BLAS_INC ?= $(patsubst /usr/lib/%/openblas-openmp,/usr/include/%/openblas-openmp,$(BLAS_DIR))
 BLAS_LIBS := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -g -fopenmp -fPIC $(WARN) -Iharness -Ikernels \
-           $(shell pkg-config --cflags hwloc jansson inih 2>/dev/null) -I$(BLAS_INC)
-LDLIBS  := $(shell pkg-config --libs hwloc jansson inih 2>/dev/null) $(BLAS_LIBS) -lm -ldl -fopenmp
+           $(shell pkg-config --cflags hwloc jansson inih sqlite3 libpq 2>/dev/null) -I$(BLAS_INC)
+LDLIBS  := $(shell pkg-config --libs hwloc jansson inih sqlite3 libpq 2>/dev/null) $(BLAS_LIBS) -lm -ldl -fopenmp
 # A sanitizer finding is fatal (UBSan would otherwise print and go on, and a test would pass).
 ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -80,7 +80,7 @@ PLUGINS := $(if $(HAVE_OPENCL),$(if $(wildcard kernels/opencl/*.c),$(BUILD)/hb_o
 all:
 	@./tools/install_deps.sh
 	@$(MAKE) --no-print-directory build
-build: info $(BUILD)/hybench $(PLUGINS)
+build: info $(BUILD)/hybench $(BUILD)/synth_history $(PLUGINS)
 
 info:
 	@echo "hybench build: OpenCL plugin: $(if $(HAVE_OPENCL),yes,no (WITH_OPENCL=$(WITH_OPENCL), CL/cl.h $(if $(wildcard /usr/include/CL/cl.h),found,missing))); CUDA plugin: $(if $(HAVE_CUDA),yes ($(NVCC)),no (WITH_CUDA=$(WITH_CUDA)))"
@@ -145,6 +145,8 @@ TEST_TOP_test_cpu_kernels := measure
 TEST_TOP_test_cuda       := kernels
 TEST_TOP_test_opencl     := kernels
 TEST_TOP_test_modecheck  := report
+TEST_TOP_test_changepoint := analysis
+TEST_TOP_test_store      := results
 layers_upto  = $(firstword $(2))$(if $(filter $(1),$(firstword $(2))),, $(call layers_upto,$(1),$(wordlist 2,$(words $(2)),$(2))))
 test_libs    = $(call lib_of,$(call reverse,$(call layers_upto,$(or $(TEST_TOP_$(1)),cli),$(LAYERS))))
 .SECONDEXPANSION:
@@ -236,3 +238,7 @@ fuzz-repro: fuzz-build
 
 print-%:
 	@echo $($*)
+
+# tools/synth_history.c: a synthetic nightly history in a store (docs/history.md, the scale check)
+$(BUILD)/synth_history: tools/synth_history.c $(call lib_of,results core)
+	$(CC) $(CFLAGS) -o $@ $< $(call lib_of,results core) $(LDLIBS)

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -945,73 +946,86 @@ static void test_baseline(void **state)
 
 static double f_step(int i) { return i < 5 ? 1.25 : 1.0; }
 
+/* hybench trend over the history store (docs/history.md): 24 nights from one machine, each night
+ * from a new host name; from night 12 on, cases 0..4 are 25% slower. trend reports exactly those
+ * five steps, on night 12, and writes the tables, the data and (with gnuplot) the plots. (Rank tests
+ * at alpha 0.001 need about 10 nights on each side of a step: Pettitt's p is at least
+ * 2 exp(-6 (n/2)^4 / (n^3 + n^2)), 0.03 for 12 nights.) */
 static void test_trend(void **state)
 {
     (void)state;
-    char hist[300], out[300], idx[400], f[400];
+    char hist[300], out[300], store[400], f[1400];
     path_in(hist, sizeof hist, "history");
     path_in(out, sizeof out, "trend");
     mkdir(hist, 0775);
-    snprintf(idx, sizeof idx, "%s/index.jsonl", hist);
-    unlink(idx);
-    for (int r = 0; r < 4; r++) {
-        char id[32];
-        snprintf(id, sizeof id, "night%d", r);
+    snprintf(store, sizeof store, "%s/history.db", hist);
+    unlink(store);
+    for (int r = 0; r < 24; r++) {
+        char id[32], host[32];
+        snprintf(id, sizeof id, "night%02d", r);
+        snprintf(host, sizeof host, "runner%d", r);
         snprintf(f, sizeof f, "%s/%s.jsonl", hist, id);
-        /* runs 2 and 3 carry a 25% slowdown of cases 0..4: one step, at run 2 */
-        write_family(f, 30, 40, 100 + (uint64_t)r, 0.03, r >= 2 ? f_step : NULL, "hostT", id);
-        char *argv[] = { "trend", "--add", f, "--index", idx, NULL };
+        write_family(f, 30, 40, 100 + (uint64_t)r, 0.03, r >= 12 ? f_step : NULL, host, id);
+        char *argv[] = { "trend", "--add", f, "--store", store, NULL };
         assert_int_equal(hb_cmd_trend(5, argv), HB_EXIT_OK);
     }
-    /* the index has 4 lines with the run ids */
-    char *ix = slurp(idx);
-    assert_int_equal(count_substr(ix, "\"run_id\""), 4);
-    assert_non_null(strstr(ix, "night3"));
-    free(ix);
+    /* the same file again: already there, still 0 */
+    char *again[] = { "trend", "--store", store, "--add", f, NULL };
+    assert_int_equal(hb_cmd_trend(5, again), HB_EXIT_OK);
     int have_gp = system("gnuplot --version >/dev/null 2>&1") == 0;
-    char tmpl[600];
-    snprintf(tmpl, sizeof tmpl, "%s", "reports/trend.gp");
-    if (access(tmpl, R_OK)) snprintf(tmpl, sizeof tmpl, "%s", "../reports/trend.gp");
-    char *argv[] = { "trend", "--history", hist, "--out", out, "--template", tmpl, have_gp ? NULL : "--no-plot", NULL };
-    int rc = hb_cmd_trend(have_gp ? 7 : 8, argv);
-    assert_int_equal(rc, HB_EXIT_OK);
-    /* flags: each of cases 0..4 has flag 1 at run 2 and nothing else; other cases none */
-    int flagged = 0;
+    char *argv[] = { "trend", "--store", store, "--out", out, have_gp ? NULL : "--no-plot", NULL };
+    assert_int_equal(hb_cmd_trend(have_gp ? 5 : 6, argv), HB_EXIT_OK);
+    /* one machine folder (one fingerprint for 24 host names) */
+    DIR *dd = opendir(out);
+    assert_non_null(dd);
+    struct dirent *de;
+    char fp[300] = "";
+    int nmach = 0;
+    while ((de = readdir(dd)))
+        if (de->d_name[0] != '.') { nmach++; snprintf(fp, sizeof fp, "%s", de->d_name); }
+    closedir(dd);
+    assert_int_equal(nmach, 1);
+    snprintf(f, sizeof f, "%s/%s/changes.md", out, fp);
+    char *md = slurp(f);
+    assert_non_null(md);
+    assert_int_equal(count_substr(md, "| step (slower) | 12, "), 5);
+    assert_int_equal(count_substr(md, "(slower)") + count_substr(md, "(faster)"), 5);
+    free(md);
     static const char *ops[] = { "add", "matmul", "conv2d", "sum", "attention" };
     static const char *bes[] = { "cpu", "opencl_0_0" };
     for (int o = 0; o < 5; o++)
         for (int b = 0; b < 2; b++) {
-            snprintf(f, sizeof f, "%s/hostT/%s__%s.dat", out, ops[o], bes[b]);
+            snprintf(f, sizeof f, "%s/%s/%s__%s.dat", out, fp, ops[o], bes[b]);
             char *d = slurp(f);
             assert_non_null(d);
-            for (char *line = strtok(d, "\n"); line; line = strtok(NULL, "\n")) {
-                int run, flag;
-                double med;
-                char id[64];
-                if (sscanf(line, "%d %lf %d %63s", &run, &med, &flag, id) != 4) continue;
-                assert_true(med > 0);
-                if (flag) {
-                    assert_int_equal(flag, 1);
-                    assert_int_equal(run, 2);
-                    flagged++;
-                }
-            }
+            /* the band block: night 0 is 1 for every case (normalised to the first night) */
+            char *l0 = strstr(d, "\n0 ");
+            assert_non_null(l0);
+            double p10, p50, p90;
+            assert_int_equal(sscanf(l0 + 3, "%lf %lf %lf", &p10, &p50, &p90), 3);
+            assert_true(p10 == 1 && p50 == 1 && p90 == 1);
             free(d);
             if (have_gp) {
-                snprintf(f, sizeof f, "%s/hostT/%s__%s.svg", out, ops[o], bes[b]);
+                snprintf(f, sizeof f, "%s/%s/%s__%s.svg", out, fp, ops[o], bes[b]);
                 char *svg = slurp(f);
                 assert_non_null(svg);
                 assert_non_null(strstr(svg, "<svg"));
                 free(svg);
             }
         }
-    assert_int_equal(flagged, 5);
-    snprintf(f, sizeof f, "%s/hostT/index.html", out);
+    snprintf(f, sizeof f, "%s/%s/index.html", out, fp);
     char *h = slurp(f);
-    assert_non_null(strstr(h, "Flagged steps (5)"));
+    assert_non_null(strstr(h, "5 changes in 5 cases"));
     free(h);
-    char *bad[] = { "trend", "--index", "/nonexistent/index.jsonl", NULL };
-    assert_int_equal(hb_cmd_trend(3, bad), HB_EXIT_USAGE);
+    /* an empty store: no runs (2); a store that cannot be created (7) */
+    snprintf(f, sizeof f, "%s/empty.db", hist);
+    unlink(f);
+    char *empty[] = { "trend", "--store", f, "--no-plot", "--out", out, NULL };
+    assert_int_equal(hb_cmd_trend(6, empty), HB_EXIT_USAGE);
+    char *bad[] = { "trend", "--store", "/proc/nonexistent/h.db", NULL };
+    assert_int_equal(hb_cmd_trend(3, bad), HB_EXIT_IO);
+    char *badopt[] = { "trend", "--alpha", "2", NULL };
+    assert_int_equal(hb_cmd_trend(3, badopt), HB_EXIT_USAGE);
 }
 
 /* Two files of 3000 cases x 100 samples (a default run's size): load + compare under 5 s. */

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Install the Debian packages hybench needs, only those missing. Idempotent; quiet when all present.
 # Set HB_NO_INSTALL=1 to skip (e.g. on the device machine, which cannot install).
+# libsqlite3-dev and libpq-dev: the history store (docs/history.md); postgresql: the server test_store
+# starts for its PostgreSQL tests; sqlite3: the command-line shell (a test and docs use it).
 # `install_deps.sh fuzz` adds what `make fuzz` needs (docs/fuzzing.md): clang, the libFuzzer and
 # sanitizer runtimes (libclang-rt-dev) and LLVM's OpenMP headers and runtime for clang -fopenmp.
 set -u
 [ "${HB_NO_INSTALL:-0}" = 1 ] && exit 0
 pkgs="build-essential pkg-config libopenblas-dev libopenblas-openmp-dev libhwloc-dev libjansson-dev libinih-dev libcmocka-dev
-gnuplot-nox ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo chromium libxml2-dev"
+gnuplot-nox ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo chromium libxml2-dev
+libsqlite3-dev libpq-dev postgresql sqlite3"
 [ "${1:-}" = fuzz ] && pkgs="$pkgs clang libclang-rt-dev libomp-dev"
 missing=""
 for p in $pkgs; do

@@ -1,26 +1,41 @@
 #!/usr/bin/env bash
 # tools/nightly.sh - the nightly job. `./run_all.sh --nightly [ARGS]` builds hybench and calls this;
 # ARGS go to `hybench run` (e.g. --backend cpu,opencl). Steps:
-#   1. build/hybench run ARGS --out results/history/<run-id>.jsonl   (the default sweep)
-#   2. append the run to results/history/index.jsonl                (hybench trend --add)
-#   3. hybench trend: reports/trend/<host>/index.html and one SVG per op and backend, with the steps
-#      that `hybench compare` calls regressions marked
+#   1. build/hybench run ARGS --out results/history/<run-id>.jsonl   (the default sweep; the JSON
+#      Lines file stays: it is the interchange format and the archive)
+#   2. hybench history import: the run goes into the history store (HB_STORE: a SQLite file,
+#      default results/history.db, or a postgresql:// URL that a fleet of machines shares). A store
+#      that does not exist yet first takes the runs of the former index results/history/index.jsonl.
+#   3. hybench trend: steps and drifts over each machine's whole series (machines told apart by their
+#      fingerprint, not the host name): reports/trend/<fingerprint>/changes.md, index.html and one
+#      SVG per op and backend (docs/history.md)
 #   4. when results/baselines/<host>.jsonl exists (hybench baseline set RESULTS):
 #      hybench compare --baseline-dir results/baselines, written to
-#      reports/trend/<host>/compare-<run-id>.md/.json/.xml and printed
-# Environment: HB (binary, default build/hybench), HB_HISTORY (results/history),
+#      reports/trend/compare-<host>/compare-<run-id>.md/.json/.xml and printed
+# Environment: HB (binary, default build/hybench), HB_HISTORY (results/history), HB_STORE
+#   (results/history.db or postgresql://...; exported so that hybench finds it), HB_STORE_LEAN
+#   (set: import --lean, the store keeps statistics and samples; the JSONL file stays whole),
 #   HB_BASELINES (results/baselines), HB_TREND_OUT (reports/trend), HB_COMPARE_ARGS (extra options
 #   for compare, e.g. "--threshold 5% --threshold cuda=3%").
 # Exit status: compare's when a baseline exists and it did not pass (1 regression or a case that
 # became wrong/crashed/missing, 3 incomparable machine); else hybench run's (0, 5 wrong, 8 failed);
-# 7 when no results file was written or the history index could not be appended.
+# 7 when no results file was written or the run could not be put into the store.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 HB=${HB:-build/hybench}
 HIST=${HB_HISTORY:-results/history}
 BASEDIR=${HB_BASELINES:-results/baselines}
 TREND_OUT=${HB_TREND_OUT:-reports/trend}
+export HB_STORE=${HB_STORE:-results/history.db}
 mkdir -p "$HIST" || exit 7
+# the former history (JSONL files listed in index.jsonl) goes into a new SQLite store once
+case $HB_STORE in
+  postgres://*|postgresql://*) ;;
+  *) if [ ! -e "$HB_STORE" ] && [ -s "$HIST/index.jsonl" ]; then
+       echo "nightly: importing the former history $HIST/index.jsonl into $HB_STORE"
+       "$HB" history import "$HIST/index.jsonl" || echo "nightly: some former runs were not imported (see above)" >&2
+     fi ;;
+esac
 
 host=$(hostname)
 # same mapping as hb_host_slug() in harness/analysis/baseline.c: keep [A-Za-z0-9._-], anything else '_'
@@ -36,14 +51,15 @@ if [ ! -s "$out" ]; then
   echo "nightly: no results written (hybench run exit $rc)" >&2
   exit 7
 fi
-"$HB" trend --add "$out" --index "$HIST/index.jsonl" || exit 7
+# shellcheck disable=SC2086
+"$HB" history import ${HB_STORE_LEAN:+--lean} "$out" || exit 7
 
-"$HB" trend --history "$HIST" --out "$TREND_OUT"
+"$HB" trend --out "$TREND_OUT"
 trc=$?
 [ $trc -ne 0 ] && echo "nightly: hybench trend exited $trc (plots may be incomplete)" >&2
 
 if "$HB" baseline show --dir "$BASEDIR" "$out" >/dev/null 2>&1; then
-  cdir=$TREND_OUT/$slug
+  cdir=$TREND_OUT/compare-$slug
   mkdir -p "$cdir"
   # shellcheck disable=SC2086
   "$HB" compare --baseline-dir "$BASEDIR" "$out" --markdown "$cdir/compare-$runid.md" \
@@ -55,5 +71,5 @@ if "$HB" baseline show --dir "$BASEDIR" "$out" >/dev/null 2>&1; then
 else
   echo "nightly: no baseline for $host in $BASEDIR (promote a run with: $HB baseline set $out --dir $BASEDIR)"
 fi
-echo "nightly: results $out; trend $TREND_OUT/$slug/index.html"
+echo "nightly: results $out; store $HB_STORE; trend $TREND_OUT/<machine fingerprint>/index.html"
 exit $rc

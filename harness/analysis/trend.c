@@ -1,187 +1,52 @@
-/* trend.c - nightly history (analysis/trend.h): the index read back, and one host's series of runs
- * compared step by step (analysis/compare.h) into a page of per-op, per-backend plots. */
+/* trend.c - one machine's nightly history (analysis/trend.h): changes per case over the whole series,
+ * the table of changes and one plot per op and backend, normalised to each case's first night. */
 #include "analysis/trend.h"
 #include "analysis/baseline.h"
-#include "core/rstats.h"
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-/* ------------------------------------------------------------------------------------------ */
-/* a small string -> index hash map (open addressing, FNV-1a)                                    */
-/* ------------------------------------------------------------------------------------------ */
-typedef struct smap { char **keys; size_t *vals; size_t cap, n; } smap;
-
-static size_t smap_find(const smap *m, const char *k, int *found)
+hb_status hb_trend_analyze(const hb_series *x, const hb_cp_opts *o, hb_trend_change **v, size_t *n)
 {
-    size_t h = (size_t)hb_hash64(k) & (m->cap - 1);
-    while (m->keys[h]) {
-        if (!strcmp(m->keys[h], k)) { *found = 1; return h; }
-        h = (h + 1) & (m->cap - 1);
-    }
-    *found = 0;
-    return h;
-}
-
-static int smap_grow(smap *m)
-{
-    size_t nc = m->cap ? m->cap * 2 : 1024;
-    smap n = { calloc(nc, sizeof(char *)), calloc(nc, sizeof(size_t)), nc, 0 };
-    if (!n.keys || !n.vals) { free(n.keys); free(n.vals); return -1; }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i]) continue;
-        int f;
-        size_t h = smap_find(&n, m->keys[i], &f);
-        n.keys[h] = m->keys[i];
-        n.vals[h] = m->vals[i];
-        n.n++;
-    }
-    free(m->keys);
-    free(m->vals);
-    *m = n;
-    return 0;
-}
-
-/* Index of k, inserting it with value *next (then ++*next) when absent. (size_t)-1 on ENOMEM. */
-static size_t smap_get(smap *m, const char *k, size_t *next, int *inserted)
-{
-    *inserted = 0;
-    if ((m->n + 1) * 2 > m->cap && smap_grow(m)) return (size_t)-1;
-    int f;
-    size_t h = smap_find(m, k, &f);
-    if (f) return m->vals[h];
-    if (!(m->keys[h] = strdup(k))) return (size_t)-1;
-    m->vals[h] = (*next)++;
-    m->n++;
-    *inserted = 1;
-    return m->vals[h];
-}
-
-static void smap_free(smap *m)
-{
-    for (size_t i = 0; i < m->cap; i++) free(m->keys[i]);
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* trend                                                                                         */
-/* ------------------------------------------------------------------------------------------ */
-
-
-static int cmp_hist(const void *a, const void *b)
-{
-    const hb_hist_entry *x = a, *y = b;
-    int c = strcmp(x->host, y->host);
-    if (c) return c;
-    c = strcmp(x->date, y->date);
-    return c ? c : strcmp(x->run_id, y->run_id);
-}
-
-hb_hist_entry *hb_trend_read_index(const char *index, size_t *n, char *err, size_t errlen)
-{
-    FILE *f = fopen(index, "r");
+    *v = NULL;
     *n = 0;
-    if (!f) { snprintf(err, errlen, "%.400s: cannot open (run tools/nightly.sh or hybench trend --add RESULTS)", index); return NULL; }
-    size_t cap = 64;
-    hb_hist_entry *v = malloc(cap * sizeof *v);
-    char *line = NULL;
-    size_t lcap = 0;
-    ssize_t len;
-    int lineno = 0;
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", index);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
-    while (v && (len = getline(&line, &lcap, f)) > 0) {
-        lineno++;
-        json_error_t je;
-        json_t *r = json_loadb(line, (size_t)len, 0, &je);
-        if (!r) {
-            if (len > 1) fprintf(stderr, "hybench trend: %s:%d: skipped (%s)\n", index, lineno, je.text);
-            continue;
+    size_t nr = x->nruns, cap = 0;
+    double *y = malloc((nr ? nr : 1) * sizeof *y);
+    size_t *map = malloc((nr ? nr : 1) * sizeof *map);
+    hb_change *c = malloc((nr ? nr : 1) * sizeof *c);
+    if (!y || !map || !c) { free(y); free(map); free(c); return HB_ENOMEM; }
+    for (size_t k = 0; k < x->ncases; k++) {
+        size_t m = 0;
+        for (size_t r = 0; r < nr; r++) {
+            double d = x->median[k * nr + r];
+            if (isfinite(d) && d > 0) { y[m] = log(d); map[m++] = r; }
         }
-        const char *file = hb_rec_str(r, "file");
-        if (!file) { json_decref(r); continue; }
-        if (*n == cap) {
-            hb_hist_entry *nv = realloc(v, 2 * cap * sizeof *v);
-            if (!nv) { free(v); v = NULL; json_decref(r); break; }
-            v = nv;
-            cap *= 2;
-        }
-        hb_hist_entry *e = &v[(*n)++];
-        memset(e, 0, sizeof *e);
-        snprintf(e->run_id, sizeof e->run_id, "%s", hb_rec_str(r, "run_id") ? hb_rec_str(r, "run_id") : "?");
-        snprintf(e->date, sizeof e->date, "%s", hb_rec_str(r, "date") ? hb_rec_str(r, "date") : "");
-        snprintf(e->commit, sizeof e->commit, "%s", hb_rec_str(r, "commit") ? hb_rec_str(r, "commit") : "");
-        snprintf(e->host, sizeof e->host, "%s", hb_rec_str(r, "host") ? hb_rec_str(r, "host") : "unknown");
-        if (access(file, R_OK) == 0) snprintf(e->file, sizeof e->file, "%s", file);
-        else {
-            const char *b = strrchr(file, '/');
-            if (snprintf(e->file, sizeof e->file, "%s/%s", dir, b ? b + 1 : file) >= (int)sizeof e->file) {
-                fprintf(stderr, "hybench trend: %s:%d: path too long, skipped\n", index, lineno);
-                (*n)--;
+        size_t nc = hb_changepoints(y, m, o, c, nr);
+        if (nc > nr) nc = nr;
+        for (size_t i = 0; i < nc; i++) {
+            if (*n == cap) {
+                cap = cap ? 2 * cap : 64;
+                hb_trend_change *a = realloc(*v, cap * sizeof *a);
+                if (!a) { free(*v); *v = NULL; *n = 0; free(y); free(map); free(c); return HB_ENOMEM; }
+                *v = a;
             }
+            hb_trend_change *t = &(*v)[(*n)++];
+            t->cas = k;
+            t->c = c[i];
+            t->run_begin = map[c[i].begin];
+            t->run_end = map[c[i].end < m ? c[i].end : m - 1];
         }
-        json_decref(r);
     }
-    free(line);
-    fclose(f);
-    if (!v) { snprintf(err, errlen, "out of memory"); *n = 0; return NULL; }
-    qsort(v, *n, sizeof *v, cmp_hist);
-    return v;
+    free(y);
+    free(map);
+    free(c);
+    return HB_OK;
 }
 
-typedef struct tcase {
-    char *key, *op, *backend, *label;  /* owned */
-} tcase;
-
-static double case_median(json_t *c, const char *metric)
-{
-    const char *s = hb_rec_str(c, "status");
-    if (!s || strcmp(s, "ok")) return NAN;
-    json_t *a = json_object_get(json_object_get(c, "samples"), metric);
-    size_t n = json_array_size(a), k = 0;
-    if (n == 0) return hb_case_phase(c, metric, "median");
-    double *x = malloc(n * sizeof *x);
-    if (!x) return NAN;
-    for (size_t i = 0; i < n; i++) {
-        double v = json_number_value(json_array_get(a, i));
-        if (isfinite(v)) x[k++] = v;
-    }
-    hb_rs_sort(x, k);
-    double m = hb_rs_median_sorted(x, k);
-    free(x);
-    return m;
-}
-
-static char *slug_dup(const char *s)
-{
-    char buf[256];
-    return strdup(hb_host_slug(s, buf, sizeof buf));
-}
-
-/* gnuplot single-quoted string: ' doubled. */
-static void gp_str(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; s && *s; s++) {
-        if (*s == '\'') fputc('\'', f);
-        if (*s == '\n') { fputc(' ', f); continue; }
-        fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
+/* ------------------------------------------------------------------------------------------ */
+/* output                                                                                        */
+/* ------------------------------------------------------------------------------------------ */
 static void html_put(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
@@ -195,292 +60,266 @@ static void html_put(FILE *f, const char *s)
     }
 }
 
-static int cmp_group(const void *a, const void *b, void *arg)
+/* Markdown table cell: | escaped, newlines dropped. */
+static void md_put(FILE *f, const char *s)
 {
-    const tcase *c = arg;
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    int r = strcmp(c[x].op, c[y].op);
-    if (r) return r;
-    r = strcmp(c[x].backend, c[y].backend);
-    return r ? r : strcmp(c[x].key, c[y].key);
-}
-
-typedef struct flag_rec { size_t run, cas; signed char kind; double ratio, q; } flag_rec;
-
-static const char *find_template(const char *given, char *buf, size_t len)
-{
-    if (given) return given;
-    if (access("reports/trend.gp", R_OK) == 0) return "reports/trend.gp";
-    char exe[PATH_MAX];
-    ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (l > 0) {
-        exe[l] = 0;
-        char *s = strrchr(exe, '/');
-        if (s) {
-            *s = 0;
-            if (snprintf(buf, len, "%s/../reports/trend.gp", exe) < (int)len && access(buf, R_OK) == 0)
-                return buf;
-        }
+    for (; s && *s; s++) {
+        if (*s == '|') fputs("\\|", f);
+        else if (*s != '\n') fputc(*s, f);
     }
-    return "reports/trend.gp";
 }
 
-
-int hb_trend_host(const hb_hist_entry *h, size_t nh, const hb_trend_opts *t)
+/* gnuplot single-quoted string. */
+static void gp_str(FILE *f, const char *s)
 {
-    char slug[256], dir[PATH_MAX];
-    hb_host_slug(h[0].host, slug, sizeof slug);
-    snprintf(dir, sizeof dir, "%s/%s", t->out, slug);
+    fputc('\'', f);
+    for (; s && *s; s++) {
+        if (*s == '\'') fputc('\'', f);
+        if (*s == '\n') { fputc(' ', f); continue; }
+        fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+static const hb_trend_change *sort_base;
+static int cmp_size(const void *a, const void *b)
+{
+    const hb_trend_change *x = &sort_base[*(const size_t *)a], *y = &sort_base[*(const size_t *)b];
+    double u = fabs(x->c.size), w = fabs(y->c.size);
+    return u > w ? -1 : u < w;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* type-7 quantile of sorted v[n] */
+static double quant(const double *v, size_t n, double q)
+{
+    double h = (double)(n - 1) * q;
+    size_t lo = (size_t)h;
+    return lo + 1 < n ? v[lo] + (h - (double)lo) * (v[lo + 1] - v[lo]) : v[n - 1];
+}
+
+static const char *kind_word(const hb_trend_change *c)
+{
+    if (c->c.kind == HB_CP_DRIFT) return c->c.size > 0 ? "drift (slower)" : "drift (faster)";
+    return c->c.size > 0 ? "step (slower)" : "step (faster)";
+}
+
+int hb_trend_write(const hb_series *x, const char *fp, const char *desc, const hb_trend_change *v, size_t n,
+                   const hb_trend_opts *t)
+{
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/%s", t->out, fp);
     if (hb_mkdirs(dir, 1)) { fprintf(stderr, "hybench trend: cannot create %s\n", dir); return HB_EXIT_IO; }
-    smap map = { 0 };
-    size_t ncase = 0, capcase = 0;
-    tcase *cases = NULL;
-    double *med = NULL;           /* [capcase][nh] */
-    signed char *flag = NULL;     /* [capcase][nh] */
-    flag_rec *flags = NULL;
-    size_t nflags = 0, capflags = 0;
-    int rc = 0;
-    hb_run prev = { 0 }, cur = { 0 };
-    int have_prev = 0;
-    char err[512];
-    for (size_t r = 0; r < nh; r++) {
-        if (hb_run_load(h[r].file, &cur, err, sizeof err) != HB_OK) {
-            fprintf(stderr, "hybench trend: %s (run skipped)\n", err);
-            continue;
-        }
-        size_t i;
-        json_t *c;
-        json_array_foreach(cur.cases, i, c) {
-            const char *key = hb_rec_str(c, "key");
-            if (!key) continue;
-            int ins;
-            size_t idx = smap_get(&map, key, &ncase, &ins);
-            if (idx == (size_t)-1) { rc = HB_EXIT_IO; goto done; }
-            if (ins) {
-                if (ncase > capcase) {
-                    size_t nc = capcase ? capcase * 2 : 256;
-                    tcase *a = realloc(cases, nc * sizeof *a);
-                    if (a) cases = a;
-                    double *m = a ? realloc(med, nc * nh * sizeof *m) : NULL;
-                    if (m) med = m;
-                    signed char *fl = m ? realloc(flag, nc * nh) : NULL;
-                    if (!fl) { rc = HB_EXIT_IO; ncase--; goto done; }
-                    flag = fl;
-                    capcase = nc;
-                }
-                tcase *k = &cases[idx];
-                char label[300];
-                snprintf(label, sizeof label, "%s %s/%s/%s", hb_rec_str(c, "shape_str") ? hb_rec_str(c, "shape_str") : key,
-                         hb_rec_str(c, "mode") ? hb_rec_str(c, "mode") : "?", hb_rec_str(c, "route") ? hb_rec_str(c, "route") : "?",
-                         hb_rec_str(c, "dtype") ? hb_rec_str(c, "dtype") : "?");
-                k->key = strdup(key);
-                k->op = strdup(hb_rec_str(c, "op") ? hb_rec_str(c, "op") : "unknown");
-                k->backend = strdup(hb_rec_str(c, "backend") ? hb_rec_str(c, "backend") : "unknown");
-                k->label = strdup(label);
-                for (size_t q = 0; q < nh; q++) { med[idx * nh + q] = NAN; flag[idx * nh + q] = 0; }
-            }
-            med[idx * nh + r] = case_median(c, t->cmp.metric);
-        }
-        if (have_prev) {
-            char why[512];
-            if (!hb_cmp_comparable(&prev, &cur, why, sizeof why))
-                fprintf(stderr, "hybench trend: %s -> %s: %s; step not judged\n", h[r - 1].run_id, h[r].run_id, why);
-            else {
-                hb_cmp_result res;
-                if (hb_compare_runs(&prev, &cur, &t->cmp, &res, err, sizeof err) != HB_OK) {
-                    fprintf(stderr, "hybench trend: %s\n", err);
-                    rc = HB_EXIT_IO;
-                    goto done;
-                }
-                for (size_t k = 0; k < res.n; k++) {
-                    const hb_cmp_case *cc = &res.cases[k];
-                    signed char kind = cc->verdict == HB_CMP_REGRESSION ? 1 : cc->verdict == HB_CMP_IMPROVEMENT ? -1
-                                     : (cc->verdict == HB_CMP_WRONG || cc->verdict == HB_CMP_CRASHED ||
-                                        cc->verdict == HB_CMP_LOST) ? 2 : 0;
-                    if (!kind || !cc->cur) continue;
-                    int f;
-                    if (!map.cap) continue;
-                    const char *key = hb_rec_str(cc->cur, "key");
-                    size_t hpos = smap_find(&map, key ? key : "", &f);
-                    if (!f) continue;
-                    size_t idx = map.vals[hpos];
-                    flag[idx * nh + r] = kind;
-                    if (nflags == capflags) {
-                        size_t nc = capflags ? 2 * capflags : 64;
-                        flag_rec *a = realloc(flags, nc * sizeof *a);
-                        if (!a) { hb_cmp_result_free(&res); rc = HB_EXIT_IO; goto done; }
-                        flags = a;
-                        capflags = nc;
-                    }
-                    flags[nflags++] = (flag_rec){ r, idx, kind, cc->ratio, cc->q };
-                }
-                hb_cmp_result_free(&res);
-            }
-            hb_run_free(&prev);
-        }
-        prev = cur;
-        memset(&cur, 0, sizeof cur);
-        have_prev = 1;
-    }
-    if (have_prev) hb_run_free(&prev);
-    if (ncase == 0) { fprintf(stderr, "hybench trend: host %s: no readable runs\n", h[0].host); rc = HB_EXIT_USAGE; goto done; }
+    size_t nr = x->nruns, nc = x->ncases;
+    size_t labelled = t->labelled ? t->labelled : 8;
+    int rc = HB_EXIT_OK;
+    /* changes, largest first */
+    size_t *ord = malloc((n ? n : 1) * sizeof *ord);
+    /* per case: its largest change (for the plots) */
+    long *best = malloc((nc ? nc : 1) * sizeof *best);
+    if (!ord || !best) { free(ord); free(best); return HB_EXIT_IO; }
+    for (size_t i = 0; i < n; i++) ord[i] = i;
+    sort_base = v;
+    qsort(ord, n, sizeof *ord, cmp_size);
+    for (size_t k = 0; k < nc; k++) best[k] = -1;
+    for (size_t i = 0; i < n; i++) if (best[v[ord[i]].cas] < 0) best[v[ord[i]].cas] = (long)ord[i];
 
-    /* groups (op, backend): sort case indices */
-    size_t *ord = malloc(ncase * sizeof *ord);
-    if (!ord) { rc = HB_EXIT_IO; goto done; }
-    for (size_t i = 0; i < ncase; i++) ord[i] = i;
-    qsort_r(ord, ncase, sizeof *ord, cmp_group, cases);
-
-    char path[PATH_MAX + 64], tbuf[PATH_MAX];
+    size_t nchanged = 0;
+    for (size_t k = 0; k < nc; k++) nchanged += best[k] >= 0;
+    snprintf(path, sizeof path, "%s/changes.md", dir);
+    FILE *md = fopen(path, "w");
     snprintf(path, sizeof path, "%s/index.html", dir);
     FILE *html = fopen(path, "w");
-    if (!html) { fprintf(stderr, "hybench trend: cannot write %s\n", path); free(ord); rc = HB_EXIT_IO; goto done; }
-    fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>hybench trend: ", html);
-    html_put(html, h[0].host);
-    fputs("</title>\n<style>body{font-family:sans-serif;margin:1em}img{max-width:100%;border:1px solid #ccc}"
-          "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;font-size:90%}"
-          ".r{color:#b00}.i{color:#080}</style></head><body>\n<h1>hybench nightly trend: ", html);
-    html_put(html, h[0].host);
-    fprintf(html, "</h1>\n<p>%zu runs, from %s to %s; metric <code>%s</code>; steps judged as by "
-                  "<code>hybench compare</code> (threshold %g%%, FDR %g, bootstrap CI rule).</p>\n",
-            nh, h[0].date, h[nh - 1].date, t->cmp.metric, t->cmp.threshold * 100, t->cmp.alpha);
-    fprintf(html, "<h2>Flagged steps (%zu)</h2>\n", nflags);
-    if (nflags) {
-        fputs("<table><tr><th>run</th><th>date</th><th>commit</th><th>op</th><th>backend</th><th>case</th>"
-              "<th>verdict</th><th>change</th><th>p (BH)</th></tr>\n", html);
-        for (size_t i = nflags; i-- > 0;) {
-            const flag_rec *fr = &flags[i];
-            const tcase *k = &cases[fr->cas];
-            fputs("<tr><td>", html); html_put(html, h[fr->run].run_id);
-            fputs("</td><td>", html); html_put(html, h[fr->run].date);
-            char shortc[16];
-            snprintf(shortc, sizeof shortc, "%.12s", h[fr->run].commit);
-            fputs("</td><td>", html); html_put(html, shortc);
-            fputs("</td><td>", html); html_put(html, k->op);
-            fputs("</td><td>", html); html_put(html, k->backend);
-            fputs("</td><td>", html); html_put(html, k->label);
-            fprintf(html, "</td><td class=\"%s\">%s</td><td>%+.1f%%</td><td>%.2g</td></tr>\n",
-                    fr->kind == -1 ? "i" : "r",
-                    fr->kind == 1 ? "regression" : fr->kind == -1 ? "improvement" : "status failure",
-                    isfinite(fr->ratio) ? (fr->ratio - 1) * 100 : 0.0, isfinite(fr->q) ? fr->q : 1.0);
-        }
-        fputs("</table>\n", html);
+    if (!md || !html) {
+        fprintf(stderr, "hybench trend: cannot write %s/changes.md or index.html\n", dir);
+        if (md) fclose(md);
+        if (html) fclose(html);
+        free(ord); free(best);
+        return HB_EXIT_IO;
     }
-    fputs("<h2>Plots</h2>\n", html);
+    fprintf(md, "# hybench trend: machine %s\n\n%s\n\n%zu nights (%s to %s), %zu cases, metric `%s`; "
+                "%zu changes in %zu cases (Pettitt and Mann-Kendall tests, alpha %g, at least %g%%; docs/history.md).\n\n",
+            fp, desc ? desc : "", nr, nr ? x->runs[0].date : "", nr ? x->runs[nr - 1].date : "", nc, t->metric, n,
+            nchanged, t->cp.alpha, t->cp.min_change * 100);
+    fputs("| op | backend | case | change | began (night, date, run, commit) | size | per night | p |\n"
+          "| --- | --- | --- | --- | --- | ---: | ---: | ---: |\n", md);
+    fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>hybench trend: ", html);
+    html_put(html, fp);
+    fputs("</title>\n<style>body{font-family:sans-serif;margin:1em;max-width:1450px}img{width:100%;border:1px solid #ccc}"
+          "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}.r{color:#b00}.i{color:#080}"
+          "</style></head><body>\n<h1>hybench nightly trend: machine ", html);
+    html_put(html, fp);
+    fputs("</h1>\n<p>", html);
+    html_put(html, desc);
+    fprintf(html, "</p>\n<p>%zu nights (%s to %s), %zu cases, metric <code>%s</code>; %zu changes in %zu cases "
+                  "(steps and drifts over the whole series: Pettitt and Mann-Kendall rank tests, alpha %g, at least "
+                  "%g%%).</p>\n<h2>Changes</h2>\n<table><tr><th>op</th><th>backend</th><th>case</th><th>change</th>"
+                  "<th>began</th><th>date</th><th>run</th><th>commit</th><th>size</th><th>per night</th><th>p</th></tr>\n",
+            nr, nr ? x->runs[0].date : "", nr ? x->runs[nr - 1].date : "", nc, t->metric, n, nchanged, t->cp.alpha,
+            t->cp.min_change * 100);
+    for (size_t i = 0; i < n; i++) {
+        const hb_trend_change *c = &v[ord[i]];
+        const hb_store_case *k = &x->cases[c->cas];
+        const hb_store_run *r = &x->runs[c->run_begin];
+        char rate[32] = "";
+        if (c->c.kind == HB_CP_DRIFT) snprintf(rate, sizeof rate, "%+.2f%%", c->c.rate * 100);
+        fputs("| ", md); md_put(md, k->op); fputs(" | ", md); md_put(md, k->backend); fputs(" | ", md);
+        md_put(md, k->label);
+        if (k->occurrence) fprintf(md, " (#%d)", k->occurrence);
+        fprintf(md, " | %s | %zu, %.10s, %s, %.12s | %+.1f%% | %s | %.2g |\n", kind_word(c), c->run_begin, r->date,
+                r->run_id, r->commit, c->c.size * 100, rate, c->c.p);
+        fputs("<tr><td>", html); html_put(html, k->op); fputs("</td><td>", html); html_put(html, k->backend);
+        fputs("</td><td>", html); html_put(html, k->label);
+        fprintf(html, "</td><td class=\"%s\">%s</td><td>%zu</td><td>%.10s</td><td>", c->c.size > 0 ? "r" : "i",
+                kind_word(c), c->run_begin, r->date);
+        html_put(html, r->run_id);
+        fprintf(html, "</td><td>%.12s</td><td>%+.1f%%</td><td>%s</td><td>%.2g</td></tr>\n", r->commit,
+                c->c.size * 100, rate, c->c.p);
+    }
+    fputs("</table>\n<h2>Plots</h2>\n<p>Per op and backend: each case's time divided by its time on its first "
+          "night; the line is the median over the group's cases and the band their 10th to 90th percentile; the "
+          "changed cases (largest first) are drawn and labelled, a marker at the night their change began.</p>\n", html);
+    fclose(md);
 
-    const char *tmpl = find_template(t->tmpl, tbuf, sizeof tbuf);
-    int plotted = 0, plot_fail = 0;
-    size_t step = nh > 15 ? (nh + 14) / 15 : 1;
-    for (size_t g = 0; g < ncase;) {
+    /* the plots: one gnuplot process, one script */
+    FILE *gp = NULL;
+    void (*old_pipe)(int) = SIG_DFL;
+    if (t->plot) {
+        char cmd[4400];
+        size_t cl = (size_t)snprintf(cmd, sizeof cmd, "gnuplot 2>'");
+        for (const char *s = dir; *s && cl + 8 < sizeof cmd; s++) {
+            if (*s == '\'') { memcpy(cmd + cl, "'\\''", 4); cl += 4; }
+            else cmd[cl++] = *s;
+        }
+        snprintf(cmd + cl, sizeof cmd - cl, "/gnuplot.log'");
+        old_pipe = signal(SIGPIPE, SIG_IGN);
+        gp = popen(cmd, "w");
+        if (!gp) { fprintf(stderr, "hybench trend: cannot start gnuplot\n"); rc = HB_EXIT_IO; signal(SIGPIPE, old_pipe); }
+        else
+            fputs("set terminal svg size 1400,900 dynamic enhanced font 'sans,16' background rgb 'white'\n"
+                  "set grid xtics ytics lc rgb '#dddddd'\nset key outside bottom center vertical maxrows 5 font ',14' noenhanced\n"
+                  "set xlabel 'night (date)'\nset ylabel 'time / time on the first night'\n"
+                  "set style fill transparent solid 0.25 noborder\nset datafile missing 'NaN'\n", gp);
+    }
+    double *norm = malloc((nc ? nc : 1) * sizeof *norm);
+    double *col = malloc((nc ? nc : 1) * sizeof *col);
+    size_t *sel = malloc((nc ? nc : 1) * sizeof *sel);
+    size_t nplots = 0;
+    for (size_t g = 0; norm && col && sel && g < nc;) {
         size_t e = g;
-        while (e < ncase && !strcmp(cases[ord[e]].op, cases[ord[g]].op) &&
-               !strcmp(cases[ord[e]].backend, cases[ord[g]].backend)) e++;
-        const tcase *k0 = &cases[ord[g]];
-        char *bslug = slug_dup(k0->backend), *oslug = slug_dup(k0->op);
-        char base[PATH_MAX + 64], dat[PATH_MAX + 80], svg[PATH_MAX + 80];
-        snprintf(base, sizeof base, "%s__%s", oslug ? oslug : "op", bslug ? bslug : "backend");
-        int tl = snprintf(dat, sizeof dat, "%s/%s.dat", dir, base);
-        tl |= snprintf(svg, sizeof svg, "%s/%s.svg", dir, base);
-        free(bslug);
-        free(oslug);
-        if (tl >= (int)sizeof dat) { fprintf(stderr, "hybench trend: path too long in %s\n", dir); rc = HB_EXIT_IO; g = e; continue; }
+        while (e < nc && !strcmp(x->cases[e].op, x->cases[g].op) && !strcmp(x->cases[e].backend, x->cases[g].backend)) e++;
+        char bs[128], os[128], base[300], dat[4400], svg[4400];
+        hb_host_slug(x->cases[g].backend, bs, sizeof bs);
+        hb_host_slug(x->cases[g].op, os, sizeof os);
+        snprintf(base, sizeof base, "%s__%s", os, bs);
+        snprintf(dat, sizeof dat, "%s/%s.dat", dir, base);
+        snprintf(svg, sizeof svg, "%s/%s.svg", dir, base);
         FILE *d = fopen(dat, "w");
         if (!d) { fprintf(stderr, "hybench trend: cannot write %s\n", dat); rc = HB_EXIT_IO; g = e; continue; }
-        fprintf(d, "# hybench trend: op %s, backend %s, host %s, metric %s\n"
-                   "# one block per case: header line (title), then: run_index median_seconds flag run_id\n"
-                   "# flag: 1 regression step, -1 improvement step, 2 status failure, 0 none\n",
-                k0->op, k0->backend, h[0].host, t->cmp.metric);
-        size_t nblocks = 0;
-        for (size_t q = g; q < e; q++) {
-            size_t idx = ord[q];
-            int any = 0;
-            for (size_t r = 0; r < nh && !any; r++) any = isfinite(med[idx * nh + r]);
-            if (!any) continue; /* never measured (skipped everywhere): no line, no legend entry */
-            if (nblocks++) fputs("\n\n", d);
-            fputc('"', d);
-            for (const char *s = cases[idx].label; *s; s++) fputc(*s == '"' ? '\'' : *s, d);
-            fputs("\"\n", d);
-            int gap = 0;
-            for (size_t r = 0; r < nh; r++) {
-                double m = med[idx * nh + r];
-                if (!isfinite(m)) { if (!gap) fputc('\n', d); gap = 1; continue; }
-                gap = 0;
-                fprintf(d, "%zu %.9g %d %s\n", r, m, flag[idx * nh + r], h[r].run_id);
+        /* each case's first finite night */
+        for (size_t k = g; k < e; k++) {
+            norm[k - g] = NAN;
+            for (size_t r = 0; r < nr; r++) {
+                double m = x->median[k * nr + r];
+                if (isfinite(m) && m > 0) { norm[k - g] = m; break; }
+            }
+        }
+        fprintf(d, "# hybench trend: op %s, backend %s, machine %s, metric %s; time / the case's first night\n"
+                   "# block 0: night p10 median p90 cases\n", x->cases[g].op, x->cases[g].backend, fp, t->metric);
+        size_t ncase = 0;
+        for (size_t k = g; k < e; k++) ncase += isfinite(norm[k - g]);
+        for (size_t r = 0; r < nr; r++) {
+            size_t m = 0;
+            for (size_t k = g; k < e; k++) {
+                double y = x->median[k * nr + r];
+                if (isfinite(y) && isfinite(norm[k - g])) col[m++] = y / norm[k - g];
+            }
+            if (!m) { fprintf(d, "%zu NaN NaN NaN 0\n", r); continue; }
+            qsort(col, m, sizeof *col, cmp_dbl);
+            fprintf(d, "%zu %.6g %.6g %.6g %zu\n", r, quant(col, m, 0.1), quant(col, m, 0.5), quant(col, m, 0.9), m);
+        }
+        /* the changed cases of the group, largest change first */
+        size_t ns = 0, nchg = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t k = v[ord[i]].cas;
+            if (k < g || k >= e || best[k] != (long)ord[i]) continue;
+            nchg++;
+            if (ns < labelled) sel[ns++] = k;
+        }
+        for (size_t s = 0; s < ns; s++) {
+            size_t k = sel[s];
+            fputs("\n\n", d);
+            fprintf(d, "# block %zu: night time/first  (%s)\n", s + 1, x->cases[k].label);
+            for (size_t r = 0; r < nr; r++) {
+                double y = x->median[k * nr + r];
+                if (isfinite(y)) fprintf(d, "%zu %.6g\n", r, y / norm[k - g]);
             }
         }
         fclose(d);
-        if (nblocks == 0) { unlink(dat); g = e; continue; }
-        fputs("<h3>", html);
-        html_put(html, k0->op);
-        fputs(" on ", html);
-        html_put(html, k0->backend);
-        fprintf(html, " (%zu cases)</h3>\n", nblocks);
-        if (t->plot) {
-            /* gnuplot's stderr (including its harmless "no valid points" warnings for blocks
-             * without a flagged step) goes to DIR/gnuplot.log */
-            char cmd[2 * PATH_MAX + 64];
-            size_t cl = (size_t)snprintf(cmd, sizeof cmd, "gnuplot 2>>'");
-            for (const char *s = dir; *s && cl + 8 < sizeof cmd; s++) {
-                if (*s == '\'') { memcpy(cmd + cl, "'\\''", 4); cl += 4; }
-                else cmd[cl++] = *s;
+        fputs("<h3>", html); html_put(html, x->cases[g].op); fputs(" on ", html); html_put(html, x->cases[g].backend);
+        fprintf(html, " (%zu cases, %zu changed)</h3>\n", ncase, nchg);
+        if (gp) {
+            char title[600];
+            snprintf(title, sizeof title, "%s on %s, machine %s: %zu cases, %zu changed (%zu largest drawn)", x->cases[g].op,
+                     x->cases[g].backend, fp, ncase, nchg, ns);
+            fputs("set output ", gp); gp_str(gp, svg);
+            fputs("\nset title ", gp); gp_str(gp, title);
+            fputs(" noenhanced\nunset label\nunset arrow\nset xtics (", gp);
+            size_t step = nr > 12 ? (nr + 11) / 12 : 1;
+            for (size_t r = 0; r < nr; r += step) fprintf(gp, "%s'%.10s' %zu", r ? ", " : "", x->runs[r].date, r);
+            fprintf(gp, ") rotate by -30 font ',12'\nset xrange [-0.5:%zu]\n", nr > 1 ? nr - 1 : 1);
+            for (size_t s = 0; s < ns; s++) {
+                const hb_trend_change *c = &v[best[sel[s]]];
+                double y = x->median[sel[s] * nr + c->run_begin] / norm[sel[s] - g];
+                char lab[32];
+                snprintf(lab, sizeof lab, "%zu", s + 1);
+                fprintf(gp, "set label %zu ", s + 1);
+                gp_str(gp, lab);
+                fprintf(gp, " at %zu,%.6g point pt 7 ps 1.8 offset 0.6,1.0 font ',16' front\n", c->run_begin,
+                        isfinite(y) ? y : 1.0);
             }
-            snprintf(cmd + cl, sizeof cmd - cl, "/gnuplot.log'");
-            void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN); /* gnuplot may die early */
-            FILE *gp = popen(cmd, "w");
-            if (!gp) { plot_fail++; signal(SIGPIPE, old_pipe); }
-            else {
-                char title[512];
-                snprintf(title, sizeof title, "%s on %s (%s): median %s time per call", k0->op, k0->backend,
-                         h[0].host, t->cmp.metric);
-                fputs("datafile = ", gp); gp_str(gp, dat);
-                fputs("\noutfile = ", gp); gp_str(gp, svg);
-                fputs("\nplottitle = ", gp); gp_str(gp, title);
-                fprintf(gp, "\nncases = %zu\nnruns = %zu\nylabel_text = 'median %s time per call'\n",
-                        nblocks, nh, t->cmp.metric);
-                fputs("xtics_cmd = 'set xtics (", gp);
-                int first = 1;
-                for (size_t r = 0; r < nh; r += step) {
-                    char lab[128];
-                    snprintf(lab, sizeof lab, "%.10s\\n%.7s", h[r].date, h[r].commit);
-                    for (char *s = lab; *s; s++) if (*s == '\'' || *s == '"') *s = '_';
-                    fprintf(gp, "%s\"%s\" %zu", first ? "" : ", ", lab, r);
-                    first = 0;
-                }
-                fputs(") rotate by -30 font \",7\"'\n", gp);
-                fputs("load ", gp); gp_str(gp, tmpl); fputs("\n", gp);
-                int st = pclose(gp);
-                signal(SIGPIPE, old_pipe);
-                if (st != 0) plot_fail++;
-                else {
-                    plotted++;
-                    fputs("<p><img src=\"", html);
-                    html_put(html, base);
-                    fputs(".svg\" alt=\"trend\"></p>\n", html);
-                }
+            fputs("plot ", gp);
+            gp_str(gp, dat);
+            fputs(" index 0 using 1:2:4 with filledcurves lc rgb '#9ecae1' title '10-90% of cases', '' index 0 using 1:3 "
+                  "with lines lw 3 lc rgb '#08519c' title 'median of cases'", gp);
+            static const char *const colors[] = { "#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22" };
+            for (size_t s = 0; s < ns; s++) {
+                const hb_trend_change *c = &v[best[sel[s]]];
+                char key[600];
+                snprintf(key, sizeof key, "%zu: %s, %s %+.1f%% from %.10s", s + 1, x->cases[sel[s]].label,
+                         c->c.kind == HB_CP_DRIFT ? "drift" : "step", c->c.size * 100, x->runs[c->run_begin].date);
+                fprintf(gp, ", '' index %zu using 1:2 with lines lw 1.5 lc rgb '%s' title ", s + 1, colors[s % 8]);
+                gp_str(gp, key);
             }
+            fputs("\n", gp);
+            fputs("<p><img src=\"", html);
+            html_put(html, base);
+            fputs(".svg\" alt=\"trend plot\"></p>\n", html);
+            nplots++;
         }
         g = e;
     }
+    free(norm);
+    free(col);
+    free(sel);
+    if (gp) {
+        int st = pclose(gp);
+        signal(SIGPIPE, old_pipe);
+        if (st != 0) {
+            fprintf(stderr, "hybench trend: gnuplot failed (exit %d); see %s/gnuplot.log; data files are kept\n", st, dir);
+            rc = HB_EXIT_IO;
+        }
+    }
     fputs("</body></html>\n", html);
-    fclose(html);
+    if (fclose(html)) rc = HB_EXIT_IO;
+    printf("hybench trend: machine %s: %zu nights, %zu cases, %zu changes in %zu cases, %zu plots in %s/\n", fp, nr, nc,
+           n, nchanged, nplots, dir);
     free(ord);
-    printf("hybench trend: host %s: %zu runs, %zu cases, %zu flagged steps, %d plots in %s/\n",
-           h[0].host, nh, ncase, nflags, plotted, dir);
-    if (plot_fail) {
-        fprintf(stderr, "hybench trend: %d plots failed (gnuplot missing or template %s unreadable); "
-                        "data files are kept\n", plot_fail, tmpl);
-        rc = HB_EXIT_IO;
-    }
-done:
-    hb_run_free(&cur);
-    for (size_t i = 0; i < ncase && cases; i++) {
-        free(cases[i].key); free(cases[i].op); free(cases[i].backend); free(cases[i].label);
-    }
-    free(cases);
-    free(med);
-    free(flag);
-    free(flags);
-    smap_free(&map);
+    free(best);
     return rc;
 }
-

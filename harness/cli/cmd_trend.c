@@ -1,95 +1,146 @@
-/* cmd_trend.c - `hybench trend`: options and help, --add (append a run to the history index), or
- * the plots of every host's history (analysis/trend.c). */
-#include "analysis/baseline.h"
+/* cmd_trend.c - `hybench trend`: each machine's nightly history from the store (results/store.h),
+ * steps and drifts over the whole series (analysis/changepoint.h), a page of plots per machine
+ * (analysis/trend.c). docs/history.md. */
 #include "analysis/trend.h"
 #include "cli/commands.h"
-#include <limits.h>
-#include <stdio.h>
+#include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+const char *hb_history_default_store(void); /* cmd_history.c */
+
 static void trend_usage(FILE *f)
 {
-    fputs("usage: hybench trend [--history DIR] [--index FILE] [--out DIR] [--host HOST] [--last N]\n"
-          "                     [--metric total|compute] [--threshold PCT|BACKEND=PCT]... [--alpha Q]\n"
-          "                     [--template FILE] [--no-plot]\n"
-          "       hybench trend --add RESULTS [--index FILE]\n"
-          "Plot each case's median over the nightly history (results/history/index.jsonl), one SVG per\n"
-          "op and backend with a line per case, marking the steps between consecutive runs that\n"
-          "`hybench compare` would call regressions (red) or improvements (green). Writes\n"
-          "OUT/<host>/<op>__<backend>.svg and .dat, and OUT/<host>/index.html.\n"
-          "  --add RESULTS   append RESULTS (a results .jsonl) to the index and exit\n"
-          "  defaults: --history results/history, --index HISTORY/index.jsonl, --out reports/trend,\n"
-          "            --last 30, every host in the index, --template reports/trend.gp\n", f);
+    fputs("usage: hybench trend [--store URL] [--machine FP] [--last N] [--metric total|compute] [--alpha Q]\n"
+          "                     [--min-change PCT] [--min-nights N] [--labelled N] [--out DIR] [--no-plot]\n"
+          "       hybench trend --add RESULTS... [--store URL]\n"
+          "Steps and drifts in each case's nightly series, per machine (fingerprint of CPU, GPU, driver and\n"
+          "library versions; never the host name): the night each change began and its size. Writes\n"
+          "OUT/<machine>/changes.md, index.html and one plot per op and backend (time normalised to each\n"
+          "case's first night, the changed cases labelled).\n"
+          "  --store URL       SQLite file or postgresql:// URL (default $HB_STORE, else results/history.db)\n"
+          "  --machine FP      only this machine (default: every machine in the store)\n"
+          "  --last N          only the last N nights (default: all)\n"
+          "  --alpha Q         significance of each rank test (default 0.001)\n"
+          "  --min-change PCT  smallest change reported, e.g. 2 or 2% (default 2%)\n"
+          "  --min-nights N    nights needed on each side of a step (default 3)\n"
+          "  --labelled N      changed cases drawn per plot, largest first (default 8)\n"
+          "  --out DIR         default reports/trend\n"
+          "  --add RESULTS...  import results files into the store (as `hybench history import`) and exit\n"
+          "Exit status: 0 ok (changes are reported, not an error); 2 bad usage or no runs; 7 the store\n"
+          "cannot be read or an output cannot be written.\n", f);
+}
+
+static int parse_num(const char *opt, const char *v, double lo, double hi, double *out)
+{
+    char *e;
+    double x = strtod(v, &e);
+    if (e == v || (*e && strcmp(e, "%")) || !isfinite(x) || x < lo || x > hi) {
+        fprintf(stderr, "hybench trend: %s %s: want a number in [%g, %g]\n", opt, v, lo, hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
 }
 
 int hb_cmd_trend(int argc, char **argv)
 {
-    hb_trend_opts t;
-    hb_cmp_options_default(&t.cmp);
-    t.cmp.ci_for_all = 0;
-    t.out = "reports/trend";
-    t.tmpl = NULL;
-    t.last = 30;
-    t.plot = 1;
-    const char *history = "results/history", *index = NULL, *host = NULL, *add = NULL;
-    char err[512];
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { trend_usage(stdout); return HB_EXIT_OK; }
-        else if (!strcmp(a, "--no-plot")) { t.plot = 0; continue; }
-        if (!v) { fprintf(stderr, "hybench trend: %s needs a value\n", a); trend_usage(stderr); return HB_EXIT_USAGE; }
-        i++;
-        if (!strcmp(a, "--history")) history = v;
-        else if (!strcmp(a, "--index")) index = v;
-        else if (!strcmp(a, "--out")) t.out = v;
-        else if (!strcmp(a, "--host")) host = v;
-        else if (!strcmp(a, "--last")) t.last = atoi(v);
-        else if (!strcmp(a, "--template")) t.tmpl = v;
-        else if (!strcmp(a, "--add")) add = v;
-        else if (!strcmp(a, "--alpha")) t.cmp.alpha = strtod(v, NULL);
-        else if (!strcmp(a, "--metric")) {
-            if (strcmp(v, "total") && strcmp(v, "compute")) { fprintf(stderr, "hybench trend: --metric total|compute\n"); return HB_EXIT_USAGE; }
-            t.cmp.metric = v;
-        } else if (!strcmp(a, "--threshold")) {
-            if (hb_cmp_parse_threshold(&t.cmp, v, err, sizeof err) != HB_OK) {
-                fprintf(stderr, "hybench trend: %s\n", err);
+    hb_trend_opts t = { .metric = "total", .out = "reports/trend", .plot = 1, .labelled = 8 };
+    hb_cp_defaults(&t.cp);
+    const char *url = hb_history_default_store(), *machine = NULL;
+    double last = 0, v;
+    int add = 0;
+    enum { O_MINCHG = 256, O_MINN, O_LAB, O_NOPLOT, O_ADD };
+    static const struct option lo[] = {
+        { "store", required_argument, 0, 's' }, { "machine", required_argument, 0, 'm' },
+        { "last", required_argument, 0, 'n' }, { "metric", required_argument, 0, 'M' },
+        { "alpha", required_argument, 0, 'a' }, { "min-change", required_argument, 0, O_MINCHG },
+        { "min-nights", required_argument, 0, O_MINN }, { "labelled", required_argument, 0, O_LAB },
+        { "out", required_argument, 0, 'o' }, { "no-plot", no_argument, 0, O_NOPLOT },
+        { "add", no_argument, 0, O_ADD }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "s:m:n:M:a:o:h", lo, NULL)) != -1) {
+        switch (c) {
+        case 's': url = optarg; break;
+        case 'm': machine = optarg; break;
+        case 'o': t.out = optarg; break;
+        case 'n': if (parse_num("--last", optarg, 2, 1e9, &last)) return HB_EXIT_USAGE; break;
+        case 'M':
+            if (strcmp(optarg, "total") && strcmp(optarg, "compute")) {
+                fprintf(stderr, "hybench trend: --metric %s: total or compute\n", optarg);
                 return HB_EXIT_USAGE;
             }
-        } else { fprintf(stderr, "hybench trend: unknown option %s\n", a); trend_usage(stderr); return HB_EXIT_USAGE; }
-    }
-    char ibuf[PATH_MAX];
-    if (!index) { snprintf(ibuf, sizeof ibuf, "%s/index.jsonl", history); index = ibuf; }
-    if (add) {
-        if (hb_history_append(index, add, err, sizeof err) != HB_OK) {
-            fprintf(stderr, "hybench trend: %s\n", err);
+            t.metric = optarg;
+            break;
+        case 'a': if (parse_num("--alpha", optarg, 1e-12, 0.5, &t.cp.alpha)) return HB_EXIT_USAGE; break;
+        case O_MINCHG: if (parse_num("--min-change", optarg, 0, 1000, &v)) return HB_EXIT_USAGE; t.cp.min_change = v / 100; break;
+        case O_MINN: if (parse_num("--min-nights", optarg, 1, 1000, &v)) return HB_EXIT_USAGE; t.cp.min_seg = (size_t)v; break;
+        case O_LAB: if (parse_num("--labelled", optarg, 1, 100, &v)) return HB_EXIT_USAGE; t.labelled = (size_t)v; break;
+        case O_NOPLOT: t.plot = 0; break;
+        case O_ADD: add = 1; break;
+        case 'h': trend_usage(stdout); return HB_EXIT_OK;
+        default:
+            fprintf(stderr, "hybench trend: %s: %s\n", argv[optind - 1] ? argv[optind - 1] : "?",
+                    optopt && strchr("smnMao", optopt) ? "needs a value" : "unknown option");
+            trend_usage(stderr);
             return HB_EXIT_USAGE;
         }
-        printf("hybench trend: %s added to %s\n", add, index);
-        return HB_EXIT_OK;
     }
-    if (t.last < 2) t.last = 2;
-    size_t n;
-    hb_hist_entry *h = hb_trend_read_index(index, &n, err, sizeof err);
-    if (!h) { fprintf(stderr, "hybench trend: %s\n", err); return HB_EXIT_USAGE; }
+    if (add) {
+        if (optind >= argc) { fprintf(stderr, "hybench trend: --add needs RESULTS files\n"); return HB_EXIT_USAGE; }
+        int n = argc - optind + 4;
+        char **a = calloc((size_t)n + 1, sizeof *a);
+        if (!a) return HB_EXIT_IO;
+        int k = 0;
+        a[k++] = "history";
+        a[k++] = "import";
+        a[k++] = "--store";
+        a[k++] = (char *)url;
+        for (int i = optind; i < argc; i++) a[k++] = argv[i];
+        int rc = hb_cmd_history(k, a);
+        free(a);
+        return rc;
+    }
+    if (optind < argc) { fprintf(stderr, "hybench trend: unexpected argument %s (did you mean --add?)\n", argv[optind]); return HB_EXIT_USAGE; }
+    char err[1024];
+    hb_store *s;
+    if (hb_store_open(url, &s, err, sizeof err) != HB_OK) { fprintf(stderr, "hybench trend: %s\n", err); return HB_EXIT_IO; }
+    char **fps = NULL, **descs = NULL;
+    size_t nm = 0;
     int rc = HB_EXIT_OK, any = 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        while (j < n && !strcmp(h[j].host, h[i].host)) j++;
-        if (!host || !strcmp(host, h[i].host)) {
-            size_t first = j - i > (size_t)t.last ? j - (size_t)t.last : i;
-            int r = hb_trend_host(h + first, j - first, &t);
-            if (r && !rc) rc = r;
-            any = 1;
-        }
-        i = j;
+    if (hb_store_machines(s, &fps, &descs, &nm, err, sizeof err) != HB_OK) {
+        fprintf(stderr, "hybench trend: %s\n", err);
+        hb_store_close(s);
+        return HB_EXIT_IO;
     }
-    free(h);
+    for (size_t i = 0; i < nm; i++) {
+        if (machine && strcmp(machine, fps[i])) continue;
+        hb_series x;
+        hb_status st = hb_store_series(s, fps[i], t.metric, (size_t)last, &x, err, sizeof err);
+        if (st == HB_EINVAL) { fprintf(stderr, "hybench trend: %s\n", err); continue; }
+        if (st) { fprintf(stderr, "hybench trend: %s\n", err); rc = HB_EXIT_IO; continue; }
+        any = 1;
+        hb_trend_change *chg = NULL;
+        size_t n = 0;
+        if (hb_trend_analyze(&x, &t.cp, &chg, &n) != HB_OK) { fprintf(stderr, "hybench trend: out of memory\n"); rc = HB_EXIT_IO; }
+        else {
+            int r = hb_trend_write(&x, fps[i], descs[i], chg, n, &t);
+            if (r && !rc) rc = r;
+        }
+        free(chg);
+        hb_series_free(&x);
+    }
+    for (size_t i = 0; i < nm; i++) { free(fps[i]); free(descs[i]); }
+    free(fps);
+    free(descs);
+    hb_store_close(s);
     if (!any) {
-        fprintf(stderr, "hybench trend: no runs%s%s in %s\n", host ? " of host " : "", host ? host : "", index);
-        return HB_EXIT_USAGE;
+        fprintf(stderr, "hybench trend: no runs%s%s in %s (import some: hybench history import RESULTS)\n",
+                machine ? " of machine " : "", machine ? machine : "", url);
+        return rc ? rc : HB_EXIT_USAGE;
     }
     return rc;
 }
-

@@ -12,6 +12,7 @@ int hb_cmd_list(int argc, char **argv);      /* cmd_list.c:     list backends wi
 int hb_cmd_report(int argc, char **argv);    /* cmd_report.c:   render reports/<name>/ from results */
 int hb_cmd_compare(int argc, char **argv);   /* cmd_compare.c:  regression gate */
 int hb_cmd_trend(int argc, char **argv);     /* cmd_trend.c:    nightly history plots */
+int hb_cmd_history(int argc, char **argv);   /* cmd_history.c:  the history store: import, export, list */
 int hb_cmd_baseline(int argc, char **argv);  /* cmd_baseline.c: baseline set|show */
 int hb_cmd_csv(int argc, char **argv);       /* cmd_csv.c:      CSV export */
 int hb_cmd_gbench(int argc, char **argv);    /* cmd_gbench.c:   Google Benchmark JSON export */

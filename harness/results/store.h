@@ -1,0 +1,111 @@
+/*
+ * store.h - the history store (docs/history.md): runs, their cases and each case's statistics and raw
+ * samples in one database, SQLite by default (a file path) or PostgreSQL through libpq (a
+ * "postgresql://" or "postgres://" URL; a fleet's shared store). The same code and the same SQL serve
+ * both; only the table definitions differ in their type names.
+ *
+ * Tables (schema version HB_STORE_SCHEMA, kept in hb_schema; older stores are migrated on open):
+ *   hb_schema(version)                     one row
+ *   hb_machine(fingerprint, description)   a machine: hex 64-bit hash of CPU, GPU, driver and library
+ *                                          versions (hb_store_fingerprint), never the host name
+ *   hb_run(id, run_id, date, commit_id, fingerprint, host, meta, backends, end_rec, imported)
+ *                                          meta/backends/end_rec: the run's meta record, its backend
+ *                                          records (a JSON array) and its end record, as JSON text
+ *   hb_case_key(id, key, occurrence, op, backend, label)
+ *                                          a case identity: its key plus its occurrence index (a run
+ *                                          may hold one key several times: 0, 1, ... in file order)
+ *   hb_case(run, case_key, status, ci_met, n_total, median_total, ci_lo_total, ci_hi_total,
+ *           median_compute, ci_lo_compute, ci_hi_compute)
+ *                                          per-case statistics (seconds per call; NULL when absent)
+ *   hb_case_detail(run, case_key, phase_medians, samples_total, samples_compute, record)
+ *                                          raw samples and every phase's median (float32 little-endian
+ *                                          BLOB/bytea, seconds) and the rest of the case record (JSON
+ *                                          text): phases.total and phases.compute whole, the other
+ *                                          phases by their median only; host_clock_ghz is not kept.
+ *                                          The identity fields (shape, flops, bytes, ...) are kept once,
+ *                                          in hb_case_key.info. A year of 2000 cases a night fits in
+ *                                          about 0.3 KB a case (docs/history.md).
+ * Version 2 adds the index hb_case_by_key (one case's history without a scan).
+ * JSON Lines stays the interchange format: hb_store_import reads an hb_run (results/results.h) and
+ * hb_store_export writes one back (samples at float32 precision, 7 significant digits).
+ */
+#ifndef HB_STORE_H
+#define HB_STORE_H
+#include <stdint.h>
+#include <stdio.h>
+#include "results/results.h"
+
+#define HB_STORE_SCHEMA 2
+
+typedef struct hb_store hb_store;
+
+/* Open (creating or migrating the schema) the store at url: a "postgresql://..." or "postgres://..."
+ * URL (libpq connection string) or else a SQLite file path (created with its folder when absent).
+ * Returns HB_OK, or HB_EDEVICE with the reason in err (cannot open or connect, a store of a newer
+ * schema than this hybench knows, SQL error). *out is owned by the caller: hb_store_close. */
+hb_status hb_store_open(const char *url, hb_store **out, char *err, size_t errlen);
+void hb_store_close(hb_store *s);
+/* "sqlite" or "postgresql". */
+const char *hb_store_engine(const hb_store *s);
+/* The schema version of the open store (HB_STORE_SCHEMA after a successful open). */
+int hb_store_schema_version(hb_store *s);
+
+/* The machine fingerprint of run r: FNV-1a 64-bit hash (core/rstats.h hb_hash64), as 16 hex digits
+ * into fp (size >= 17), of a canonical description written into desc (size desclen): the CPU model
+ * and topology (sockets, cores, PUs, cache sizes), the compiler, the OpenBLAS build, and for each
+ * available backend its description and its info fields that name a model, a version or a build
+ * configuration (driver, runtime, cuBLAS, cuDNN, OpenCL platform). The host name, dates, loads and
+ * clocks are left out, so that two runs on one machine share it and a renamed host keeps it. */
+void hb_store_fingerprint(const hb_run *r, char *fp, char *desc, size_t desclen);
+
+/* Lean imports (lean 1): of each case record the store keeps its identity, status, statistics, phase
+ * medians and raw samples, and of the rest only reason, rel_err, gflops, gbps and fraction (window
+ * medians, memory, ceiling and clock fields are dropped): about 0.4 KB a case instead of 1.7 KB for
+ * the H100 reference run's records (docs/history.md). Default 0: whole records. */
+void hb_store_set_lean(hb_store *s, int lean);
+
+/* Import run r (loaded whole, hb_run_load) in one transaction. A run whose run_id is already in the
+ * store is left as it is (*dup = 1, HB_OK). Returns HB_OK, HB_EINVAL (no run_id in the meta record)
+ * or HB_EDEVICE (SQL error; nothing of the run is kept), the reason in err. */
+hb_status hb_store_import(hb_store *s, const hb_run *r, int *dup, char *err, size_t errlen);
+/* Write run run_id back as JSON Lines to f: its meta record, backend records, case records (the
+ * stored record with its samples) and end record. HB_EINVAL when no such run, HB_EDEVICE on SQL
+ * errors. Write errors on f are the caller's to check. */
+hb_status hb_store_export(hb_store *s, const char *run_id, FILE *f, char *err, size_t errlen);
+
+/* One stored run (hb_store_runs). */
+typedef struct hb_store_run {
+    int64_t id;
+    char run_id[128], date[64], commit[64], fingerprint[24], host[128];
+    size_t ncases;
+} hb_store_run;
+/* The runs of fingerprint fp (NULL: every run), ordered by fingerprint, date, run_id. *v owned by the
+ * caller (free). HB_OK or HB_EDEVICE/HB_ENOMEM with err. */
+hb_status hb_store_runs(hb_store *s, const char *fp, hb_store_run **v, size_t *n, char *err, size_t errlen);
+/* The machines: fingerprints and descriptions (parallel arrays of owned strings; free each and the
+ * arrays). */
+hb_status hb_store_machines(hb_store *s, char ***fps, char ***descs, size_t *n, char *err, size_t errlen);
+
+/* One machine's history as a matrix: runs (oldest first) by case identities. */
+typedef struct hb_store_case {
+    int64_t id;
+    char *key, *op, *backend, *label;   /* owned */
+    int occurrence;
+} hb_store_case;
+typedef struct hb_series {
+    hb_store_run *runs; size_t nruns;   /* owned, oldest first */
+    hb_store_case *cases; size_t ncases; /* owned, ordered by op, backend, key, occurrence */
+    double *median;                      /* [ncases][nruns] median seconds of metric; NAN when the case
+                                            is absent from that run or its status is not ok */
+} hb_series;
+/* Load the last `last` runs (0: all) of fingerprint fp, metric "total" or "compute". Reads only the
+ * hb_case statistics (not samples). HB_OK, HB_EINVAL (no runs of fp), HB_EDEVICE, HB_ENOMEM. */
+hb_status hb_store_series(hb_store *s, const char *fp, const char *metric, size_t last, hb_series *out, char *err,
+                          size_t errlen);
+void hb_series_free(hb_series *x);
+
+/* Bulk loading: hb_store_begin / hb_store_commit wrap several imports in one transaction (faster).
+ * hb_store_import inside such a block does not open its own. */
+hb_status hb_store_begin(hb_store *s, char *err, size_t errlen);
+hb_status hb_store_commit(hb_store *s, char *err, size_t errlen);
+#endif
