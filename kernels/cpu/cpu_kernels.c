@@ -278,8 +278,7 @@ static void stream_fence(void)
  * x / (1 + exp(-2u))) or silu (x / (1 + exp(-x))) of the vector-width body of a[0..n) into o with
  * SLEEF's vector expf, the 1.0-ULP variant Sleef_expf{16,8}_u10 (SLEEF has no 3.5-ULP expf; its
  * 1.0-ULP tanhf, tried first for gelu, ran at a quarter of the speed of this form on the
- * development host). Returns how many elements it did (a multiple of the vector width); the caller
- * does the tail. exp overflowing to +inf gives -0 (silu for x < -88, gelu for x < about -9.3): the
+ * development host). The tail runs SLEEF's scalar Sleef_expf_u10. Returns n. exp overflowing to +inf gives -0 (silu for x < -88, gelu for x < about -9.3): the
  * limits. Built when SLEEF is found (Makefile). */
 static int64_t ew_sleef(int gelu, const float *restrict a, float *restrict o, int64_t n)
 {
@@ -316,9 +315,13 @@ static int64_t ew_sleef(int gelu, const float *restrict a, float *restrict o, in
             const __m256 e = Sleef_expf8_u10(_mm256_sub_ps(_mm256_setzero_ps(), x));
             _mm256_storeu_ps(o + i, _mm256_div_ps(x, _mm256_add_ps(one, e)));
         }
-#else
-    (void)gelu; (void)a; (void)o; (void)n;
 #endif
+    /* the tail (and everything without a vector ISA) with SLEEF's scalar 1.0-ULP expf */
+    for (; i < n; i++) {
+        const float x = a[i];
+        const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+        o[i] = x / (1.0f + Sleef_expf_u10(gelu ? -2.0f * u : -x));
+    }
     return i;
 }
 #endif
