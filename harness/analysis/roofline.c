@@ -74,6 +74,16 @@ const char *hb_roof_cache_level(const hb_run *r, const char *backend, double byt
         name = "copy_gbps_llc";
     }
     *ceil = hb_run_ceiling(r, backend, name);
+    /* a backend without a probe at this level (opencl has none for L2) is held to the next level
+     * up it has, and the level named is that one */
+    if (isnan(*ceil) && !strcmp(level, "L2") && !(l3 <= l2all)) {
+        level = "LLC";
+        *ceil = hb_run_ceiling(r, backend, "copy_gbps_llc");
+    }
+    if (isnan(*ceil) && strcmp(level, "DRAM")) {
+        level = "DRAM";
+        *ceil = hb_run_ceiling(r, backend, "copy_gbps");
+    }
     return level;
 }
 

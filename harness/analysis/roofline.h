@@ -39,8 +39,8 @@ extern const int hb_roof_ngoals;
 /* The cache level that holds a working set of `bytes` on run r's host (meta.cpu from hwloc): "L2" when
  * it fits the L2 of all cores (l2_bytes x cores), "LLC" when it fits the L3 (l3_bytes, when larger),
  * else "DRAM"; *ceil receives backend's copy ceiling for that level (copy_gbps_l2, copy_gbps_llc,
- * copy_gbps), NaN when the run has none (a run from before the cache probes: then the level is
- * named but not measured). Returns the level's name (static string). */
+ * copy_gbps). A backend without that level's ceiling is held to the next level up it has (the name
+ * returned is the level used); NaN when it has none. Returns the level's name (static string). */
 const char *hb_roof_cache_level(const hb_run *r, const char *backend, double bytes, double *ceil);
 
 /* 1 when a smaller figure is better (a time, a share of the total), else 0. */
