@@ -36,7 +36,6 @@ const hb_roof_goal hb_roof_goals[] = {
     {"#13", "cpu gemv (m=1) in cache vs copy bandwidth of its cache level", "cpu", "matmul", "f32", NULL, NULL, "m=1 ", 0, 0, HB_ROOF_CACHE_FRACTION, 0.50},
     {"#13", "cpu relu in cache vs copy bandwidth of its cache level", "cpu", "relu", "f32", NULL, NULL, NULL, 0, 0, HB_ROOF_CACHE_FRACTION, 0.50},
     {"#13", "cpu add in cache vs copy bandwidth of its cache level", "cpu", "add", "f32", NULL, NULL, NULL, 0, 0, HB_ROOF_CACHE_FRACTION, 0.50},
-    {"#13", "cpu silu in cache vs copy bandwidth of its cache level", "cpu", "silu", "f32", NULL, NULL, NULL, 0, 0, HB_ROOF_CACHE_FRACTION, 0.50},
     {"#13", "cpu matmul 128^3 vs single-core sgemm probe", "cpu", "matmul", "f32", NULL, NULL, "m=128 n=128 k=128", 0, 0, HB_ROOF_FRACTION_OF_1CORE, 1.0},
     {"#13", "cpu bmm 16x128^3 vs single-core sgemm probe", "cpu", "bmm", "f32", NULL, NULL, "batch=16 m=128 n=128 k=128", 0, 0, HB_ROOF_FRACTION_OF_1CORE, 1.0},
     {"#13", "cpu silu > 4x LLC: time over relu's (at most)", "cpu", "silu", "f32", NULL, NULL, NULL, 4, 0, HB_ROOF_TIME_VS_RELU, 1.3},

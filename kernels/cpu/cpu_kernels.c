@@ -1,9 +1,13 @@
 /*
  * cpu_kernels.c - the f32 kernels of the "cpu" backend (cpu_priv.h).
  *
- * matmul/bmm:  OpenBLAS cblas_sgemm, row-major. bmm with small matrices runs one single-threaded
- *              sgemm per OpenMP thread (parallel over the batch); large ones run one after the
- *              other with OpenBLAS's own threads.
+ * matmul/bmm:  OpenBLAS cblas_sgemm, row-major; cblas_sgemv when m or n is 1. A product below the
+ *              thread threshold measured when the backend opens (hb_cpu_kernel_calibrate: one
+ *              thread against all, sgemm n = 16..256, sgemv n = 128..2048) runs on one thread.
+ *              bmm runs one single-threaded sgemm per OpenMP thread (parallel over the batch) when
+ *              one matrix is below that threshold or there are at least as many matrices as threads
+ *              (each at most 256^3); otherwise one after the other with OpenBLAS's own threads.
+ *              (OpenBLAS 0.3.21 has no sgemm_batch.)
  * conv2d:      lowered onto sgemm per image and group: y[b][g] (ocg x oh*ow) = W[g] (ocg x cg*kh*kw)
  *              x col (cg*kh*kw x oh*ow), col built by im2col; a 1x1 stride-1 unpadded convolution
  *              uses the input plane as col directly. The columns are cut into L2-sized blocks (or
@@ -17,9 +21,12 @@
  *              sgemm; blocks run in parallel, each with single-threaded sgemm; GQA by indexing the
  *              kv head h / (heads / kv_heads).
  * elementwise, pooling, reductions: plain loops vectorized by the compiler (-O3 -march=native,
- *              `omp simd`) and split over threads with a static schedule. gelu and silu use a
- *              vectorizable exp (Cephes expf polynomial, relative error ~1e-7) in the identities
- *              0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)) and silu(x) = x / (1 + exp(-x)).
+ *              `omp simd`) and split over threads with a static schedule. gelu and silu use SLEEF's
+ *              vector expf (1.0 ULP) where built with SLEEF (else a vectorizable Cephes expf
+ *              polynomial, relative error ~1e-7) in the identities 0.5 x (1 + tanh(u)) =
+ *              x / (1 + exp(-2u)) and silu(x) = x / (1 + exp(-x)). Elementwise ops run on one
+ *              thread below the size measured at open (relu timed for add/mul/relu, silu for
+ *              gelu/silu: 4 Ki..1 Mi elements, one thread against all).
  *              Sums accumulate blocks of 1024 elements in 64 f32 lanes and the block sums in f64.
  *
  * OpenBLAS threading: sgemm called from inside an OpenMP parallel region runs single-threaded (the

@@ -10,9 +10,9 @@
  *   one untimed warm-up (STREAM: drop the first), results validated after timing. Each kernel runs
  *   with ordinary stores and with streaming stores (AVX/AVX-512 builds); the faster counts, and
  *   `how` says which, so the ceiling is what a copy can reach here, not what one compiler emits.
- *   peak_gflops_f32: OpenBLAS cblas_sgemm, n x n x n with n = 2048 (4096 on 16 or more cores),
- *   2 n^3 flops per call, best of HB_SGEMM_REPS after one warm-up call.
- *   peak_gflops_f32_1core: the same at n = 1024 on one thread (what more threads must beat).
+ *   peak_gflops_f32: OpenBLAS cblas_sgemm, n x n x n with n = 1024 (4096 on 16 or more cores),
+ *   2 n^3 flops per call, best of 2 x HB_SGEMM_REPS after one warm-up call.
+ *   peak_gflops_f32_1core: the same at n = 512 on one thread (what more threads must beat).
  *   copy_gbps_l2, copy_gbps_llc: STREAM Copy on working sets that stay in a cache level (half of the
  *   L2 of each core the threads run on; half of the last-level cache), passes repeated inside one
  *   parallel region (cache_copy_gbps). copy_gbps itself is the DRAM figure.
@@ -407,9 +407,12 @@ void hb_cpu_cache_ws(size_t *l2_ws, size_t *llc_ws)
 
 static int sgemm_probe(double *gflops, int *size, int one_core)
 {
-    int n = hb_cpu_ncores() >= 16 ? 4096 : 2048;
+    /* n = 1024 below 16 cores (was 2048: 86 ms a call on 2 cores, preempted on a loaded host, where
+     * it read 31-41 GFLOP/s while 128^3 ran at 190) */
+    int n = hb_cpu_ncores() >= 16 ? 4096 : 1024;
     if (one_core)
-        n = 1024;
+        n = 512; /* 2.7 ms a call at 100 GFLOP/s: short enough that one of the 10 runs is not preempted
+                  * on a loaded host (n = 1024, best of 5, read half of what 64^3 reached there) */
     const int T = omp_get_max_threads();
     *size = n;
     size_t nn = (size_t)n * (size_t)n;
@@ -430,7 +433,8 @@ static int sgemm_probe(double *gflops, int *size, int one_core)
     /* one core: OpenBLAS (OpenMP build) at one thread, restored after (cpu_kernels.c, gemm_threads) */
     if (one_core)
         openblas_set_num_threads(1);
-    for (int r = 0; r <= HB_SGEMM_REPS; r++) {
+    const int reps = 2 * HB_SGEMM_REPS;
+    for (int r = 0; r <= reps; r++) {
         double t0 = now_s();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n);
         double t = now_s() - t0;
@@ -481,11 +485,11 @@ int hb_cpu_ceilings(hb_ceiling *out, int max)
     int n;
     if (k < max && sgemm_probe(&gf, &n, 0) == 0) {
         snprintf(how, sizeof how, "OpenBLAS sgemm n=%d, %d threads, best of %d", n,
-                 openblas_get_num_threads(), HB_SGEMM_REPS);
+                 openblas_get_num_threads(), 2 * HB_SGEMM_REPS);
         set_ceiling(&out[k++], "peak_gflops_f32", gf, "GFLOP/s", how);
     }
     if (k < max && sgemm_probe(&gf, &n, 1) == 0) {
-        snprintf(how, sizeof how, "OpenBLAS sgemm n=%d, 1 thread, best of %d", n, HB_SGEMM_REPS);
+        snprintf(how, sizeof how, "OpenBLAS sgemm n=%d, 1 thread, best of %d", n, 2 * HB_SGEMM_REPS);
         set_ceiling(&out[k++], "peak_gflops_f32_1core", gf, "GFLOP/s", how);
     }
     /* copy bandwidth of the caches: working sets sized from hwloc for L2 and the last level */
