@@ -653,9 +653,9 @@ static void test_ceilings(void **state)
     assert_int_equal(hb_cpu_ceilings(cl, 1), 1); /* respects max */
 }
 
-/* gelu and silu (SLEEF's expf where built) against the f64 formulas element by element, over
+/* gelu and silu (SLEEF's exp2f where built) against the f64 formulas element by element, over
  * [-120, 120] (exp overflow and underflow on both sides), at lengths that leave vector tails:
- * relative error 1e-6 (the f32 rounding of a few operations and SLEEF's 1.0-ULP expf) plus 4 ulp of
+ * relative error 1e-6 (the f32 rounding of a few operations and SLEEF's 3.5-ULP exp2f) plus 4 ulp of
  * exp's argument (its f32 rounding, which exp turns into a relative error), or 1e-36
  * absolute near zero (exp(-x) overflows f32 below x = -88.7, where the result becomes -0 and the
  * exact one is under 3e-37). Outputs poisoned with NaN first. */
