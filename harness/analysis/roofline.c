@@ -86,6 +86,13 @@ const char *hb_roof_cache_level(const hb_run *r, const char *backend, double byt
     return level;
 }
 
+/* Backend instance b ("cpu", "opencl:0:0") is of type `type`: "cpu-ref" is not a "cpu". */
+static int backend_is(const char *b, const char *type)
+{
+    size_t n = strlen(type);
+    return !strncmp(b, type, n) && (b[n] == 0 || b[n] == ':');
+}
+
 /* Compute median of the relu case with c's backend, mode, dtype and n (NaN when there is none). */
 static double relu_time(const hb_run *r, json_t *c)
 {
@@ -111,7 +118,7 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
     int lower_better = hb_roof_lower_better(t);
     *ratio = lower_better ? INFINITY : -INFINITY;
     json_array_foreach(r->cases, i, c) {
-        if (strcmp(js(c, "status"), "ok") || strncmp(js(c, "backend"), t->backend, strlen(t->backend))) continue;
+        if (strcmp(js(c, "status"), "ok") || !backend_is(js(c, "backend"), t->backend)) continue;
         if (strcmp(js(c, "op"), t->op)) continue;
         if (t->dtype && strcmp(js(c, "dtype"), t->dtype)) continue;
         if (t->mode && strcmp(js(c, "mode"), t->mode)) continue;
