@@ -106,6 +106,12 @@ static void test_goals(void **state)
     /* matmul 128^3 at 150 GFLOP/s over the 100 GFLOP/s single-core probe */
     assert_true(hb_roof_eval(&r, goal("cpu matmul 128^3 vs single-core sgemm probe"), &ratio, &fig, &cv, which, sizeof which));
     assert_true(fabs(ratio - 1.5) < 1e-12);
+    /* a gemv is no sgemm-peak matmul case */
+    json_array_append_new(r.cases, case_("cpu", "matmul", "m=1 n=2048 k=2048", 4194304, 16 * MiB, 100, 50, 1e-4));
+    json_t *gv = json_array_get(r.cases, json_array_size(r.cases) - 1);
+    json_object_set_new(json_object_get(gv, "shape"), "m", json_real(1));
+    json_object_set_new(gv, "fraction", json_real(2.0)); /* would pass the 85% goal if it counted */
+    assert_false(hb_roof_eval(&r, goal("cpu matmul n>=1024 vs sgemm probe"), &ratio, &fig, &cv, which, sizeof which));
     /* silu 25 ms over relu 20 ms at n = 32Mi (L3 32 MiB: 4x) */
     const hb_roof_goal *g = goal("cpu silu > 4x LLC: time over relu's (at most)");
     assert_true(hb_roof_lower_better(g));

@@ -124,6 +124,10 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
         if (t->mode && strcmp(js(c, "mode"), t->mode)) continue;
         if (t->route && strcmp(js(c, "route"), t->route)) continue;
         if (t->shape_has && !strstr(js(c, "shape_str"), t->shape_has)) continue;
+        /* a matrix-vector product (m or n = 1) is memory-bound: only a goal that names it holds it
+         * (the sgemm-peak goals of matmul n >= 1024 took gemv for a matmul) */
+        if (!t->shape_has && !strcmp(t->op, "matmul") &&
+            (tnum(json_object_get(c, "shape"), "m") == 1 || tnum(json_object_get(c, "shape"), "n") == 1)) continue;
         double size = tnum(c, "size");
         if (t->min_size && size < (double)t->min_size) continue;
         if (t->min_llc_multiple > 0 && !(size * 4 >= t->min_llc_multiple * l3)) continue;
