@@ -24,6 +24,12 @@ BLAS_LIBS := -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -g -fopenmp -fPIC $(WARN) -Iharness -Ikernels \
            $(shell pkg-config --cflags hwloc jansson inih sqlite3 libpq 2>/dev/null) -I$(BLAS_INC)
 LDLIBS  := $(shell pkg-config --libs hwloc jansson inih sqlite3 libpq 2>/dev/null) $(BLAS_LIBS) -lm -ldl -fopenmp
+# SLEEF (vector expf/tanhf for the cpu backend's gelu and silu, Debian libsleef-dev) when installed;
+# without it those two ops run hybench's own polynomial exp (kernels/cpu/cpu_kernels.c).
+ifeq ($(shell pkg-config --exists sleef 2>/dev/null && echo y),y)
+CFLAGS  += -DHB_HAVE_SLEEF $(shell pkg-config --cflags sleef)
+LDLIBS  += $(shell pkg-config --libs sleef)
+endif
 # A sanitizer finding is fatal (UBSan would otherwise print and go on, and a test would pass).
 ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer

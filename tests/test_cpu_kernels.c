@@ -122,7 +122,14 @@ static const tcase cases[] = {
     { HB_OP_GELU, "n=13" },
     { HB_OP_SILU, "n=70001" },
     { HB_OP_MATMUL, "m=67 n=45 k=129" },
-    { HB_OP_MATMUL, "m=1 n=300 k=77" },
+    { HB_OP_MATMUL, "m=1 n=300 k=77" },     /* sgemv, y = B^T x */
+    { HB_OP_MATMUL, "m=70 n=1 k=301" },     /* sgemv, y = A x */
+    { HB_OP_MATMUL, "m=1 n=1 k=513" },
+    { HB_OP_MATMUL, "m=8 n=8 k=8" },        /* below the measured thread threshold: one thread */
+    { HB_OP_BMM, "batch=5 m=1 n=64 k=33" }, /* sgemv per matrix */
+    { HB_OP_BMM, "batch=16 m=24 n=24 k=24" },
+    { HB_OP_SILU, "n=33" },                 /* SLEEF body + scalar tail */
+    { HB_OP_GELU, "n=4111" },
     { HB_OP_MATMUL, "m=256 n=256 k=256" },
     { HB_OP_BMM, "batch=3 m=33 n=17 k=65" },
     { HB_OP_BMM, "batch=8 m=40 n=40 k=64" },
@@ -567,7 +574,59 @@ static void test_instances(void **state)
     assert_int_equal(g_cpu.ops->case_info(&g_cpu, &c, buf, sizeof buf), HB_OK);
     o = json_loads(buf, 0, &je);
     assert_non_null(o);
-    assert_string_equal(json_string_value(json_object_get(o, "impl")), "im2col + openblas sgemm");
+    assert_string_equal(json_string_value(json_object_get(o, "impl")), "openblas-sgemm-im2col");
+    assert_true(json_integer_value(json_object_get(o, "threads")) >= 1);
+    json_decref(o);
+    /* the implementation names per op */
+    const struct { hb_op op; const char *shape, *impl; } im[] = {
+        { HB_OP_MATMUL, "m=1 n=64 k=64", "openblas-sgemv" },
+        { HB_OP_MATMUL, "m=64 n=1 k=64", "openblas-sgemv" },
+        { HB_OP_MATMUL, "m=64 n=64 k=64", "openblas-sgemm" },
+        { HB_OP_RELU, "n=100", "own-omp" },
+        { HB_OP_ATTENTION, "batch=1 heads=2 seq=8 head_dim=8", "openblas-sgemm-attn" },
+    };
+    for (size_t i = 0; i < sizeof im / sizeof im[0]; i++) {
+        c = make_case(im[i].op, im[i].shape);
+        assert_int_equal(g_cpu.ops->case_info(&g_cpu, &c, buf, sizeof buf), HB_OK);
+        o = json_loads(buf, 0, &je);
+        assert_non_null(o);
+        assert_string_equal(json_string_value(json_object_get(o, "impl")), im[i].impl);
+        json_decref(o);
+    }
+    c = make_case(HB_OP_SILU, "n=100");
+    assert_int_equal(g_cpu.ops->case_info(&g_cpu, &c, buf, sizeof buf), HB_OK);
+    o = json_loads(buf, 0, &je);
+    assert_non_null(o);
+    const char *ew = json_string_value(json_object_get(o, "impl"));
+    assert_true(ew && (!strcmp(ew, "sleef") || !strcmp(ew, "own-omp")));
+#if defined(HB_HAVE_SLEEF) && (defined(__AVX512F__) || defined(__AVX2__))
+    assert_string_equal(ew, "sleef");
+#endif
+    json_decref(o);
+    /* one thread for a tiny product: the threshold is at least the smallest size calibrated */
+    c = make_case(HB_OP_MATMUL, "m=4 n=4 k=4");
+    assert_int_equal(g_cpu.ops->case_info(&g_cpu, &c, buf, sizeof buf), HB_OK);
+    o = json_loads(buf, 0, &je);
+    assert_int_equal(json_integer_value(json_object_get(o, "threads")), 1);
+    json_decref(o);
+    /* the measured thread thresholds are in describe */
+    assert_int_equal(g_cpu.ops->describe(&g_cpu, buf, sizeof buf), HB_OK);
+    o = json_loads(buf, 0, &je);
+    json_t *tt = json_object_get(o, "thread_thresholds");
+    if (json_integer_value(json_object_get(o, "omp_threads")) > 1) {
+        assert_non_null(tt);
+        assert_true(json_integer_value(json_array_get(json_object_get(tt, "ew_par_min_elems"), 0)) >= 4096);
+        assert_true(json_integer_value(json_array_get(json_object_get(tt, "ew_par_min_elems"), 1)) >= 4096);
+        assert_true(json_number_value(json_object_get(tt, "gemm_par_min_flops")) >= 2.0 * 16 * 16 * 16);
+        assert_true(json_number_value(json_object_get(tt, "gemv_par_min_flops")) >= 2.0 * 128 * 128);
+    }
+    json_decref(o);
+    /* cpu-ref names itself */
+    c = make_case(HB_OP_ADD, "n=10");
+    assert_int_equal(g_ref.ops->case_info(&g_ref, &c, buf, sizeof buf), HB_OK);
+    o = json_loads(buf, 0, &je);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "impl")), "cpu-ref");
     json_decref(o);
     assert_int_equal(g_ref.ops->describe(&g_ref, buf, sizeof buf), HB_OK);
     o = json_loads(buf, 0, &je);
@@ -580,15 +639,68 @@ static void test_ceilings(void **state)
     (void)state;
     hb_ceiling cl[HB_MAX_CEILINGS];
     int n = g_cpu.ops->ceilings(&g_cpu, cl, HB_MAX_CEILINGS);
-    assert_int_equal(n, 3);
-    const char *names[3] = { "copy_gbps", "triad_gbps", "peak_gflops_f32" };
-    for (int i = 0; i < 3; i++) {
+    size_t l2ws, llcws;
+    hb_cpu_cache_ws(&l2ws, &llcws);
+    assert_int_equal(n, 4 + (l2ws > 0) + (llcws > 0));
+    const char *names[6] = { "copy_gbps", "triad_gbps", "peak_gflops_f32", "peak_gflops_f32_1core",
+                             l2ws ? "copy_gbps_l2" : "copy_gbps_llc", "copy_gbps_llc" };
+    for (int i = 0; i < n; i++) {
         assert_string_equal(cl[i].name, names[i]);
         assert_true(cl[i].value > 0.1 && cl[i].value < 1e5);
         assert_true(strlen(cl[i].how) > 0);
         print_message("  %s = %.1f %s (%s)\n", cl[i].name, cl[i].value, cl[i].unit, cl[i].how);
     }
     assert_int_equal(hb_cpu_ceilings(cl, 1), 1); /* respects max */
+}
+
+/* gelu and silu (SLEEF's exp2f where built) against the f64 formulas element by element, over
+ * [-120, 120] (exp overflow and underflow on both sides), at lengths that leave vector tails:
+ * relative error 1e-6 (the f32 rounding of a few operations and SLEEF's 3.5-ULP exp2f) plus 4 ulp of
+ * exp's argument (its f32 rounding, which exp turns into a relative error), or 1e-36
+ * absolute near zero (exp(-x) overflows f32 below x = -88.7, where the result becomes -0 and the
+ * exact one is under 3e-37). Outputs poisoned with NaN first. */
+static void test_ew_range(void **state)
+{
+    (void)state;
+    const int64_t lens[] = { 1, 15, 17, 1000, 4099 };
+    for (int op = 0; op < 2; op++)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            const int64_t n = lens[li];
+            char sh[32];
+            snprintf(sh, sizeof sh, "n=%lld", (long long)n);
+            hb_case c = make_case(op ? HB_OP_GELU : HB_OP_SILU, sh);
+            float *x = malloc((size_t)n * 4), *y = malloc((size_t)n * 4);
+            assert_non_null(x);
+            assert_non_null(y);
+            rng_seed(500u + (uint64_t)li);
+            for (int64_t i = 0; i < n; i++)
+                x[i] = (float)(120.0 * unif());
+            if (n > 4) {
+                x[0] = -120.0f;
+                x[1] = 120.0f;
+                x[2] = 0.0f;
+                x[3] = -1e-20f;
+            }
+            for (int64_t i = 0; i < n; i++)
+                y[i] = NAN;
+            float *in[1] = { x };
+            assert_int_equal(run_on(&g_cpu, &c, in, y), HB_OK);
+            for (int64_t i = 0; i < n; i++) {
+                const double v = x[i];
+                const double u = 0.7978845608028654 * (v + 0.044715 * v * v * v);
+                /* 0.5 v (1 + tanh(u)) as v / (1 + exp(-2u)): the same function without the cancellation
+                 * of 1 + tanh(u) for u << 0 (in f64 that sum loses 1e-3 relative at v = -6.6) */
+                const double r = op ? v / (1.0 + exp(-2.0 * u)) : v / (1.0 + exp(-v));
+                /* exp turns the f32 rounding of its argument into a relative error of the same absolute
+                 * size: 4 x 2^-24 x |argument| on top */
+                const double arg = op ? 2.0 * u : v;
+                if (!isfinite((double)y[i]) || fabs((double)y[i] - r) > (1e-6 + 4.0 * 0x1p-24 * fabs(arg)) * fabs(r) + 1e-36)
+                    fail_msg("%s(%.9g) = %.9g, f64 %.9g (n=%lld, i=%lld)", op ? "gelu" : "silu", v, (double)y[i], r,
+                             (long long)n, (long long)i);
+            }
+            free(x);
+            free(y);
+        }
 }
 
 static int setup(void **state)
@@ -624,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_cpu_repeatable),
         cmocka_unit_test(test_skips),
         cmocka_unit_test(test_ceilings),
+        cmocka_unit_test(test_ew_range),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -37,7 +37,7 @@ if ! make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/hb_cuda.so"
 fi
 make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/tests/test_cuda" "$B/tests/test_opencl" >&2
 BLAS_DIR=$(make -s --no-print-directory print-BLAS_DIR)
-LDLIBS="$(pkg-config --libs hwloc jansson inih 2>/dev/null) -L$BLAS_DIR -Wl,-rpath,$BLAS_DIR -lopenblas -lm -ldl -fopenmp"
+LDLIBS="$(pkg-config --libs hwloc jansson inih 2>/dev/null) $(pkg-config --exists sleef && pkg-config --libs sleef) -L$BLAS_DIR -Wl,-rpath,$BLAS_DIR -lopenblas -lm -ldl -fopenmp"
 # cuda_selftest uses the backend interface and the cpu-ref reference: the kernels and core layers.
 # shellcheck disable=SC2086
 cc -std=c11 -D_GNU_SOURCE -O2 $ARCH_FLAGS -fopenmp -Wall -Wextra -Iharness -Ikernels tools/cuda_selftest.c \

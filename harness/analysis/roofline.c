@@ -33,11 +33,22 @@ const hb_roof_goal hb_roof_goals[] = {
     {"#4", "cuda attention 8x32x2048x64 f32 TFLOP/s", "cuda", "attention", "f32", NULL, NULL, "batch=8 heads=32 kv_heads=32 seq=2048 kv_seq=2048 head_dim=64", 0, 0, HB_ROOF_TFLOPS, 21},
     {"#4", "cuda attention 8x32x2048x64 f16 TFLOP/s", "cuda", "attention", "f16", NULL, NULL, "batch=8 heads=32 kv_heads=32 seq=2048 kv_seq=2048 head_dim=64", 0, 0, HB_ROOF_TFLOPS, 200},
     {"#4", "cuda pinned H2D+D2H vs route ceiling", "cuda", "add", "f32", "f32", "pinned", NULL, 0, 16 << 20, HB_ROOF_TRANSFER_FRACTION, 0.90},
+    {"#13", "cpu gemv (m=1) in cache vs copy bandwidth of its cache level", "cpu", "matmul", "f32", NULL, NULL, "m=1 ", 0, 0, HB_ROOF_CACHE_FRACTION, 0.50},
+    {"#13", "cpu relu in cache vs copy bandwidth of its cache level", "cpu", "relu", "f32", NULL, NULL, NULL, 0, 0, HB_ROOF_CACHE_FRACTION, 0.50},
+    {"#13", "cpu add in cache vs copy bandwidth of its cache level", "cpu", "add", "f32", NULL, NULL, NULL, 0, 0, HB_ROOF_CACHE_FRACTION, 0.50},
+    {"#13", "cpu matmul 128^3 vs single-core sgemm probe", "cpu", "matmul", "f32", NULL, NULL, "m=128 n=128 k=128", 0, 0, HB_ROOF_FRACTION_OF_1CORE, 1.0},
+    {"#13", "cpu bmm 16x128^3 vs single-core sgemm probe", "cpu", "bmm", "f32", NULL, NULL, "batch=16 m=128 n=128 k=128", 0, 0, HB_ROOF_FRACTION_OF_1CORE, 1.0},
+    {"#13", "cpu silu > 4x LLC: time over relu's (at most)", "cpu", "silu", "f32", NULL, NULL, NULL, 4, 0, HB_ROOF_TIME_VS_RELU, 1.3},
+    {"#13", "cpu gelu > 4x LLC: time over relu's (at most)", "cpu", "gelu", "f32", NULL, NULL, NULL, 4, 0, HB_ROOF_TIME_VS_RELU, 1.3},
+    {"#13", "opencl add in cache vs copy bandwidth of its cache level", "opencl", "add", "f32", NULL, NULL, NULL, 0, 0, HB_ROOF_CACHE_FRACTION, 0.50},
     {"#4", "cuda add 2^16 compute time (us, at most)", "cuda", "add", "f32", NULL, NULL, "n=65536", 0, 0, HB_ROOF_COMPUTE_US_MAX, 5},
 };
 const int hb_roof_ngoals = (int)(sizeof hb_roof_goals / sizeof hb_roof_goals[0]);
 
-int hb_roof_lower_better(const hb_roof_goal *g) { return g->m == HB_ROOF_COMPUTE_US_MAX || g->m == HB_ROOF_MAPPED_ZERO; }
+int hb_roof_lower_better(const hb_roof_goal *g)
+{
+    return g->m == HB_ROOF_COMPUTE_US_MAX || g->m == HB_ROOF_MAPPED_ZERO || g->m == HB_ROOF_TIME_VS_RELU;
+}
 
 static const char *js(json_t *o, const char *k) { const char *s = json_string_value(json_object_get(o, k)); return s ? s : ""; }
 static double tnum(json_t *o, const char *k) { json_t *v = json_object_get(o, k); return json_is_number(v) ? json_number_value(v) : (double)NAN; }
@@ -46,6 +57,56 @@ static double cpu_ceiling(const hb_run *r, const char *name)
 {
     double v = hb_run_ceiling(r, "cpu", name);
     return v;
+}
+
+const char *hb_roof_cache_level(const hb_run *r, const char *backend, double bytes, double *ceil)
+{
+    json_t *cpu = json_object_get(r->meta, "cpu");
+    double l2 = tnum(cpu, "l2_bytes"), l3 = tnum(cpu, "l3_bytes"), cores = tnum(cpu, "cores");
+    double l2all = l2 > 0 && cores > 0 ? l2 * cores : (double)NAN;
+    const char *level = "DRAM", *name = "copy_gbps";
+    if (bytes > 0 && bytes <= l2all) {
+        level = "L2";
+        name = "copy_gbps_l2";
+    } else if (bytes > 0 && l3 > 0 && !(l3 <= l2all) && bytes <= l3) {
+        level = "LLC";
+        name = "copy_gbps_llc";
+    }
+    *ceil = hb_run_ceiling(r, backend, name);
+    /* a backend without a probe at this level (opencl has none for L2) is held to the next level
+     * up it has, and the level named is that one */
+    if (isnan(*ceil) && !strcmp(level, "L2") && !(l3 <= l2all)) {
+        level = "LLC";
+        *ceil = hb_run_ceiling(r, backend, "copy_gbps_llc");
+    }
+    if (isnan(*ceil) && strcmp(level, "DRAM")) {
+        level = "DRAM";
+        *ceil = hb_run_ceiling(r, backend, "copy_gbps");
+    }
+    return level;
+}
+
+/* Backend instance b ("cpu", "opencl:0:0") is of type `type`: "cpu-ref" is not a "cpu". */
+static int backend_is(const char *b, const char *type)
+{
+    size_t n = strlen(type);
+    return !strncmp(b, type, n) && (b[n] == 0 || b[n] == ':');
+}
+
+/* Compute median of the relu case with c's backend, mode, dtype and n (NaN when there is none). */
+static double relu_time(const hb_run *r, json_t *c)
+{
+    size_t i;
+    json_t *x;
+    double n = tnum(json_object_get(c, "shape"), "n");
+    json_array_foreach(r->cases, i, x) {
+        if (strcmp(js(x, "status"), "ok") || strcmp(js(x, "op"), "relu") || strcmp(js(x, "backend"), js(c, "backend")) ||
+            strcmp(js(x, "mode"), js(c, "mode")) || strcmp(js(x, "dtype"), js(c, "dtype")) || strcmp(js(x, "route"), js(c, "route")))
+            continue;
+        if (tnum(json_object_get(x, "shape"), "n") == n)
+            return hb_case_phase(x, "compute", "median");
+    }
+    return (double)NAN;
 }
 
 int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *figure, double *ceil, char *which, size_t wl)
@@ -57,16 +118,21 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
     int lower_better = hb_roof_lower_better(t);
     *ratio = lower_better ? INFINITY : -INFINITY;
     json_array_foreach(r->cases, i, c) {
-        if (strcmp(js(c, "status"), "ok") || strncmp(js(c, "backend"), t->backend, strlen(t->backend))) continue;
+        if (strcmp(js(c, "status"), "ok") || !backend_is(js(c, "backend"), t->backend)) continue;
         if (strcmp(js(c, "op"), t->op)) continue;
         if (t->dtype && strcmp(js(c, "dtype"), t->dtype)) continue;
         if (t->mode && strcmp(js(c, "mode"), t->mode)) continue;
         if (t->route && strcmp(js(c, "route"), t->route)) continue;
         if (t->shape_has && !strstr(js(c, "shape_str"), t->shape_has)) continue;
+        /* a matrix-vector product (m or n = 1) is memory-bound: only a goal that names it holds it
+         * (the sgemm-peak goals of matmul n >= 1024 took gemv for a matmul) */
+        if (!t->shape_has && !strcmp(t->op, "matmul") &&
+            (tnum(json_object_get(c, "shape"), "m") == 1 || tnum(json_object_get(c, "shape"), "n") == 1)) continue;
         double size = tnum(c, "size");
         if (t->min_size && size < (double)t->min_size) continue;
         if (t->min_llc_multiple > 0 && !(size * 4 >= t->min_llc_multiple * l3)) continue;
         double v = NAN, fig = NAN, cv = NAN;
+        const char *level = NULL;
         double comp = hb_case_phase(c, "compute", "median"), tot = hb_case_phase(c, "total", "median");
         switch (t->m) {
         case HB_ROOF_FRACTION: v = tnum(c, "fraction"); cv = tnum(c, "ceiling_value"); fig = v * cv; break;
@@ -78,6 +144,23 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
             break;
         }
         case HB_ROOF_TFLOPS: fig = tnum(c, "gflops") / 1e3; cv = t->need; v = fig; break;
+        case HB_ROOF_CACHE_FRACTION: {
+            level = hb_roof_cache_level(r, js(c, "backend"), tnum(c, "bytes"), &cv);
+            if (!strcmp(level, "DRAM")) break; /* not cache-resident: other goals hold it */
+            fig = tnum(c, "gbps");
+            v = fig / cv;
+            break;
+        }
+        case HB_ROOF_FRACTION_OF_1CORE:
+            cv = hb_run_ceiling(r, js(c, "backend"), "peak_gflops_f32_1core");
+            fig = tnum(c, "gflops");
+            v = fig / cv;
+            break;
+        case HB_ROOF_TIME_VS_RELU:
+            cv = relu_time(r, c) * 1e6;
+            fig = comp * 1e6;
+            v = fig / cv;
+            break;
         case HB_ROOF_COMPUTE_US_MAX: fig = comp * 1e6; cv = t->need; v = fig; break;
         case HB_ROOF_CONVERT_FRACTION: {
             /* bytes of the conversion: every input read as f64 (8) and written as f32 (4) */
@@ -111,7 +194,9 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
         if (isnan(v)) continue;
         if (lower_better ? v < *ratio : v > *ratio) {
             *ratio = v; *figure = fig; *ceil = cv;
-            snprintf(which, wl, "%s %s %s %s %s", js(c, "backend"), js(c, "shape_str"), js(c, "mode"), js(c, "route"), js(c, "dtype"));
+            int w = snprintf(which, wl, "%s %s %s %s %s", js(c, "backend"), js(c, "shape_str"), js(c, "mode"), js(c, "route"), js(c, "dtype"));
+            if (level && w >= 0 && (size_t)w < wl) /* the cache level the case is held to */
+                snprintf(which + w, wl - (size_t)w, " [%s: working set %.3g MiB]", level, tnum(c, "bytes") / 1048576.0);
         }
         found = 1;
     }

@@ -9,7 +9,14 @@
 
 /* What a goal measures. */
 typedef enum {HB_ROOF_FRACTION, HB_ROOF_FRACTION_OF_CPU, HB_ROOF_TFLOPS, HB_ROOF_COMPUTE_US_MAX, HB_ROOF_CONVERT_FRACTION, HB_ROOF_TRANSFER_FRACTION,
-               HB_ROOF_MAPPED_ZERO } hb_roof_metric;
+               HB_ROOF_MAPPED_ZERO,
+               /* a cache-resident memory-bound case's GB/s over the copy ceiling of the cache level its
+                * working set fits (hb_roof_cache_level); cases that fit no cache are left out */
+               HB_ROOF_CACHE_FRACTION,
+               /* GFLOP/s over the backend's single-core sgemm ceiling (peak_gflops_f32_1core) */
+               HB_ROOF_FRACTION_OF_1CORE,
+               /* compute median over that of relu at the same shape, backend, mode and dtype (lower is better) */
+               HB_ROOF_TIME_VS_RELU } hb_roof_metric;
 
 typedef struct hb_roof_goal {
     const char *origin;      /* where the goal comes from (the project issue that set it) */
@@ -28,6 +35,13 @@ typedef struct hb_roof_goal {
 
 extern const hb_roof_goal hb_roof_goals[];
 extern const int hb_roof_ngoals;
+
+/* The cache level that holds a working set of `bytes` on run r's host (meta.cpu from hwloc): "L2" when
+ * it fits the L2 of all cores (l2_bytes x cores), "LLC" when it fits the L3 (l3_bytes, when larger),
+ * else "DRAM"; *ceil receives backend's copy ceiling for that level (copy_gbps_l2, copy_gbps_llc,
+ * copy_gbps). A backend without that level's ceiling is held to the next level up it has (the name
+ * returned is the level used); NaN when it has none. Returns the level's name (static string). */
+const char *hb_roof_cache_level(const hb_run *r, const char *backend, double bytes, double *ceil);
 
 /* 1 when a smaller figure is better (a time, a share of the total), else 0. */
 int hb_roof_lower_better(const hb_roof_goal *g);

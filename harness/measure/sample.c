@@ -503,6 +503,12 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_c
                 if (e) json_object_set_new(rec, "extra", e);
             }
         }
+        /* the implementation that ran (cublas, openblas-sgemm, sleef, ...): the backend's extra.impl
+         * lifted to the record's top level; "own" when the backend names none (its own kernels) */
+        {
+            const char *impl = json_string_value(json_object_get(json_object_get(rec, "extra"), "impl"));
+            json_object_set_new(rec, "impl", json_string(impl && *impl ? impl : "own"));
+        }
         if (two_timers) {
             json_t *enq = json_object_get(json_object_get(rec, "extra"), "host_enqueue_s");
             json_t *ta = hb_timer_agreement(hs.median, sp[HB_PH_COMPUTE].median, json_is_number(enq) ? json_number_value(enq) : (double)NAN);

@@ -245,12 +245,61 @@ hb_status hb_report_models(ctx *c)
 
 /* ---------------------------------------------------------------- per-op plots ---- */
 
+/* The implementation a row ran (its record's impl, else extra.impl; NULL for records written before
+ * the field existed). */
+static const char *row_impl(const hb_rrow *w)
+{
+    const char *s = json_string_value(json_object_get(w->rec, "impl"));
+    return s ? s : json_string_value(json_object_get(json_object_get(w->rec, "extra"), "impl"));
+}
+
+/* Best implementation per backend for one plotted series: ix[0..n) are one device's and mode's rows
+ * sorted by size; where several rows have the same shape (one per implementation) only the fastest
+ * (lowest median total) stays. Writes into label " [impl, impl...]" naming the implementations of
+ * the rows kept (at most three, then "..."), or "" when no row names one. Returns the new n. */
+static size_t best_impl_rows(const hb_report *rp, size_t *ix, size_t n, char *label, size_t ll)
+{
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        const hb_rrow *w = &rp->rows[ix[k]];
+        size_t j = m;
+        while (j > 0 && rp->rows[ix[j - 1]].size == w->size && strcmp(rp->rows[ix[j - 1]].shape, w->shape))
+            j--;
+        if (j > 0 && rp->rows[ix[j - 1]].size == w->size && !strcmp(rp->rows[ix[j - 1]].shape, w->shape)) {
+            if (w->t[HB_PH_TOTAL] < rp->rows[ix[j - 1]].t[HB_PH_TOTAL]) ix[j - 1] = ix[k];
+            continue;
+        }
+        ix[m++] = ix[k];
+    }
+    const char *seen[3];
+    int ns = 0, more = 0;
+    for (size_t k = 0; k < m; k++) {
+        const char *im = row_impl(&rp->rows[ix[k]]);
+        if (!im) continue;
+        int dup = 0;
+        for (int i = 0; i < ns; i++) dup |= !strcmp(seen[i], im);
+        if (dup) continue;
+        if (ns < 3) seen[ns++] = im;
+        else more = 1;
+    }
+    label[0] = 0;
+    for (int i = 0; i < ns; i++) {
+        size_t l = strlen(label);
+        snprintf(label + l, ll - l, "%s%s", i ? ", " : " [", seen[i]);
+    }
+    if (ns) {
+        size_t l = strlen(label);
+        snprintf(label + l, ll - l, "%s]", more ? ", ..." : "");
+    }
+    return m;
+}
+
 hb_status hb_report_per_op(ctx *c)
 {
     hb_report *rp = c->rp;
     static const char *const modes[] = { "convert", "f32", "resident", "convert-device" };
     hb_doc_h(rp, 2, "ops", "Time and throughput against size, per op");
-    hb_doc_p(rp, "Median end-to-end time and the end-to-end throughput (GFLOP/s for compute-bound ops, GB/s for memory-bound ops) of every status-ok case with dtype f32, route pageable (a backend without pageable results shows its first route). Colour: backend; line style: mode (solid f32, dashed convert, dotted resident, dash-dot convert-device).");
+    hb_doc_p(rp, "Median end-to-end time and the end-to-end throughput (GFLOP/s for compute-bound ops, GB/s for memory-bound ops) of every status-ok case with dtype f32, route pageable (a backend without pageable results shows its first route). Colour: backend; line style: mode (solid f32, dashed convert, dotted resident, dash-dot convert-device). Where a backend ran a shape with several implementations only the fastest is drawn; the legend names the implementations drawn (record field impl).");
     json_t *ids = plot_ids_new();
     size_t *ix = malloc((rp->nrows + 1) * sizeof *ix);
     if (!ix) { json_decref(ids); return HB_ENOMEM; }
@@ -279,6 +328,8 @@ hb_status hb_report_per_op(ctx *c)
                 }
                 if (!n) continue;
                 qsort_r(ix, n, sizeof *ix, cmp_rowix, c);
+                char impl[160];
+                n = best_impl_rows(rp, ix, n, impl, sizeof impl);
                 if (!p) {
                     p = hb_report_plot_begin(rp, F("op_%s", op), "ops", F("%s: time and throughput against size", op), 1240, 440, &dat);
                     if (!p) { free(ix); json_decref(ids); return HB_EDEVICE; }
@@ -294,7 +345,7 @@ hb_status hb_report_per_op(ctx *c)
                 }
                 static const int dts[] = { 2, 1, 3, 4 }, pts[] = { 6, 7, 4, 8 };
                 hb_sb_printf(&ser, "%s'%s.dat' index %d using 1:%%d with linespoints lt %d dt %d pt %d %%s '%s'", nser ? ", \\\n     " : "", p->id, nser,
-                             d % 10 + 1, dts[m], pts[m], hb_report_gp_str(F("%s %s%s", rp->devs[d].id, modes[m], strcmp(route, "pageable") ? F(" (%s)", route) : "")));
+                             d % 10 + 1, dts[m], pts[m], hb_report_gp_str(F("%s %s%s%s", rp->devs[d].id, modes[m], strcmp(route, "pageable") ? F(" (%s)", route) : "", impl)));
                 nser++;
             }
         }

@@ -99,7 +99,7 @@ static hb_status check_case(json_t *rec, unsigned flags, char *err, size_t errle
      * mode check) may lack some, and a missing one reads as unknown. */
     static const char *const identity[] = {"key", "backend", "op", "mode", "route", "dtype", "status", NULL};
     static const char *const optional[] = {"family", "shape_str", "name", "source", "model", "reason", "bound",
-                                           "ceiling", NULL};
+                                           "ceiling", "impl", NULL};
     static const char *const nums[] = {"size", "flops", "bytes", "weight", "gflops", "gbps", "gflops_total",
                                        "gbps_total", "fraction", "ceiling_value", "rel_err", "tolerance",
                                        "verified_fraction", "ci_target", "warmup_runs", NULL};

@@ -23,6 +23,8 @@
 
 typedef struct cpu_ctx {
     int threads;
+    int calibrated;               /* 1 when cal holds a measurement */
+    hb_cpu_calibration cal;       /* thread thresholds measured at open */
     int64_t allocated;  /* bytes currently allocated through buf_alloc */
 } cpu_ctx;
 
@@ -67,6 +69,8 @@ static int cpu_enumerate(hb_instance *out, int max, char *reason, size_t reasonl
         return 0;
     }
     ctx->threads = hb_cpu_bind_threads();
+    /* from which sizes threads pay (elementwise, sgemm, sgemv): measured now, on the bound threads */
+    ctx->calibrated = hb_cpu_kernel_calibrate(&ctx->cal) == HB_OK;
     /* the library loaded at run time (not the header's OPENBLAS_VERSION): its first two words,
      * "OpenBLAS 0.3.21" */
     char cfg[64];
@@ -167,7 +171,7 @@ static void cpu_mem_info(hb_instance *inst, int64_t *allocated, int64_t *free_b,
 static hb_status cpu_case_info(hb_instance *inst, const hb_case *c, char *buf, size_t len)
 {
     cpu_ctx *ctx = inst->ctx;
-    json_t *o = json_pack("{s:s, s:i}", "impl", hb_cpu_kernel_impl(c), "threads", ctx ? ctx->threads : 0);
+    json_t *o = json_pack("{s:s, s:i}", "impl", hb_cpu_kernel_impl(c), "threads", ctx ? hb_cpu_kernel_threads(c) : 0);
     char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!txt)
@@ -191,6 +195,16 @@ static hb_status cpu_describe(hb_instance *inst, char *buf, size_t len)
                           "hwloc_cores", hb_cpu_ncores(),
                           "llc_bytes", (json_int_t)hb_cpu_llc_bytes(),
                           "openblas_parallel", (pi >= 0 && pi <= 2) ? par[pi] : "unknown");
+    if (o && ctx && ctx->calibrated) {
+        /* thread thresholds measured at open (hb_cpu_kernel_calibrate) */
+        json_t *cal = json_pack("{s:s, s:i, s:[I,I], s:f, s:f}", "how",
+                                "best of 7, one thread vs all, in cache, measured when the backend opened",
+                                "threads", ctx->cal.threads, "ew_par_min_elems", (json_int_t)ctx->cal.ew_par_min[0],
+                                (json_int_t)ctx->cal.ew_par_min[1], "gemm_par_min_flops", ctx->cal.gemm_par_flops,
+                                "gemv_par_min_flops", ctx->cal.gemv_par_flops);
+        if (cal)
+            json_object_set_new(o, "thread_thresholds", cal);
+    }
     if (o && openblas_core_warning())
         json_object_set_new(o, "warning", json_string(openblas_core_warning()));
     char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;

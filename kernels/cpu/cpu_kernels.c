@@ -1,9 +1,13 @@
 /*
  * cpu_kernels.c - the f32 kernels of the "cpu" backend (cpu_priv.h).
  *
- * matmul/bmm:  OpenBLAS cblas_sgemm, row-major. bmm with small matrices runs one single-threaded
- *              sgemm per OpenMP thread (parallel over the batch); large ones run one after the
- *              other with OpenBLAS's own threads.
+ * matmul/bmm:  OpenBLAS cblas_sgemm, row-major; cblas_sgemv when m or n is 1. A product below the
+ *              thread threshold measured when the backend opens (hb_cpu_kernel_calibrate: one
+ *              thread against all, sgemm n = 16..256, sgemv n = 128..2048) runs on one thread.
+ *              bmm runs one single-threaded sgemm per OpenMP thread (parallel over the batch) when
+ *              one matrix is below that threshold or there are at least as many matrices as threads
+ *              (each at most 256^3); otherwise one after the other with OpenBLAS's own threads.
+ *              (OpenBLAS 0.3.21 has no sgemm_batch.)
  * conv2d:      lowered onto sgemm per image and group: y[b][g] (ocg x oh*ow) = W[g] (ocg x cg*kh*kw)
  *              x col (cg*kh*kw x oh*ow), col built by im2col; a 1x1 stride-1 unpadded convolution
  *              uses the input plane as col directly. The columns are cut into L2-sized blocks (or
@@ -17,9 +21,12 @@
  *              sgemm; blocks run in parallel, each with single-threaded sgemm; GQA by indexing the
  *              kv head h / (heads / kv_heads).
  * elementwise, pooling, reductions: plain loops vectorized by the compiler (-O3 -march=native,
- *              `omp simd`) and split over threads with a static schedule. gelu and silu use a
- *              vectorizable exp (Cephes expf polynomial, relative error ~1e-7) in the identities
- *              0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)) and silu(x) = x / (1 + exp(-x)).
+ *              `omp simd`) and split over threads with a static schedule. gelu and silu use SLEEF's
+ *              vector exp2f (3.5 ULP, ew_sleef) where built with SLEEF (else a vectorizable Cephes expf
+ *              polynomial, relative error ~1e-7) in the identities 0.5 x (1 + tanh(u)) =
+ *              x / (1 + exp(-2u)) and silu(x) = x / (1 + exp(-x)). Elementwise ops run on one
+ *              thread below the size measured at open (relu timed for add/mul/relu, silu for
+ *              gelu/silu: 4 Ki..1 Mi elements, one thread against all).
  *              Sums accumulate blocks of 1024 elements in 64 f32 lanes and the block sums in f64.
  *
  * OpenBLAS threading: sgemm called from inside an OpenMP parallel region runs single-threaded (the
@@ -44,13 +51,23 @@
 #if defined(__AVX__)
 #include <immintrin.h>
 #endif
+#if defined(HB_HAVE_SLEEF)
+#include <sleef.h>
+#endif
+#include <time.h>
 
 #include "cpu/cpu_priv.h"
 #include "cpu_ref/kshape.h"
 
-/* Elementwise and reduction arrays below this many elements run on the calling thread:
- * a parallel region costs a few microseconds, 32 Ki floats take about that long to stream. */
+/* Reductions, pooling and rmsnorm below this many elements run on the calling thread:
+ * a parallel region costs a few microseconds, 32 Ki floats take about that long to stream.
+ * The elementwise ops and sgemm use thresholds measured when the backend opens instead
+ * (hb_cpu_kernel_calibrate). */
 #define EW_PAR_MIN ((int64_t)32 * 1024)
+
+/* Measured thresholds (hb_cpu_kernel_calibrate); these defaults hold until it ran. */
+static int64_t g_ew_par_min[2] = { EW_PAR_MIN, EW_PAR_MIN }; /* [0] add/mul/relu, [1] gelu/silu */
+static double g_gemm_par_flops = 2.0 * 64 * 64 * 64;       /* 2mnk from which threads pay off */
 #define SUM_BLOCK 1024
 
 /* ------------------------------------------------------------------ helpers ---------- */
@@ -263,6 +280,73 @@ static void stream_fence(void)
 #endif
 }
 
+#if defined(HB_HAVE_SLEEF)
+/* gelu (tanh form, 0.5 x (1 + tanh(u)) with u = sqrt(2/pi) (x + 0.044715 x^3), computed as the equal
+ * x / (1 + exp(-2u))) or silu (x / (1 + exp(-x))) of a[0..n) into o with SLEEF: exp(y) as
+ * Sleef_exp2f{16,8}_u35(y log2 e), the 3.5-ULP exp2f. On the development host (Zen 4, AVX-512) it
+ * ran at 0.14 ns per element per core against 0.18 for the 1.0-ULP Sleef_expf16_u10 (SLEEF 3.5.1 has
+ * no 3.5-ULP expf) and 4x faster than the 1.0-ULP tanhf; the rounding of y log2 e adds a relative
+ * error of about |y| 2^-24, the size exp already turns y's own rounding into. Relative error against
+ * the f64 formulas: about 1e-7 (tests/test_cpu_kernels.c, test_ew_range). The tail runs the scalar
+ * Sleef_exp2f_u35. Returns n. exp overflowing to +inf gives -0 (silu for x < -88.7, gelu for x below
+ * about -9.3): the limits. Built when SLEEF is found (Makefile). */
+#define L2E 1.4426950408889634f /* log2(e) */
+static int64_t ew_sleef(int gelu, const float *restrict a, float *restrict o, int64_t n)
+{
+    int64_t i = 0;
+#if defined(__AVX512F__)
+    const __m512 one = _mm512_set1_ps(1.0f), m2l = _mm512_set1_ps(-2.0f * L2E), ml = _mm512_set1_ps(-L2E);
+    const __m512 c0 = _mm512_set1_ps(0.7978845608028654f), c1 = _mm512_set1_ps(0.044715f);
+    if (gelu)
+        for (; i + 16 <= n; i += 16) {
+            const __m512 x = _mm512_loadu_ps(a + i);
+            const __m512 u = _mm512_mul_ps(c0, _mm512_fmadd_ps(_mm512_mul_ps(c1, x), _mm512_mul_ps(x, x), x));
+            const __m512 e = Sleef_exp2f16_u35(_mm512_mul_ps(m2l, u));
+            _mm512_storeu_ps(o + i, _mm512_div_ps(x, _mm512_add_ps(one, e)));
+        }
+    else
+        for (; i + 16 <= n; i += 16) {
+            const __m512 x = _mm512_loadu_ps(a + i);
+            const __m512 e = Sleef_exp2f16_u35(_mm512_mul_ps(ml, x));
+            _mm512_storeu_ps(o + i, _mm512_div_ps(x, _mm512_add_ps(one, e)));
+        }
+#elif defined(__AVX2__) && defined(__FMA__)
+    const __m256 one = _mm256_set1_ps(1.0f), m2l = _mm256_set1_ps(-2.0f * L2E), ml = _mm256_set1_ps(-L2E);
+    const __m256 c0 = _mm256_set1_ps(0.7978845608028654f), c1 = _mm256_set1_ps(0.044715f);
+    if (gelu)
+        for (; i + 8 <= n; i += 8) {
+            const __m256 x = _mm256_loadu_ps(a + i);
+            const __m256 u = _mm256_mul_ps(c0, _mm256_fmadd_ps(_mm256_mul_ps(c1, x), _mm256_mul_ps(x, x), x));
+            const __m256 e = Sleef_exp2f8_u35(_mm256_mul_ps(m2l, u));
+            _mm256_storeu_ps(o + i, _mm256_div_ps(x, _mm256_add_ps(one, e)));
+        }
+    else
+        for (; i + 8 <= n; i += 8) {
+            const __m256 x = _mm256_loadu_ps(a + i);
+            const __m256 e = Sleef_exp2f8_u35(_mm256_mul_ps(ml, x));
+            _mm256_storeu_ps(o + i, _mm256_div_ps(x, _mm256_add_ps(one, e)));
+        }
+#endif
+    /* the tail (and everything without a vector ISA) with SLEEF's scalar 3.5-ULP exp2f */
+    for (; i < n; i++) {
+        const float x = a[i];
+        const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+        o[i] = x / (1.0f + Sleef_exp2f_u35(gelu ? -2.0f * L2E * u : -L2E * x));
+    }
+    return i;
+}
+#endif
+
+/* SLEEF runs gelu and silu in this build (vector ISA and library present). */
+static int ew_uses_sleef(void)
+{
+#if defined(HB_HAVE_SLEEF) && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 /* Plain vectorized loop over n elements (no threads). b is NULL for the one-input ops. */
 static void ew_plain(hb_op op, const float *restrict a, const float *restrict b, float *restrict o, int64_t n)
 {
@@ -283,17 +367,26 @@ static void ew_plain(hb_op op, const float *restrict a, const float *restrict b,
             o[i] = a[i] > 0.0f ? a[i] : 0.0f;
         break;
     case HB_OP_GELU:
+    case HB_OP_SILU: {
+        int64_t i = 0;
+#if defined(HB_HAVE_SLEEF)
+        i = ew_sleef(op == HB_OP_GELU, a, o, n);
+#endif
+        if (op == HB_OP_GELU) {
 #pragma omp simd
-        for (int64_t i = 0; i < n; i++) {
-            const float x = a[i];
-            const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x); /* sqrt(2/pi) */
-            o[i] = x / (1.0f + fexp(-2.0f * u));
+            for (int64_t j = i; j < n; j++) {
+                const float x = a[j];
+                const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x); /* sqrt(2/pi) */
+                o[j] = x / (1.0f + fexp(-2.0f * u));
+            }
+        } else {
+#pragma omp simd
+            for (int64_t j = i; j < n; j++)
+                o[j] = a[j] / (1.0f + fexp(-a[j]));
         }
         break;
-    default: /* SILU */
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            o[i] = a[i] / (1.0f + fexp(-a[i]));
+    }
+    default:
         break;
     }
 }
@@ -316,10 +409,13 @@ static void ew_range(hb_op op, const float *a, const float *b, float *o, int64_t
     stream_fence();
 }
 
-static void k_elementwise(hb_op op, const float *a, const float *b, float *o, int64_t n)
+static int ew_class(hb_op op) { return op == HB_OP_GELU || op == HB_OP_SILU; }
+
+/* o = op(a[, b]) over n elements, on the calling thread (par == 0) or split over the OpenMP threads. */
+static void ew_run(hb_op op, const float *a, const float *b, float *o, int64_t n, int par)
 {
     const int nt = (double)n * 4.0 >= (double)nt_min_bytes();
-    if (n < EW_PAR_MIN) {
+    if (!par) {
         ew_range(op, a, b, o, n, nt);
         return;
     }
@@ -330,6 +426,14 @@ static void k_elementwise(hb_op op, const float *a, const float *b, float *o, in
         if (hi > lo)
             ew_range(op, a + lo, b ? b + lo : NULL, o + lo, hi - lo, nt);
     }
+}
+
+/* Threads pay for an elementwise op from the measured size g_ew_par_min of its class on. */
+static int ew_par(hb_op op, int64_t n) { return omp_get_max_threads() > 1 && n >= g_ew_par_min[ew_class(op)]; }
+
+static void k_elementwise(hb_op op, const float *a, const float *b, float *o, int64_t n)
+{
+    ew_run(op, a, b, o, n, ew_par(op, n));
 }
 
 /* ------------------------------------------------------------------ reductions ------- */
@@ -686,21 +790,74 @@ static void sgemm_nn(int64_t m, int64_t n, int64_t k, const float *A, const floa
                 (int)n, 0.0f, C, (int)n);
 }
 
+/* C (m x n) = A (m x k) B (k x n), row-major; as sgemv when m or n is 1 (y = B^T x for m = 1,
+ * y = A x for n = 1). Called outside any parallel region. */
+static void gemm_or_gemv(int64_t m, int64_t n, int64_t k, const float *A, const float *B, float *C)
+{
+    if (m == 1)
+        cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0f, B, (int)n, A, 1, 0.0f, C, 1);
+    else if (n == 1)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)m, (int)k, 1.0f, A, (int)k, B, 1, 0.0f, C, 1);
+    else
+        sgemm_nn(m, n, k, A, B, C);
+}
+
+/* gemm_or_gemv on the calling thread alone (one) or with OpenBLAS's threads. The OpenMP build of
+ * OpenBLAS takes its thread count from omp_get_max_threads() at each call and, once set to 1, keeps
+ * 1 until openblas_set_num_threads raises it; so both counts are set to 1 and restored (outside
+ * any parallel region only: inside one the call would also shrink the team, see blas_serial_begin). */
+static void gemm_threads(int one, int64_t m, int64_t n, int64_t k, const float *A, const float *B, float *C)
+{
+    const int T = omp_get_max_threads();
+    if (!one || T < 2) {
+        gemm_or_gemv(m, n, k, A, B, C);
+        return;
+    }
+    openblas_set_num_threads(1);
+    gemm_or_gemv(m, n, k, A, B, C);
+    openblas_set_num_threads(T);
+    omp_set_num_threads(T);
+}
+
+/* Threads pay for one product of 2mnk flops from the measured g_gemm_par_flops (g_gemv_par_flops
+ * for m or n = 1) on. */
+static double g_gemv_par_flops = 2.0 * 256 * 256;
+static int gemm_one_thread(int64_t m, int64_t n, int64_t k)
+{
+    const double f = 2.0 * (double)m * (double)n * (double)k;
+    return f < (m == 1 || n == 1 ? g_gemv_par_flops : g_gemm_par_flops);
+}
+
+/* bmm plan: 0 = one matrix after the other on one thread (the whole batch is too small for threads),
+ * 1 = parallel over the batch, one single-threaded sgemm per matrix (a single matrix does not pay
+ * for threads, or there are at least as many matrices as threads and each is at most 256^3),
+ * 2 = one matrix after the other, each with OpenBLAS's threads. */
+static int bmm_plan(int64_t batch, int64_t m, int64_t n, int64_t k)
+{
+    const int T = omp_get_max_threads();
+    const double f = 2.0 * (double)m * (double)n * (double)k;
+    if (T < 2 || f * (double)batch < g_gemm_par_flops)
+        return 0;
+    if (batch > 1 && (gemm_one_thread(m, n, k) || (batch >= T && f <= 2.0 * 256.0 * 256.0 * 256.0)))
+        return 1;
+    return 2;
+}
+
 static hb_status k_bmm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *A, const float *B,
                        float *C)
 {
     const int T = omp_get_max_threads();
-    /* Below ~ 2 * 256^3 flops per matrix OpenBLAS's threads gain little: one matrix per thread. */
-    const int per_thread = batch >= T && T > 1 && (double)m * (double)n * (double)k <= 256.0 * 256.0 * 256.0;
-    if (!per_thread) {
+    const int plan = bmm_plan(batch, m, n, k);
+    if (plan != 1) {
         for (int64_t b = 0; b < batch; b++)
-            sgemm_nn(m, n, k, A + b * m * k, B + b * k * n, C + b * m * n);
+            gemm_threads(plan == 0, m, n, k, A + b * m * k, B + b * k * n, C + b * m * n);
         return HB_OK;
     }
     blas_serial_begin();
-#pragma omp parallel for schedule(static)
+    const int nth = batch < T ? (int)batch : T;
+#pragma omp parallel for schedule(static) num_threads(nth)
     for (int64_t b = 0; b < batch; b++)
-        sgemm_nn(m, n, k, A + b * m * k, B + b * k * n, C + b * m * n);
+        gemm_or_gemv(m, n, k, A + b * m * k, B + b * k * n, C + b * m * n);
     blas_serial_end(T);
     return HB_OK;
 }
@@ -1026,16 +1183,167 @@ hb_status hb_cpu_kernel_check(const hb_case *c, char *reason, size_t reasonlen)
 const char *hb_cpu_kernel_impl(const hb_case *c)
 {
     hbk_conv p;
+    const hb_shape *s = &c->shape;
     switch (c->op) {
-    case HB_OP_MATMUL: return "openblas sgemm";
-    case HB_OP_BMM: return "openblas sgemm per matrix";
+    case HB_OP_MATMUL: return s->m == 1 || s->n == 1 ? "openblas-sgemv" : "openblas-sgemm";
+    case HB_OP_BMM:
+        if (bmm_plan(s->batch > 0 ? s->batch : 1, s->m, s->n, s->k) == 1)
+            return s->m == 1 || s->n == 1 ? "openblas-sgemv-batch" : "openblas-sgemm-batch";
+        return s->m == 1 || s->n == 1 ? "openblas-sgemv" : "openblas-sgemm";
     case HB_OP_CONV2D:
         if (hbk_conv_params(&c->shape, 0, &p) == 0 && conv_is_direct(&p))
-            return "1x1 direct sgemm";
-        return "im2col + openblas sgemm";
-    case HB_OP_ATTENTION: return "sgemm QK^T + fused mask/softmax + sgemm PV";
-    default: return "openmp simd loops";
+            return "openblas-sgemm-1x1";
+        return "openblas-sgemm-im2col";
+    case HB_OP_ATTENTION: return "openblas-sgemm-attn";
+    case HB_OP_GELU:
+    case HB_OP_SILU: return ew_uses_sleef() ? "sleef" : "own-omp";
+    default: return "own-omp";
     }
+}
+
+int hb_cpu_kernel_threads(const hb_case *c)
+{
+    const int T = omp_get_max_threads();
+    const hb_shape *s = &c->shape;
+    switch (c->op) {
+    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
+        return ew_par(c->op, s->n) ? T : 1;
+    case HB_OP_MATMUL:
+        return gemm_one_thread(s->m, s->n, s->k) ? 1 : T;
+    case HB_OP_BMM: {
+        const int64_t b = s->batch > 0 ? s->batch : 1;
+        const int plan = bmm_plan(b, s->m, s->n, s->k);
+        return plan == 0 ? 1 : plan == 1 ? (b < T ? (int)b : T) : T;
+    }
+    default:
+        return T;
+    }
+}
+
+/* ------------------------------------------------------------------ calibration ------ */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+#define CAL_REPS 7
+/* The first size of sizes[0..n) from which the threaded time tp[] stays below 0.9 of the one-thread
+ * time t1[] (the threads save 10% or more at that size and every larger one), or -1. */
+static int first_winning(const double *t1, const double *tp, int n)
+{
+    int first = -1;
+    for (int i = n - 1; i >= 0; i--) {
+        if (tp[i] < 0.9 * t1[i])
+            first = i;
+        else
+            break;
+    }
+    return first;
+}
+
+hb_status hb_cpu_kernel_calibrate(hb_cpu_calibration *out)
+{
+    memset(out, 0, sizeof *out);
+    const int T = omp_get_max_threads();
+    out->threads = T;
+    if (T < 2) { /* nothing to choose */
+        g_ew_par_min[0] = g_ew_par_min[1] = INT64_MAX;
+        g_gemm_par_flops = g_gemv_par_flops = HUGE_VAL;
+        out->ew_par_min[0] = out->ew_par_min[1] = -1;
+        out->gemm_par_flops = out->gemv_par_flops = -1;
+        return HB_OK;
+    }
+    enum { EW_SIZES = 9, GEMM_SIZES = 9, GEMV_SIZES = 5 };
+    const int64_t ew_max = (int64_t)4096 << (EW_SIZES - 1); /* 1 Mi floats */
+    static const int gs[GEMM_SIZES] = { 16, 24, 32, 48, 64, 96, 128, 192, 256 };
+    static const int vs[GEMV_SIZES] = { 128, 256, 512, 1024, 2048 };
+    const size_t fl = (size_t)(ew_max > 2048 * 2048 + 2 * 2048 ? ew_max : 2048 * 2048 + 2 * 2048);
+    float *a = aligned_alloc(64, fl * sizeof(float)), *o = aligned_alloc(64, fl * sizeof(float));
+    float *w = aligned_alloc(64, (size_t)3 * 256 * 256 * sizeof(float));
+    if (!a || !o || !w) {
+        free(a);
+        free(o);
+        free(w);
+        return HB_ENOMEM;
+    }
+    unsigned st = 2024u;
+    for (size_t i = 0; i < fl; i++) {
+        st = st * 1664525u + 1013904223u;
+        a[i] = (float)(st >> 8) * 0x1p-22f - 2.0f;
+        o[i] = 0.0f;
+    }
+    for (size_t i = 0; i < (size_t)3 * 256 * 256; i++)
+        w[i] = a[i];
+    /* elementwise: relu for add/mul/relu (memory-bound), silu for gelu/silu (transcendental) */
+    for (int cls = 0; cls < 2; cls++) {
+        const hb_op op = cls ? HB_OP_SILU : HB_OP_RELU;
+        double t1[EW_SIZES], tp[EW_SIZES];
+        for (int j = 0; j < EW_SIZES; j++) {
+            const int64_t n = (int64_t)4096 << j;
+            t1[j] = tp[j] = HUGE_VAL;
+            for (int r = 0; r <= CAL_REPS; r++) /* r = 0: warm-up */
+                for (int par = 0; par < 2; par++) {
+                    const double t0 = now_s();
+                    ew_run(op, a, NULL, o, n, par);
+                    const double t = now_s() - t0;
+                    double *best = par ? &tp[j] : &t1[j];
+                    if (r > 0 && t < *best)
+                        *best = t;
+                }
+            out->ew_t1[cls][j] = t1[j];
+            out->ew_tp[cls][j] = tp[j];
+        }
+        const int f = first_winning(t1, tp, EW_SIZES);
+        g_ew_par_min[cls] = f < 0 ? 2 * ew_max : (int64_t)4096 << f;
+        out->ew_par_min[cls] = g_ew_par_min[cls];
+    }
+    /* sgemm n x n x n, one thread against T */
+    {
+        double t1[GEMM_SIZES], tp[GEMM_SIZES];
+        for (int j = 0; j < GEMM_SIZES; j++) {
+            const int n = gs[j];
+            t1[j] = tp[j] = HUGE_VAL;
+            for (int r = 0; r <= CAL_REPS; r++)
+                for (int par = 0; par < 2; par++) {
+                    const double t0 = now_s();
+                    gemm_threads(!par, n, n, n, w, w + 256 * 256, w + 2 * 256 * 256);
+                    const double t = now_s() - t0;
+                    double *best = par ? &tp[j] : &t1[j];
+                    if (r > 0 && t < *best)
+                        *best = t;
+                }
+        }
+        const int f = first_winning(t1, tp, GEMM_SIZES);
+        g_gemm_par_flops = f < 0 ? 2.0 * 512 * 512 * 512 : 2.0 * gs[f] * gs[f] * gs[f];
+        out->gemm_par_flops = g_gemm_par_flops;
+    }
+    /* sgemv 1 x n x n (y = B^T x), one thread against T */
+    {
+        double t1[GEMV_SIZES], tp[GEMV_SIZES];
+        for (int j = 0; j < GEMV_SIZES; j++) {
+            const int n = vs[j];
+            t1[j] = tp[j] = HUGE_VAL;
+            for (int r = 0; r <= CAL_REPS; r++)
+                for (int par = 0; par < 2; par++) {
+                    const double t0 = now_s();
+                    gemm_threads(!par, 1, n, n, a, a + (size_t)n, o);
+                    const double t = now_s() - t0;
+                    double *best = par ? &tp[j] : &t1[j];
+                    if (r > 0 && t < *best)
+                        *best = t;
+                }
+        }
+        const int f = first_winning(t1, tp, GEMV_SIZES);
+        g_gemv_par_flops = f < 0 ? 2.0 * 4096 * 4096 : 2.0 * vs[f] * vs[f];
+        out->gemv_par_flops = g_gemv_par_flops;
+    }
+    free(a);
+    free(o);
+    free(w);
+    return HB_OK;
 }
 
 hb_status hb_cpu_kernel_run(const hb_case *c, const float *const *in, float *out)
@@ -1056,7 +1364,7 @@ hb_status hb_cpu_kernel_run(const hb_case *c, const float *const *in, float *out
         k_elementwise(c->op, in[0], NULL, out, s->n);
         return HB_OK;
     case HB_OP_MATMUL:
-        sgemm_nn(s->m, s->n, s->k, in[0], in[1], out);
+        gemm_threads(gemm_one_thread(s->m, s->n, s->k), s->m, s->n, s->k, in[0], in[1], out);
         return HB_OK;
     case HB_OP_BMM:
         return k_bmm(hbk_def(s->batch, 1), s->m, s->n, s->k, in[0], in[1], out);

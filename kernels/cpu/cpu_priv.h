@@ -23,6 +23,29 @@ hb_status hb_cpu_kernel_run(const hb_case *c, const float *const *in, float *out
 void hb_cpu_kernel_release(void);
 /* Short name of the implementation run for case c ("openblas sgemm", "im2col+sgemm", ...). */
 const char *hb_cpu_kernel_impl(const hb_case *c);
+/* Threads the kernels use for case c (1 where a measured threshold says threads do not pay). */
+int hb_cpu_kernel_threads(const hb_case *c);
+
+/* What hb_cpu_kernel_calibrate measured: the smallest sizes from which the OpenMP/OpenBLAS threads
+ * are 10% or more faster than one thread (at that size and every larger one measured). */
+typedef struct hb_cpu_calibration {
+    int threads;               /* OpenMP threads (T) compared against one */
+    int64_t ew_par_min[2];     /* elements: [0] add/mul/relu (timed with relu), [1] gelu/silu (silu);
+                                * -1 when T = 1 */
+    double gemm_par_flops;     /* 2mnk of the smallest n^3 sgemm (n = 16..256) threads win; -1 when T = 1 */
+    double gemv_par_flops;     /* 2nk of the smallest 1 x n x n sgemv (n = 128..2048) threads win */
+    double ew_t1[2][9], ew_tp[2][9]; /* best seconds, n = 4096 << j, one thread / T threads */
+} hb_cpu_calibration;
+
+/* Measure, on this process's bound threads (after hb_cpu_bind_threads), from which sizes threads pay
+ * for the elementwise ops, sgemm and sgemv: best of 7 timed calls after one warm-up, one thread
+ * against all, in cache (the question is the thread pool's fixed cost, not memory). Sets the
+ * kernels' thresholds; until called they use fixed defaults (32 Ki elements, 2 * 64^3 flops,
+ * 2 * 256^2 flops). Where threads never win in the sizes tried the threshold is the next size up.
+ * Takes some tens of milliseconds. HB_ENOMEM when its buffers (about 40 MiB) cannot be allocated
+ * (the defaults stay). */
+hb_status hb_cpu_kernel_calibrate(hb_cpu_calibration *out);
+
 /* HB_OK when the kernels can compute c's shape; otherwise HB_ESKIP with the reason written. */
 hb_status hb_cpu_kernel_check(const hb_case *c, char *reason, size_t reasonlen);
 #endif

@@ -10,8 +10,12 @@
  *   one untimed warm-up (STREAM: drop the first), results validated after timing. Each kernel runs
  *   with ordinary stores and with streaming stores (AVX/AVX-512 builds); the faster counts, and
  *   `how` says which, so the ceiling is what a copy can reach here, not what one compiler emits.
- *   peak_gflops_f32: OpenBLAS cblas_sgemm, n x n x n with n = 2048 (4096 on 16 or more cores),
- *   2 n^3 flops per call, best of HB_SGEMM_REPS after one warm-up call.
+ *   peak_gflops_f32: OpenBLAS cblas_sgemm, n x n x n with n = 1024 (4096 on 16 or more cores),
+ *   2 n^3 flops per call, best of 2 x HB_SGEMM_REPS after one warm-up call.
+ *   peak_gflops_f32_1core: the same at n = 512 on one thread (what more threads must beat).
+ *   copy_gbps_l2, copy_gbps_llc: STREAM Copy on working sets that stay in a cache level (half of the
+ *   L2 of each core the threads run on; half of the last-level cache), passes repeated inside one
+ *   parallel region (cache_copy_gbps). copy_gbps itself is the DRAM figure.
  */
 #include <hwloc.h>
 #if defined(__AVX__)
@@ -319,9 +323,97 @@ out:
     return rc;
 }
 
-static int sgemm_probe(double *gflops, int *size)
+/* Bytes of one instance of the level-2 cache (hwloc), 0 when unknown. */
+static size_t l2_bytes(void)
 {
-    const int n = hb_cpu_ncores() >= 16 ? 4096 : 2048;
+    hwloc_topology_t t = topo();
+    hwloc_obj_t o = t ? hwloc_get_obj_by_type(t, HWLOC_OBJ_L2CACHE, 0) : NULL;
+    return o && o->attr ? (size_t)o->attr->cache.size : 0;
+}
+
+/* STREAM Copy c[i] = a[i] over a working set of ws bytes (both arrays together) that stays in one
+ * cache level: each thread copies its own static part, `passes` times over inside one parallel
+ * region (a fork/join per pass would cost as much as an L2-sized pass), timed from the barrier
+ * before the first pass to the barrier after the last. Ordinary stores (streaming stores would
+ * leave the cache). Bytes counted as STREAM does: 2 x 8 per element and pass. Best of
+ * HB_STREAM_REPS after one warm-up; result validated. Returns GB/s, or -1. */
+static double cache_copy_gbps(size_t ws)
+{
+    const int64_t n = (int64_t)(ws / 2 / sizeof(double)) / 64 * 64;
+    if (n < 1024)
+        return -1;
+    double *a = hb_host_alloc((size_t)n * sizeof(double));
+    double *c = hb_host_alloc((size_t)n * sizeof(double));
+    double best = HUGE_VAL;
+    /* about 256 MiB moved per timing: milliseconds, far above the clock's resolution */
+    int passes = (int)(((size_t)256 << 20) / (2 * (size_t)n * sizeof(double)));
+    if (passes < 1)
+        passes = 1;
+    if (!a || !c)
+        goto out;
+#pragma omp parallel
+    {
+        int64_t lo, hi;
+        part(n, &lo, &hi);
+        for (int64_t i = lo; i < hi; i++) {
+            a[i] = (double)(i & 1023);
+            c[i] = 0.0;
+        }
+    }
+    for (int r = 0; r <= HB_STREAM_REPS; r++) {
+        double t0 = 0.0, t1 = 0.0;
+#pragma omp parallel
+        {
+            int64_t lo, hi;
+            part(n, &lo, &hi);
+#pragma omp barrier
+#pragma omp master
+            t0 = now_s();
+            for (int p = 0; p < passes; p++) {
+#pragma omp simd
+                for (int64_t i = lo; i < hi; i++)
+                    c[i] = a[i];
+                __asm__ volatile("" ::: "memory"); /* each pass is a pass */
+            }
+#pragma omp barrier
+#pragma omp master
+            t1 = now_s();
+        }
+        if (r > 0 && t1 - t0 < best)
+            best = t1 - t0;
+    }
+    for (int64_t i = 0; i < n; i += n / 97 + 1)
+        if (c[i] != (double)(i & 1023)) {
+            fprintf(stderr, "hybench cpu: cache copy validation failed at %lld\n", (long long)i);
+            best = HUGE_VAL;
+            break;
+        }
+out:
+    free(a);
+    free(c);
+    return isfinite(best) && best > 0 ? 2.0 * 8.0 * (double)n * passes / best * 1e-9 : -1;
+}
+
+/* Working sets of the cache-level probes: half of the L2 of every core the threads run on, half of
+ * the last-level cache (0 when hwloc reports no such level, or when the LLC's half is not larger
+ * than the L2 set, i.e. it would not measure a level of its own). */
+void hb_cpu_cache_ws(size_t *l2_ws, size_t *llc_ws)
+{
+    size_t l2 = l2_bytes(), llc = hb_cpu_llc_bytes();
+    int T = omp_get_max_threads();
+    *l2_ws = l2 / 2 * (size_t)(T > 0 ? T : 1);
+    *llc_ws = llc / 2 > *l2_ws && llc != l2 * (size_t)hb_cpu_ncores() ? llc / 2 : 0;
+}
+
+static int sgemm_probe(double *gflops, int *size, int one_core)
+{
+    /* n = 1024 below 16 cores (was 2048: 86 ms a call on 2 cores, preempted on a loaded host, where
+     * it read 31-41 GFLOP/s while 128^3 ran at 190) */
+    int n = hb_cpu_ncores() >= 16 ? 4096 : 1024;
+    if (one_core)
+        n = 512; /* 2.7 ms a call at 100 GFLOP/s: short enough that one of the 10 runs is not preempted
+                  * on a loaded host (n = 1024, best of 5, read half of what 64^3 reached there) */
+    const int T = omp_get_max_threads();
     *size = n;
     size_t nn = (size_t)n * (size_t)n;
     float *A = hb_host_alloc(nn * sizeof(float));
@@ -338,12 +430,20 @@ static int sgemm_probe(double *gflops, int *size)
         B[i] = (float)(st >> 8) * 0x1p-24f - 0.5f;
     }
     double best = HUGE_VAL;
-    for (int r = 0; r <= HB_SGEMM_REPS; r++) {
+    /* one core: OpenBLAS (OpenMP build) at one thread, restored after (cpu_kernels.c, gemm_threads) */
+    if (one_core)
+        openblas_set_num_threads(1);
+    const int reps = 2 * HB_SGEMM_REPS;
+    for (int r = 0; r <= reps; r++) {
         double t0 = now_s();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n);
         double t = now_s() - t0;
         if (r > 0 && t < best)
             best = t;
+    }
+    if (one_core) {
+        openblas_set_num_threads(T);
+        omp_set_num_threads(T);
     }
     /* validate one element against a double dot product */
     double ref = 0.0;
@@ -383,10 +483,28 @@ int hb_cpu_ceilings(hb_ceiling *out, int max)
         }
     }
     int n;
-    if (k < max && sgemm_probe(&gf, &n) == 0) {
+    if (k < max && sgemm_probe(&gf, &n, 0) == 0) {
         snprintf(how, sizeof how, "OpenBLAS sgemm n=%d, %d threads, best of %d", n,
-                 openblas_get_num_threads(), HB_SGEMM_REPS);
+                 openblas_get_num_threads(), 2 * HB_SGEMM_REPS);
         set_ceiling(&out[k++], "peak_gflops_f32", gf, "GFLOP/s", how);
+    }
+    if (k < max && sgemm_probe(&gf, &n, 1) == 0) {
+        snprintf(how, sizeof how, "OpenBLAS sgemm n=%d, 1 thread, best of %d", n, 2 * HB_SGEMM_REPS);
+        set_ceiling(&out[k++], "peak_gflops_f32_1core", gf, "GFLOP/s", how);
+    }
+    /* copy bandwidth of the caches: working sets sized from hwloc for L2 and the last level */
+    size_t l2ws, llcws;
+    hb_cpu_cache_ws(&l2ws, &llcws);
+    double g;
+    if (k < max && l2ws && (g = cache_copy_gbps(l2ws)) > 0) {
+        snprintf(how, sizeof how, "STREAM copy in L2, %zu KiB set (half of L2 x %d threads), best of %d",
+                 l2ws >> 10, threads, HB_STREAM_REPS);
+        set_ceiling(&out[k++], "copy_gbps_l2", g, "GB/s", how);
+    }
+    if (k < max && llcws && (g = cache_copy_gbps(llcws)) > 0) {
+        snprintf(how, sizeof how, "STREAM copy in LLC, %zu KiB set (half of LLC), %d threads, best of %d",
+                 llcws >> 10, threads, HB_STREAM_REPS);
+        set_ceiling(&out[k++], "copy_gbps_llc", g, "GB/s", how);
     }
     return k;
 }

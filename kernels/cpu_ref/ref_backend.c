@@ -154,6 +154,15 @@ static void ref_mem_info(hb_instance *inst, int64_t *allocated, int64_t *free_b,
         *total_b = -1;
 }
 
+/* impl for the record (lifted by the driver): the f64 reference loops (ref.c) */
+static hb_status ref_case_info(hb_instance *inst, const hb_case *c, char *buf, size_t len)
+{
+    (void)inst;
+    (void)c;
+    snprintf(buf, len, "{\"impl\":\"cpu-ref\"}");
+    return HB_OK;
+}
+
 static hb_status ref_describe(hb_instance *inst, char *buf, size_t len)
 {
     (void)inst;
@@ -182,5 +191,6 @@ const hb_backend_ops hb_cpu_ref_ops = {
     .run = ref_run,
     .mem_info = ref_mem_info,
     .describe = ref_describe,
+    .case_info = ref_case_info,
     .flush_cache = ref_flush_cache,
 };

@@ -457,6 +457,13 @@ static hb_status ocl_case_info(hb_instance *inst, const hb_case *cs, char *buf, 
         json_object_set_new(o, "matmul_impl", json_string(ocl_gemm_impl_name(c, var)));
         json_object_set_new(o, "matmul_kernel", json_string(ocl_gemm_kernel_name(c, var)));
     }
+    /* impl (lifted to the record's top level by the driver): CLBlast where its sgemm/hgemm runs the
+     * matrix product (matmul, bmm, and conv2d's im2col product), hybench's own OpenCL kernels else */
+    {
+        int mm = cs->op == HB_OP_MATMUL || cs->op == HB_OP_BMM || cs->op == HB_OP_CONV2D;
+        int clb = mm && !strcmp(ocl_gemm_impl_name(c, var), "clblast");
+        json_object_set_new(o, "impl", json_string(clb ? (cs->op == HB_OP_CONV2D ? "clblast-im2col" : "clblast") : "own-cl"));
+    }
     if (cs->op == HB_OP_CONV2D) json_object_set_new(o, "conv_algo", json_string("im2col+gemm"));
     if (cs->op == HB_OP_ATTENTION) json_object_set_new(o, "attention_kernel", json_string("fused, online softmax, one work-item per query row"));
     if (var) json_object_set_new(o, "f16_arith", json_string(c->fp16 ? "f32 (f16 storage)" : "f32 (f16 storage; forced, no cl_khr_fp16)"));

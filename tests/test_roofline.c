@@ -1,0 +1,131 @@
+/*
+ * test_roofline.c - analysis/roofline.c's cache levels and the goals of issue 13 on a run built in
+ * memory: a case is held to the copy ceiling of the cache level its working set (bytes) fits (L2 of
+ * all cores, the L3, else DRAM), a backend without a level's probe to the next level up; "cpu" goals
+ * do not match "cpu-ref"; the single-core sgemm goal and silu's time over relu's at the same n.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "analysis/roofline.h"
+
+#define MiB 1048576.0
+
+static json_t *ceil_(const char *name, double v) { return json_pack("{s:s, s:f}", "name", name, "value", v); }
+
+static json_t *case_(const char *backend, const char *op, const char *shape_str, double n, double bytes, double gbps,
+                     double gflops, double compute_s)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:f}, s:f, s:f, s:f, s:f, s:{s:{s:f}}}", "backend", backend,
+                     "op", op, "status", "ok", "dtype", "f32", "mode", "f32", "route", "pageable", "shape_str",
+                     shape_str, "shape", "n", n, "size", n, "bytes", bytes, "gbps", gbps, "gflops", gflops, "phases",
+                     "compute", "median", compute_s);
+}
+
+/* A host with 1 MiB of L2 per core, 2 cores (L2 set 2 MiB) and a 32 MiB L3. */
+static void make_run(hb_run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->meta = json_pack("{s:{s:f, s:f, s:f}}", "cpu", "l2_bytes", 1 * MiB, "l3_bytes", 32 * MiB, "cores", 2.0);
+    r->backends = json_array();
+    json_array_append_new(r->backends,
+                          json_pack("{s:s, s:[o,o,o,o]}", "backend", "cpu", "ceilings", ceil_("copy_gbps", 10),
+                                    ceil_("copy_gbps_l2", 400), ceil_("copy_gbps_llc", 200),
+                                    ceil_("peak_gflops_f32_1core", 100)));
+    json_array_append_new(r->backends, json_pack("{s:s, s:[o,o]}", "backend", "opencl:0:0", "ceilings",
+                                                 ceil_("copy_gbps", 8), ceil_("copy_gbps_llc", 50)));
+    r->cases = json_array();
+    json_array_append_new(r->cases, case_("cpu", "matmul", "m=1 n=512 k=512", 262144, 1.5 * MiB, 300, 150, 5e-6));
+    json_array_append_new(r->cases, case_("cpu", "relu", "n=1048576", 1048576, 8 * MiB, 100, 12, 8e-5));
+    json_array_append_new(r->cases, case_("cpu", "relu", "n=33554432", 33554432, 256 * MiB, 9, 1, 0.020));
+    json_array_append_new(r->cases, case_("cpu", "silu", "n=33554432", 33554432, 256 * MiB, 7, 3, 0.025));
+    json_array_append_new(r->cases, case_("cpu", "matmul", "m=128 n=128 k=128", 16384, 0.2 * MiB, 9, 150, 2.8e-5));
+    json_array_append_new(r->cases, case_("cpu-ref", "add", "n=65536", 65536, 0.75 * MiB, 390, 1, 2e-6));
+    json_array_append_new(r->cases, case_("opencl:0:0", "add", "n=65536", 65536, 0.75 * MiB, 40, 3, 2e-5));
+}
+
+static const hb_roof_goal *goal(const char *what)
+{
+    for (int i = 0; i < hb_roof_ngoals; i++)
+        if (!strcmp(hb_roof_goals[i].what, what))
+            return &hb_roof_goals[i];
+    fail_msg("no goal \"%s\"", what);
+    return NULL;
+}
+
+static void test_cache_level(void **state)
+{
+    (void)state;
+    hb_run r;
+    make_run(&r);
+    double cv = NAN;
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 1.5 * MiB, &cv), "L2");
+    assert_true(cv == 400);
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 2 * MiB, &cv), "L2");
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 2 * MiB + 1, &cv), "LLC");
+    assert_true(cv == 200);
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 32 * MiB, &cv), "LLC");
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 33 * MiB, &cv), "DRAM");
+    assert_true(cv == 10);
+    /* opencl has no L2 probe: an L2-sized set is held to its LLC figure, and named so */
+    assert_string_equal(hb_roof_cache_level(&r, "opencl:0:0", 1 * MiB, &cv), "LLC");
+    assert_true(cv == 50);
+    /* a backend with no ceilings at all: NaN, level DRAM */
+    assert_string_equal(hb_roof_cache_level(&r, "cuda:0", 1 * MiB, &cv), "DRAM");
+    assert_true(isnan(cv));
+    hb_run_free(&r);
+}
+
+static void test_goals(void **state)
+{
+    (void)state;
+    hb_run r;
+    make_run(&r);
+    double ratio, fig, cv;
+    char which[400];
+    /* gemv at 1.5 MiB: L2, 300 / 400 */
+    assert_true(hb_roof_eval(&r, goal("cpu gemv (m=1) in cache vs copy bandwidth of its cache level"), &ratio, &fig, &cv, which, sizeof which));
+    assert_true(fabs(ratio - 0.75) < 1e-12);
+    assert_non_null(strstr(which, "[L2: working set 1.5 MiB]"));
+    /* relu at 8 MiB: LLC, 100 / 200; the DRAM-sized relu is not a cache case */
+    assert_true(hb_roof_eval(&r, goal("cpu relu in cache vs copy bandwidth of its cache level"), &ratio, &fig, &cv, which, sizeof which));
+    assert_true(fabs(ratio - 0.5) < 1e-12);
+    assert_non_null(strstr(which, "LLC"));
+    /* the cpu-ref add (390 GB/s) is not a cpu case: no cpu add here */
+    assert_false(hb_roof_eval(&r, goal("cpu add in cache vs copy bandwidth of its cache level"), &ratio, &fig, &cv, which, sizeof which));
+    /* opencl add: L2-sized, held to its LLC probe: 40 / 50 */
+    assert_true(hb_roof_eval(&r, goal("opencl add in cache vs copy bandwidth of its cache level"), &ratio, &fig, &cv, which, sizeof which));
+    assert_true(fabs(ratio - 0.8) < 1e-12);
+    /* matmul 128^3 at 150 GFLOP/s over the 100 GFLOP/s single-core probe */
+    assert_true(hb_roof_eval(&r, goal("cpu matmul 128^3 vs single-core sgemm probe"), &ratio, &fig, &cv, which, sizeof which));
+    assert_true(fabs(ratio - 1.5) < 1e-12);
+    /* a gemv is no sgemm-peak matmul case */
+    json_array_append_new(r.cases, case_("cpu", "matmul", "m=1 n=2048 k=2048", 4194304, 16 * MiB, 100, 50, 1e-4));
+    json_t *gv = json_array_get(r.cases, json_array_size(r.cases) - 1);
+    json_object_set_new(json_object_get(gv, "shape"), "m", json_real(1));
+    json_object_set_new(gv, "fraction", json_real(2.0)); /* would pass the 85% goal if it counted */
+    assert_false(hb_roof_eval(&r, goal("cpu matmul n>=1024 vs sgemm probe"), &ratio, &fig, &cv, which, sizeof which));
+    /* silu 25 ms over relu 20 ms at n = 32Mi (L3 32 MiB: 4x) */
+    const hb_roof_goal *g = goal("cpu silu > 4x LLC: time over relu's (at most)");
+    assert_true(hb_roof_lower_better(g));
+    assert_true(hb_roof_eval(&r, g, &ratio, &fig, &cv, which, sizeof which));
+    assert_true(fabs(ratio - 1.25) < 1e-9);
+    assert_true(fabs(cv - 20000) < 1e-6);
+    hb_run_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cache_level),
+        cmocka_unit_test(test_goals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
