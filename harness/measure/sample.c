@@ -7,6 +7,7 @@
  */
 #include "measure/internal.h"
 #include "measure/prepare.h"
+#include "measure/energy.h"
 #include "core/convert.h"
 #include "cpu_ref/ref.h"
 #include <math.h>
@@ -294,6 +295,49 @@ static json_t *samples_json(const double *s, size_t n)
     return a;
 }
 
+/* A loop's stop decision, agreed across the ranks of a collective case (backend.h coll_vote): every
+ * rank's process then makes the same number of calls. Other cases: stop as given. */
+static int agreed(run_ctx *x, int stop)
+{
+    if (!hb_op_is_collective(x->c->op) || !x->inst->ops->coll_vote) return stop;
+    return x->inst->ops->coll_vote(x->inst, x->c, stop);
+}
+static int vote_cb(void *arg, int stop) { return agreed(arg, stop); }
+static hb_status energy_call(void *arg)
+{
+    double ph[HB_PH_COUNT], hc;
+    return call_once(arg, ph, &hc);
+}
+
+/* The instance's energy counter and idle power, opened at the first --energy case of this process
+ * (one backend type per process; measure/energy.h). */
+static hb_energy_src energy_src;
+static hb_instance *energy_inst;
+static double energy_idle_w = NAN;
+
+/* --energy: the energy window of case c after its sampling; adds the record's "energy" object. */
+static void measure_energy(run_ctx *x, json_t *rec)
+{
+    const hb_options *o = x->o;
+    if (energy_inst != x->inst) {
+        hb_energy_open(&energy_src, x->inst, NULL);
+        energy_inst = x->inst;
+        /* idle power once per process, after a pause that lets the last case's power decay */
+        if (energy_src.available) {
+            usleep(500000);
+            energy_idle_w = hb_energy_idle(&energy_src, o->energy_min_s);
+        }
+    }
+    hb_energy_result r;
+    double flops = hb_op_flops(x->c->op, &x->c->shape), bytes = hb_op_bytes(x->c->op, &x->c->shape, hb_dtype_size(x->c->dtype));
+    hb_status st = energy_src.available
+                       ? hb_energy_window(&energy_src, energy_call, x, hb_op_is_collective(x->c->op) ? vote_cb : NULL, x,
+                                          o->energy_min_s, &r)
+                       : HB_EDEVICE;
+    json_object_set_new(rec, "energy", hb_energy_json(&energy_src, st == HB_OK ? &r : NULL, o->energy_min_s, energy_idle_w,
+                                                      flops, bytes));
+}
+
 json_t *hb_measure_case(hb_instance *inst, const hb_case *c, int item, const char *skip, const hb_options *o,
                         hb_ref_cache *rc, const hb_ceiling_set *cl, hb_status *st_out)
 {
@@ -367,7 +411,7 @@ json_t *hb_measure_case(hb_instance *inst, const hb_case *c, int item, const cha
         do {
             st = call_once(&x, ph, &hc);
             warmups++;
-        } while (st == HB_OK && hb_now() - tw < 0.1 * o->budget_s && warmups < 20);
+        } while (st == HB_OK && !agreed(&x, !(hb_now() - tw < 0.1 * o->budget_s && warmups < 20)));
         if (st != HB_OK) { snprintf(reason, sizeof reason, "run failed during warm-up: %s", hb_status_name(st)); goto done; }
     }
     /* 3. sampling until the median's CI is tight enough or the budget is spent, in `repetitions`
@@ -391,15 +435,18 @@ json_t *hb_measure_case(hb_instance *inst, const hb_case *c, int item, const cha
             for (int p = 0; p < HB_PH_COUNT; p++) ws[p][n] = ph[p];
             wh[n] = hc;
             n++;
-            if ((int)n >= max_s) break;
-            if ((int)n >= o->min_samples && (n < 64 || n % 8 == 0)) {
+            int stop = (int)n >= max_s;
+            if (!stop && (int)n >= o->min_samples && (n < 64 || n % 8 == 0)) {
                 hb_stats s;
                 hb_stats_compute(ws[HB_PH_TOTAL], n, &s);
-                if (s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median) { met = 1; break; }
+                if (s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median) met = stop = 1;
             }
-            if ((int)n >= o->min_samples && hb_now() - t_begin > budget) break;
+            if (!stop && (int)n >= o->min_samples && hb_now() - t_begin > budget) stop = 1;
             /* a single sample longer than the budget: stop at min_samples anyway */
-            if ((int)n >= 3 && hb_now() - t_begin > 4 * budget && ph[HB_PH_TOTAL] > budget) break;
+            if (!stop && (int)n >= 3 && hb_now() - t_begin > 4 * budget && ph[HB_PH_TOTAL] > budget) stop = 1;
+            /* collectives: every rank stops at the same sample (a rank that still wanted more keeps
+             * its met flag 0); max_s is the same on every rank, so n never exceeds it */
+            if (agreed(&x, stop)) break;
         }
         hb_stats s;
         hb_stats_compute(ws[HB_PH_TOTAL], n, &s);
@@ -414,6 +461,8 @@ json_t *hb_measure_case(hb_instance *inst, const hb_case *c, int item, const cha
         memmove(hostc, hostc + (size_t)best * (size_t)max_s, ns * sizeof(double));
     }
     hb_clock_probe(&ck[2], &ck[3]);
+    /* 3b. --energy: a window of calls bracketed by the energy counter (measure/energy.h) */
+    if (o->energy_min_s > 0 && !o->verify_only) measure_energy(&x, rec);
     /* 4. check the last sample's output too (STREAM validates after timing) */
     if (c->mode == HB_MODE_RESIDENT && x.device) st = inst->ops->download(inst, &x.out);
     if (st == HB_OK) {
