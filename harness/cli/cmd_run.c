@@ -125,7 +125,8 @@ static int int_opt(const char *arg, const char *opt, long lo, long hi, int *out)
     return 1;
 }
 
-static const char *const default_workloads[] = {"workloads/default.ini", "workloads/tinyllama.ini", "workloads/resnet50.ini"};
+static const char *const default_workloads[] = {"workloads/default.ini", "workloads/tinyllama.ini", "workloads/resnet50.ini",
+                                                 "workloads/collectives.ini"};
 
 /* The run after its owned memory is set up by run_common (which frees it on every return path:
  * the joined command line, the workload items and the cases). */

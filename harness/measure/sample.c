@@ -512,6 +512,14 @@ done:
         json_object_set_new(rec, "gbps", json_real(gb));
         json_object_set_new(rec, "gflops_total", json_real(tt > 0 ? flops / tt / 1e9 : 0));
         json_object_set_new(rec, "gbps_total", json_real(tt > 0 ? bytes / tt / 1e9 : 0));
+        if (hb_op_is_collective(c->op)) {
+            /* nccl-tests' figures (doc/PERFORMANCE.md): size S, time, algbw = S/t, busbw = algbw x factor */
+            double fac = hb_coll_busbw_factor(c->op, &c->shape);
+            json_object_set_new(rec, "collective",
+                                json_pack("{s:f,s:f,s:f,s:f,s:f,s:I,s:s,s:b}", "size_bytes", bytes, "time_s", tc, "algbw_gbps", gb,
+                                          "busbw_gbps", gb * fac, "busbw_factor", fac, "ranks", (json_int_t)c->shape.ranks, "path",
+                                          hb_coll_path_name(c->shape.path), "in_place", (int)c->shape.inplace));
+        }
         char cname[48];
         if (hb_op_get(c->op)->compute_bound) snprintf(cname, sizeof cname, "peak_gflops_%s", hb_dtype_name(c->dtype));
         else snprintf(cname, sizeof cname, "copy_gbps");
