@@ -44,7 +44,7 @@ hb_status hb_energy_read(hb_energy_src *src, double *joules);
 typedef struct hb_energy_result {
     double joules;              /* E1 - E0 */
     double seconds;             /* t1 - t0 (host monotonic clock) */
-    long calls;                 /* calls completed inside the window */
+    long calls;                 /* call()s completed inside the window (the caller scales when one call() runs several ops) */
     int updates;                /* counter changes seen inside the window (a counter period ~ seconds/updates) */
 } hb_energy_result;
 
