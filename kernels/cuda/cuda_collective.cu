@@ -7,7 +7,18 @@
  */
 #include "cuda/cuda_collective.h"
 #include "core/launch.h"
+#if __has_include(<nccl.h>)
 #include <nccl.h>
+#else
+/* No nccl.h on this build machine: NCCL is only ever dlopened, so the few types of its stable C ABI
+ * that the plugin uses are declared here, with the values of nccl.h (NCCL 2.x). */
+#define NCCL_UNIQUE_ID_BYTES 128
+typedef struct { char internal[NCCL_UNIQUE_ID_BYTES]; } ncclUniqueId;
+typedef struct ncclComm *ncclComm_t;
+typedef enum { ncclSuccess = 0 } ncclResult_t;
+typedef enum { ncclSum = 0, ncclMax = 2 } ncclRedOp_t;
+typedef enum { ncclInt32 = 2, ncclFloat16 = 6, ncclFloat32 = 7, ncclBfloat16 = 9 } ncclDataType_t;
+#endif
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
