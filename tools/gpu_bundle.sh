@@ -35,7 +35,7 @@ if ! make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/hb_cuda.so"
   "$NVCC" -shared -o "$B/hb_cuda.so" "$B"/kernels/cuda/*.cu.o -L"$CUDA_HOME/lib64" -lcudart -lcublas -lcublasLt -lcudnn \
     -Xlinker -rpath -Xlinker '$ORIGIN'
 fi
-make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/tests/test_cuda" "$B/tests/test_opencl" >&2
+make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/tests/test_cuda" "$B/tests/test_opencl" "$B/tests/test_cuda_collective" "$B/tests/test_collective" >&2
 BLAS_DIR=$(make -s --no-print-directory print-BLAS_DIR)
 LDLIBS="$(pkg-config --libs hwloc jansson inih 2>/dev/null) $(pkg-config --exists sleef && pkg-config --libs sleef) -L$BLAS_DIR -Wl,-rpath,$BLAS_DIR -lopenblas -lm -ldl -fopenmp"
 # cuda_selftest uses the backend interface and the cpu-ref reference: the kernels and core layers.
@@ -49,7 +49,7 @@ mkdir -p "$G/build/tests" "$G/lib"
 for f in hybench hb_cuda.so hb_opencl.so cuda_selftest; do
   [ -e "$B/$f" ] && cp "$B/$f" "$G/build/"
 done
-cp "$B/tests/test_cuda" "$B/tests/test_opencl" "$G/build/tests/"
+cp "$B/tests/test_cuda" "$B/tests/test_opencl" "$B/tests/test_cuda_collective" "$B/tests/test_collective" "$G/build/tests/"
 [ -d "$B/opencl" ] && cp -r "$B/opencl" "$G/build/"
 cp -r workloads "$G/"
 # benchdnn problem lists live in ../shared, which does not travel: bundle them (HB_BENCHDNN_DIR).
@@ -59,7 +59,7 @@ strip --strip-debug "$G"/build/* "$G"/build/tests/* 2>/dev/null || true
 
 # Shared libraries from ldd, except the C runtime and what must come from the device (CUDA, driver).
 skip_re='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libstdc\+\+\.so|libgcc_s\.so|libcuda\.so|libcudart|libcublas|libcudnn|libnvidia|libnvrtc|libnvJitLink)'
-for bin in "$G"/build/hybench "$G"/build/*.so "$G"/build/cuda_selftest "$G"/build/tests/test_cuda "$G"/build/tests/test_opencl; do
+for bin in "$G"/build/hybench "$G"/build/*.so "$G"/build/cuda_selftest "$G"/build/tests/test_*; do
   [ -e "$bin" ] || continue
   ldd "$bin" 2>/dev/null | awk '/=> \// {print $1, $3}' | while read -r name path; do
     if [[ "$name" =~ $skip_re ]]; then continue; fi
@@ -87,6 +87,7 @@ case "${1:-}" in
   --selftest) shift; exec "$here/build/cuda_selftest" "$@" ;;
   --test) shift; exec "$here/build/tests/test_cuda" "$@" ;;
   --test-opencl) shift; exec "$here/build/tests/test_opencl" "$@" ;;
+  --test-collective) shift; "$here/build/tests/test_collective" "$@" || exit; exec "$here/build/tests/test_cuda_collective" "$@" ;;
 esac
 exec "$here/build/hybench" "$@"
 EOF

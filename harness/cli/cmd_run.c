@@ -53,6 +53,9 @@ static void usage(FILE *f, const char *cmd)
         "                     (same op, shape, dtype, route) take their samples in turns, so that\n"
         "                     drift on a shared machine does not read as a difference between modes\n"
         "  --ref-max-gflop G  do not time cpu-ref above G GFLOP per call (default 2)\n"
+        "  --energy[=SECONDS] after sampling, run each case for an energy window of at least SECONDS\n"
+        "                     (default 1; 0.2..600) and record J/op, W, GFLOP/J, GB/J from the device's\n"
+        "                     energy counter (NVML on cuda, RAPL on the CPU; docs/energy.md)\n"
         "  --case-timeout S   kill a case after S seconds: timed_out (default 600)\n"
         "  --seed N           input seed (default 42)\n"
         "  --out FILE         results file (default results/<run-id>.jsonl)\n"
@@ -125,7 +128,8 @@ static int int_opt(const char *arg, const char *opt, long lo, long hi, int *out)
     return 1;
 }
 
-static const char *const default_workloads[] = {"workloads/default.ini", "workloads/tinyllama.ini", "workloads/resnet50.ini"};
+static const char *const default_workloads[] = {"workloads/default.ini", "workloads/tinyllama.ini", "workloads/resnet50.ini",
+                                                 "workloads/collectives.ini"};
 
 /* The run after its owned memory is set up by run_common (which frees it on every return path:
  * the joined command line, the workload items and the cases). */
@@ -138,14 +142,15 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
     int nbatches = 0, bad = 0, force = 0;
     int has_budget = 0, has_ref = 0, has_reps = 0, has_passes = 0, has_maxs = 0;
     enum { O_BACKEND = 256, O_OP, O_MODE, O_ROUTE, O_DTYPE, O_FILTER, O_QUICK, O_BATCH, O_BUDGET, O_CI, O_MINS, O_MAXS,
-           O_COLD, O_NOIL, O_REFMAX, O_TMO, O_REPS, O_PASSES, O_SEED, O_OUT, O_DRY, O_FORCE, O_HELP };
+           O_COLD, O_NOIL, O_REFMAX, O_TMO, O_REPS, O_PASSES, O_SEED, O_OUT, O_DRY, O_FORCE, O_HELP,
+           O_ENERGY };
     static const struct option lo[] = {
         {"backend", 1, 0, O_BACKEND}, {"op", 1, 0, O_OP}, {"mode", 1, 0, O_MODE}, {"route", 1, 0, O_ROUTE},
         {"dtype", 1, 0, O_DTYPE}, {"filter", 1, 0, O_FILTER}, {"quick", 0, 0, O_QUICK}, {"batch", 1, 0, O_BATCH},
         {"budget", 1, 0, O_BUDGET}, {"ci-target", 1, 0, O_CI}, {"min-samples", 1, 0, O_MINS},
         {"max-samples", 1, 0, O_MAXS}, {"cold", 0, 0, O_COLD}, {"no-interleave", 0, 0, O_NOIL}, {"ref-max-gflop", 1, 0, O_REFMAX},
         {"case-timeout", 1, 0, O_TMO}, {"repetitions", 1, 0, O_REPS}, {"passes", 1, 0, O_PASSES}, {"seed", 1, 0, O_SEED}, {"out", 1, 0, O_OUT}, {"dry-run", 0, 0, O_DRY}, {"force", 0, 0, O_FORCE},
-        {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
+        {"help", 0, 0, O_HELP}, {"energy", 2, 0, O_ENERGY}, {0, 0, 0, 0}};
     /* join argv for the metadata */
     size_t jl = 16;
     for (int i = 0; i < argc; i++) jl += strlen(argv[i]) + 1;
@@ -187,6 +192,10 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         case O_NOIL: o.no_interleave = 1; break;
         case O_REFMAX: bad |= !num_opt(optarg, "ref-max-gflop", 1, 0, 1e9, 1, &o.ref_max_gflop); has_ref = 1; break;
         case O_TMO: bad |= !num_opt(optarg, "case-timeout", 0, 0, 1e6, 1, &o.case_timeout_s); break;
+        case O_ENERGY:
+            o.energy_min_s = 1.0;
+            if (optarg) bad |= !num_opt(optarg, "energy", 1, 0.2, 600, 1, &o.energy_min_s);
+            break;
         case O_REPS: bad |= !int_opt(optarg, "repetitions", 1, HB_MAX_REPETITIONS, &o.repetitions); has_reps = 1; break;
         case O_PASSES: bad |= !int_opt(optarg, "passes", 1, HB_MAX_PASSES, &o.passes); has_passes = 1; break;
         case O_SEED: {

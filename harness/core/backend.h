@@ -96,6 +96,18 @@ typedef struct hb_backend_ops {
      * NULL: the backend has no device-side conversion and convert-device cases are skipped. */
     hb_status (*upload_f64)(hb_instance *inst, hb_buf *b, const double *src, size_t n, double *copy_s, double *convert_s);
     hb_status (*download_f64)(hb_instance *inst, hb_buf *b, double *dst, size_t n, double *copy_s, double *convert_s);
+    /* Optional (energy, docs/energy.md): the device's cumulative energy counter in joules
+     * (NVML's nvmlDeviceGetTotalEnergyConsumption, mJ, on cuda). The driver reads it at both ends of
+     * a window and divides the difference by the calls in it. HB_OK; HB_ESKIP with the reason in
+     * why when the counter cannot be read here. NULL: host-memory backends use the CPU package
+     * counter (RAPL, measure/energy.c); device backends record energy as unavailable. */
+    hb_status (*energy_read)(hb_instance *inst, double *joules, char *why, size_t whylen);
+    /* Optional (collectives with several ranks, docs/collectives.md): every rank's process samples a
+     * collective case in lock step, so each decision to stop a loop (warm-up, sampling, the energy
+     * window) is agreed: returns 1 when any rank votes 1 (an all-reduce with max over the case's
+     * communicator), else 0; with one rank it returns `stop`. Called for collective cases only.
+     * NULL: the backend runs no multi-rank collective. */
+    int (*coll_vote)(hb_instance *inst, const hb_case *c, int stop);
 } hb_backend_ops;
 
 struct hb_instance {

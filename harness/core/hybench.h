@@ -17,6 +17,17 @@
  *                -> o[batch,heads,seq,head_dim]; o = softmax(q k^T / sqrt(head_dim) + mask) v;
  *                query head h reads kv head h / (heads / kv_heads) (grouped-query attention);
  *                causal: query i sees keys j <= i + (kv_seq - seq) (queries aligned to the end).
+ *   all_reduce   x[n] on every rank -> y[n] = sum over the ranks' x (NCCL ncclAllReduce, ncclSum)
+ *   all_gather   x[n] on every rank -> y[ranks*n], block r = rank r's x
+ *   reduce_scatter x[ranks*n] on every rank -> y[n] on rank r = block r of the sum over the ranks' x
+ *   broadcast    x[n] on the root (rank 0) -> y[n] on every rank
+ *                Collectives (family "collective", docs/collectives.md): n counts elements per rank
+ *                (NCCL's count / sendcount / recvcount); ranks and rank are the communicator's size
+ *                and this process's rank (filled from the launcher's environment by
+ *                hb_shape_normalize, core/launch.h); inplace=1 runs NCCL in place; path selects the
+ *                data path: 0 NCCL, 1 host-staged (D2H, reduce on the CPU, H2D), 2 peer copies
+ *                (cudaMemcpyPeer). Every rank draws the same input from the run's seed, so the
+ *                reference of all_reduce is ranks * x.
  *   chain        one TinyLlama-1.1B decoder layer as a sequence of the ops above (declared below);
  *                shape: seq (tokens), kv_seq (key/value length; kv_seq > seq reads a KV cache).
  *                Backends never see it: the driver runs its ops one by one.
@@ -67,7 +78,7 @@ hb_status hb_status_from_name(const char *s); /* HB_STATUS_COUNT if unknown */
 /* ---- op families and ops ---- */
 typedef enum hb_family {
     HB_FAM_ELEMENTWISE, HB_FAM_MATMUL, HB_FAM_CONV2D, HB_FAM_POOLING, HB_FAM_REDUCTION,
-    HB_FAM_ATTENTION, HB_FAM_CHAIN, HB_FAM_COUNT
+    HB_FAM_ATTENTION, HB_FAM_CHAIN, HB_FAM_COLLECTIVE, HB_FAM_COUNT
 } hb_family;
 const char *hb_family_name(hb_family f);
 
@@ -89,7 +100,11 @@ const char *hb_family_name(hb_family f);
     X(SUM_ALL,   "sum_all",   HB_FAM_REDUCTION,   1, 0) \
     X(RMSNORM,   "rmsnorm",   HB_FAM_REDUCTION,   2, 0) \
     X(ATTENTION, "attention", HB_FAM_ATTENTION,   3, 1) \
-    X(CHAIN,     "chain",     HB_FAM_CHAIN,       0, 1)
+    X(CHAIN,     "chain",     HB_FAM_CHAIN,       0, 1) \
+    X(ALL_REDUCE, "all_reduce", HB_FAM_COLLECTIVE, 1, 0) \
+    X(ALL_GATHER, "all_gather", HB_FAM_COLLECTIVE, 1, 0) \
+    X(REDUCE_SCATTER, "reduce_scatter", HB_FAM_COLLECTIVE, 1, 0) \
+    X(BROADCAST, "broadcast", HB_FAM_COLLECTIVE, 1, 0)
 
 typedef enum hb_op {
 #define HB_X(e, n, f, ni, b) HB_OP_##e,
@@ -129,6 +144,7 @@ typedef struct hb_shape {
     int64_t sh, sw, ph, pw, dh, dw, g;  /* strides, paddings, dilations (1 = none), groups */
     int64_t rows, cols;                 /* sum/mean/max/rmsnorm */
     int64_t heads, kv_heads, seq, kv_seq, head_dim, causal; /* attention */
+    int64_t ranks, rank, inplace, path;  /* collectives (see the layouts above) */
 } hb_shape;
 
 /* Descriptor of one shape field, for parsers and printers (fio-style option table). */
@@ -174,6 +190,21 @@ double hb_op_bytes(hb_op op, const hb_shape *s, size_t elem_size);
 /* Verification tolerance on ||out-ref||_2 / ||ref||_2 for this op, shape and compute dtype.
  * f32: 1e-5 x sqrt(reduction length) floor 1e-5 capped 1e-3; tf32: 5e-3; f16: 1e-2; bf16: 3e-2. */
 double hb_op_tolerance(hb_op op, const hb_shape *s, hb_dtype d);
+
+/* ---- collectives (nccl-tests' doc/PERFORMANCE.md) ----
+ * Data paths of a collective case (shape field `path`). */
+enum { HB_COLL_NCCL = 0, HB_COLL_HOST = 1, HB_COLL_PEER = 2, HB_COLL_PATH_COUNT };
+const char *hb_coll_path_name(int64_t path); /* "nccl", "host", "peer", "?" */
+/* 1 for the ops of the collective family. */
+int hb_op_is_collective(hb_op op);
+/* nccl-tests' size S in bytes of one call: count * elem_size for all_reduce and broadcast,
+ * count * elem_size * ranks for all_gather and reduce_scatter (the whole gathered/reduced array).
+ * algbw = S / t. */
+double hb_coll_bytes(hb_op op, const hb_shape *s, size_t elem_size);
+/* nccl-tests' bus-bandwidth factor busbw / algbw for n = s->ranks: all_reduce 2(n-1)/n,
+ * all_gather and reduce_scatter (n-1)/n, broadcast 1; 0 for other ops. With one rank the
+ * factor is 0 for all but broadcast (no byte crosses a link), as in nccl-tests. */
+double hb_coll_busbw_factor(hb_op op, const hb_shape *s);
 
 /* ---- a case: one measurement ---- */
 typedef struct hb_case {

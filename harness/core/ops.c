@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/launch.h"
 
 static const char *const status_names[HB_STATUS_COUNT] = {
     "ok", "skipped", "no_resource", "failed", "invalid", "wrong", "crashed", "timed_out"};
@@ -26,7 +27,7 @@ hb_status hb_status_from_name(const char *s)
 }
 
 static const char *const family_names[HB_FAM_COUNT] = {
-    "elementwise", "matmul", "conv2d", "pooling", "reduction", "attention", "chain"};
+    "elementwise", "matmul", "conv2d", "pooling", "reduction", "attention", "chain", "collective"};
 const char *hb_family_name(hb_family f) { return (unsigned)f < HB_FAM_COUNT ? family_names[f] : "unknown"; }
 
 static const char *const dtype_names[HB_DTYPE_COUNT] = {"f32", "tf32", "f16", "bf16"};
@@ -76,6 +77,10 @@ const hb_shape_field hb_shape_fields[] = {
     F(rows, "rows (reductions, rmsnorm)"), F(cols, "columns (reduced axis)"),
     F(heads, "query heads"), F(kv_heads, "key/value heads"), F(seq, "query length"),
     F(kv_seq, "key/value length"), F(head_dim, "head dimension"), F(causal, "causal mask (0/1)"),
+    F(ranks, "collective: communicator size (default: the launch's, core/launch.h)"),
+    F(rank, "collective: this process's rank (always the launch's)"),
+    F(inplace, "collective: 1 = in place (output buffer is the input)"),
+    F(path, "collective: 0 NCCL, 1 host-staged, 2 peer copies"),
 };
 #undef F
 const int hb_shape_nfields = (int)(sizeof hb_shape_fields / sizeof hb_shape_fields[0]);
@@ -242,6 +247,21 @@ hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
         if (s->kv_seq < s->seq) { snprintf(err, errlen, "chain: kv_seq must be >= seq"); return HB_EINVAL; }
         if (s->seq > 65536 || s->kv_seq > 65536) { snprintf(err, errlen, "chain: absurd size: seq and kv_seq are limited to 65536"); return HB_EINVAL; }
         return HB_OK;
+    case HB_OP_ALL_REDUCE: case HB_OP_ALL_GATHER: case HB_OP_REDUCE_SCATTER: case HB_OP_BROADCAST: {
+        NEED(n);
+        int lr = hb_launch_ranks();
+        DEF(ranks, lr);
+        s->rank = hb_launch_rank();
+        if (s->ranks > 65535) { snprintf(err, errlen, "%s: ranks over 65535", info->name); return HB_EINVAL; }
+        if (s->rank >= s->ranks) {
+            snprintf(err, errlen, "%s: this process is rank %lld of the launch, the case has ranks=%lld", info->name,
+                     (long long)s->rank, (long long)s->ranks);
+            return HB_EINVAL;
+        }
+        if (s->inplace > 1) { snprintf(err, errlen, "%s: inplace is 0 or 1", info->name); return HB_EINVAL; }
+        if (s->path >= HB_COLL_PATH_COUNT) { snprintf(err, errlen, "%s: path is 0 (nccl), 1 (host) or 2 (peer)", info->name); return HB_EINVAL; }
+        break;
+    }
     case HB_OP_ATTENTION:
         DEF(batch, 1); NEED(heads); DEF(kv_heads, s->heads); NEED(seq); DEF(kv_seq, s->seq); NEED(head_dim);
         if (s->heads % s->kv_heads) { snprintf(err, errlen, "attention: kv_heads must divide heads"); return HB_EINVAL; }
@@ -272,6 +292,8 @@ static const char *const op_fields[HB_OP_COUNT] = {
     [HB_OP_SUM] = "rows cols", [HB_OP_MEAN] = "rows cols", [HB_OP_MAX] = "rows cols", [HB_OP_SUM_ALL] = "n",
     [HB_OP_RMSNORM] = "rows cols", [HB_OP_ATTENTION] = "batch heads kv_heads seq kv_seq head_dim causal",
     [HB_OP_CHAIN] = "seq kv_seq",
+    [HB_OP_ALL_REDUCE] = "n ranks inplace path", [HB_OP_ALL_GATHER] = "n ranks inplace path",
+    [HB_OP_REDUCE_SCATTER] = "n ranks rank inplace path", [HB_OP_BROADCAST] = "n ranks inplace path",
 };
 
 char *hb_shape_format(hb_op op, const hb_shape *s, char *buf, size_t len)
@@ -291,7 +313,7 @@ char *hb_shape_format(hb_op op, const hb_shape *s, char *buf, size_t len)
             int64_t v = field_get(s, i);
             /* omit defaults that carry no information */
             if ((!strcmp(name, "dh") || !strcmp(name, "dw") || !strcmp(name, "g")) && v == 1) break;
-            if (!strcmp(name, "causal") && v == 0) break;
+            if ((!strcmp(name, "causal") || !strcmp(name, "inplace") || !strcmp(name, "path")) && v == 0) break;
             if (used < len)
                 used += (size_t)snprintf(buf + used, len - used, "%s%s=%lld", used ? " " : "", name, (long long)v);
         }
@@ -312,6 +334,8 @@ int64_t hb_op_input_elems(hb_op op, const hb_shape *s, int i)
     case HB_OP_RMSNORM: return i == 0 ? smul(s->rows, s->cols) : s->cols;
     case HB_OP_ATTENTION:
         return i == 0 ? smul4(s->batch, s->heads, s->seq, s->head_dim) : smul4(s->batch, s->kv_heads, s->kv_seq, s->head_dim);
+    case HB_OP_ALL_REDUCE: case HB_OP_ALL_GATHER: case HB_OP_BROADCAST: return s->n;
+    case HB_OP_REDUCE_SCATTER: return smul(s->n, s->ranks > 0 ? s->ranks : 1);
     default: return 0;
     }
 }
@@ -329,6 +353,8 @@ int64_t hb_op_output_elems(hb_op op, const hb_shape *s)
     case HB_OP_RMSNORM: return smul(s->rows, s->cols);
     case HB_OP_ATTENTION: return smul4(s->batch, s->heads, s->seq, s->head_dim);
     case HB_OP_CHAIN: return smul(s->seq, 2048);
+    case HB_OP_ALL_REDUCE: case HB_OP_REDUCE_SCATTER: case HB_OP_BROADCAST: return s->n;
+    case HB_OP_ALL_GATHER: return smul(s->n, s->ranks > 0 ? s->ranks : 1);
     default: return 0;
     }
 }
@@ -364,6 +390,9 @@ double hb_op_flops(hb_op op, const hb_shape *s)
     case HB_OP_RMSNORM: return 4.0 * (double)s->rows * (double)s->cols;
     case HB_OP_ATTENTION: return attention_flops(s);
     case HB_OP_CHAIN: return hb_chain_flops(s);
+    /* the additions of a sum over the ranks: (ranks-1) per element of the reduced array */
+    case HB_OP_ALL_REDUCE: return (double)(s->ranks > 1 ? s->ranks - 1 : 0) * n;
+    case HB_OP_REDUCE_SCATTER: return (double)(s->ranks > 1 ? s->ranks - 1 : 0) * n;
     default: return 0;
     }
 }
@@ -373,6 +402,7 @@ double hb_op_bytes(hb_op op, const hb_shape *s, size_t elem_size)
     const hb_op_info *info = hb_op_get(op);
     if (!info) return 0;
     if (op == HB_OP_CHAIN) return hb_chain_bytes(s, elem_size);
+    if (hb_op_is_collective(op)) return hb_coll_bytes(op, s, elem_size);
     double e = (double)hb_op_output_elems(op, s);
     for (int i = 0; i < info->ninputs; i++) {
         /* attention reads K and V: inputs 1 and 2 */
@@ -390,6 +420,7 @@ static double reduction_length(hb_op op, const hb_shape *s)
     case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_RMSNORM: return (double)s->cols;
     case HB_OP_SUM_ALL: return (double)s->n;
     case HB_OP_ATTENTION: return (double)(s->kv_seq > s->head_dim ? s->kv_seq : s->head_dim);
+    case HB_OP_ALL_REDUCE: case HB_OP_REDUCE_SCATTER: return (double)(s->ranks > 1 ? s->ranks : 1);
     default: return 1;
     }
 }
@@ -412,6 +443,36 @@ double hb_op_tolerance(hb_op op, const hb_shape *s, hb_dtype d)
     if (t < 1e-5) t = 1e-5;
     if (t > 1e-3) t = 1e-3;
     return t;
+}
+
+/* ---- collectives ---- */
+const char *hb_coll_path_name(int64_t path)
+{
+    static const char *const names[HB_COLL_PATH_COUNT] = {"nccl", "host", "peer"};
+    return path >= 0 && path < HB_COLL_PATH_COUNT ? names[path] : "?";
+}
+
+int hb_op_is_collective(hb_op op) { return (unsigned)op < HB_OP_COUNT && hb_op_get(op)->family == HB_FAM_COLLECTIVE; }
+
+double hb_coll_bytes(hb_op op, const hb_shape *s, size_t elem_size)
+{
+    double r = (double)(s->ranks > 0 ? s->ranks : 1), e = (double)s->n * (double)elem_size;
+    switch (op) {
+    case HB_OP_ALL_REDUCE: case HB_OP_BROADCAST: return e;
+    case HB_OP_ALL_GATHER: case HB_OP_REDUCE_SCATTER: return e * r;
+    default: return 0;
+    }
+}
+
+double hb_coll_busbw_factor(hb_op op, const hb_shape *s)
+{
+    double n = (double)(s->ranks > 0 ? s->ranks : 1);
+    switch (op) {
+    case HB_OP_ALL_REDUCE: return 2 * (n - 1) / n;
+    case HB_OP_ALL_GATHER: case HB_OP_REDUCE_SCATTER: return (n - 1) / n;
+    case HB_OP_BROADCAST: return 1;
+    default: return 0;
+    }
 }
 
 char *hb_case_key(const hb_case *c, const char *backend, char *buf, size_t len)

@@ -36,6 +36,8 @@ typedef struct hb_options {
     int passes;                /* passes over the whole case list, each in new processes; best kept */
     double ref_max_gflop;      /* cpu-ref is not timed above this many GFLOP per call */
     double case_timeout_s;     /* a case running longer is killed: timed_out */
+    double energy_min_s;       /* --energy: minimum energy window per case in seconds (0: no energy
+                                * measured; measure/energy.h) */
     unsigned long long seed;
     const char *out;           /* results path */
     char *argv_joined;         /* for the metadata record */

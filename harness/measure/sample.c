@@ -7,6 +7,7 @@
  */
 #include "measure/internal.h"
 #include "measure/prepare.h"
+#include "measure/energy.h"
 #include "core/convert.h"
 #include "cpu_ref/ref.h"
 #include <math.h>
@@ -294,6 +295,69 @@ static json_t *samples_json(const double *s, size_t n)
     return a;
 }
 
+/* A loop's stop decision, agreed across the ranks of a collective case (backend.h coll_vote): every
+ * rank's process then makes the same number of calls. Other cases: stop as given. */
+static int agreed(run_ctx *x, int stop)
+{
+    if (!hb_op_is_collective(x->c->op) || !x->inst->ops->coll_vote) return stop;
+    return x->inst->ops->coll_vote(x->inst, x->c, stop);
+}
+static int vote_cb(void *arg, int stop) { return agreed(arg, stop); }
+
+/* The energy window's unit of work: `energy_batch` back-to-back calls of the backend's run hook on the
+ * case's buffers (the op's compute alone: no conversion, no transfer, no prepare), so that reading
+ * the counter (an NVML call) happens once per ~HB_ENERGY_BATCH_S of device work, not once per op. */
+#define HB_ENERGY_BATCH_S 0.02
+static int energy_batch = 1;
+static hb_status energy_call(void *arg)
+{
+    run_ctx *x = arg;
+    hb_buf *ins[HB_MAX_INPUTS] = {&x->in[0], &x->in[1], &x->in[2]};
+    for (int k = 0; k < energy_batch; k++) {
+        hb_status st = x->inst->ops->run(x->inst, x->c, ins, &x->out);
+        if (st != HB_OK) return st;
+    }
+    return HB_OK;
+}
+
+/* The instance's energy counter and idle power, opened at the first --energy case of this process
+ * (one backend type per process; measure/energy.h). */
+static hb_energy_src energy_src;
+static hb_instance *energy_inst;
+static double energy_idle_w = NAN;
+
+/* --energy: the energy window of case c after its sampling (t_compute: its median compute time);
+ * adds the record's "energy" object. */
+static void measure_energy(run_ctx *x, json_t *rec, double t_compute)
+{
+    const hb_options *o = x->o;
+    if (energy_inst != x->inst) {
+        hb_energy_open(&energy_src, x->inst, NULL);
+        energy_inst = x->inst;
+        /* idle power once per process, after a pause that lets the last case's power decay */
+        if (energy_src.available) {
+            usleep(500000);
+            energy_idle_w = hb_energy_idle(&energy_src, o->energy_min_s);
+        }
+    }
+    /* calls per batch: a power of 2 near HB_ENERGY_BATCH_S of compute; the ranks of a collective
+     * agree on the largest of theirs (one vote per doubling) */
+    int want = 1;
+    while (want < 65536 && t_compute > 0 && (double)want * t_compute < HB_ENERGY_BATCH_S) want *= 2;
+    energy_batch = 1;
+    while (energy_batch < 65536 && agreed(x, energy_batch < want)) energy_batch *= 2;
+    hb_energy_result r;
+    double flops = hb_op_flops(x->c->op, &x->c->shape), bytes = hb_op_bytes(x->c->op, &x->c->shape, hb_dtype_size(x->c->dtype));
+    hb_status st = energy_src.available
+                       ? hb_energy_window(&energy_src, energy_call, x, hb_op_is_collective(x->c->op) ? vote_cb : NULL, x,
+                                          o->energy_min_s, &r)
+                       : HB_EDEVICE;
+    if (st == HB_OK) r.calls *= energy_batch; /* the window counted batches */
+    json_t *e = hb_energy_json(&energy_src, st == HB_OK ? &r : NULL, o->energy_min_s, energy_idle_w, flops, bytes);
+    if (st == HB_OK) json_object_set_new(e, "batch", json_integer(energy_batch));
+    json_object_set_new(rec, "energy", e);
+}
+
 /* One mode variant of a group (hb_measure_group): its data path, samples and record. */
 typedef struct mvar {
     const hb_case *c;
@@ -373,7 +437,7 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
         do {
             st = call_once(&v->x, ph, &hc);
             v->warmups++;
-        } while (st == HB_OK && hb_now() - tw < 0.1 * o->budget_s && v->warmups < 20);
+        } while (st == HB_OK && !agreed(&v->x, !(hb_now() - tw < 0.1 * o->budget_s && v->warmups < 20)));
         if (st != HB_OK) { v->st = st; snprintf(v->reason, sizeof v->reason, "run failed during warm-up: %s", hb_status_name(st)); return; }
     }
     v->ready = 1;
@@ -399,15 +463,21 @@ static void var_sample(mvar *v, const hb_options *o, int win, double budget)
     v->hostc[off + v->n] = hc;
     v->n++;
     size_t n = v->n;
-    if ((int)n >= max_s) { v->active = 0; return; }
-    if ((int)n >= o->min_samples && (n < 64 || n % 8 == 0)) {
+    int stop = (int)n >= max_s, met = 0;
+    if (!stop && (int)n >= o->min_samples && (n < 64 || n % 8 == 0)) {
         hb_stats s;
         hb_stats_compute(v->samp[HB_PH_TOTAL] + off, n, &s);
-        if (s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median) { v->met = 1; v->active = 0; return; }
+        if (s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median) met = stop = 1;
     }
-    if ((int)n >= o->min_samples && v->spent > budget) { v->active = 0; return; }
+    if (!stop && (int)n >= o->min_samples && v->spent > budget) stop = 1;
     /* a single sample longer than the budget: stop at min_samples anyway */
-    if ((int)n >= 3 && v->spent > 4 * budget && ph[HB_PH_TOTAL] > budget) v->active = 0;
+    if (!stop && (int)n >= 3 && v->spent > 4 * budget && ph[HB_PH_TOTAL] > budget) stop = 1;
+    /* collectives (never grouped): every rank stops at the same sample (a rank that still wanted
+     * more keeps its met flag 0); max_s is the same on every rank, so n never exceeds it */
+    if (agreed(&v->x, stop)) {
+        v->active = 0;
+        v->met = met;
+    }
 }
 
 /* Steps 4-5: the last sample's output checked too, then the record's statistics and facts. */
@@ -425,6 +495,16 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_c
             size_t off = (size_t)v->best * (size_t)(o->verify_only ? 1 : o->max_samples);
             for (int p = 0; p < HB_PH_COUNT; p++) memmove(v->samp[p], v->samp[p] + off, ns * sizeof(double));
             memmove(v->hostc, v->hostc + off, ns * sizeof(double));
+        }
+        /* 3b. --energy: a window of calls bracketed by the energy counter (measure/energy.h), the
+         * case alone (after its group's interleaved sampling) */
+        if (o->energy_min_s > 0 && !o->verify_only) {
+            /* the batch is sized on the host's time of a call (launch and synchronization included),
+             * which back-to-back calls take, when the device timer saw less */
+            hb_stats sc, sh;
+            hb_stats_compute(v->samp[HB_PH_COMPUTE], ns, &sc);
+            hb_stats_compute(v->hostc, ns, &sh);
+            measure_energy(&v->x, rec, v->x.device && inst->ops->timer_end && sh.median > sc.median ? sh.median : sc.median);
         }
         /* 4. check the last sample's output too (STREAM validates after timing) */
         if (c->mode == HB_MODE_RESIDENT && v->x.device) st = inst->ops->download(inst, &v->x.out);
@@ -480,6 +560,14 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_c
         json_object_set_new(rec, "gbps", json_real(gb));
         json_object_set_new(rec, "gflops_total", json_real(tt > 0 ? flops / tt / 1e9 : 0));
         json_object_set_new(rec, "gbps_total", json_real(tt > 0 ? bytes / tt / 1e9 : 0));
+        if (hb_op_is_collective(c->op)) {
+            /* nccl-tests' figures (doc/PERFORMANCE.md): size S, time, algbw = S/t, busbw = algbw x factor */
+            double fac = hb_coll_busbw_factor(c->op, &c->shape);
+            json_object_set_new(rec, "collective",
+                                json_pack("{s:f,s:f,s:f,s:f,s:f,s:I,s:s,s:b}", "size_bytes", bytes, "time_s", tc, "algbw_gbps", gb,
+                                          "busbw_gbps", gb * fac, "busbw_factor", fac, "ranks", (json_int_t)c->shape.ranks, "path",
+                                          hb_coll_path_name(c->shape.path), "in_place", (int)c->shape.inplace));
+        }
         char cname[48];
         if (hb_op_get(c->op)->compute_bound) snprintf(cname, sizeof cname, "peak_gflops_%s", hb_dtype_name(c->dtype));
         else snprintf(cname, sizeof cname, "copy_gbps");

@@ -86,4 +86,6 @@ hb_status hb_report_q5(ctx *c, json_t *cards);   /* q5_selection.c */
 hb_status hb_report_rooflines(ctx *c);           /* figures.c */
 hb_status hb_report_models(ctx *c);              /* figures.c */
 hb_status hb_report_per_op(ctx *c);              /* figures.c */
+hb_status hb_report_collectives(ctx *c);         /* collectives.c */
+hb_status hb_report_energy(ctx *c);              /* energy_report.c */
 #endif

@@ -155,6 +155,8 @@ static double max_tensor(hb_op op, const hb_shape *s0)
     }
     case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_RMSNORM:
         t[0] = D(s.rows) * D(s.cols); break;
+    case HB_OP_ALL_REDUCE: case HB_OP_ALL_GATHER: case HB_OP_REDUCE_SCATTER: case HB_OP_BROADCAST:
+        t[0] = D(s.n) * (s.ranks > 0 ? D(s.ranks) : 1); break;
     case HB_OP_ATTENTION: {
         double b = s.batch > 0 ? D(s.batch) : 1;
         double kvh = s.kv_heads ? D(s.kv_heads) : D(s.heads), kvs = s.kv_seq ? D(s.kv_seq) : D(s.seq);

@@ -187,6 +187,38 @@ static double gelu_ref(double x)
     return 0.5 * x * (1.0 + tanh(c * (x + 0.044715 * x * x * x)));
 }
 
+/* Collectives (layouts in core/hybench.h): every rank holds the same input x (drawn from the run's
+ * seed), so rank q's contribution is x and the reduction is the sum over q = 0..ranks-1 of x, added
+ * rank by rank in f64 as NCCL adds them. all_gather: block q of the output is rank q's x. */
+static hb_status ref_collective(hb_op op, const hb_shape *s, const double *x, double *out)
+{
+    const int64_t n = s->n, r = s->ranks > 0 ? s->ranks : 1;
+    if (n <= 0 || s->rank < 0 || s->rank >= r)
+        return HB_EINVAL;
+    switch (op) {
+    case HB_OP_ALL_REDUCE:
+    case HB_OP_REDUCE_SCATTER: {
+        const double *src = op == HB_OP_REDUCE_SCATTER ? x + s->rank * n : x;
+        for (int64_t i = 0; i < n; i++) {
+            double acc = 0.0;
+            for (int64_t q = 0; q < r; q++)
+                acc += src[i];
+            out[i] = acc;
+        }
+        return HB_OK;
+    }
+    case HB_OP_ALL_GATHER:
+        for (int64_t q = 0; q < r; q++)
+            memcpy(out + q * n, x, (size_t)n * sizeof *out);
+        return HB_OK;
+    case HB_OP_BROADCAST:
+        memcpy(out, x, (size_t)n * sizeof *out);
+        return HB_OK;
+    default:
+        return HB_EINVAL;
+    }
+}
+
 hb_status hb_ref_compute(const hb_case *c, const double *const *in, double *out, int64_t row_step)
 {
     if (!c || !in || !out)
@@ -274,6 +306,11 @@ hb_status hb_ref_compute(const hb_case *c, const double *const *in, double *out,
         }
         return HB_OK;
     }
+    case HB_OP_ALL_REDUCE:
+    case HB_OP_ALL_GATHER:
+    case HB_OP_REDUCE_SCATTER:
+    case HB_OP_BROADCAST:
+        return ref_collective(c->op, s, in[0], out);
     case HB_OP_SUM_ALL: {
         if (s->n <= 0)
             return HB_EINVAL;

@@ -65,6 +65,8 @@ static int ref_shape_ok(const hb_case *c)
     case HB_OP_AVGPOOL: return hbk_conv_params(s, 1, &p) == 0;
     case HB_OP_ATTENTION: return hbk_attn_params(s, &a) == 0;
     case HB_OP_CHAIN: return 0; /* never a backend case: the driver runs its ops one by one */
+    case HB_OP_ALL_REDUCE: case HB_OP_ALL_GATHER: case HB_OP_REDUCE_SCATTER: case HB_OP_BROADCAST:
+        return 0; /* collectives need a communicator: the cuda backend's (NCCL) */
     default: return (unsigned)c->op < HB_OP_COUNT;
     }
 }
@@ -78,6 +80,11 @@ static hb_status ref_supports(hb_instance *inst, const hb_case *c, char *reason,
     }
     if (c->route != HB_ROUTE_PAGEABLE) {
         snprintf(reason, reasonlen, "host-memory backend: no transfer routes");
+        return HB_ESKIP;
+    }
+    if (hb_op_is_collective(c->op)) {
+        snprintf(reason, reasonlen, "collectives need a communicator across devices: the cuda backend's (NCCL); "
+                 "cpu-ref computes their reference only");
         return HB_ESKIP;
     }
     if (!ref_shape_ok(c)) {

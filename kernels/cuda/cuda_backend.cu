@@ -23,6 +23,7 @@
  */
 #include "cuda/cuda_internal.h"
 #include "cuda/hb_cuda.h"
+#include "cuda/cuda_collective.h"
 
 #include <time.h>
 #include <algorithm>
@@ -309,6 +310,9 @@ static int64_t op_elems(hb_op op, const hb_shape *s, int i)
         if (i == 1 || i == 2) return a.b * a.kvh * a.kvs * a.d;
         return a.b * a.heads * a.seq * a.d;
     }
+    case HB_OP_ALL_REDUCE: case HB_OP_BROADCAST: return s->n; /* collectives: core/hybench.h */
+    case HB_OP_ALL_GATHER: return i == 0 ? s->n : s->n * s->ranks;
+    case HB_OP_REDUCE_SCATTER: return i == 0 ? s->n * s->ranks : s->n;
     default:
         return -1;
     }
@@ -419,6 +423,7 @@ static hb_status cuda_supports(hb_instance *inst, const hb_case *cs, char *reaso
         return HB_ESKIP;
     }
     if (c) c->hint_dtype = cs->dtype;
+    if (hbc_is_coll(op)) return hbc_coll_supports(c, cs, reason, reasonlen); /* cuda_collective.cu */
     const bool matrix = op == HB_OP_MATMUL || op == HB_OP_BMM || op == HB_OP_CONV2D;
     if (cs->dtype == HB_TF32 && !matrix) {
         snprintf(reason, reasonlen, "tf32 is a tensor-core mode of matrix products: offered for matmul, bmm and conv2d only");
@@ -942,7 +947,7 @@ static hb_status cuda_run(hb_instance *inst, const hb_case *cs, hb_buf *const *i
     c->last_ws = 0;
     hb_status st;
     /* conv2d and pooling mark the timer's start themselves, after their host-side setup */
-    if (op != HB_OP_CONV2D && op != HB_OP_MAXPOOL && op != HB_OP_AVGPOOL) HBC_TRY(tmark_begin_gated(c));
+    if (op != HB_OP_CONV2D && op != HB_OP_MAXPOOL && op != HB_OP_AVGPOOL && !hbc_is_coll(op)) HBC_TRY(tmark_begin_gated(c));
     switch (op) {
     case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
         snprintf(c->last_impl, sizeof c->last_impl, "own_elementwise_vec16");
@@ -973,6 +978,9 @@ static hb_status cuda_run(hb_instance *inst, const hb_case *cs, hb_buf *const *i
     case HB_OP_RMSNORM:
         snprintf(c->last_impl, sizeof c->last_impl, "own_rmsnorm");
         st = hbc_rmsnorm(c, e, in[0]->dev, in[1]->dev, out->dev, s->rows, s->cols);
+        break;
+    case HB_OP_ALL_REDUCE: case HB_OP_ALL_GATHER: case HB_OP_REDUCE_SCATTER: case HB_OP_BROADCAST:
+        st = hbc_coll_run(c, cs, in[0]->dev, out->dev, tmark_begin_gated); /* cuda_collective.cu; marks its own start */
         break;
     case HB_OP_ATTENTION: {
         attn_p a;
@@ -1170,6 +1178,7 @@ static int cuda_ceilings(hb_instance *inst, hb_ceiling *out, int max)
     ceil_memory(c, out, max, &n);
     if (!c->sticky) ceil_gemm(c, out, max, &n);
     if (!c->sticky) ceil_transfers(c, out, max, &n);
+    if (!c->sticky) hbc_coll_ceilings(c, out, max, &n); /* peer-to-peer per GPU pair */
     if (!c->sticky) (void)cudaStreamSynchronize(c->stream);
     return n;
 }
@@ -1208,6 +1217,7 @@ static hb_status cuda_case_info(hb_instance *inst, const hb_case *cs, char *buf,
         j += (size_t)snprintf(buf + j, len - j, ",\"host_enqueue_s\":%.9g", med);
     }
     c->enqueue_n = 0;
+    if (cs) hbc_coll_case_info(cs, buf, len, &j);
     if (c->nvml && j < len) {
         unsigned sm = 0, smax = 0;
         if (c->nvml->clock(c->nvml->dev, NVML_CLOCK_SM_, &sm) == 0 && c->nvml->max_clock(c->nvml->dev, NVML_CLOCK_SM_, &smax) == 0)
@@ -1243,6 +1253,7 @@ static hb_status cuda_describe(hb_instance *inst, char *buf, size_t len)
              cudnnGetVersion(), CUDNN_VERSION, c->prop.pciDomainID, c->prop.pciBusID, c->prop.pciDeviceID,
              c->prop.canMapHostMemory ? "true" : "false", ready_err ? ",\"error\":\"" : "", ready_err ? ready_err : "",
              ready_err ? "\"" : "");
+    hbc_coll_describe(c, buf, len); /* NCCL version, launch, topology */
     return HB_OK;
 }
 
@@ -1362,5 +1373,7 @@ const hb_backend_ops hb_cuda_ops = {
     cuda_flush_cache,   /* flush_cache */
     cuda_upload_f64,    /* upload_f64 (convert-device) */
     cuda_download_f64,  /* download_f64 */
+    hbc_energy_read,    /* energy_read (cuda_energy.cu) */
+    hbc_coll_vote,      /* coll_vote (cuda_collective.cu) */
 };
 }

@@ -1,0 +1,458 @@
+/*
+ * cuda_collective.cu - collectives on the CUDA backend (cuda_collective.h, docs/collectives.md):
+ * NCCL loaded with dlopen, one communicator per process joined through NCCL's rendezvous
+ * (ncclGetUniqueId + ncclCommInitRank), and the alternative data paths the plan would take instead:
+ * host-staged (D2H, reduce on the CPU, H2D) and peer copies (cudaMemcpyPeer); the peer-to-peer
+ * ceilings and the topology for describe().
+ */
+#include "cuda/cuda_collective.h"
+#include "core/launch.h"
+#if __has_include(<nccl.h>)
+#include <nccl.h>
+#else
+/* No nccl.h on this build machine: NCCL is only ever dlopened, so the few types of its stable C ABI
+ * that the plugin uses are declared here, with the values of nccl.h (NCCL 2.x). */
+#define NCCL_UNIQUE_ID_BYTES 128
+typedef struct { char internal[NCCL_UNIQUE_ID_BYTES]; } ncclUniqueId;
+typedef struct ncclComm *ncclComm_t;
+typedef enum { ncclSuccess = 0 } ncclResult_t;
+typedef enum { ncclSum = 0, ncclMax = 2 } ncclRedOp_t;
+typedef enum { ncclInt32 = 2, ncclFloat16 = 6, ncclFloat32 = 7, ncclBfloat16 = 9 } ncclDataType_t;
+#endif
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ NCCL via dlopen */
+
+struct nccl_api {
+    void *lib;
+    int version;
+    char why[200];
+    ncclResult_t (*get_version)(int *);
+    ncclResult_t (*get_unique_id)(ncclUniqueId *);
+    ncclResult_t (*comm_init_rank)(ncclComm_t *, int, ncclUniqueId, int);
+    ncclResult_t (*comm_destroy)(ncclComm_t);
+    const char *(*error_string)(ncclResult_t);
+    ncclResult_t (*all_reduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
+    ncclResult_t (*all_gather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+    ncclResult_t (*reduce_scatter)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
+    ncclResult_t (*broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+};
+
+/* The process's communicator (one per process: one rank per GPU). */
+struct coll_state {
+    int tried;                 /* dlopen attempted */
+    nccl_api api;
+    int comm_ok, comm_failed;  /* communicator made / its creation failed (why in api.why) */
+    int dev;                   /* the GPU it lives on */
+    int rank, ranks;
+    ncclComm_t comm;
+    int *vote_d, *vote_h;      /* one int on the device and pinned on the host */
+    void *stage_in, *stage_out; size_t stage_in_bytes, stage_out_bytes; /* host path: pinned staging */
+};
+static coll_state g;
+
+template <class F> static bool sym(void *lib, const char *name, F *out)
+{
+    *out = (F)dlsym(lib, name);
+    return *out != nullptr;
+}
+
+static nccl_api *api_load(void)
+{
+    if (g.tried) return g.api.lib ? &g.api : nullptr;
+    g.tried = 1;
+    const char *name = getenv("HB_NCCL_LIB");
+    void *lib = dlopen(name && *name ? name : "libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(g.api.why, sizeof g.api.why, "NCCL not found: dlopen(%s) failed (install libnccl2, or set HB_NCCL_LIB)",
+                 name && *name ? name : "libnccl.so.2");
+        return nullptr;
+    }
+    nccl_api *a = &g.api;
+    bool ok = sym(lib, "ncclGetVersion", &a->get_version) && sym(lib, "ncclGetUniqueId", &a->get_unique_id) &&
+              sym(lib, "ncclCommInitRank", &a->comm_init_rank) && sym(lib, "ncclCommDestroy", &a->comm_destroy) &&
+              sym(lib, "ncclGetErrorString", &a->error_string) && sym(lib, "ncclAllReduce", &a->all_reduce) &&
+              sym(lib, "ncclAllGather", &a->all_gather) && sym(lib, "ncclReduceScatter", &a->reduce_scatter) &&
+              sym(lib, "ncclBroadcast", &a->broadcast);
+    if (!ok || a->get_version(&a->version) != ncclSuccess) {
+        snprintf(a->why, sizeof a->why, "libnccl.so.2 lacks the NCCL 2 API (ncclGetVersion, ncclCommInitRank, ...)");
+        dlclose(lib);
+        return nullptr;
+    }
+    a->lib = lib;
+    return a;
+}
+
+static hb_status nccl_check(ncclResult_t r, const char *what, const char *file, int line)
+{
+    if (r == ncclSuccess) return HB_OK;
+    fprintf(stderr, "hb_cuda: %s failed: %s (%s:%d)\n", what, g.api.error_string ? g.api.error_string(r) : "?", file, line);
+    return HB_EDEVICE;
+}
+#define HBC_NCCL(call) nccl_check((call), #call, __FILE__, __LINE__)
+
+/* The GPU (device index among the visible ones) that this process's rank drives. */
+static int rank_device(void)
+{
+    int nd = 0;
+    if (cudaGetDeviceCount(&nd) != cudaSuccess || nd < 1) { (void)cudaGetLastError(); return 0; }
+    return hb_launch_local_rank() % nd;
+}
+
+static int hexval(int ch)
+{
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+}
+static bool id_from_hex(const char *s, ncclUniqueId *id)
+{
+    if (strlen(s) < 2 * NCCL_UNIQUE_ID_BYTES) return false;
+    for (int i = 0; i < NCCL_UNIQUE_ID_BYTES; i++) {
+        int h = hexval(s[2 * i]), l = hexval(s[2 * i + 1]);
+        if (h < 0 || l < 0) return false;
+        id->internal[i] = (char)(h * 16 + l);
+    }
+    return true;
+}
+static void id_to_hex(const ncclUniqueId *id, char *s)
+{
+    for (int i = 0; i < NCCL_UNIQUE_ID_BYTES; i++) sprintf(s + 2 * i, "%02x", (unsigned char)id->internal[i]);
+}
+
+/* The rendezvous: the unique id that every rank passes to ncclCommInitRank. */
+static hb_status get_unique_id(int rank, int ranks, ncclUniqueId *id)
+{
+    const char *env = getenv("HB_NCCL_ID"), *file = getenv("HB_NCCL_ID_FILE");
+    if (env && *env) {
+        if (!id_from_hex(env, id)) { snprintf(g.api.why, sizeof g.api.why, "HB_NCCL_ID is not %d hex digits", 2 * NCCL_UNIQUE_ID_BYTES); return HB_EINVAL; }
+        return HB_OK;
+    }
+    if (ranks == 1) return HBC_NCCL(g.api.get_unique_id(id));
+    if (!file || !*file) {
+        snprintf(g.api.why, sizeof g.api.why, "%d ranks need a rendezvous: set HB_NCCL_ID_FILE (a path every rank sees) or HB_NCCL_ID", ranks);
+        return HB_EINVAL;
+    }
+    char hex[2 * NCCL_UNIQUE_ID_BYTES + 2];
+    if (rank == 0) {
+        HBC_TRY(HBC_NCCL(g.api.get_unique_id(id)));
+        id_to_hex(id, hex);
+        char tmp[1024];
+        snprintf(tmp, sizeof tmp, "%s.tmp.%d", file, (int)getpid());
+        FILE *f = fopen(tmp, "w");
+        if (!f || fprintf(f, "%s\n", hex) < 0 || fclose(f) != 0 || rename(tmp, file) != 0) {
+            snprintf(g.api.why, sizeof g.api.why, "cannot write HB_NCCL_ID_FILE %.120s", file);
+            return HB_EDEVICE;
+        }
+        return HB_OK;
+    }
+    for (int waited_ms = 0; waited_ms < 120000; waited_ms += 50) {
+        FILE *f = fopen(file, "r");
+        if (f) {
+            bool ok = fgets(hex, sizeof hex, f) && id_from_hex(hex, id);
+            fclose(f);
+            if (ok) return HB_OK;
+        }
+        usleep(50000);
+    }
+    snprintf(g.api.why, sizeof g.api.why, "rank %d waited 120 s for rank 0 to write HB_NCCL_ID_FILE %.120s", rank, file);
+    return HB_EDEVICE;
+}
+
+/* Make the communicator once per process, on c's GPU. */
+static hb_status comm_ready(hbc_ctx *c)
+{
+    if (g.comm_ok) return g.dev == c->dev ? HB_OK : HB_ESKIP;
+    if (g.comm_failed || !api_load()) return HB_EDEVICE;
+    g.rank = hb_launch_rank();
+    g.ranks = hb_launch_ranks();
+    ncclUniqueId id;
+    hb_status st = get_unique_id(g.rank, g.ranks, &id);
+    if (st == HB_OK) st = HBC_RT(c, cudaSetDevice(c->dev));
+    if (st == HB_OK) st = HBC_NCCL(g.api.comm_init_rank(&g.comm, g.ranks, id, g.rank));
+    if (st == HB_OK) st = HBC_RT(c, cudaMalloc((void **)&g.vote_d, 64));
+    if (st == HB_OK) st = HBC_RT(c, cudaHostAlloc((void **)&g.vote_h, 64, cudaHostAllocDefault));
+    if (st != HB_OK) {
+        g.comm_failed = 1;
+        if (!g.api.why[0]) snprintf(g.api.why, sizeof g.api.why, "ncclCommInitRank failed");
+        fprintf(stderr, "hb_cuda: no NCCL communicator: %s\n", g.api.why);
+        return HB_EDEVICE;
+    }
+    g.dev = c->dev;
+    g.comm_ok = 1;
+    return HB_OK;
+}
+
+/* ------------------------------------------------------------------ supports */
+
+hb_status hbc_coll_supports(hbc_ctx *c, const hb_case *cs, char *reason, size_t len)
+{
+    const hb_shape *s = &cs->shape;
+    if (!api_load()) { snprintf(reason, len, "%s", g.api.why); return HB_ESKIP; }
+    if (g.comm_failed) { snprintf(reason, len, "no NCCL communicator: %s", g.api.why); return HB_ESKIP; }
+    int ranks = hb_launch_ranks(), rank = hb_launch_rank();
+    if (s->ranks != ranks) {
+        snprintf(reason, len, "the case has ranks=%lld, the launch has %d process%s (core/launch.h)", (long long)s->ranks, ranks,
+                 ranks == 1 ? "" : "es");
+        return HB_ESKIP;
+    }
+    if (c) {
+        int want = g.comm_ok ? g.dev : rank_device();
+        if (c->dev != want) {
+            snprintf(reason, len, "rank %d drives cuda:%d (local rank %d mod the visible GPUs), not this instance", rank, want,
+                     hb_launch_local_rank());
+            return HB_ESKIP;
+        }
+    }
+    if (s->path != HB_COLL_NCCL && s->inplace) { snprintf(reason, len, "in place is a variant of the NCCL path only"); return HB_ESKIP; }
+    if (cs->op == HB_OP_REDUCE_SCATTER && s->inplace) {
+        snprintf(reason, len, "in-place reduce_scatter writes into its ranks*n input; the case's output holds n: not offered");
+        return HB_ESKIP;
+    }
+    if (s->path == HB_COLL_HOST && ranks > 1) {
+        snprintf(reason, len, "host-staged path across %d processes needs a shared host buffer: not implemented yet "
+                 "(the two-GPU issue)", ranks);
+        return HB_ESKIP;
+    }
+    if (s->path == HB_COLL_PEER && ranks > 1) {
+        snprintf(reason, len, "peer copies between processes need CUDA IPC handles: not implemented yet (the two-GPU issue)");
+        return HB_ESKIP;
+    }
+    if (cs->dtype == HB_TF32) { snprintf(reason, len, "tf32 is a matrix-product mode"); return HB_ESKIP; }
+    return HB_OK;
+}
+
+/* ------------------------------------------------------------------ run */
+
+static ncclDataType_t nccl_type(hb_dtype d)
+{
+    return d == HB_F16 ? ncclFloat16 : d == HB_BF16 ? ncclBfloat16 : ncclFloat32;
+}
+
+static float ld(const void *p, size_t i, hb_dtype d)
+{
+    if (d == HB_F16) return __half2float(((const __half *)p)[i]);
+    if (d == HB_BF16) return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    return ((const float *)p)[i];
+}
+static void st(void *p, size_t i, hb_dtype d, float v)
+{
+    if (d == HB_F16) ((__half *)p)[i] = __float2half(v);
+    else if (d == HB_BF16) ((__nv_bfloat16 *)p)[i] = __float2bfloat16(v);
+    else ((float *)p)[i] = v;
+}
+
+static hb_status grow_pinned(hbc_ctx *c, void **p, size_t *have, size_t bytes)
+{
+    if (*p && *have >= bytes) return HB_OK;
+    if (*p) { cudaFreeHost(*p); *p = nullptr; *have = 0; }
+    HBC_TRY(HBC_RT(c, cudaHostAlloc(p, bytes, cudaHostAllocDefault)));
+    *have = bytes;
+    return HB_OK;
+}
+
+/* The host-staged path: the input crosses to pinned host memory, the CPU combines every rank's
+ * contribution (sum in f32 for the reductions, placement for all_gather and broadcast), the result
+ * crosses back. contrib[q] is rank q's staged input; this process holds its own only (one rank). */
+static hb_status run_host(hbc_ctx *c, const hb_case *cs, const void *in, void *out)
+{
+    const hb_shape *s = &cs->shape;
+    const size_t es = hbc_esize(cs->dtype), n = (size_t)s->n, R = (size_t)s->ranks;
+    const size_t in_el = cs->op == HB_OP_REDUCE_SCATTER ? n * R : n;
+    const size_t out_el = cs->op == HB_OP_ALL_GATHER ? n * R : n;
+    HBC_TRY(grow_pinned(c, &g.stage_in, &g.stage_in_bytes, in_el * es));
+    HBC_TRY(grow_pinned(c, &g.stage_out, &g.stage_out_bytes, out_el * es));
+    hbc_gate_release(c); /* the path synchronizes in the middle */
+    HBC_TRY(HBC_RT(c, cudaMemcpyAsync(g.stage_in, in, in_el * es, cudaMemcpyDeviceToHost, c->stream)));
+    HBC_TRY(HBC_RT(c, cudaStreamSynchronize(c->stream)));
+    const void *contrib[1] = {g.stage_in};
+    const size_t nc = 1; /* contributions held by this process (R == 1: supports) */
+    const hb_dtype d = cs->dtype;
+    switch (cs->op) {
+    case HB_OP_ALL_REDUCE: case HB_OP_REDUCE_SCATTER: {
+        const size_t off = cs->op == HB_OP_REDUCE_SCATTER ? (size_t)s->rank * n : 0;
+        for (size_t i = 0; i < n; i++) {
+            float acc = 0;
+            for (size_t q = 0; q < nc; q++) acc += ld(contrib[q], off + i, d);
+            st(g.stage_out, i, d, acc);
+        }
+        break;
+    }
+    case HB_OP_ALL_GATHER:
+        for (size_t q = 0; q < nc; q++) memcpy((char *)g.stage_out + q * n * es, contrib[q], n * es);
+        break;
+    default: /* broadcast: the root's (rank 0's) input */
+        memcpy(g.stage_out, contrib[0], n * es);
+        break;
+    }
+    return HBC_RT(c, cudaMemcpyAsync(out, g.stage_out, out_el * es, cudaMemcpyHostToDevice, c->stream));
+}
+
+/* The peer-copy path: every block of the result is a cudaMemcpyPeer from the GPU that holds it
+ * (one rank: this GPU itself, so each block is one device-to-device copy through the peer API). */
+static hb_status run_peer(hbc_ctx *c, const hb_case *cs, const void *in, void *out)
+{
+    const hb_shape *s = &cs->shape;
+    const size_t es = hbc_esize(cs->dtype), n = (size_t)s->n;
+    const char *src = (const char *)in + (cs->op == HB_OP_REDUCE_SCATTER ? (size_t)s->rank * n * es : 0);
+    return HBC_RT(c, cudaMemcpyPeerAsync(out, c->dev, src, c->dev, n * es, c->stream));
+}
+
+hb_status hbc_coll_run(hbc_ctx *c, const hb_case *cs, const void *in, void *out, hb_status (*mark)(hbc_ctx *))
+{
+    hb_status r = comm_ready(c);
+    if (r != HB_OK) return r;
+    const hb_shape *s = &cs->shape;
+    const size_t es = hbc_esize(cs->dtype), n = (size_t)s->n;
+    const ncclDataType_t t = nccl_type(cs->dtype);
+    if (s->path == HB_COLL_HOST) {
+        snprintf(c->last_impl, sizeof c->last_impl, "host_staged_pinned");
+        HBC_TRY(mark(c));
+        return run_host(c, cs, in, out);
+    }
+    if (s->path == HB_COLL_PEER) {
+        snprintf(c->last_impl, sizeof c->last_impl, "cudaMemcpyPeerAsync");
+        HBC_TRY(mark(c));
+        return run_peer(c, cs, in, out);
+    }
+    snprintf(c->last_impl, sizeof c->last_impl, "nccl_%d%s", g.api.version, s->inplace ? "_inplace" : "");
+    const void *send = in;
+    if (s->inplace) {
+        /* NCCL's in-place layouts: all_gather sends from its own block of the output */
+        char *dst = (char *)out + (cs->op == HB_OP_ALL_GATHER ? (size_t)s->rank * n * es : 0);
+        HBC_TRY(HBC_RT(c, cudaMemcpyAsync(dst, in, n * es, cudaMemcpyDeviceToDevice, c->stream)));
+        send = dst;
+    }
+    HBC_TRY(mark(c));
+    switch (cs->op) {
+    case HB_OP_ALL_REDUCE: return HBC_NCCL(g.api.all_reduce(send, out, n, t, ncclSum, g.comm, c->stream));
+    case HB_OP_ALL_GATHER: return HBC_NCCL(g.api.all_gather(send, out, n, t, g.comm, c->stream));
+    case HB_OP_REDUCE_SCATTER: return HBC_NCCL(g.api.reduce_scatter(send, out, n, t, ncclSum, g.comm, c->stream));
+    case HB_OP_BROADCAST: return HBC_NCCL(g.api.broadcast(send, out, n, t, 0, g.comm, c->stream));
+    default: return HB_ESKIP;
+    }
+}
+
+int hbc_coll_vote(hb_instance *inst, const hb_case *cs, int stop)
+{
+    (void)cs;
+    hbc_ctx *c = inst ? (hbc_ctx *)inst->ctx : nullptr;
+    if (!c || comm_ready(c) != HB_OK) return stop; /* no communicator: the case fails on its own */
+    *g.vote_h = stop ? 1 : 0;
+    if (HBC_RT(c, cudaMemcpyAsync(g.vote_d, g.vote_h, sizeof(int), cudaMemcpyHostToDevice, c->stream)) != HB_OK ||
+        HBC_NCCL(g.api.all_reduce(g.vote_d, g.vote_d, 1, ncclInt32, ncclMax, g.comm, c->stream)) != HB_OK ||
+        HBC_RT(c, cudaMemcpyAsync(g.vote_h, g.vote_d, sizeof(int), cudaMemcpyDeviceToHost, c->stream)) != HB_OK ||
+        HBC_RT(c, cudaStreamSynchronize(c->stream)) != HB_OK)
+        return 1; /* cannot agree: stop (a collective error follows on every rank) */
+    return *g.vote_h != 0;
+}
+
+/* ------------------------------------------------------------------ ceilings and facts */
+
+void hbc_coll_ceilings(hbc_ctx *c, hb_ceiling *out, int max, int *n)
+{
+    int nd = 0;
+    if (cudaGetDeviceCount(&nd) != cudaSuccess) { (void)cudaGetLastError(); return; }
+    const size_t bytes = (size_t)256 << 20;
+    for (int i = 0; i < nd; i++) {
+        for (int j = 0; j < nd; j++) {
+            if (i == j || *n >= max) continue;
+            int can = 0;
+            if (cudaDeviceCanAccessPeer(&can, j, i) != cudaSuccess || !can) { (void)cudaGetLastError(); continue; }
+            void *a = nullptr, *b = nullptr;
+            cudaStream_t sj = nullptr;
+            cudaEvent_t e0 = nullptr, e1 = nullptr;
+            float ms = 0, best = 0;
+            bool ok = cudaSetDevice(i) == cudaSuccess && cudaMalloc(&a, bytes) == cudaSuccess && cudaSetDevice(j) == cudaSuccess &&
+                      cudaMalloc(&b, bytes) == cudaSuccess;
+            if (ok) {
+                cudaError_t pe = cudaDeviceEnablePeerAccess(i, 0); /* j reads i's memory */
+                if (pe == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
+                ok = (pe == cudaSuccess || pe == cudaErrorPeerAccessAlreadyEnabled) && cudaStreamCreate(&sj) == cudaSuccess &&
+                     cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess;
+            }
+            for (int rep = 0; ok && rep < 4; rep++) { /* the first copy warms up; best of the rest */
+                ok = cudaEventRecord(e0, sj) == cudaSuccess && cudaMemcpyPeerAsync(b, j, a, i, bytes, sj) == cudaSuccess &&
+                     cudaEventRecord(e1, sj) == cudaSuccess && cudaEventSynchronize(e1) == cudaSuccess &&
+                     cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess;
+                if (ok && rep > 0 && ms > 0 && (best == 0 || ms < best)) best = ms;
+            }
+            if (ok && best > 0) {
+                hb_ceiling *h = &out[(*n)++];
+                memset(h, 0, sizeof *h);
+                snprintf(h->name, sizeof h->name, "p2p_gbps_%d_%d", i, j);
+                h->value = (double)bytes / ((double)best * 1e-3) / 1e9;
+                snprintf(h->unit, sizeof h->unit, "GB/s");
+                snprintf(h->how, sizeof h->how, "cudaMemcpyPeerAsync cuda:%d -> cuda:%d, 256 MiB, best of 3", i, j);
+            }
+            (void)cudaGetLastError();
+            if (e0) cudaEventDestroy(e0);
+            if (e1) cudaEventDestroy(e1);
+            if (sj) cudaStreamDestroy(sj);
+            if (b) { cudaSetDevice(j); cudaFree(b); }
+            if (a) { cudaSetDevice(i); cudaFree(a); }
+        }
+    }
+    cudaSetDevice(c->dev);
+}
+
+static void json_str(const char *s, char *out, size_t len)
+{
+    size_t j = 0;
+    for (; *s && j + 7 < len; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') { out[j++] = '\\'; out[j++] = (char)ch; }
+        else if (ch == '\n') { out[j++] = '\\'; out[j++] = 'n'; }
+        else if (ch < 0x20) j += (size_t)snprintf(out + j, len - j, "\\u%04x", ch);
+        else out[j++] = (char)ch;
+    }
+    out[j] = 0;
+}
+
+void hbc_coll_describe(hbc_ctx *c, char *buf, size_t len)
+{
+    (void)c;
+    size_t l = strlen(buf);
+    if (l < 2 || buf[l - 1] != '}') return;
+    char topo[4096] = "", esc[6144];
+    /* NVML has the same facts (nvmlDeviceGetTopologyCommonAncestor, NVLink state); nvidia-smi's
+     * matrix is the form people read and compare */
+    FILE *p = popen("nvidia-smi topo -m 2>&1", "r");
+    if (p) {
+        size_t k = fread(topo, 1, sizeof topo - 1, p);
+        topo[k] = 0;
+        if (pclose(p) != 0 && k == 0) snprintf(topo, sizeof topo, "nvidia-smi topo -m failed");
+    } else {
+        snprintf(topo, sizeof topo, "nvidia-smi not runnable");
+    }
+    json_str(topo, esc, sizeof esc);
+    int nd = 0;
+    if (cudaGetDeviceCount(&nd) != cudaSuccess) { (void)cudaGetLastError(); nd = -1; }
+    nccl_api *a = api_load();
+    char ver[240];
+    if (a) snprintf(ver, sizeof ver, "\"%d\"", a->version);
+    else { char e[220]; json_str(g.api.why, e, sizeof e); snprintf(ver, sizeof ver, "null,\"nccl_missing\":\"%s\"", e); }
+    char tail[8192];
+    int need = snprintf(tail, sizeof tail,
+                        ",\"nccl_version\":%s,\"launch\":{\"rank\":%d,\"ranks\":%d,\"local_rank\":%d},\"gpu_count\":%d,\"topology\":\"%s\"}",
+                        ver, hb_launch_rank(), hb_launch_ranks(), hb_launch_local_rank(), nd, esc);
+    if (need < 0 || (size_t)need >= sizeof tail || (l - 1) + (size_t)need >= len)
+        need = snprintf(tail, sizeof tail, ",\"nccl_version\":%s,\"gpu_count\":%d,\"topology\":\"(longer than the describe buffer)\"}", ver, nd);
+    if (need > 0 && (l - 1) + (size_t)need < len) memcpy(buf + l - 1, tail, (size_t)need + 1);
+}
+
+void hbc_coll_case_info(const hb_case *cs, char *buf, size_t len, size_t *j)
+{
+    if (!hbc_is_coll(cs->op) || *j >= len) return;
+    static const char *const paths[] = {"nccl", "host", "peer"};
+    const int64_t p = cs->shape.path;
+    *j += (size_t)snprintf(buf + *j, len - *j, ",\"coll_path\":\"%s\",\"in_place\":%s,\"ranks\":%lld,\"rank\":%lld,\"nccl_version\":%d",
+                           p >= 0 && p < 3 ? paths[p] : "?", cs->shape.inplace ? "true" : "false", (long long)cs->shape.ranks,
+                           (long long)cs->shape.rank, g.api.version);
+}

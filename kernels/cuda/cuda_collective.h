@@ -1,0 +1,50 @@
+/*
+ * cuda_collective.h - the CUDA plugin's collectives (cuda_collective.cu, docs/collectives.md) and
+ * energy counter (cuda_energy.cu, docs/energy.md). Private to kernels/cuda; cuda_backend.cu calls
+ * these from its hooks.
+ *
+ * NCCL is loaded with dlopen("libnccl.so.2") on first use (not linked: the plugin loads on machines
+ * without it, and the GPU bundle carries no libnccl: the device has its own). One communicator per
+ * process: this process is rank hb_launch_rank() of hb_launch_ranks() (core/launch.h) and drives the
+ * GPU local_rank mod (visible GPUs); the other instances of the process answer "skipped" for
+ * collectives. The communicator is made with ncclCommInitRank from a ncclUniqueId that rank 0 creates
+ * (one rank: itself; several: from HB_NCCL_ID, 256 hex digits, or through the file HB_NCCL_ID_FILE,
+ * which rank 0 writes and the others wait up to 120 s for).
+ */
+#ifndef HB_CUDA_COLLECTIVE_H
+#define HB_CUDA_COLLECTIVE_H
+#include "cuda/cuda_internal.h"
+
+/* 1 for all_reduce, all_gather, reduce_scatter, broadcast. */
+static inline int hbc_is_coll(hb_op op)
+{
+    return op == HB_OP_ALL_REDUCE || op == HB_OP_ALL_GATHER || op == HB_OP_REDUCE_SCATTER || op == HB_OP_BROADCAST;
+}
+
+/* supports() for a collective case cs on instance c: HB_OK, or HB_ESKIP with the reason (no NCCL,
+ * ranks of the case differ from the launch's, this instance is not the rank's GPU, a path or
+ * in-place variant not offered). Allocates nothing on the device. */
+hb_status hbc_coll_supports(hbc_ctx *c, const hb_case *cs, char *reason, size_t len);
+/* Run collective cs on c->stream: input in (device, hb_op_input_elems elements), output out.
+ * mark(c) records the device timer's start (launch-gated) and is called after the in-place copy and
+ * before the collective. Enqueues and, for the host path, synchronizes; the caller records the stop
+ * event and synchronizes. Writes the implementation into c->last_impl. HB_EDEVICE on NCCL errors
+ * (logged with the call text, file and line). */
+hb_status hbc_coll_run(hbc_ctx *c, const hb_case *cs, const void *in, void *out, hb_status (*mark)(hbc_ctx *));
+/* coll_vote hook: 1 when any rank's stop is 1 (ncclAllReduce, ncclMax, one int), else 0. */
+int hbc_coll_vote(hb_instance *inst, const hb_case *cs, int stop);
+/* Ceilings of the collectives: p2p_gbps_<i>_<j> (cudaMemcpyPeer, 256 MiB, per ordered pair of
+ * visible GPUs with peer access) appended to out[*n..max-1]. None with one GPU. */
+void hbc_coll_ceilings(hbc_ctx *c, hb_ceiling *out, int max, int *n);
+/* describe(): append ,"nccl_version":...,"launch":{...},"gpu_count":N,"topology":"<nvidia-smi topo
+ * -m>" into the JSON object text buf (before its final '}'). */
+void hbc_coll_describe(hbc_ctx *c, char *buf, size_t len);
+/* case_info(): append the collective's facts (path, in_place, ranks, nccl version) to the JSON
+ * text being built at buf + *j. */
+void hbc_coll_case_info(const hb_case *cs, char *buf, size_t len, size_t *j);
+
+/* energy_read hook (cuda_energy.cu): NVML's nvmlDeviceGetTotalEnergyConsumption for the instance's
+ * GPU, mJ since the driver loaded, returned in joules. HB_ESKIP with the reason when NVML or the
+ * counter is not available (Volta and later have it). */
+hb_status hbc_energy_read(hb_instance *inst, double *joules, char *why, size_t whylen);
+#endif
