@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fetch the header-only C++ cudnn-frontend (NVIDIA, MIT licence) from its PyPI wheel
 # `nvidia-cudnn-frontend` and unpack only its include/ folder into DIR/include (default
-# build/cudnn-frontend). The CUDA plugin's cuda_sdpa.cu compiles against it; the headers are never
+# build/cudnn-frontend). The CUDA plugin's cuda_sdpa.cpp compiles against it; the headers are never
 # copied into the repository. Idempotent: does nothing when DIR/include/cudnn_frontend.h exists.
 # `pip download` fetches the wheel without installing anything (no clash with a system-managed
 # Python); the wheel's headers are the same for every Python version, so one tag is named.

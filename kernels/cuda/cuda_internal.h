@@ -34,7 +34,7 @@ static inline hbc_elem hbc_elem_of(hb_dtype d)
 }
 static inline size_t hbc_esize(hb_dtype d) { return (d == HB_F16 || d == HB_BF16) ? 2 : 4; }
 
-struct hbc_conv_graph; /* a cuDNN graph-API convolution with its autotuned plan (cuda_conv.cu) */
+struct hbc_conv_graph; /* a cuDNN graph-API convolution with its autotuned plan (cuda_conv.cpp) */
 
 /* One cached conv2d implementation choice (per shape and dtype, chosen once by timing, see
  * conv_choose in cuda_backend.cu). Times are device ms, launch-gated events, best of 3. */
@@ -87,7 +87,7 @@ struct hbc_ctx {
     /* Facts about the last run, for case_info. */
     char last_impl[64];
     char last_algo[512];
-    void *sdpa;                /* cuDNN SDPA graph cache (cuda_sdpa.cu), freed by hbc_sdpa_free */
+    void *sdpa;                /* cuDNN SDPA graph cache (cuda_sdpa.cpp), freed by hbc_sdpa_free */
     size_t last_ws;
     /* host seconds from run() entry until its device work was all enqueued (the host timer's share
      * that the launch-gated device timer excludes), for the last enqueue_n (at most HBC_ENQ_KEEP)
@@ -184,7 +184,7 @@ hb_status hbc_write_probe(hbc_ctx *c, void *dst, size_t bytes);
 hb_status hbc_attention(hbc_ctx *c, hb_dtype d, const void *q, const void *k, const void *v, void *o, int64_t batch,
                         int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal);
 
-/* ---- conv2d through the cuDNN graph API (cuda_conv.cu) ---- */
+/* ---- conv2d through the cuDNN graph API (cuda_conv.cpp) ---- */
 /* Build the forward convolution graph for dims = {b, c, h, w, oc, kh, kw, sh, sw, ph, pw, dh, dw, g,
  * oh, ow} (hybench's conv2d, kernels/cpu_ref/kshape.h) in layout nhwc (0: NCHW/KCRS strides, 1:
  * NHWC/KRSC), dtype dt, then time every engine configuration of heuristics A + fallback that builds
@@ -202,7 +202,7 @@ size_t hbc_conv_graph_ws(const hbc_conv_graph *p);
 const char *hbc_conv_graph_name(const hbc_conv_graph *p);
 void hbc_conv_graph_free(hbc_conv_graph *p);
 
-/* ---- attention through cuDNN's fused SDPA (cuda_sdpa.cu) ---- */
+/* ---- attention through cuDNN's fused SDPA (cuda_sdpa.cpp) ---- */
 /* The implementation chosen for one attention case: cudnn != NULL runs cuDNN's SDPA graph (cached in
  * c->sdpa, workspace ws bytes already in c->dnn_ws), else the own kernel; note says why (both times
  * of the first-run choice, or why cuDNN was not used). */

@@ -1,5 +1,5 @@
 /*
- * cuda_conv.cu - conv2d forward through the cuDNN v9 graph API (cudnn-frontend, header-only, fetched
+ * cuda_conv.cpp - conv2d forward through the cuDNN v9 graph API (cudnn-frontend, header-only, fetched
  * by tools/fetch_cudnn_frontend.sh), autotuned: every engine configuration that heuristics mode A and
  * the fallback list offer (runtime-compiled engines excluded unless HB_CUDA_CONV_RTC=1: their NVRTC
  * compile takes seconds per engine), that builds on this device and whose workspace fits the cap,

@@ -1,5 +1,5 @@
 /*
- * cuda_sdpa.cu - attention through cuDNN's fused scaled-dot-product attention (the flash-attention
+ * cuda_sdpa.cpp - attention through cuDNN's fused scaled-dot-product attention (the flash-attention
  * engines of the cuDNN graph API), built with the header-only cudnn-frontend (PyPI
  * `nvidia-cudnn-frontend`, fetched into build/cudnn-frontend by tools/fetch_cudnn_frontend.sh; never
  * copied into the repository), and the per-shape choice between it and the plugin's own kernels
