@@ -394,6 +394,34 @@ static void test_ops_gpu(void **state)
             failures += !ok;
         }
     }
+    /* conv2d through the NHWC pipeline (own transpose kernel around an NHWC convolution), forced */
+    setenv("HB_CUDA_CONV_FORCE_NHWC", "1", 1);
+    setenv("HB_CUDA_CONV_OWN_TRANSPOSE", "1", 1);
+    int nhwc_runs = 0;
+    for (size_t k = 0; k < sizeof gpu_cases / sizeof gpu_cases[0]; k++) {
+        if (gpu_cases[k].op != HB_OP_CONV2D) continue;
+        for (int d = 0; d < HB_DTYPE_COUNT; d++) {
+            hb_case c = mk(gpu_cases[k].op, gpu_cases[k].shape, (hb_dtype)d, HB_ROUTE_PINNED);
+            double err = -1.0;
+            int64_t bad = 0;
+            hb_status st = run_case(inst, &c, &err, &bad);
+            if (st == HB_ESKIP) continue;
+            ran++;
+            char impl[64], algo[512];
+            case_impl(inst, &c, impl, sizeof impl, algo, sizeof algo);
+            nhwc_runs += strstr(algo, "own transpose") != NULL;
+            const double tol = hb_op_tolerance(c.op, &c.shape, c.dtype);
+            const int ok = st == HB_OK && bad == 0 && err <= tol;
+            printf("%-4s conv2d(nhwc) %-5s %-62s err %.2e tol %.1e %s: %s\n", ok ? "ok" : "FAIL", hb_dtype_name(c.dtype),
+                   gpu_cases[k].shape, err, tol, impl, algo);
+            failures += !ok;
+        }
+    }
+    unsetenv("HB_CUDA_CONV_FORCE_NHWC");
+    unsetenv("HB_CUDA_CONV_OWN_TRANSPOSE");
+    printf("%d conv2d cases ran through the own-transpose NHWC pipeline\n", nhwc_runs);
+    assert_true(nhwc_runs >= 8);
+
     /* cuDNN's fused SDPA forced (HB_CUDA_ATTN=cudnn) on every f16/bf16 attention shape: where cuDNN
      * takes the shape the output must match the reference and impl must say cudnn-sdpa; where it
      * refuses, the own kernel runs and algo says why */
