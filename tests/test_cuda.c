@@ -323,7 +323,26 @@ static const tcase gpu_cases[] = {
     {HB_OP_ATTENTION, "batch=1 heads=2 seq=100 kv_seq=40 head_dim=64"},
     {HB_OP_ATTENTION, "batch=2 heads=32 kv_heads=4 seq=1 kv_seq=300 head_dim=64"},
     {HB_OP_ATTENTION, "batch=1 heads=3 seq=50 head_dim=40 causal=1"},
+    {HB_OP_ATTENTION, "batch=2 heads=8 kv_heads=2 seq=256 head_dim=64 causal=1"},
+    {HB_OP_ATTENTION, "batch=1 heads=4 kv_heads=1 seq=128 kv_seq=384 head_dim=128 causal=1"},
+    {HB_OP_ATTENTION, "batch=1 heads=4 seq=1 kv_seq=1000 head_dim=128 causal=1"},
 };
+
+/* "impl" of the last run's case_info (a JSON object); "" when absent or unparsable. */
+static void case_impl(hb_instance *inst, const hb_case *c, char *impl, size_t len, char *algo, size_t alen)
+{
+    char info[2048] = "";
+    impl[0] = 0;
+    if (algo) algo[0] = 0;
+    if (g_ops->case_info(inst, c, info, sizeof info) != HB_OK) return;
+    json_t *j = json_loads(info, 0, NULL);
+    if (!j) return;
+    const char *v = json_string_value(json_object_get(j, "impl"));
+    snprintf(impl, len, "%s", v ? v : "");
+    const char *a = json_string_value(json_object_get(j, "algo"));
+    if (algo) snprintf(algo, alen, "%s", a ? a : "");
+    json_decref(j);
+}
 
 static void test_ops_gpu(void **state)
 {
@@ -342,10 +361,15 @@ static void test_ops_gpu(void **state)
             ran++;
             const double tol = hb_op_tolerance(c.op, &c.shape, c.dtype);
             const int ok = st == HB_OK && bad == 0 && err <= tol;
-            char info[256] = "";
+            char info[2048] = "", impl[64];
             g_ops->case_info(inst, &c, info, sizeof info);
+            case_impl(inst, &c, impl, sizeof impl, NULL, 0);
             printf("%-4s %-9s %-5s %-8s %-62s err %.2e tol %.1e %s\n", ok ? "ok" : "FAIL", hb_op_get(c.op)->name,
                    hb_dtype_name(c.dtype), hb_route_name(c.route), gpu_cases[k].shape, err, tol, info);
+            if (st == HB_OK && !impl[0]) {
+                failures++;
+                printf("     case_info carries no \"impl\"\n");
+            }
             if (!ok) {
                 failures++;
                 printf("     status %s, %lld non-finite outputs\n", hb_status_name(st), (long long)bad);
@@ -370,7 +394,62 @@ static void test_ops_gpu(void **state)
             failures += !ok;
         }
     }
+    /* conv2d through the NHWC pipeline (own transpose kernel around an NHWC convolution), forced */
+    setenv("HB_CUDA_CONV_FORCE_NHWC", "1", 1);
+    setenv("HB_CUDA_CONV_OWN_TRANSPOSE", "1", 1);
+    int nhwc_runs = 0;
+    for (size_t k = 0; k < sizeof gpu_cases / sizeof gpu_cases[0]; k++) {
+        if (gpu_cases[k].op != HB_OP_CONV2D) continue;
+        for (int d = 0; d < HB_DTYPE_COUNT; d++) {
+            hb_case c = mk(gpu_cases[k].op, gpu_cases[k].shape, (hb_dtype)d, HB_ROUTE_PINNED);
+            double err = -1.0;
+            int64_t bad = 0;
+            hb_status st = run_case(inst, &c, &err, &bad);
+            if (st == HB_ESKIP) continue;
+            ran++;
+            char impl[64], algo[512];
+            case_impl(inst, &c, impl, sizeof impl, algo, sizeof algo);
+            nhwc_runs += strstr(algo, "own transpose") != NULL;
+            const double tol = hb_op_tolerance(c.op, &c.shape, c.dtype);
+            const int ok = st == HB_OK && bad == 0 && err <= tol;
+            printf("%-4s conv2d(nhwc) %-5s %-62s err %.2e tol %.1e %s: %s\n", ok ? "ok" : "FAIL", hb_dtype_name(c.dtype),
+                   gpu_cases[k].shape, err, tol, impl, algo);
+            failures += !ok;
+        }
+    }
+    unsetenv("HB_CUDA_CONV_FORCE_NHWC");
+    unsetenv("HB_CUDA_CONV_OWN_TRANSPOSE");
+    printf("%d conv2d cases ran through the own-transpose NHWC pipeline\n", nhwc_runs);
+    assert_true(nhwc_runs >= 8);
+
+    /* cuDNN's fused SDPA forced (HB_CUDA_ATTN=cudnn) on every f16/bf16 attention shape: where cuDNN
+     * takes the shape the output must match the reference and impl must say cudnn-sdpa; where it
+     * refuses, the own kernel runs and algo says why */
+    setenv("HB_CUDA_ATTN", "cudnn", 1);
+    int on_cudnn = 0, no_frontend = 0;
+    for (size_t k = 0; k < sizeof gpu_cases / sizeof gpu_cases[0]; k++) {
+        if (gpu_cases[k].op != HB_OP_ATTENTION) continue;
+        for (int d = HB_F16; d <= HB_BF16; d++) {
+            hb_case c = mk(gpu_cases[k].op, gpu_cases[k].shape, (hb_dtype)d, HB_ROUTE_PINNED);
+            double err = -1.0;
+            int64_t bad = 0;
+            hb_status st = run_case(inst, &c, &err, &bad);
+            if (st == HB_ESKIP) continue;
+            ran++;
+            char impl[64], algo[512];
+            case_impl(inst, &c, impl, sizeof impl, algo, sizeof algo);
+            on_cudnn += !strcmp(impl, "cudnn-sdpa");
+            no_frontend += strstr(algo, "without the cudnn-frontend") != NULL;
+            const double tol = hb_op_tolerance(c.op, &c.shape, c.dtype);
+            const int ok = st == HB_OK && bad == 0 && err <= tol;
+            printf("%-4s attention(cudnn) %-5s %-62s err %.2e tol %.1e %s: %s\n", ok ? "ok" : "FAIL", hb_dtype_name(c.dtype),
+                   gpu_cases[k].shape, err, tol, impl, algo);
+            failures += !ok;
+        }
+    }
     unsetenv("HB_CUDA_ATTN");
+    printf("%d attention cases ran on cudnn-sdpa\n", on_cudnn);
+    if (!no_frontend) assert_true(on_cudnn >= 10);
     printf("%d GPU cases ran, %d failed\n", ran, failures);
     assert_true(ran > 60);
     assert_int_equal(failures, 0);

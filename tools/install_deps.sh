@@ -9,7 +9,7 @@ set -u
 [ "${HB_NO_INSTALL:-0}" = 1 ] && exit 0
 pkgs="build-essential pkg-config libopenblas-dev libopenblas-openmp-dev libhwloc-dev libjansson-dev libinih-dev libcmocka-dev
 gnuplot-nox ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo chromium libxml2-dev
-libsqlite3-dev libpq-dev postgresql sqlite3 libsleef-dev"
+libsqlite3-dev libpq-dev postgresql sqlite3 libsleef-dev python3-pip"
 [ "${1:-}" = fuzz ] && pkgs="$pkgs clang libclang-rt-dev libomp-dev"
 missing=""
 for p in $pkgs; do

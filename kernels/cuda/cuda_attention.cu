@@ -571,7 +571,8 @@ template <typename T, int D, int NW, int MT> hb_status launch_mma(hbc_ctx *c, co
     HBC_TRY(set_smem(c, attn_mma<T, D, NW, MT>, smem));
     dim3 grid((unsigned)((a.seq + BM - 1) / BM), (unsigned)a.heads, (unsigned)batch);
     attn_mma<T, D, NW, MT><<<grid, NW * 32, smem, c->stream>>>(a);
-    snprintf(c->last_impl, sizeof c->last_impl, "flash_mma_m16n8k16_d%d_w%d_m%d", D, NW, 16 * MT);
+    snprintf(c->last_impl, sizeof c->last_impl, "own-flash");
+    snprintf(c->last_algo, sizeof c->last_algo, "flash_mma_m16n8k16_d%d_w%d_m%d", D, NW, 16 * MT);
     return HBC_LAUNCHED(c, "attn_mma");
 }
 
@@ -593,7 +594,8 @@ template <int D> hb_status launch_simt(hbc_ctx *c, const attn_args &a, int batch
     HBC_TRY(set_smem(c, attn_simt<D>, smem));
     dim3 grid((unsigned)((a.seq + BM - 1) / BM), (unsigned)a.heads, (unsigned)batch);
     attn_simt<D><<<grid, 128, smem, c->stream>>>(a);
-    snprintf(c->last_impl, sizeof c->last_impl, "flash_ffma_f32_d%d", D);
+    snprintf(c->last_impl, sizeof c->last_impl, "own-flash");
+    snprintf(c->last_algo, sizeof c->last_algo, "flash_ffma_f32_d%d", D);
     return HBC_LAUNCHED(c, "attn_simt");
 }
 
@@ -619,7 +621,8 @@ template <typename T> hb_status launch_split(hbc_ctx *c, const attn_args &a, int
         attn_combine<T><<<(unsigned)((rows + 7) / 8), 256, 0, c->stream>>>(part, (T *)a.o, rows, D, (int)nsplit);
         HBC_TRY(HBC_LAUNCHED(c, "attn_combine"));
     }
-    snprintf(c->last_impl, sizeof c->last_impl, "attn_split_kv(%lld splits)", nsplit);
+    snprintf(c->last_impl, sizeof c->last_impl, "own-split-kv");
+    snprintf(c->last_algo, sizeof c->last_algo, "attn_split_kv(%lld splits)", nsplit);
     return HB_OK;
 }
 

@@ -386,6 +386,8 @@ static int cuda_enumerate(hb_instance *out, int max, char *reason, size_t reason
     return k;
 }
 
+static void conv_choice_clear(hbc_conv_choice *ch);
+
 static void cuda_close(hb_instance *inst)
 {
     hbc_ctx *c = ctx_of(inst);
@@ -398,6 +400,8 @@ static void cuda_close(hb_instance *inst)
         dev_free(c, &c->scratch, &c->scratch_bytes);
         dev_free(c, &c->flush_buf, &c->flush_bytes);
         dev_free(c, &c->conv_tmp, &c->conv_tmp_bytes);
+        hbc_sdpa_free(c);
+        for (int i = 0; i < HBC_CONV_CACHE; i++) conv_choice_clear(&c->conv[i]);
         if (c->blas) cublasDestroy(c->blas);
         if (c->dnn) cudnnDestroy(c->dnn);
         cudaEventDestroy(c->ev_begin); cudaEventDestroy(c->ev_end);
@@ -574,11 +578,13 @@ static hb_status gemm(hbc_ctx *c, hb_dtype dt, const void *A, const void *B, voi
     const cublasComputeType_t ct = dt == HB_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     const float alpha = 1.0f, beta = 0.0f;
     if (batch <= 1) {
-        snprintf(c->last_impl, sizeof c->last_impl, "cublasGemmEx");
+        snprintf(c->last_impl, sizeof c->last_impl, "cublas");
+        snprintf(c->last_algo, sizeof c->last_algo, "cublasGemmEx %s", blas_compute_name(dt));
         return HBC_BLAS(c, cublasGemmEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &alpha, B, t, (int)n,
                                         A, t, (int)k, &beta, C, t, (int)n, ct, CUBLAS_GEMM_DEFAULT));
     }
-    snprintf(c->last_impl, sizeof c->last_impl, "cublasGemmStridedBatchedEx");
+    snprintf(c->last_impl, sizeof c->last_impl, "cublas");
+    snprintf(c->last_algo, sizeof c->last_algo, "cublasGemmStridedBatchedEx %s", blas_compute_name(dt));
     return HBC_BLAS(c, cublasGemmStridedBatchedEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &alpha, B,
                                                   t, (int)n, (long long)k * n, A, t, (int)k, (long long)m * k, &beta,
                                                   C, t, (int)n, (long long)m * n, (int)batch, ct, CUBLAS_GEMM_DEFAULT));
@@ -755,79 +761,179 @@ static hb_status conv_exec(hbc_ctx *c, const conv_desc &d, cudnnConvolutionFwdAl
     return HBC_DNN(c, cudnnConvolutionForward(c->dnn, &one, d.x, x, d.w, w, d.cv, algo, c->dnn_ws, ws_bytes, &zero, d.y, y));
 }
 
-static hb_status conv_exec_nhwc(hbc_ctx *c, const conv_nhwc &n, cudnnConvolutionFwdAlgo_t algo, cudnnMathType_t math,
-                                size_t ws_bytes, const void *x, const void *w, void *y)
+/* Run the choice's convolution on x, w, y in the choice's layout (no transforms). */
+static hb_status conv_exec_choice(hbc_ctx *c, const hbc_conv_choice &ch, const conv_desc &d, const void *x,
+                                  const void *w, void *y)
+{
+    if (ch.graph) return hbc_conv_graph_exec(c, ch.g, x, w, y);
+    return conv_exec(c, d, ch.algo, ch.math, ch.ws_bytes, x, w, y);
+}
+
+/* cuda_transpose.cu: src [nb][rows][cols] -> dst [nb][cols][rows] (esize 2 or 4 bytes), enqueued;
+ * HB_ESKIP when its grid limits do not fit. */
+hb_status hbc_transpose_batched(hbc_ctx *c, size_t esize, const void *src, void *dst, int64_t nb, int64_t rows,
+                                int64_t cols);
+
+/* The NHWC pipeline on hybench's NCHW buffers: x, w -> NHWC copies, convolve, y back to NCHW. x and y
+ * go through the own batched transpose when own_tr (cuda_transpose.cu), else cudnnTransformTensor;
+ * the filter (small) always through cuDNN. */
+static hb_status conv_exec_nhwc(hbc_ctx *c, const conv_nhwc &n, const hbc_conv_choice &ch, const void *x,
+                                const void *w, void *y, const conv_p &p, bool own_tr)
 {
     const float one = 1.0f, zero = 0.0f;
-    HBC_TRY(HBC_DNN(c, cudnnTransformTensor(c->dnn, &one, n.xs, x, &zero, n.xt, n.xb)));
+    const size_t es = hbc_esize(ch.dtype);
+    if (own_tr) HBC_TRY(hbc_transpose_batched(c, es, x, n.xb, p.b, p.c, p.h * p.w));
+    else HBC_TRY(HBC_DNN(c, cudnnTransformTensor(c->dnn, &one, n.xs, x, &zero, n.xt, n.xb)));
     HBC_TRY(HBC_DNN(c, cudnnTransformTensor(c->dnn, &one, n.ws, w, &zero, n.wt, n.wb)));
-    HBC_TRY(conv_exec(c, n.d, algo, math, ws_bytes, n.xb, n.wb, n.yb));
+    HBC_TRY(conv_exec_choice(c, ch, n.d, n.xb, n.wb, n.yb));
+    if (own_tr) return hbc_transpose_batched(c, es, n.yb, y, p.b, p.oh * p.ow, p.oc);
     return HBC_DNN(c, cudnnTransformTensor(c->dnn, &one, n.yt, n.yb, &zero, n.ys, y));
 }
-
-/* Median-free quick timing of one pipeline: best of 3 after one untimed call, in ms. */
-template <typename F> static hb_status time_best(hbc_ctx *c, F fn, float *ms)
+/* The own transpose is opt-in (HB_CUDA_CONV_OWN_TRANSPOSE=1): measured on the H100 it was no faster
+ * than cudnnTransformTensor (f16 b64 c64 56x56 3x3 pipeline 0.112 vs 0.105 ms; batch 1 c128 28x28
+ * 0.0168 vs 0.0174 ms), see NOTES.md. */
+static bool own_tr_fits(const conv_p &p)
 {
-    HBC_TRY(fn());
-    float best = 1e30f;
-    for (int r = 0; r < 3; r++) {
-        HBC_TRY(HBC_RT(c, cudaEventRecord(c->ev_a, c->stream)));
-        HBC_TRY(fn());
-        HBC_TRY(HBC_RT(c, cudaEventRecord(c->ev_b, c->stream)));
-        HBC_TRY(HBC_RT(c, cudaEventSynchronize(c->ev_b)));
-        float t = 0.0f;
-        HBC_TRY(HBC_RT(c, cudaEventElapsedTime(&t, c->ev_a, c->ev_b)));
-        if (t < best) best = t;
-    }
-    *ms = best;
-    return HB_OK;
+    const char *e = getenv("HB_CUDA_CONV_OWN_TRANSPOSE");
+    return e && *e == '1' && p.b <= 65535 && (p.c + 31) / 32 <= 65535 && (p.oh * p.ow + 31) / 32 <= 65535;
 }
 
-/* Choose once per (shape, dtype): the fastest NCHW algorithm, and for tensor-core dtypes also the
- * NHWC pipeline (two input transforms, NHWC convolution, one output transform); whichever of the
- * two whole pipelines runs faster on this device is kept. */
+static void conv_choice_clear(hbc_conv_choice *ch)
+{
+    if (ch->g) hbc_conv_graph_free(ch->g);
+    memset(ch, 0, sizeof *ch);
+}
+
+static size_t conv_ws_cap(hbc_ctx *c)
+{
+    (void)c;
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) { (void)cudaGetLastError(); return 0; }
+    size_t cap = (size_t)1 << 30;
+    return cap < free_b / 4 ? cap : free_b / 4;
+}
+
+/* Choose once per (shape, dtype), by measurement. Timed (hbc_time_best: launch-gated events, best of
+ * 3, on the case's own buffers):
+ *   legacy NCHW  the fastest algorithm of cudnnFindConvolutionForwardAlgorithmEx on hybench's NCHW
+ *                tensors (every algorithm; cuDNN transforms internally where an algorithm needs it);
+ *   graph NCHW   every engine of the v9 graph API (heuristics A + fallback) on NCHW strides;
+ *   legacy NHWC, graph NHWC  the same on NHWC copies, convolution alone (what a framework with
+ *                channels-last tensors pays: the exhaustive NHWC reference);
+ *   NHWC pipeline  the faster NHWC candidate inside transforms x, w -> NHWC and y -> NCHW.
+ * Kept: the fastest of legacy NCHW, graph NCHW and the NHWC pipeline (whole pipelines, since
+ * hybench's tensors are NCHW). All the times go to case_info, so the gap to the exhaustive best in
+ * either layout is in every record. HB_CUDA_CONV_NCHW_ONLY=1 skips NHWC; HB_CUDA_CONV_API=legacy or
+ * =graph keeps one API. */
 static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, const conv_desc &d, const void *x,
                              const void *w, void *y, hbc_conv_choice **out)
 {
-    for (int i = 0; i < c->nconv && i < HBC_CONV_CACHE; i++)
+    /* HB_CUDA_CONV_FORCE_NHWC=1 (tests): take the NHWC pipeline whenever it runs, chosen afresh and
+     * never cached, so that its transforms are checked against the reference too */
+    const bool force_nhwc = getenv("HB_CUDA_CONV_FORCE_NHWC") != nullptr;
+    for (int i = 0; i < c->nconv && i < HBC_CONV_CACHE && !force_nhwc; i++)
         if (c->conv[i].valid && c->conv[i].dtype == cs->dtype && shape_eq(&c->conv[i].shape, &cs->shape)) {
             *out = &c->conv[i];
             return HB_OK;
         }
-    cudnnConvolutionFwdAlgoPerf_t b1;
-    hb_status st = conv_find(c, cs->dtype, d, x, w, y, &b1);
-    if (st == HB_ESKIP) fprintf(stderr, "hb_cuda: cuDNN found no working NCHW forward algorithm for this convolution\n");
-    if (st != HB_OK) return st;
+    const char *api = getenv("HB_CUDA_CONV_API");
+    const bool use_legacy = !(api && !strcmp(api, "graph")), use_graph = !(api && !strcmp(api, "legacy"));
+    const int64_t dims[16] = {p.b, p.c, p.h, p.w, p.oc, p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw, p.g, p.oh, p.ow};
+    const size_t cap = conv_ws_cap(c);
+    char why[200];
     hbc_conv_choice ch;
     memset(&ch, 0, sizeof ch);
     ch.shape = cs->shape;
     ch.dtype = cs->dtype;
-    ch.algo = b1.algo;
-    ch.math = b1.mathType;
-    ch.ws_bytes = b1.memory;
-    ch.find_ms = b1.time;
-    HBC_TRY(time_best(c, [&]() { return conv_exec(c, d, b1.algo, b1.mathType, b1.memory, x, w, y); }, &ch.nchw_ms));
-    if (cs->dtype != HB_F32 && !getenv("HB_CUDA_CONV_NCHW_ONLY")) {
+    float best = 1e30f;
+    /* legacy NCHW */
+    cudnnConvolutionFwdAlgoPerf_t b1;
+    if (use_legacy && conv_find(c, cs->dtype, d, x, w, y, &b1) == HB_OK) {
+        hbc_conv_choice t = ch;
+        t.algo = b1.algo; t.math = b1.mathType; t.ws_bytes = b1.memory;
+        if (t.ws_bytes) HBC_TRY(hbc_grow(c, &c->dnn_ws, &c->dnn_ws_bytes, t.ws_bytes));
+        if (hbc_time_best(c, [&]() { return conv_exec_choice(c, t, d, x, w, y); }, &ch.legacy_nchw_ms) == HB_OK) {
+            best = ch.legacy_nchw_ms;
+            ch.algo = t.algo; ch.math = t.math; ch.ws_bytes = t.ws_bytes;
+            snprintf(ch.name, sizeof ch.name, "%s/%s", conv_algo_name(t.algo), math_name(t.math));
+        }
+    }
+    if (c->sticky) return HB_EDEVICE;
+    /* graph NCHW */
+    hbc_conv_graph *gn = nullptr;
+    if (use_graph && hbc_conv_graph_tune(c, cs->dtype, 0, dims, x, w, y, cap, &gn, &ch.graph_nchw_ms, &ch.graph_nchw_n, why,
+                                         sizeof why) == HB_OK) {
+        if (ch.graph_nchw_ms < best) {
+            best = ch.graph_nchw_ms;
+            ch.graph = 1; ch.g = gn; gn = nullptr; ch.ws_bytes = hbc_conv_graph_ws(ch.g);
+            snprintf(ch.name, sizeof ch.name, "%s", hbc_conv_graph_name(ch.g));
+        }
+    } else if (use_graph) {
+        fprintf(stderr, "hb_cuda: conv graph NCHW: %s\n", why);
+    }
+    if (gn) hbc_conv_graph_free(gn);
+    if (c->sticky) { conv_choice_clear(&ch); return HB_EDEVICE; }
+    /* NHWC: the convolution alone in both APIs, then the faster inside the transform pipeline */
+    if (!getenv("HB_CUDA_CONV_NCHW_ONLY")) {
         conv_nhwc n;
         if (conv_nhwc_make(c, p, cs->dtype, &n) == HB_OK) {
+            const float one = 1.0f, zero = 0.0f;
+            hb_status st = HBC_DNN(c, cudnnTransformTensor(c->dnn, &one, n.xs, x, &zero, n.xt, n.xb));
+            if (st == HB_OK) st = HBC_DNN(c, cudnnTransformTensor(c->dnn, &one, n.ws, w, &zero, n.wt, n.wb));
+            hbc_conv_choice h = ch;
+            h.g = nullptr; h.graph = 0;
+            float hbest = 1e30f;
             cudnnConvolutionFwdAlgoPerf_t b2;
-            if (conv_find(c, cs->dtype, n.d, n.xb, n.wb, n.yb, &b2) == HB_OK &&
-                time_best(c, [&]() { return conv_exec_nhwc(c, n, b2.algo, b2.mathType, b2.memory, x, w, y); }, &ch.nhwc_ms) == HB_OK &&
-                ch.nhwc_ms < 0.97f * ch.nchw_ms) {
+            if (st == HB_OK && use_legacy && conv_find(c, cs->dtype, n.d, n.xb, n.wb, n.yb, &b2) == HB_OK) {
+                hbc_conv_choice t = h;
+                t.algo = b2.algo; t.math = b2.mathType; t.ws_bytes = b2.memory;
+                if ((!t.ws_bytes || hbc_grow(c, &c->dnn_ws, &c->dnn_ws_bytes, t.ws_bytes) == HB_OK) &&
+                    hbc_time_best(c, [&]() { return conv_exec_choice(c, t, n.d, n.xb, n.wb, n.yb); }, &ch.legacy_nhwc_ms) == HB_OK) {
+                    hbest = ch.legacy_nhwc_ms;
+                    h.algo = t.algo; h.math = t.math; h.ws_bytes = t.ws_bytes;
+                    snprintf(h.name, sizeof h.name, "%s/%s", conv_algo_name(t.algo), math_name(t.math));
+                }
+            }
+            hbc_conv_graph *gh = nullptr;
+            if (st == HB_OK && use_graph && !c->sticky &&
+                hbc_conv_graph_tune(c, cs->dtype, 1, dims, n.xb, n.wb, n.yb, cap, &gh, &ch.graph_nhwc_ms, &ch.graph_nhwc_n,
+                                    why, sizeof why) == HB_OK) {
+                if (ch.graph_nhwc_ms < hbest) {
+                    hbest = ch.graph_nhwc_ms;
+                    h.graph = 1; h.g = gh; gh = nullptr; h.ws_bytes = hbc_conv_graph_ws(h.g);
+                    snprintf(h.name, sizeof h.name, "%s", hbc_conv_graph_name(h.g));
+                }
+            }
+            if (gh) hbc_conv_graph_free(gh);
+            if (hbest < 1e30f && !c->sticky &&
+                (!h.ws_bytes || hbc_grow(c, &c->dnn_ws, &c->dnn_ws_bytes, h.ws_bytes) == HB_OK) &&
+                hbc_time_best(c, [&]() { return conv_exec_nhwc(c, n, h, x, w, y, p, own_tr_fits(p)); }, &ch.nhwc_pipe_ms) == HB_OK &&
+                (ch.nhwc_pipe_ms < best || force_nhwc)) {
+                best = ch.nhwc_pipe_ms;
+                if (ch.g) hbc_conv_graph_free(ch.g);
+                h.legacy_nchw_ms = ch.legacy_nchw_ms; h.graph_nchw_ms = ch.graph_nchw_ms; h.graph_nchw_n = ch.graph_nchw_n;
+                h.legacy_nhwc_ms = ch.legacy_nhwc_ms; h.graph_nhwc_ms = ch.graph_nhwc_ms; h.graph_nhwc_n = ch.graph_nhwc_n;
+                h.nhwc_pipe_ms = ch.nhwc_pipe_ms;
+                ch = h;
                 ch.nhwc = 1;
-                ch.algo = b2.algo;
-                ch.math = b2.mathType;
-                ch.ws_bytes = b2.memory;
-                ch.find_ms = b2.time;
+            } else if (h.g) {
+                hbc_conv_graph_free(h.g);
             }
             conv_nhwc_free(&n);
         }
-        if (c->sticky) return HB_EDEVICE;
+        if (c->sticky) { conv_choice_clear(&ch); return HB_EDEVICE; }
     }
-    ch.valid = 1;
+    if (best >= 1e30f) {
+        fprintf(stderr, "hb_cuda: cuDNN offered no working forward convolution for this shape\n");
+        conv_choice_clear(&ch);
+        return HB_ESKIP;
+    }
+    ch.chosen_ms = best;
+    ch.valid = force_nhwc ? 0 : 1;
     /* append; when full, overwrite round-robin */
     hbc_conv_choice *slot = &c->conv[c->nconv < HBC_CONV_CACHE ? c->nconv : c->nconv % HBC_CONV_CACHE];
     c->nconv++;
+    conv_choice_clear(slot);
     *slot = ch;
     *out = slot;
     return HB_OK;
@@ -844,26 +950,25 @@ static hb_status run_conv(hbc_ctx *c, const hb_case *cs, const void *x, const vo
     if (st == HB_OK && ch->ws_bytes) st = hbc_grow(c, &c->dnn_ws, &c->dnn_ws_bytes, ch->ws_bytes);
     if (st == HB_OK && !ch->nhwc) {
         st = tmark_begin_gated(c);
-        if (st == HB_OK) st = conv_exec(c, d, ch->algo, ch->math, ch->ws_bytes, x, w, y);
+        if (st == HB_OK) st = conv_exec_choice(c, *ch, d, x, w, y);
     }
     if (st == HB_OK && ch->nhwc) {
         conv_nhwc n;
         st = conv_nhwc_make(c, p, cs->dtype, &n);
         if (st == HB_OK) {
             st = tmark_begin_gated(c);
-            if (st == HB_OK) st = conv_exec_nhwc(c, n, ch->algo, ch->math, ch->ws_bytes, x, w, y);
+            if (st == HB_OK) st = conv_exec_nhwc(c, n, *ch, x, w, y, p, own_tr_fits(p));
             conv_nhwc_free(&n);
         }
     }
     if (st == HB_OK) {
-        snprintf(c->last_impl, sizeof c->last_impl, "cudnnConvolutionForward%s", ch->nhwc ? "+NHWC transforms" : "");
-        if (ch->nhwc_ms > 0.0f)
-            snprintf(c->last_algo, sizeof c->last_algo, "%s/%s %s (choice timed: NCHW %.3f ms, NHWC+transforms %.3f ms)",
-                     conv_algo_name(ch->algo), math_name(ch->math), ch->nhwc ? "NHWC" : "NCHW", (double)ch->nchw_ms,
-                     (double)ch->nhwc_ms);
-        else
-            snprintf(c->last_algo, sizeof c->last_algo, "%s/%s NCHW", conv_algo_name(ch->algo), math_name(ch->math));
+        snprintf(c->last_impl, sizeof c->last_impl, "cudnn-conv:%.50s", ch->name);
+        snprintf(c->last_algo, sizeof c->last_algo, "%s, %s", ch->graph ? "graph API engine" : "legacy API algorithm",
+                 !ch->nhwc ? "on hybench's NCHW tensors"
+                 : own_tr_fits(p) ? "NHWC convolution inside NCHW->NHWC->NCHW transforms (own transpose kernel)"
+                              : "NHWC convolution inside NCHW->NHWC->NCHW transforms (cudnnTransformTensor)");
         c->last_ws = ch->ws_bytes + (ch->nhwc ? c->conv_tmp_bytes : 0);
+        c->last_conv = ch;
     }
     conv_desc_free(&d);
     return st;
@@ -880,7 +985,8 @@ static hb_status run_pool(hbc_ctx *c, const hb_case *cs, const void *x, void *y)
     /* cuDNN pooling has no dilation and needs padding < window (else a window may lie wholly in the
      * padding, which hybench defines as 0): own kernel there. */
     if (p.dh != 1 || p.dw != 1 || p.ph >= p.kh || p.pw >= p.kw || p.b * p.c > INT_MAX) {
-        snprintf(c->last_impl, sizeof c->last_impl, "own_pool_kernel");
+        snprintf(c->last_impl, sizeof c->last_impl, "own-kernel");
+        snprintf(c->last_algo, sizeof c->last_algo, "own_pool_kernel");
         HBC_TRY(tmark_begin_gated(c));
         return hbc_pool(c, is_max, e, x, y, p.b, p.c, p.h, p.w, p.oh, p.ow, p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw);
     }
@@ -903,13 +1009,15 @@ static hb_status run_pool(hbc_ctx *c, const hb_case *cs, const void *x, void *y)
     if (st == HB_OK) {
         const float alpha = 1.0f, beta = 0.0f;
         st = HBC_DNN(c, cudnnPoolingForward(c->dnn, pd, &alpha, xd, x, &beta, yd, y));
-        snprintf(c->last_impl, sizeof c->last_impl, "cudnnPoolingForward");
+        snprintf(c->last_impl, sizeof c->last_impl, "cudnn-pool");
+        snprintf(c->last_algo, sizeof c->last_algo, "cudnnPoolingForward");
     }
     if (xd) cudnnDestroyTensorDescriptor(xd);
     if (yd) cudnnDestroyTensorDescriptor(yd);
     if (pd) cudnnDestroyPoolingDescriptor(pd);
     if (st == HB_ESKIP) { /* cuDNN refused this combination: own kernel */
-        snprintf(c->last_impl, sizeof c->last_impl, "own_pool_kernel");
+        snprintf(c->last_impl, sizeof c->last_impl, "own-kernel");
+        snprintf(c->last_algo, sizeof c->last_algo, "own_pool_kernel");
         HBC_TRY(tmark_begin_gated(c));
         return hbc_pool(c, is_max, e, x, y, p.b, p.c, p.h, p.w, p.oh, p.ow, p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw);
     }
@@ -945,21 +1053,22 @@ static hb_status cuda_run(hb_instance *inst, const hb_case *cs, hb_buf *const *i
     const hb_shape *s = &cs->shape;
     c->last_algo[0] = 0;
     c->last_ws = 0;
+    c->last_conv = nullptr;
     hb_status st;
-    /* conv2d and pooling mark the timer's start themselves, after their host-side setup */
-    if (op != HB_OP_CONV2D && op != HB_OP_MAXPOOL && op != HB_OP_AVGPOOL && !hbc_is_coll(op)) HBC_TRY(tmark_begin_gated(c));
+    /* conv2d, pooling, attention and collectives mark the timer's start themselves, after their host-side setup */
+    if (op != HB_OP_CONV2D && op != HB_OP_MAXPOOL && op != HB_OP_AVGPOOL && op != HB_OP_ATTENTION && !hbc_is_coll(op))
+        HBC_TRY(tmark_begin_gated(c));
     switch (op) {
     case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
-        snprintf(c->last_impl, sizeof c->last_impl, "own_elementwise_vec16");
+        snprintf(c->last_impl, sizeof c->last_impl, "own-kernel");
+        snprintf(c->last_algo, sizeof c->last_algo, "own_elementwise_vec16");
         st = hbc_elementwise(c, op, e, in[0]->dev, nin > 1 ? in[1]->dev : nullptr, out->dev, s->n);
         break;
     case HB_OP_MATMUL:
         st = gemm(c, cs->dtype, in[0]->dev, in[1]->dev, out->dev, s->m, s->n, s->k, 1);
-        snprintf(c->last_algo, sizeof c->last_algo, "%s", blas_compute_name(cs->dtype));
         break;
     case HB_OP_BMM:
         st = gemm(c, cs->dtype, in[0]->dev, in[1]->dev, out->dev, s->m, s->n, s->k, def1(s->batch, 1));
-        snprintf(c->last_algo, sizeof c->last_algo, "%s", blas_compute_name(cs->dtype));
         break;
     case HB_OP_CONV2D:
         st = run_conv(c, cs, in[0]->dev, in[1]->dev, out->dev);
@@ -968,15 +1077,18 @@ static hb_status cuda_run(hb_instance *inst, const hb_case *cs, hb_buf *const *i
         st = run_pool(c, cs, in[0]->dev, out->dev);
         break;
     case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX:
-        snprintf(c->last_impl, sizeof c->last_impl, "own_reduce_rows");
+        snprintf(c->last_impl, sizeof c->last_impl, "own-kernel");
+        snprintf(c->last_algo, sizeof c->last_algo, "own_reduce_rows");
         st = hbc_reduce_rows(c, op, e, in[0]->dev, out->dev, s->rows, s->cols);
         break;
     case HB_OP_SUM_ALL:
-        snprintf(c->last_impl, sizeof c->last_impl, "own_reduce_rows");
+        snprintf(c->last_impl, sizeof c->last_impl, "own-kernel");
+        snprintf(c->last_algo, sizeof c->last_algo, "own_reduce_rows");
         st = hbc_reduce_rows(c, HB_OP_SUM, e, in[0]->dev, out->dev, 1, s->n);
         break;
     case HB_OP_RMSNORM:
-        snprintf(c->last_impl, sizeof c->last_impl, "own_rmsnorm");
+        snprintf(c->last_impl, sizeof c->last_impl, "own-kernel");
+        snprintf(c->last_algo, sizeof c->last_algo, "own_rmsnorm");
         st = hbc_rmsnorm(c, e, in[0]->dev, in[1]->dev, out->dev, s->rows, s->cols);
         break;
     case HB_OP_ALL_REDUCE: case HB_OP_ALL_GATHER: case HB_OP_REDUCE_SCATTER: case HB_OP_BROADCAST:
@@ -985,8 +1097,13 @@ static hb_status cuda_run(hb_instance *inst, const hb_case *cs, hb_buf *const *i
     case HB_OP_ATTENTION: {
         attn_p a;
         if (!attn_params(s, &a)) return HB_EINVAL;
-        st = hbc_attention(c, cs->dtype, in[0]->dev, in[1]->dev, in[2]->dev, out->dev, a.b, a.heads, a.kvh, a.seq,
-                           a.kvs, a.d, a.causal);
+        hbc_attn_plan plan;
+        st = hbc_attn_prepare(c, cs->dtype, in[0]->dev, in[1]->dev, in[2]->dev, out->dev, a.b, a.heads, a.kvh, a.seq,
+                              a.kvs, a.d, a.causal, &plan);
+        if (st == HB_OK) st = tmark_begin_gated(c);
+        if (st == HB_OK)
+            st = hbc_attn_exec(c, &plan, cs->dtype, in[0]->dev, in[1]->dev, in[2]->dev, out->dev, a.b, a.heads, a.kvh,
+                               a.seq, a.kvs, a.d, a.causal);
         break;
     }
     default:
@@ -1208,7 +1325,25 @@ static hb_status cuda_case_info(hb_instance *inst, const hb_case *cs, char *buf,
     if (!c || !buf || len < 3) return HB_EINVAL;
     size_t j = (size_t)snprintf(buf, len, "{\"impl\":\"%s\"", c->last_impl);
     if (c->last_algo[0] && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"algo\":\"%s\"", c->last_algo);
-    if (cs && cs->op == HB_OP_CONV2D && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"workspace_bytes\":%zu", c->last_ws);
+    if (cs && (cs->op == HB_OP_CONV2D || cs->op == HB_OP_ATTENTION) && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"workspace_bytes\":%zu", c->last_ws);
+    if (cs && cs->op == HB_OP_CONV2D && c->last_conv && j < len) {
+        /* the one-off choice's timings (ms, launch-gated events, best of 3; 0 = not available) and
+         * the ratio of the exhaustive best in either layout to the chosen pipeline (>= 1: at least
+         * as fast as the fastest cuDNN algorithm or engine found for this shape) */
+        const hbc_conv_choice *v = c->last_conv;
+        float ex = 0;
+        const float cand[4] = {v->legacy_nchw_ms, v->graph_nchw_ms, v->legacy_nhwc_ms, v->graph_nhwc_ms};
+        for (int i = 0; i < 4; i++)
+            if (cand[i] > 0 && (ex == 0 || cand[i] < ex)) ex = cand[i];
+        j += (size_t)snprintf(buf + j, len - j,
+                              ",\"conv_choice\":{\"chosen_ms\":%.5g,\"legacy_nchw_ms\":%.5g,\"graph_nchw_ms\":%.5g,"
+                              "\"graph_nchw_engines\":%d,\"legacy_nhwc_ms\":%.5g,\"graph_nhwc_ms\":%.5g,"
+                              "\"graph_nhwc_engines\":%d,\"nhwc_pipeline_ms\":%.5g,\"exhaustive_best_ms\":%.5g,"
+                              "\"exhaustive_best_over_chosen\":%.4g}",
+                              (double)v->chosen_ms, (double)v->legacy_nchw_ms, (double)v->graph_nchw_ms, v->graph_nchw_n,
+                              (double)v->legacy_nhwc_ms, (double)v->graph_nhwc_ms, v->graph_nhwc_n,
+                              (double)v->nhwc_pipe_ms, (double)ex, v->chosen_ms > 0 ? (double)(ex / v->chosen_ms) : 0.0);
+    }
     if (c->gate_on && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"device_timer\":\"events, launch-gated\"");
     if (c->enqueue_n > 0 && j < len) {
         const size_t n = (size_t)(c->enqueue_n < HBC_ENQ_KEEP ? c->enqueue_n : HBC_ENQ_KEEP);

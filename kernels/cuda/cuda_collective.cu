@@ -312,16 +312,19 @@ hb_status hbc_coll_run(hbc_ctx *c, const hb_case *cs, const void *in, void *out,
     const size_t es = hbc_esize(cs->dtype), n = (size_t)s->n;
     const ncclDataType_t t = nccl_type(cs->dtype);
     if (s->path == HB_COLL_HOST) {
-        snprintf(c->last_impl, sizeof c->last_impl, "host_staged_pinned");
+        snprintf(c->last_impl, sizeof c->last_impl, "host-staged");
+        snprintf(c->last_algo, sizeof c->last_algo, "D2H, f64 reduce on the host, H2D through pinned staging");
         HBC_TRY(mark(c));
         return run_host(c, cs, in, out);
     }
     if (s->path == HB_COLL_PEER) {
-        snprintf(c->last_impl, sizeof c->last_impl, "cudaMemcpyPeerAsync");
+        snprintf(c->last_impl, sizeof c->last_impl, "cuda-peer");
+        snprintf(c->last_algo, sizeof c->last_algo, "cudaMemcpyPeerAsync");
         HBC_TRY(mark(c));
         return run_peer(c, cs, in, out);
     }
-    snprintf(c->last_impl, sizeof c->last_impl, "nccl_%d%s", g.api.version, s->inplace ? "_inplace" : "");
+    snprintf(c->last_impl, sizeof c->last_impl, "nccl");
+    snprintf(c->last_algo, sizeof c->last_algo, "NCCL %d, %s", g.api.version, s->inplace ? "in place" : "out of place");
     const void *send = in;
     if (s->inplace) {
         /* NCCL's in-place layouts: all_gather sends from its own block of the output */

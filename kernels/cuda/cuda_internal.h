@@ -34,17 +34,25 @@ static inline hbc_elem hbc_elem_of(hb_dtype d)
 }
 static inline size_t hbc_esize(hb_dtype d) { return (d == HB_F16 || d == HB_BF16) ? 2 : 4; }
 
-/* One cached cuDNN convolution algorithm choice (per shape and dtype, chosen once). */
+struct hbc_conv_graph; /* a cuDNN graph-API convolution with its autotuned plan (cuda_conv.cpp) */
+
+/* One cached conv2d implementation choice (per shape and dtype, chosen once by timing, see
+ * conv_choose in cuda_backend.cu). Times are device ms, launch-gated events, best of 3. */
 struct hbc_conv_choice {
     hb_shape shape;
     hb_dtype dtype;
     int valid;
+    int nhwc;                  /* 1: transform NCHW -> NHWC, convolve in NHWC, transform back */
+    int graph;                 /* 1: the graph-API plan g, 0: the legacy algorithm algo/math */
     cudnnConvolutionFwdAlgo_t algo;
     cudnnMathType_t math;
     size_t ws_bytes;
-    float find_ms;
-    int nhwc;                  /* 1: transform NCHW -> NHWC, convolve in NHWC, transform back (faster here) */
-    float nchw_ms, nhwc_ms;    /* the two pipelines as timed once when choosing */
+    hbc_conv_graph *g;         /* owned; freed when the slot is reused or the instance closes */
+    char name[112];            /* the chosen algorithm or engine */
+    /* what was timed: the fastest legacy algorithm and graph engine in each layout, the NHWC
+     * convolution alone (no transforms) and inside the whole NHWC pipeline; 0 = not available */
+    float legacy_nchw_ms, graph_nchw_ms, legacy_nhwc_ms, graph_nhwc_ms, nhwc_pipe_ms, chosen_ms;
+    int graph_nchw_n, graph_nhwc_n; /* engines timed */
 };
 #define HBC_CONV_CACHE 64
 
@@ -75,9 +83,11 @@ struct hbc_ctx {
                                                   hb_buf carries no dtype */
     struct hbc_conv_choice conv[HBC_CONV_CACHE];
     int nconv;
+    const struct hbc_conv_choice *last_conv;   /* the conv choice the last run used (case_info) */
     /* Facts about the last run, for case_info. */
     char last_impl[64];
-    char last_algo[192];
+    char last_algo[512];
+    void *sdpa;                /* cuDNN SDPA graph cache (cuda_sdpa.cpp), freed by hbc_sdpa_free */
     size_t last_ws;
     /* host seconds from run() entry until its device work was all enqueued (the host timer's share
      * that the launch-gated device timer excludes), for the last enqueue_n (at most HBC_ENQ_KEEP)
@@ -113,6 +123,30 @@ hb_status hbc_dnn_check(hbc_ctx *c, cudnnStatus_t e, const char *what, const cha
 hb_status hbc_gate_launch(hbc_ctx *c);
 void hbc_gate_release(hbc_ctx *c);
 
+/* Device time of one call of fn (which enqueues on c->stream and must not synchronize), in ms: one
+ * untimed call, then 3 timed calls, each bracketed by CUDA events behind the launch gate (so the
+ * host's launch and library overhead is excluded, as in run()), the best kept. Used by the one-off
+ * implementation choices (conv2d algorithms and engines, attention cuDNN vs own kernel). */
+template <typename F> hb_status hbc_time_best(hbc_ctx *c, F fn, float *ms)
+{
+    HBC_TRY(fn());
+    float best = 1e30f;
+    for (int r = 0; r < 3; r++) {
+        hb_status st = hbc_gate_launch(c);
+        if (st == HB_OK) st = hbc_rt_check(c, cudaEventRecord(c->ev_a, c->stream), "cudaEventRecord", __FILE__, __LINE__);
+        if (st == HB_OK) st = fn();
+        if (st == HB_OK) st = hbc_rt_check(c, cudaEventRecord(c->ev_b, c->stream), "cudaEventRecord", __FILE__, __LINE__);
+        hbc_gate_release(c);
+        HBC_TRY(st);
+        HBC_TRY(HBC_RT(c, cudaEventSynchronize(c->ev_b)));
+        float t = 0.0f;
+        HBC_TRY(HBC_RT(c, cudaEventElapsedTime(&t, c->ev_a, c->ev_b)));
+        if (t < best) best = t;
+    }
+    *ms = best;
+    return HB_OK;
+}
+
 /* Grow-only device allocation of *p to at least bytes (accounted in c->dev_bytes). */
 hb_status hbc_grow(hbc_ctx *c, void **p, size_t *have, size_t bytes);
 
@@ -145,8 +179,52 @@ hb_status hbc_write_probe(hbc_ctx *c, void *dst, size_t bytes);
 /* o = softmax(q k^T / sqrt(d) + mask) v, layouts of hybench.h (GQA, end-aligned causal mask; a
  * query row that sees no key gives 0). Picks the fused flash kernel (mma.sync for f16/bf16, FFMA
  * register tiles for f32) when head_dim is 64 or 128, else a warp-per-row online-softmax kernel.
- * Writes the kernel's name into c->last_impl. HB_ESKIP for tf32 (not offered for attention). */
+ * Writes "own-flash" or "own-split-kv" into c->last_impl and the kernel's name into c->last_algo.
+ * HB_ESKIP for tf32 (not offered for attention). */
 hb_status hbc_attention(hbc_ctx *c, hb_dtype d, const void *q, const void *k, const void *v, void *o, int64_t batch,
                         int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal);
+
+/* ---- conv2d through the cuDNN graph API (cuda_conv.cpp) ---- */
+/* Build the forward convolution graph for dims = {b, c, h, w, oc, kh, kw, sh, sw, ph, pw, dh, dw, g,
+ * oh, ow} (hybench's conv2d, kernels/cpu_ref/kshape.h) in layout nhwc (0: NCHW/KCRS strides, 1:
+ * NHWC/KRSC), dtype dt, then time every engine configuration of heuristics A + fallback that builds
+ * and needs at most ws_cap workspace bytes on x, w, y (device buffers in that layout; y is
+ * overwritten) and keep the fastest: *out (caller owns; hbc_conv_graph_free), *ms its time,
+ * *tried the engines timed. HB_ESKIP with why when cuDNN offers nothing runnable (or the plugin
+ * was built without the frontend headers); HB_ENOMEM / HB_EDEVICE from the workspace or a sticky
+ * error. Grows c->dnn_ws; never called behind the launch gate. */
+hb_status hbc_conv_graph_tune(hbc_ctx *c, hb_dtype dt, int nhwc, const int64_t dims[16], const void *x, const void *w,
+                              void *y, size_t ws_cap, hbc_conv_graph **out, float *ms, int *tried, char *why,
+                              size_t whylen);
+/* Enqueue the tuned plan on x, w, y (layout as tuned); c->dnn_ws must hold hbc_conv_graph_ws(p). */
+hb_status hbc_conv_graph_exec(hbc_ctx *c, const hbc_conv_graph *p, const void *x, const void *w, void *y);
+size_t hbc_conv_graph_ws(const hbc_conv_graph *p);
+const char *hbc_conv_graph_name(const hbc_conv_graph *p);
+void hbc_conv_graph_free(hbc_conv_graph *p);
+
+/* ---- attention through cuDNN's fused SDPA (cuda_sdpa.cpp) ---- */
+/* The implementation chosen for one attention case: cudnn != NULL runs cuDNN's SDPA graph (cached in
+ * c->sdpa, workspace ws bytes already in c->dnn_ws), else the own kernel; note says why (both times
+ * of the first-run choice, or why cuDNN was not used). */
+struct hbc_attn_plan {
+    void *cudnn;
+    size_t ws;
+    char note[224];
+};
+/* Host-side set-up of an attention case, before the launch gate (it may build a cuDNN graph, grow
+ * the workspace and, on a shape's first run, time cuDNN against the own kernel on these buffers,
+ * which overwrites o). Layouts and arguments as hbc_attention. Returns HB_OK with *plan filled
+ * (cuDNN refusing the shape is not an error: plan->cudnn == NULL and the reason in plan->note);
+ * HB_ENOMEM / HB_EDEVICE from the workspace or the timing runs. Knob: HB_CUDA_ATTN=cudnn|own|split. */
+hb_status hbc_attn_prepare(hbc_ctx *c, hb_dtype dt, const void *q, const void *k, const void *v, void *o, int64_t batch,
+                           int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal,
+                           hbc_attn_plan *plan);
+/* Enqueue the attention as planned (no synchronization); sets c->last_impl ("cudnn-sdpa",
+ * "own-flash", "own-split-kv"), c->last_algo (engine or kernel, plus plan->note) and c->last_ws. */
+hb_status hbc_attn_exec(hbc_ctx *c, const hbc_attn_plan *plan, hb_dtype dt, const void *q, const void *k, const void *v,
+                        void *o, int64_t batch, int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd,
+                        int causal);
+/* Free the SDPA graph cache (at close; the workspace is the instance's dnn_ws). */
+void hbc_sdpa_free(hbc_ctx *c);
 
 #endif

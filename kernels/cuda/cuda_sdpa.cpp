@@ -1,0 +1,227 @@
+/*
+ * cuda_sdpa.cpp - attention through cuDNN's fused scaled-dot-product attention (the flash-attention
+ * engines of the cuDNN graph API), built with the header-only cudnn-frontend (PyPI
+ * `nvidia-cudnn-frontend`, fetched into build/cudnn-frontend by tools/fetch_cudnn_frontend.sh; never
+ * copied into the repository), and the per-shape choice between it and the plugin's own kernels
+ * (cuda_attention.cu).
+ *
+ * One graph per (dtype, batch, heads, kv_heads, seq, kv_seq, head_dim, causal) is built on the first
+ * run of that shape and cached in the instance (c->sdpa), with its workspace size; a shape cuDNN
+ * refuses is cached too, with cuDNN's reason, so it is not rebuilt at every run. On the first run of a
+ * shape both cuDNN's graph and the own kernel are timed (CUDA events, best of 3 after one untimed
+ * call) and the faster is kept for the case (HB_CUDA_ATTN=cudnn or =own forces one; =split forces the
+ * own generic kernel). Both times go to case_info ("algo"), so the choice can be checked.
+ *
+ * Mapping of hybench's attention (harness/core/hybench.h) onto cuDNN SDPA:
+ *   q [batch, heads, seq, head_dim], k, v [batch, kv_heads, kv_seq, head_dim], o like q, all dense
+ *   row-major: BHSD strides {h*s*d, s*d, d, 1}; grouped-query attention (kv_heads < heads) is
+ *   cuDNN's h_k = h_v < h_q; scale 1/sqrt(head_dim); io dtype f16 or bf16, f32 softmax and
+ *   accumulation; no stats output (inference).
+ *   hybench's causal mask is end-aligned (query i sees keys j <= i + kv_seq - seq): cuDNN's
+ *   bottom-right diagonal alignment with right bound 0. For seq = 1 the mask hides nothing and is
+ *   dropped (cuDNN's decode path, s_q = 1, takes no mask before 9.10). seq > kv_seq with causal
+ *   (rows that see no key, which hybench defines as 0) is left to the own kernel.
+ * Version: built against the cuDNN headers here (9.19) but run with the device's library (9.14 on the
+ * lent GPU machine); the frontend checks cudnnGetVersion() at run time and refuses what the loaded
+ * library lacks, and no option newer than 9.6 is used.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "cuda_internal.h"
+
+#if __has_include(<cudnn_frontend.h>)
+#include <cudnn_frontend.h>
+#define HBC_HAVE_FE 1
+namespace fe = cudnn_frontend;
+#else
+#define HBC_HAVE_FE 0
+#endif
+
+namespace {
+
+typedef std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int> sdpa_key;
+
+struct sdpa_entry {
+#if HBC_HAVE_FE
+    std::shared_ptr<fe::graph::Graph> g;
+#endif
+    int64_t ws = 0;
+    std::string why;      /* non-empty: cuDNN cannot run this shape (the reason) */
+    std::string plan;     /* engine name of the chosen plan */
+    int chosen = -1;      /* -1: not yet timed; 1: cuDNN; 0: own kernel */
+    float cudnn_ms = 0, own_ms = 0;
+};
+
+struct sdpa_cache {
+    std::map<sdpa_key, sdpa_entry> m;
+};
+
+sdpa_cache *cache_of(hbc_ctx *c)
+{
+    if (!c->sdpa) c->sdpa = new sdpa_cache;
+    return (sdpa_cache *)c->sdpa;
+}
+
+#if HBC_HAVE_FE
+enum { UID_Q = 1, UID_K = 2, UID_V = 3, UID_O = 4 };
+
+/* Build the graph and one plan (heuristics mode A, then the fallback list); e->why on failure. */
+void build(hbc_ctx *c, hb_dtype dt, int64_t b, int64_t h, int64_t kvh, int64_t s, int64_t kvs, int64_t d, int causal,
+           sdpa_entry *e)
+{
+    const size_t ver = cudnnGetVersion();
+    if (ver < 90000) { e->why = "cuDNN " + std::to_string(ver) + " < 9.0"; return; }
+    if (causal && s > kvs) { e->why = "causal with seq > kv_seq: rows that see no key (hybench: 0) are not cuDNN's"; return; }
+    auto g = std::make_shared<fe::graph::Graph>();
+    g->set_io_data_type(dt == HB_BF16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF)
+        .set_intermediate_data_type(fe::DataType_t::FLOAT)
+        .set_compute_data_type(fe::DataType_t::FLOAT);
+    auto Q = g->tensor(fe::graph::Tensor_attributes().set_name("Q").set_uid(UID_Q).set_dim({b, h, s, d}).set_stride({h * s * d, s * d, d, 1}));
+    auto K = g->tensor(fe::graph::Tensor_attributes().set_name("K").set_uid(UID_K).set_dim({b, kvh, kvs, d}).set_stride({kvh * kvs * d, kvs * d, d, 1}));
+    auto V = g->tensor(fe::graph::Tensor_attributes().set_name("V").set_uid(UID_V).set_dim({b, kvh, kvs, d}).set_stride({kvh * kvs * d, kvs * d, d, 1}));
+    auto opt = fe::graph::SDPA_attributes().set_name("hb_sdpa").set_generate_stats(false).set_attn_scale((float)(1.0 / sqrt((double)d)));
+    if (causal && s > 1) {
+        if (s == kvs) opt.set_causal_mask(true); /* top-left = bottom-right when square: the older, wider path */
+        else opt.set_causal_mask_bottom_right(true);
+    }
+    auto outs = g->sdpa(Q, K, V, opt);
+    auto O = outs[0];
+    O->set_output(true).set_uid(UID_O).set_dim({b, h, s, d}).set_stride({h * s * d, s * d, d, 1});
+    fe::error_t r = g->validate();
+    if (r.is_good()) (void)(r = g->build_operation_graph(c->dnn));
+    if (r.is_good()) (void)(r = g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
+    if (r.is_good()) (void)(r = g->check_support(c->dnn));
+    if (r.is_good()) (void)(r = g->build_plans(c->dnn, fe::BuildPlanPolicy_t::HEURISTICS_CHOICE));
+    if (r.is_good()) (void)(r = g->get_workspace_size(e->ws));
+    if (r.is_good()) (void)g->get_plan_name(e->plan);
+    if (!r.is_good()) {
+        e->why = "cudnn-frontend: " + r.get_message();
+        if (e->why.size() > 150) e->why.resize(150);
+        for (auto &ch : e->why)
+            if (ch == '"' || ch == '\\' || (unsigned char)ch < 32) ch = ' ';
+        return;
+    }
+    e->g = g;
+}
+#endif
+
+hb_status exec(hbc_ctx *c, sdpa_entry *e, const void *q, const void *k, const void *v, void *o)
+{
+#if HBC_HAVE_FE
+    std::unordered_map<int64_t, void *> pack = {
+        {UID_Q, const_cast<void *>(q)}, {UID_K, const_cast<void *>(k)}, {UID_V, const_cast<void *>(v)}, {UID_O, o}};
+    fe::error_t r = e->g->execute(c->dnn, pack, c->dnn_ws);
+    if (!r.is_good()) {
+        fprintf(stderr, "hb_cuda: cuDNN SDPA execute failed: %s (%s:%d)\n", r.get_message().c_str(), __FILE__, __LINE__);
+        cudaError_t ce = cudaGetLastError();
+        if (ce != cudaSuccess) return hbc_rt_check(c, ce, "cuDNN SDPA execute", __FILE__, __LINE__);
+        return HB_EDEVICE;
+    }
+    return HB_OK;
+#else
+    (void)c; (void)e; (void)q; (void)k; (void)v; (void)o;
+    return HB_ESKIP;
+#endif
+}
+
+} // namespace
+
+hb_status hbc_attn_prepare(hbc_ctx *c, hb_dtype dt, const void *q, const void *k, const void *v, void *o, int64_t batch,
+                           int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal,
+                           hbc_attn_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    const char *force = getenv("HB_CUDA_ATTN");
+    const bool want_own = force && (!strcmp(force, "own") || !strcmp(force, "split"));
+    const bool want_cudnn = force && !strcmp(force, "cudnn");
+    if (dt != HB_F16 && dt != HB_BF16) {
+        snprintf(plan->note, sizeof plan->note, "cudnn-sdpa takes f16/bf16 only; f32 runs the own kernel");
+        return HB_OK;
+    }
+    if (want_own) {
+        snprintf(plan->note, sizeof plan->note, "HB_CUDA_ATTN=%s", force);
+        return HB_OK;
+    }
+#if !HBC_HAVE_FE
+    (void)q; (void)k; (void)v; (void)o; (void)batch; (void)heads; (void)kvh; (void)seq; (void)kvs; (void)hd; (void)causal;
+    snprintf(plan->note, sizeof plan->note, "cudnn-sdpa unavailable: plugin built without the cudnn-frontend headers");
+    return HB_OK;
+#else
+    sdpa_cache *cc = cache_of(c);
+    const sdpa_key key(dt, batch, heads, kvh, seq, kvs, hd, causal ? 1 : 0);
+    auto it = cc->m.find(key);
+    if (it == cc->m.end()) {
+        sdpa_entry e;
+        try {
+            build(c, dt, batch, heads, kvh, seq, kvs, hd, causal, &e);
+        } catch (const std::exception &ex) {
+            e.g.reset();
+            e.why = std::string("cudnn-frontend exception: ") + ex.what();
+        }
+        (void)cudaGetLastError(); /* a refused build may leave a non-sticky error behind */
+        it = cc->m.emplace(key, std::move(e)).first;
+    }
+    sdpa_entry *e = &it->second;
+    if (!e->g) {
+        snprintf(plan->note, sizeof plan->note, "cudnn-sdpa refused: %s", e->why.c_str());
+        return HB_OK;
+    }
+    if (e->ws > 0) HBC_TRY(hbc_grow(c, &c->dnn_ws, &c->dnn_ws_bytes, (size_t)e->ws));
+    if (e->chosen < 0) {
+        HBC_TRY(hbc_time_best(c, [&]() { return exec(c, e, q, k, v, o); }, &e->cudnn_ms));
+        hb_status so = hbc_time_best(c, [&]() { return hbc_attention(c, dt, q, k, v, o, batch, heads, kvh, seq, kvs, hd, causal); },
+                                  &e->own_ms);
+        if (so != HB_OK) e->own_ms = 0; /* own kernel cannot: cuDNN */
+        e->chosen = (e->own_ms > 0 && e->own_ms < e->cudnn_ms && !want_cudnn) ? 0 : 1;
+    }
+    const bool use = want_cudnn || e->chosen == 1;
+    snprintf(plan->note, sizeof plan->note, "choice timed: cudnn-sdpa %.4f ms (%s), own %.4f ms%s", (double)e->cudnn_ms,
+             e->plan.c_str(), (double)e->own_ms, want_cudnn ? ", HB_CUDA_ATTN=cudnn" : "");
+    if (use) {
+        plan->cudnn = e;
+        plan->ws = (size_t)e->ws;
+    }
+    return HB_OK;
+#endif
+}
+
+hb_status hbc_attn_exec(hbc_ctx *c, const hbc_attn_plan *plan, hb_dtype dt, const void *q, const void *k, const void *v,
+                        void *o, int64_t batch, int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd,
+                        int causal)
+{
+    c->last_algo[0] = 0;
+    if (plan->cudnn) {
+        snprintf(c->last_impl, sizeof c->last_impl, "cudnn-sdpa");
+        sdpa_entry *e = (sdpa_entry *)plan->cudnn;
+        hb_status st = exec(c, e, q, k, v, o);
+        snprintf(c->last_algo, sizeof c->last_algo, "%s; cuDNN %zu, frontend %d; %s", e->plan.c_str(), cudnnGetVersion(),
+#if HBC_HAVE_FE
+                 (int)CUDNN_FRONTEND_VERSION,
+#else
+                 0,
+#endif
+                 plan->note);
+        c->last_ws = plan->ws;
+        return st;
+    }
+    hb_status st = hbc_attention(c, dt, q, k, v, o, batch, heads, kvh, seq, kvs, hd, causal);
+    if (plan->note[0]) {
+        const size_t j = strlen(c->last_algo);
+        if (j + 3 < sizeof c->last_algo) snprintf(c->last_algo + j, sizeof c->last_algo - j, "; %s", plan->note);
+    }
+    return st;
+}
+
+void hbc_sdpa_free(hbc_ctx *c)
+{
+    delete (sdpa_cache *)c->sdpa;
+    c->sdpa = nullptr;
+}
