@@ -41,8 +41,9 @@ hb_status hb_compute_prepare(hb_instance *inst, int cold, const hb_case *c, hb_b
             t = hb_now() - t;
             ps->runs++;
             if (st != HB_OK) break;
-            int settled = ps->best_s > 0 && t <= (1 + HB_SETTLE_TOL) * ps->best_s;
-            if (ps->best_s <= 0 || t < ps->best_s) ps->best_s = t;
+            double *best = ps->shared_best ? ps->shared_best : &ps->best_s;
+            int settled = *best > 0 && t <= (1 + HB_SETTLE_TOL) * *best;
+            if (*best <= 0 || t < *best) *best = t;
             if (settled || hb_now() - t0 > HB_SETTLE_MAX_S) break;
         }
     }

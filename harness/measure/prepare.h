@@ -32,6 +32,9 @@
 typedef struct hb_prep_state {
     double best_s;      /* host seconds of the case's fastest warm run so far; 0 before the first */
     long runs, calls;   /* untimed runs and preparations so far (their ratio is recorded) */
+    double *shared_best; /* when set, the fastest warm run is this one, shared by the modes of one case
+                          * measured together (sample.c hb_measure_group): the same op on the same
+                          * shape, so the steady state one mode reached is the target of every mode */
 } hb_prep_state;
 
 /* Bring the start state of the next run of case c on inst (operands in[0..ninputs-1], out; device

@@ -390,8 +390,10 @@ static void var_status(mvar *v, const char *inst_name, hb_status st, const char 
 }
 
 /* Set-up, verification on a poisoned output and warm-up of one variant (steps 1-2 of the case). */
-static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_cache *rc, int in_group, long long rss_base)
+static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_cache *rc, double *shared_best,
+                        long long rss_base)
 {
+    int in_group = shared_best != NULL;
     const hb_case *c = v->c;
     v->rel = NAN;
     v->tol = hb_op_tolerance(c->op, &c->shape, c->dtype);
@@ -401,6 +403,7 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
     long long rss0 = hb_rss_now();
     hb_status st = ctx_init(&v->x, inst, c, o, rc->in, v->reason, sizeof v->reason);
     v->opened = 1;
+    v->x.prep.shared_best = shared_best;
     if (st != HB_OK) {
         if (st == HB_ENOMEM && in_group) { v->deferred = 1; return; } /* retried alone after the group */
         var_status(v, inst->name, st, v->reason);
@@ -671,9 +674,10 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
     }
     /* 1-2. set-up, verification and warm-up of every variant */
     long long rss_base = hb_rss_now();
+    double shared_best = 0; /* the hot rule's fastest warm run, shared by the group (prepare.h) */
     for (int k = 0; k < n; k++) {
         if (v[k].rec) continue;
-        var_prepare(&v[k], inst, o, rc, n > 1, rss_base);
+        var_prepare(&v[k], inst, o, rc, n > 1 ? &shared_best : NULL, rss_base);
         nready += v[k].ready;
     }
     /* 3. sampling until each variant's median CI is tight enough or its budget is spent, in
