@@ -1,0 +1,22 @@
+/*
+ * machine.h - a run's machine named by what it is, not by its hostname (issue 17): the CPU model and
+ * core count, memory, OS kernel, compiler, the OpenBLAS build, and for each available backend its
+ * device name with driver and library versions (CUDA driver/runtime, cuBLAS, cuDNN; an OpenCL
+ * device's description). Two runs with the same fingerprint ran on the same kind of machine with the
+ * same software stack; the H100 host and this VM, both called "vm", get different ones.
+ */
+#ifndef HB_MACHINE_H
+#define HB_MACHINE_H
+#include <jansson.h>
+#include <stddef.h>
+
+/* meta: the run's meta record (may be NULL); backends: array of its backend records (may be NULL).
+ * Writes into text (NUL-terminated, truncated to tlen) the human-readable fingerprint, parts joined
+ * by " | " in a fixed order, and into id (idlen >= 16) "fp-" plus 12 hex digits of the 64-bit FNV-1a
+ * hash of text (FNV: Fowler/Noll/Vo, IETF draft-eastlake-fnv). Either output may be NULL. */
+void hb_machine_fingerprint(json_t *meta, json_t *backends, char *text, size_t tlen, char *id, size_t idlen);
+
+/* The device of one backend record: info.name (GPU) or its description, truncated to len. "" when
+ * rec is NULL. */
+void hb_machine_device(json_t *backend_rec, char *buf, size_t len);
+#endif
