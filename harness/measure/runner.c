@@ -263,6 +263,18 @@ typedef struct progress {
     int counts[HB_STATUS_COUNT];
     json_t *backends;  /* every requested backend: {instance or type: {"cases": n} or {"cases": 0, "why"}} */
     int child_failures; /* backend processes that died outside a case: their remaining cases did not run */
+    /* the whole run's progress, across passes and backends (issue 17): */
+    int npass, pass;      /* passes of the run; the current one, 0-based */
+    size_t ended_all;     /* cases ended in every pass so far (done is recounted by each merge) */
+    size_t pass_total;    /* cases of the current pass known so far (instances started) */
+    size_t pass1_total;   /* cases of one pass, once pass 1 is complete (0 before) */
+    size_t per_type;      /* cases per backend type, for the types pass 1 has not started yet */
+    int pending_types;    /* selected backend types pass 1 has not started yet */
+    int nsel;             /* selected backend types */
+    double t_pass, pass1_s; /* when the current pass began; how long pass 1 took (0 before) */
+    double last_log;      /* without a terminal: when the last line was printed */
+    size_t last_log_done;
+    const char *cmd;
 } progress;
 
 static void fmt_time(double s, char *buf, size_t len)
@@ -273,16 +285,60 @@ static void fmt_time(double s, char *buf, size_t len)
     else snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
 }
 
+/* Cases of the whole run (every pass, every backend) and the seconds left, estimated: in pass 1,
+ * the types not started yet count per_type cases each and the rate so far holds for the rest; from
+ * pass 2 on, every pass takes as long as pass 1 did (the same cases and budget). */
+static void progress_estimate(const progress *p, size_t *total, double *left)
+{
+    double now = hb_now();
+    if (p->pass1_total) {
+        *total = p->pass1_total * (size_t)p->npass;
+        double in_pass = now - p->t_pass;
+        double cur = p->pass1_s - in_pass;
+        *left = (cur > 0 ? cur : 0) + p->pass1_s * (double)(p->npass - p->pass - 1);
+        return;
+    }
+    /* a type not started yet: as many cases as the started ones had on average (they share the case
+     * list), else the whole list */
+    int started = p->nsel - p->pending_types;
+    size_t per = started > 0 && p->pass_total ? p->pass_total / (size_t)started : p->per_type;
+    size_t per_pass = p->pass_total + (size_t)p->pending_types * per;
+    *total = per_pass * (size_t)p->npass;
+    double el = now - p->t0;
+    *left = p->ended_all ? el / (double)p->ended_all * (double)(*total > p->ended_all ? *total - p->ended_all : 0) : -1;
+}
+
+/* The progress of the run: on a terminal one line, rewritten in place (the case in flight, cases
+ * ended / all cases of the run, elapsed, time left); without one, a line every 30 s or every 5% of
+ * the run's cases, for CI logs. inst/c: the case in flight, or NULL. */
 static void progress_line(progress *p, const char *inst, const hb_case *c, size_t i, size_t n)
 {
-    if (!p->tty) return;
-    double el = hb_now() - p->t0;
-    char e[32], r[32], sh[128];
+    (void)i;
+    (void)n;
+    double now = hb_now(), el = now - p->t0, left;
+    size_t total;
+    progress_estimate(p, &total, &left);
+    char e[32], r[32], sh[128] = "";
     fmt_time(el, e, sizeof e);
-    fmt_time(p->done ? el / (double)p->done * (double)(p->total_known - p->done) : -1, r, sizeof r);
-    hb_shape_format(c->op, &c->shape, sh, sizeof sh);
-    fprintf(stderr, "\r\033[K[%s] %s %.40s %s | case %zu/%zu | elapsed %s | remaining ~%s", inst,
-            hb_op_get(c->op)->name, sh, hb_mode_name(c->mode), i, n, e, r);
+    fmt_time(left, r, sizeof r);
+    size_t shown = p->ended_all + (c ? 1 : 0);
+    if (shown > total) total = shown;
+    if (p->tty) {
+        if (c) hb_shape_format(c->op, &c->shape, sh, sizeof sh);
+        fprintf(stderr, "\r\033[K[%s] %s %.40s %s | case %zu/%s%zu | pass %d/%d | elapsed %s | left ~%s", inst ? inst : "",
+                c ? hb_op_get(c->op)->name : "", sh, c ? hb_mode_name(c->mode) : "", shown,
+                p->pass1_total ? "" : "~", total, p->pass + 1, p->npass, e, r);
+        fflush(stderr);
+        return;
+    }
+    size_t step = total / 20 ? total / 20 : 1;
+    if (now - p->last_log < 30 && p->ended_all < p->last_log_done + step) return;
+    p->last_log = now;
+    p->last_log_done = p->ended_all;
+    fprintf(stderr, "hybench %s: %zu of %s%zu cases ended (%.0f%%), pass %d of %d, %s%s, elapsed %s, ~%s left\n",
+            p->cmd ? p->cmd : "run", p->ended_all, p->pass1_total ? "" : "~", total,
+            total ? 100.0 * (double)p->ended_all / (double)total : 0.0, p->pass + 1, p->npass, inst ? "on " : "",
+            inst ? inst : "", e, r);
     fflush(stderr);
 }
 
@@ -391,6 +447,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
             if (pr == 0) {
                 if (cur_case >= 0 && hb_now() - case_t0 > o->case_timeout_s) { kill(pid, SIGKILL); timed_out = 1; }
                 if (cur_case >= 0) progress_line(pg, inst_names[cur_inst], &cases->v[cur_case], inst_done + 1, inst_total);
+                else if (!pg->tty) progress_line(pg, cur_inst >= 0 ? inst_names[cur_inst] : e->type, NULL, 0, 0);
                 continue;
             }
             if (pr < 0 && errno == EINTR) continue;
@@ -408,6 +465,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
                 inst_total = tt;
                 if (ii == start_inst && !first) inst_done = 0; /* resumed: count restarts, fine */
                 pg->total_known += first || ii != start_inst ? tt : 0;
+                pg->pass_total += first || ii != start_inst ? tt : 0;
                 if (pg->tty) fprintf(stderr, "\r\033[K[%s] measuring ceilings...", name);
             } else if (sscanf(line, "B %d %zu", &ii, &jj) == 2) {
                 cur_inst = ii;
@@ -428,9 +486,11 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
                 }
                 if (s < HB_STATUS_COUNT) pg->counts[s]++;
                 pg->done++;
+                pg->ended_all++;
                 inst_done++;
                 ended++;
                 cur_case = -1;
+                if (!pg->tty) progress_line(pg, inst_names[ii], NULL, 0, 0);
             } else if (!strncmp(line, "U ", 2)) {
                 *unavailable = 1;
                 line[strcspn(line, "\n")] = 0;
@@ -505,6 +565,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         if (we) { fprintf(stderr, "hybench: cannot write %s: %s\n", path, strerror(we)); return HB_EXIT_IO; }
         pg->counts[st]++;
         pg->done++;
+        pg->ended_all++;
         start_inst = cur_inst;
         start_case = (int)cur_case + 1;
         first = 0;
@@ -520,10 +581,26 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
 int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fdp, const char *path, const char *cmd,
                    hb_run_totals *t)
 {
-    progress pg = {.tty = isatty(2), .t0 = hb_now(), .backends = json_object()};
+    progress pg = {.tty = isatty(2), .t0 = hb_now(), .backends = json_object(), .cmd = cmd, .per_type = cases->n};
+    pg.last_log = pg.t0;
     fprintf(stderr, "hybench %s: %zu cases per backend -> %s\n", cmd, cases->n, path);
     int rc = 0, unavailable_named = 0;
     const int npass = o->verify_only ? 1 : o->passes;
+    pg.npass = npass;
+    /* the backend types this run measures (--backend, else every registered one) */
+    int selected[64] = {0}, nsel = 0;
+    for (int b = 0; b < hb_nbackends && b < 64; b++) {
+        const hb_backend_entry *e = &hb_backends[b];
+        int sel = !o->backends;
+        if (o->backends) {
+            char buf[512];
+            snprintf(buf, sizeof buf, "%s", o->backends);
+            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) sel |= hb_backend_find(tok) == e;
+        }
+        selected[b] = sel;
+        nsel += sel;
+    }
+    pg.pending_types = pg.nsel = nsel;
     hb_options op = *o;
     op.budget_s = o->budget_s / npass;
     int passes_done = 0;
@@ -538,19 +615,18 @@ int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fdp, con
             fprintf(stderr, "hybench %s: pass %d of %d (budget %.3g s per case)\n", cmd, pass + 1, npass, op.budget_s);
         }
         passes_done = pass + 1;
+        pg.pass = pass;
+        pg.t_pass = hb_now();
+        pg.pass_total = 0;
         for (int b = 0; b < hb_nbackends && !rc && !g_stop; b++) {
             const hb_backend_entry *e = &hb_backends[b];
-            if (o->backends) {
-                int sel = 0;
-                char buf[512];
-                snprintf(buf, sizeof buf, "%s", o->backends);
-                for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) sel |= hb_backend_find(tok) == e;
-                if (!sel) continue;
-            }
+            if (b >= 64 || !selected[b]) continue;
+            if (pass == 0 && pg.pending_types > 0) pg.pending_types--; /* this type's cases count from its T line */
             int unavailable = 0;
             rc = run_backend(e, &op, cases, *fdp, path, pass + 1, &pg, &unavailable);
             unavailable_named |= unavailable && o->backends;
         }
+        if (pass == 0 && !g_stop) { pg.pass1_total = pg.pass_total; pg.pass1_s = hb_now() - pg.t_pass; }
         if (pass > 0 && !rc) {
             /* merge this pass (complete, or as far as an interrupt let it go) into the file; the
              * statuses are recounted from the merged records */
