@@ -175,6 +175,10 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
             w->weight = rec_num(c, "weight");
             if (!isfinite(w->weight) || w->weight <= 0) w->weight = 1;
             for (int p = 0; p < HB_PH_COUNT; p++) w->t[p] = hb_case_phase(c, hb_phase_names[p], "median");
+            w->ci_lo = hb_case_phase(c, "total", "ci_lo");
+            w->ci_hi = hb_case_phase(c, "total", "ci_hi");
+            json_t *met = json_object_get(c, "ci_met");
+            w->ci_met = json_is_boolean(met) ? json_is_true(met) : -1;
             w->gflops = rec_num(c, "gflops");
             w->gbps = rec_num(c, "gbps");
             w->gflops_total = rec_num(c, "gflops_total");

@@ -261,6 +261,7 @@ hb_status hb_report_per_op(ctx *c)
         hb_plot *p = NULL;
         hb_sb ser = { 0 };
         int nser = 0;
+        double smin = INFINITY, smax = -INFINITY;
         for (int d = 0; d < rp->ndevs; d++) {
             /* route: pageable if the device has it for this op, else the first seen */
             const char *route = NULL;
@@ -285,21 +286,38 @@ hb_status hb_report_per_op(ctx *c)
                     bound = rp->rows[ix[0]].bound;
                 }
                 if (nser) fprintf(dat, "\n\n");
-                fprintf(dat, "# %s %s (%s): size total_s throughput shape\n", rp->devs[d].id, modes[m], route);
+                fprintf(dat, "# %s %s (%s): size total_s ci_lo ci_hi throughput thr_lo thr_hi shape (a blank line ends a sweep)\n",
+                        rp->devs[d].id, modes[m], route);
+                const hb_rrow *prev = NULL;
                 for (size_t k = 0; k < n; k++) {
                     const hb_rrow *w = &rp->rows[ix[k]];
                     double thr = !strcmp(bound, "memory") ? (isfinite(w->gbps_total) ? w->gbps_total : w->bytes / w->t[HB_PH_TOTAL] / 1e9)
                                                           : (isfinite(w->gflops_total) ? w->gflops_total : w->flops / w->t[HB_PH_TOTAL] / 1e9);
-                    fprintf(dat, "%.17g %.6g %.6g \"%s\"\n", w->size, w->t[HB_PH_TOTAL], thr, w->shape);
+                    double lo, hi;
+                    ci_or_median(w, &lo, &hi);
+                    if (series_break(prev, w)) fprintf(dat, "\n");
+                    prev = w;
+                    if (w->size < smin) smin = w->size;
+                    if (w->size > smax) smax = w->size;
+                    /* throughput is work / time: its interval is the time's, inverted */
+                    fprintf(dat, "%.17g %.6g %.6g %.6g %.6g %.6g %.6g \"%s\"\n", w->size, w->t[HB_PH_TOTAL], lo, hi, thr,
+                            thr * w->t[HB_PH_TOTAL] / hi, thr * w->t[HB_PH_TOTAL] / lo, w->shape);
                 }
                 static const int dts[] = { 2, 1, 3, 4 }, pts[] = { 6, 7, 4, 8 };
-                hb_sb_printf(&ser, "%s'%s.dat' index %d using 1:%%d with linespoints lt %d dt %d pt %d %%s '%s'", nser ? ", \\\n     " : "", p->id, nser,
+                hb_sb_printf(&ser, "%s'%s.dat' index %d using 1:%%d with yerrorlines lt %d dt %d pt %d %%s '%s'", nser ? ", \\\n     " : "", p->id, nser,
                              d % 10 + 1, dts[m], pts[m], hb_report_gp_str(F("%s %s%s", rp->devs[d].id, modes[m], strcmp(route, "pageable") ? F(" (%s)", route) : "")));
                 nser++;
             }
         }
         if (!p) { hb_sb_free(&ser); continue; }
         fclose(dat);
+        if (!(smax > smin)) {
+            /* one size only: not a sweep; its figures are in the tables above */
+            plot_drop(rp, p);
+            hb_doc_note(rp, "%s: every case has one size (%s); no plot against size.", op, hb_report_fmt_count(smin));
+            hb_sb_free(&ser);
+            continue;
+        }
         /* the series list is used twice (time panel, throughput panel): %d is the column, %s title/notitle */
         hb_sb body = { 0 };
         hb_sb_printf(&body, "set multiplot title '%s'\n", hb_report_gp_str(p->title));
@@ -308,14 +326,14 @@ hb_status hb_report_per_op(ctx *c)
                      "set ylabel 'median end-to-end time (s)'\nset format y '%%.0s%%cs'\nunset key\nplot ");
         /* expand the series template for column 2 (no titles) */
         for (const char *s = ser.s; *s; s++) {
-            if (s[0] == '%' && s[1] == 'd') { hb_sb_printf(&body, "2"); s++; }
+            if (s[0] == '%' && s[1] == 'd') { hb_sb_printf(&body, "2:3:4"); s++; }
             else if (s[0] == '%' && s[1] == 's') { hb_sb_printf(&body, "title"); s++; }
             else hb_sb_printf(&body, "%c", *s);
         }
         hb_sb_printf(&body, "\nset lmargin at screen 0.50\nset rmargin at screen 0.80\nset ylabel '%s'\nset format y '%%g'\n"
                      "set key at screen 0.81, screen 0.88 left top\nplot ", !strcmp(bound, "memory") ? "end-to-end GB/s" : "end-to-end GFLOP/s");
         for (const char *s = ser.s; *s; s++) {
-            if (s[0] == '%' && s[1] == 'd') { hb_sb_printf(&body, "3"); s++; }
+            if (s[0] == '%' && s[1] == 'd') { hb_sb_printf(&body, "5:6:7"); s++; }
             else if (s[0] == '%' && s[1] == 's') { hb_sb_printf(&body, "title"); s++; }
             else hb_sb_printf(&body, "%c", *s);
         }

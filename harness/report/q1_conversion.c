@@ -171,6 +171,8 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
         hb_sb body = { 0 };
         int curdev = -1;
         const char *curop = NULL;
+        const hb_rrow *prevb = NULL;
+        double smin = INFINITY, smax = -INFINITY;
         for (size_t i = 0; i < n; i++) {
             const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
             if (mvd[i] || strcmp(b->family, fam) || strcmp(b->dtype, "f32") || strcmp(b->route, "pageable")) continue;
@@ -190,21 +192,33 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
                 if (nser) { fprintf(dat, "\n\n"); hb_sb_printf(&body, ", \\\n     "); }
                 curdev = b->dev;
                 curop = b->op;
-                fprintf(dat, "# %s %s: size saving_pct\n", row_dev(c, b)->id, b->op);
+                prevb = NULL;
+                fprintf(dat, "# %s %s: size saving_pct lo hi (interval from the two CIs; a blank line ends a sweep)\n", row_dev(c, b)->id, b->op);
                 int opi = 0;
                 for (int k = 0; k < c->nops; k++) if (!strcmp(c->ops[k], b->op)) opi = k;
                 int devi = b->dev;
-                hb_sb_printf(&body, "'%s.dat' index %d using 1:2 with linespoints lt %d dt %d title '%s'", p->id, nser,
+                hb_sb_printf(&body, "'%s.dat' index %d using 1:2:3:4 with yerrorlines lt %d dt %d title '%s'", p->id, nser,
                              opi % 10 + 1, devi % 5 + 1, hb_report_gp_str(F("%s %s", row_dev(c, b)->id, b->op)));
                 nser++;
             }
-            fprintf(dat, "%.17g %.6g\n", b->size, 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]));
+            double slo, shi;
+            saving_ci(a, b, &slo, &shi);
+            if (series_break(prevb, b)) fprintf(dat, "\n");
+            prevb = b;
+            if (b->size < smin) smin = b->size;
+            if (b->size > smax) smax = b->size;
+            fprintf(dat, "%.17g %.6g %.6g %.6g\n", b->size, 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]), slo, shi);
         }
         if (p) {
             hb_sb_printf(&body, "\n");
             fclose(dat);
-            if (hb_report_plot_script(rp, p, body.s) != HB_OK) st = HB_EDEVICE;
-            plot_id_add(ids, p);
+            if (!(smax > smin)) {
+                plot_drop(rp, p); /* one size: not a sweep (the tables above hold its savings) */
+                hb_doc_note(rp, "Q1 %s: every matched case has one size (%s); no plot against size.", fam, hb_report_fmt_count(smin));
+            } else {
+                if (hb_report_plot_script(rp, p, body.s) != HB_OK) st = HB_EDEVICE;
+                plot_id_add(ids, p);
+            }
         }
         hb_sb_free(&body);
     }
