@@ -1,6 +1,7 @@
 /* data.c - loading results files into the report's runs, devices and rows; number
  * formatting helpers. See report.h. */
 #include "report/report.h"
+#include "results/machine.h"
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -122,19 +123,26 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
         ru->date = m && *jstr(m, "date") ? jstr(m, "date") : "?";
         ncases += json_array_size(ru->r.cases);
     }
-    /* labels: host; host@commit7 where hosts repeat; #i where both repeat */
+    /* labels: the machine named by its fingerprint (results/machine.h: CPU, GPU, driver and library
+     * versions, not the hostname alone, which two different machines may share), shown as
+     * host/fp-xxxxxx; then @commit7 where machines repeat; #i where both repeat. One input: the host. */
+    char (*fps)[32] = calloc((size_t)rp->nruns + 1, sizeof *fps);
+    if (!fps) return HB_ENOMEM;
+    for (int i = 0; i < rp->nruns; i++) hb_machine_fingerprint(rp->runs[i].r.meta, rp->runs[i].r.backends, NULL, 0, fps[i], sizeof fps[i]);
     for (int i = 0; i < rp->nruns; i++) {
         hb_rrun *ru = &rp->runs[i];
-        int same_host = 0, same_both = 0;
+        int same_fp = 0, same_both = 0;
         for (int j = 0; j < rp->nruns; j++) {
-            if (j == i || strcmp(rp->runs[j].host, ru->host)) continue;
-            same_host = 1;
+            if (j == i || strcmp(fps[j], fps[i])) continue;
+            same_fp = 1;
             if (!strcmp(rp->runs[j].commit, ru->commit)) same_both = 1;
         }
-        if (!same_host) snprintf(ru->label, sizeof ru->label, "%s", ru->host);
-        else if (!same_both) snprintf(ru->label, sizeof ru->label, "%s@%.7s", ru->host, ru->commit);
-        else snprintf(ru->label, sizeof ru->label, "%s@%.7s#%d", ru->host, ru->commit, i + 1);
+        if (rp->nruns == 1) snprintf(ru->label, sizeof ru->label, "%s", ru->host);
+        else if (!same_fp) snprintf(ru->label, sizeof ru->label, "%.40s/%.9s", ru->host, fps[i]);
+        else if (!same_both) snprintf(ru->label, sizeof ru->label, "%.40s/%.9s@%.7s", ru->host, fps[i], ru->commit);
+        else snprintf(ru->label, sizeof ru->label, "%.40s/%.9s@%.7s#%d", ru->host, fps[i], ru->commit, i + 1);
     }
+    free(fps);
     int devcap = 0;
     for (int i = 0; i < rp->nruns; i++) {
         size_t k;

@@ -148,13 +148,15 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
         hb_doc_row(rows, 6, gattr(g, "device"), gattr(g, "op"), F("%zu", cnt), hb_report_fmt_pct(vec_median(&g->v[0])),
                    hb_report_fmt_pct(lo), hb_report_fmt_pct(hi));
     }
-    rows = hb_doc_table(rp, "Every matched case (phase medians of the convert case)", 1, 12, "backend", "op", "shape", "route", "dtype",
+    rows = hb_doc_table(rp, "Every matched case (totals: median [95% CI], \u2020 = CI target missed; saving [the interval the two CIs allow]; phase medians of the convert case)", 1, 12, "backend", "op", "shape", "route", "dtype",
                         "convert total", "f32 total", "saving", "convert_in", "h2d", "compute", "d2h+convert_out");
     for (size_t i = 0; i < n; i++) {
         const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
-        hb_doc_row(rows, 12, row_dev(c, b)->id, b->op, b->shape, b->route, b->dtype, hb_report_fmt_time(a->t[HB_PH_TOTAL]),
-                   hb_report_fmt_time(b->t[HB_PH_TOTAL]),
-                   mvd[i] ? moved_cell(minv.ratio[pr[i].a]) : hb_report_fmt_pct(100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL])),
+        double slo, shi;
+        saving_ci(a, b, &slo, &shi);
+        hb_doc_row(rows, 12, row_dev(c, b)->id, b->op, b->shape, b->route, b->dtype, fmt_time_ci(a), fmt_time_ci(b),
+                   mvd[i] ? moved_cell(minv.ratio[pr[i].a])
+                          : F("%s [%.0f%%, %.0f%%]", hb_report_fmt_pct(100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL])), slo, shi),
                    hb_report_fmt_time(a->t[HB_PH_CONVERT_IN]), hb_report_fmt_time(a->t[HB_PH_H2D]),
                    hb_report_fmt_time(a->t[HB_PH_COMPUTE]),
                    F("%s + %s", hb_report_fmt_time(a->t[HB_PH_D2H]), hb_report_fmt_time(a->t[HB_PH_CONVERT_OUT])));
