@@ -123,25 +123,34 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
         ru->date = m && *jstr(m, "date") ? jstr(m, "date") : "?";
         ncases += json_array_size(ru->r.cases);
     }
-    /* labels: the machine named by its fingerprint (results/machine.h: CPU, GPU, driver and library
-     * versions, not the hostname alone, which two different machines may share), shown as
-     * host/fp-xxxxxx; then @commit7 where machines repeat; #i where both repeat. One input: the host. */
+    /* labels: the host; host/fp-xxxxxx where two different machines share a host name (the machine
+     * fingerprint, results/machine.h: CPU, GPU, driver and library versions); then @commit7 where
+     * those repeat; #i where both repeat. The fingerprint of every run is in the inputs line. */
     char (*fps)[32] = calloc((size_t)rp->nruns + 1, sizeof *fps);
     if (!fps) return HB_ENOMEM;
     for (int i = 0; i < rp->nruns; i++) hb_machine_fingerprint(rp->runs[i].r.meta, rp->runs[i].r.backends, NULL, 0, fps[i], sizeof fps[i]);
+    char (*base)[96] = calloc((size_t)rp->nruns + 1, sizeof *base);
+    if (!base) { free(fps); return HB_ENOMEM; }
+    for (int i = 0; i < rp->nruns; i++) {
+        int other_machine = 0; /* another run of the same host name on a different machine */
+        for (int j = 0; j < rp->nruns; j++)
+            if (j != i && !strcmp(rp->runs[j].host, rp->runs[i].host) && strcmp(fps[j], fps[i])) other_machine = 1;
+        if (other_machine) snprintf(base[i], sizeof base[i], "%.40s/%.9s", rp->runs[i].host, fps[i]);
+        else snprintf(base[i], sizeof base[i], "%.60s", rp->runs[i].host);
+    }
     for (int i = 0; i < rp->nruns; i++) {
         hb_rrun *ru = &rp->runs[i];
-        int same_fp = 0, same_both = 0;
+        int same_base = 0, same_both = 0;
         for (int j = 0; j < rp->nruns; j++) {
-            if (j == i || strcmp(fps[j], fps[i])) continue;
-            same_fp = 1;
+            if (j == i || strcmp(base[j], base[i])) continue;
+            same_base = 1;
             if (!strcmp(rp->runs[j].commit, ru->commit)) same_both = 1;
         }
-        if (rp->nruns == 1) snprintf(ru->label, sizeof ru->label, "%s", ru->host);
-        else if (!same_fp) snprintf(ru->label, sizeof ru->label, "%.40s/%.9s", ru->host, fps[i]);
-        else if (!same_both) snprintf(ru->label, sizeof ru->label, "%.40s/%.9s@%.7s", ru->host, fps[i], ru->commit);
-        else snprintf(ru->label, sizeof ru->label, "%.40s/%.9s@%.7s#%d", ru->host, fps[i], ru->commit, i + 1);
+        if (!same_base) snprintf(ru->label, sizeof ru->label, "%s", base[i]);
+        else if (!same_both) snprintf(ru->label, sizeof ru->label, "%s@%.7s", base[i], ru->commit);
+        else snprintf(ru->label, sizeof ru->label, "%s@%.7s#%d", base[i], ru->commit, i + 1);
     }
+    free(base);
     free(fps);
     int devcap = 0;
     for (int i = 0; i < rp->nruns; i++) {

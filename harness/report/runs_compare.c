@@ -94,11 +94,11 @@ hb_status hb_report_runs(ctx *c)
         }
         if (!npts) { free(ratios.v); continue; }
         if (!p) {
-            p = hb_report_plot_begin(rp, "runs_ratio", "runs", F("Ratio of each later run to %s per case, with the interval of its CIs", rp->runs[0].label),
+            p = hb_report_plot_begin(rp, "runs_ratio", "runs", F("Each case's time / its time in %s, interval from the CIs", rp->runs[0].label),
                                      900, 440, &dat);
             if (!p) { free(ratios.v); st = HB_EDEVICE; break; }
             hb_sb_printf(&body, "set title '%s'\nset logscale y 2\nset xlabel 'cases, sorted by ratio'\nset ylabel 'time / time in the first run'\n"
-                         "set key top left\nplot 1 with lines lc rgb hb_c_ceiling dt 2 notitle", hb_report_gp_str(p->title));
+                         "set key inside top left box opaque\nplot 1 with lines lc rgb hb_c_ceiling dt 2 notitle", hb_report_gp_str(p->title));
         }
         /* sort the cases of run r by ratio: collect (ratio, lo, hi) and sort by ratio */
         double *trip = malloc(3 * npts * sizeof *trip);
