@@ -160,6 +160,56 @@ int hb_measure_child_from_env(const hb_options *o, const hb_case_list *cases)
     return child_main(&a);
 }
 
+/* Host ceilings measured once, not once per host-memory backend and pass (issue 17: --quick measured
+ * the same host's STREAM and sgemm ceilings for cpu-ref and for cpu in each of its 3 passes). Every
+ * host-memory child that measures them sends them to the parent ("K <json array>"); a later
+ * host-memory child without a ceilings hook of its own (cpu-ref, whose ceilings are the host's)
+ * gets the latest in HB_HOST_CEILINGS and uses them, saying so in each ceiling's "how". A backend
+ * with its own hook (cpu: the same probes, perhaps more) always measures. Returns the number taken
+ * from the environment, 0 if none. */
+static int host_ceilings_from_env(hb_ceiling *v, int max)
+{
+    const char *e = getenv("HB_HOST_CEILINGS");
+    if (!e || !*e) return 0;
+    json_t *a = json_loads(e, 0, NULL);
+    int n = 0;
+    size_t k;
+    json_t *x;
+    json_array_foreach(a, k, x) {
+        if (n >= max) break;
+        const char *nm = json_string_value(json_object_get(x, "name")), *u = json_string_value(json_object_get(x, "unit"));
+        const char *how = json_string_value(json_object_get(x, "how"));
+        if (!nm || !json_is_number(json_object_get(x, "value"))) continue;
+        snprintf(v[n].name, sizeof v[n].name, "%s", nm);
+        snprintf(v[n].unit, sizeof v[n].unit, "%s", u ? u : "");
+        snprintf(v[n].how, sizeof v[n].how, "%.62s (measured earlier in this run)", how ? how : "");
+        v[n].value = json_number_value(json_object_get(x, "value"));
+        n++;
+    }
+    json_decref(a);
+    return n;
+}
+
+static void host_ceilings_send(int fd, const hb_ceiling_set *cl)
+{
+    json_t *a = json_array();
+    for (int k = 0; k < cl->n; k++)
+        json_array_append_new(a, json_pack("{s:s,s:f,s:s,s:s}", "name", cl->v[k].name, "value", cl->v[k].value, "unit", cl->v[k].unit,
+                                           "how", cl->v[k].how));
+    char *t = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    if (!t) return;
+    size_t l = strlen(t);
+    /* one write of "K <json>\n" (below PIPE_BUF when it fits: not interleaved) */
+    char *line = malloc(l + 4);
+    if (line) {
+        snprintf(line, l + 4, "K %s\n", t);
+        if (write(fd, line, l + 3) < 0) { /* parent gone */ }
+        free(line);
+    }
+    free(t);
+}
+
 static int child_main(const child_args *a)
 {
     hb_instance inst[MAX_INST];
@@ -192,8 +242,16 @@ static int child_main(const child_args *a)
             say(a->pipe_w, "C %d\n", i);
             /* HB_INJECT_KILL=ceilings: the test suite's death outside a case */
             if (getenv("HB_INJECT_KILL") && !strcmp(getenv("HB_INJECT_KILL"), "ceilings")) raise(SIGKILL);
-            if (inst[i].ops->ceilings) cl.n = inst[i].ops->ceilings(&inst[i], cl.v, HB_MAX_CEILINGS);
-            else if (inst[i].host_memory && !a->o->verify_only) cl.n = hb_cpu_ceilings(cl.v, HB_MAX_CEILINGS);
+            if (inst[i].ops->ceilings) {
+                cl.n = inst[i].ops->ceilings(&inst[i], cl.v, HB_MAX_CEILINGS);
+                if (inst[i].host_memory) host_ceilings_send(a->pipe_w, &cl);
+            } else if (inst[i].host_memory && !a->o->verify_only) {
+                cl.n = host_ceilings_from_env(cl.v, HB_MAX_CEILINGS);
+                if (cl.n <= 0) {
+                    cl.n = hb_cpu_ceilings(cl.v, HB_MAX_CEILINGS);
+                    host_ceilings_send(a->pipe_w, &cl);
+                }
+            }
         }
         if (a->write_backend_records || i > a->start_inst) {
             json_t *r = json_pack("{s:s,s:s,s:b,s:s,s:b}", "type", "backend", "backend", inst[i].name, "available", 1,
@@ -275,6 +333,7 @@ typedef struct progress {
     double last_log;      /* without a terminal: when the last line was printed */
     size_t last_log_done;
     const char *cmd;
+    char *host_ceilings;  /* this pass's host ceilings (JSON array, see host_ceilings_send), or NULL */
 } progress;
 
 static void fmt_time(double s, char *buf, size_t len)
@@ -419,6 +478,8 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         const char *oom_src = NULL;
         long long oom0 = oom_kill_count(&oom_src);
         if (pipe(pfd)) { perror("pipe"); return HB_EXIT_IO; }
+        if (pg->host_ceilings) setenv("HB_HOST_CEILINGS", pg->host_ceilings, 1);
+        else unsetenv("HB_HOST_CEILINGS");
         fflush(NULL);
         pid_t pid = fork();
         if (pid < 0) { perror("fork"); return HB_EXIT_IO; }
@@ -433,7 +494,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         }
         close(pfd[1]);
         FILE *rp = fdopen(pfd[0], "r");
-        char line[1024];
+        static char line[16384];
         int cur_inst = -1;
         long cur_case = -1;
         size_t inst_total = 0, inst_done = 0;
@@ -455,7 +516,12 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
             int ii;
             size_t jj, tt;
             char name[256];
-            if (sscanf(line, "W %d", &write_errno) == 1) {
+            if (!strncmp(line, "K ", 2)) {
+                /* the host's ceilings, measured by this pass's first host-memory child */
+                line[strcspn(line, "\n")] = 0;
+                free(pg->host_ceilings);
+                pg->host_ceilings = strdup(line + 2);
+            } else if (sscanf(line, "W %d", &write_errno) == 1) {
                 /* the child could not write the results file: the run ends with HB_EXIT_IO below */
             } else if (sscanf(line, "T %d %zu %255s", &ii, &tt, name) == 3) {
                 snprintf(inst_names[ii], sizeof inst_names[ii], "%.63s", name);
@@ -644,6 +710,9 @@ int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fdp, con
             }
         }
     }
+    free(pg.host_ceilings);
+    pg.host_ceilings = NULL;
+    unsetenv("HB_HOST_CEILINGS");
     if (g_stop) fprintf(stderr, "\nhybench %s: interrupted; keeping what was measured\n", cmd);
     sigaction(SIGINT, &sa_int, NULL);
     sigaction(SIGTERM, &sa_term, NULL);
