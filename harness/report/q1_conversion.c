@@ -97,9 +97,11 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
             json_array_append_new(jch, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:s,s:s,s:b}", "device", row_dev(c, b)->id, "op", b->op,
                 "name", b->name, "route", b->route, "dtype", b->dtype, "total_convert_s", hb_json_num(a->t[HB_PH_TOTAL]),
                 "total_f32_s", hb_json_num(b->t[HB_PH_TOTAL]), "saving_pct", hb_json_num(s), "verdict", v, "tone", tone, "compute_moved", mvd[i]));
-            hb_doc_row(rows, 8, row_dev(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route,
-                       hb_report_fmt_time(a->t[HB_PH_TOTAL]), hb_report_fmt_time(b->t[HB_PH_TOTAL]),
-                       mvd[i] ? moved_cell(minv.ratio[pr[i].a]) : hb_report_fmt_pct(s), mvd[i] ? "" : tone_cell(tone, v));
+            double slo, shi;
+            saving_ci(a, b, &slo, &shi);
+            hb_doc_row(rows, 8, row_dev(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route, fmt_time_ci(a), fmt_time_ci(b),
+                       mvd[i] ? moved_cell(minv.ratio[pr[i].a]) : F("%s [%.0f%%, %.0f%%]", hb_report_fmt_pct(s), slo, shi),
+                       mvd[i] ? "" : tone_cell(tone, v));
         }
     } else {
         hb_doc_note(rp, "No transformer-block chain (family \"chain\") has both a convert and an f32 case with status ok in these results, so the model-level answer is missing; a default `hybench run` (which includes the TinyLlama transformer-block chain of workloads/tinyllama.ini) would answer it.");
@@ -186,7 +188,7 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
                 hb_sb_printf(&body, "set ylabel 'saving of f32 over convert (%%)'\nset yrange [-100<*:100]\n"
                              "set object 1 rect from graph 0, first %g to graph 1, first %g fc rgb hb_c_band fs solid 1.0 noborder behind\n"
                              "set object 2 rect from graph 0, first %g to graph 1, first %g fc rgb hb_c_band_ok fs solid 1.0 noborder behind\n"
-                             "set label 1 'plan %g-%g%%, success %g-%g%%' at graph 0.01, first %g offset 0,0.6 font ',9' tc rgb '#555555'\n"
+                             "set label 1 'plan %g-%g%%, success %g-%g%%' at graph 0.01, first %g offset 0,0.6 font ',11' tc rgb '#555555'\n"
                              "plot ", hb_report_plan.conv_lo_pct, hb_report_plan.conv_hi_pct, hb_report_plan.conv_ok_lo_pct, hb_report_plan.conv_ok_hi_pct,
                              hb_report_plan.conv_lo_pct, hb_report_plan.conv_hi_pct, hb_report_plan.conv_ok_lo_pct, hb_report_plan.conv_ok_hi_pct, hb_report_plan.conv_hi_pct);
             }
@@ -280,14 +282,14 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
             int w = 140 + 14 * nbars;
             p->width = w < 900 ? 900 : (w > 2400 ? 2400 : w);
             hb_sb_printf(&body, "set title '%s'\nset style data histograms\nset style histogram rowstacked\n"
-                         "set boxwidth 0.85\nset xtics rotate by 60 right scale 0 font ',8'\nset ylabel '%% of the convert case total'\n"
+                         "set boxwidth 0.85\nset xtics rotate by 60 right scale 0 font ',10'\nset ylabel '%% of the convert case total'\n"
                          "set yrange [0:*<150]\nset ytics 25\nset grid noxtics\nset key outside right top\n%s"
                          "plot '%s.dat' using 2:xtic(1) title 'convert_in' lc rgb hb_c_convert_in, \\\n"
                          "     '' using 3 title 'h2d' lc rgb hb_c_h2d, '' using 4 title 'compute' lc rgb hb_c_compute, \\\n"
                          "     '' using 5 title 'd2h' lc rgb hb_c_d2h, '' using 6 title 'convert_out' lc rgb hb_c_convert_out, \\\n"
                          "     '' using 7 title 'other' lc rgb hb_c_other\n",
                          hb_report_gp_str(p->title),
-                         barmax > 150 ? "set label 1 'bars above 150% are cut (f32 slower than convert: noise or a real slowdown; see the table)' at graph 0.01, graph 1.03 font ',9' tc rgb '#555555'\n" : "",
+                         barmax > 150 ? "set label 1 'bars above 150% are cut (f32 slower than convert: noise or a real slowdown; see the table)' at graph 0.01, graph 1.03 font ',11' tc rgb '#555555'\n" : "",
                          p->id);
             if (hb_report_plot_script(rp, p, body.s) != HB_OK) st = HB_EDEVICE;
             plot_id_add(ids, p);

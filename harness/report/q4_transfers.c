@@ -105,8 +105,10 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
             "saving_pct", hb_json_num(s), "transfer_share_f32_pct", hb_json_num(100.0 * xfer(a) / a->t[HB_PH_TOTAL])));
         if (!rows_all) rows_all = json_array();
         json_t *r = json_array();
-        const char *cells[] = { row_dev(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route, hb_report_fmt_time(a->t[HB_PH_TOTAL]),
-                                hb_report_fmt_time(b->t[HB_PH_TOTAL]), hb_report_fmt_pct(s) };
+        double slo, shi;
+        saving_ci(a, b, &slo, &shi);
+        const char *cells[] = { row_dev(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route, fmt_time_ci(a),
+                                fmt_time_ci(b), F("%s [%.0f%%, %.0f%%]", hb_report_fmt_pct(s), slo, shi) };
         for (int k = 0; k < 7; k++) json_array_append_new(r, json_string(cells[k]));
         if (!strcmp(b->family, "chain")) {
             if (!rows_chain) rows_chain = hb_doc_table(rp, "Transformer block: resident (tensors stay on the device) against f32 (every op crosses)", 0, 7,
