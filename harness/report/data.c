@@ -123,7 +123,7 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
         ru->date = m && *jstr(m, "date") ? jstr(m, "date") : "?";
         ncases += json_array_size(ru->r.cases);
     }
-    /* labels: the host; host/fp-xxxxxx where two different machines share a host name (the machine
+    /* labels: the host; host/<first 8 hex digits of the fingerprint> where two different machines share a host name (the machine
      * fingerprint, results/machine.h: CPU, GPU, driver and library versions); then @commit7 where
      * those repeat; #i where both repeat. The fingerprint of every run is in the inputs line. */
     char (*fps)[32] = calloc((size_t)rp->nruns + 1, sizeof *fps);
@@ -135,7 +135,7 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
         int other_machine = 0; /* another run of the same host name on a different machine */
         for (int j = 0; j < rp->nruns; j++)
             if (j != i && !strcmp(rp->runs[j].host, rp->runs[i].host) && strcmp(fps[j], fps[i])) other_machine = 1;
-        if (other_machine) snprintf(base[i], sizeof base[i], "%.40s/%.9s", rp->runs[i].host, fps[i]);
+        if (other_machine) snprintf(base[i], sizeof base[i], "%.40s/%.8s", rp->runs[i].host, fps[i]);
         else snprintf(base[i], sizeof base[i], "%.60s", rp->runs[i].host);
     }
     for (int i = 0; i < rp->nruns; i++) {

@@ -11,9 +11,14 @@
 #include <stddef.h>
 
 /* meta: the run's meta record (may be NULL); backends: array of its backend records (may be NULL).
- * Writes into text (NUL-terminated, truncated to tlen) the human-readable fingerprint, parts joined
- * by " | " in a fixed order, and into id (idlen >= 16) "fp-" plus 12 hex digits of the 64-bit FNV-1a
- * hash of text (FNV: Fowler/Noll/Vo, IETF draft-eastlake-fnv). Either output may be NULL. */
+ * Writes into text (NUL-terminated, truncated to tlen) the canonical description: the CPU model and
+ * topology (sockets, cores, PUs, cache sizes), the compiler, the OpenBLAS build, and for each
+ * available backend (sorted by name) its description and the info fields that name a model, a
+ * version or a build configuration (driver, runtime, cuBLAS, cuDNN, OpenCL platform); and into id
+ * (idlen >= 17) 16 hex digits of its 64-bit FNV-1a hash (core/rstats.h hb_hash64). The host name,
+ * dates, loads and clocks are left out. The same text and hash as the history store's
+ * hb_store_fingerprint (issue 17, store17), so a run has one machine id everywhere. Either output
+ * may be NULL. */
 void hb_machine_fingerprint(json_t *meta, json_t *backends, char *text, size_t tlen, char *id, size_t idlen);
 
 /* The device of one backend record: info.name (GPU) or its description, truncated to len. "" when
