@@ -36,6 +36,11 @@ static void metadata(ctx *c)
             if (!v) continue;
             hb_doc_row(rows, 2, keys[k], !strcmp(keys[k], "memory_bytes") ? hb_report_fmt_bytes(json_number_value(v)) : jtext(v));
         }
+        {
+            char fp[32], fpd[4096];
+            hb_machine_fingerprint(m, ru->r.backends, fpd, sizeof fpd, fp, sizeof fp);
+            hb_doc_row(rows, 2, "machine fingerprint", F("%s (%.400s)", fp, fpd));
+        }
         json_t *cpu = json_object_get(m, "cpu");
         if (cpu)
             hb_doc_row(rows, 2, "cpu", F("%s; %s sockets, %s cores, %s PUs, %s NUMA; L1d %s, L2 %s, L3 %s", jtext(json_object_get(cpu, "model")),
