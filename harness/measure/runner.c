@@ -326,9 +326,6 @@ typedef struct progress {
     size_t ended_all;     /* cases ended in every pass so far (done is recounted by each merge) */
     size_t pass_total;    /* cases of the current pass known so far (instances started) */
     size_t pass1_total;   /* cases of one pass, once pass 1 is complete (0 before) */
-    size_t per_type;      /* cases per backend type, for the types pass 1 has not started yet */
-    int pending_types;    /* selected backend types pass 1 has not started yet */
-    int nsel;             /* selected backend types */
     double t_pass, pass1_s; /* when the current pass began; how long pass 1 took (0 before) */
     double last_log;      /* without a terminal: when the last line was printed */
     size_t last_log_done;
@@ -344,9 +341,11 @@ static void fmt_time(double s, char *buf, size_t len)
     else snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
 }
 
-/* Cases of the whole run (every pass, every backend) and the seconds left, estimated: in pass 1,
- * the types not started yet count per_type cases each and the rate so far holds for the rest; from
- * pass 2 on, every pass takes as long as pass 1 did (the same cases and budget). */
+/* Cases of the whole run (every pass, every backend) and the seconds left, estimated. In pass 1 the
+ * parent knows the case counts only of the backend types started so far (a later type may turn out
+ * unavailable, with no case: the parent never probes a device), so the total is a lower bound (shown
+ * as ">=") and the rate so far holds for the rest; from pass 2 on the total is exact and every pass
+ * takes as long as pass 1 did (the same cases and budget). */
 static void progress_estimate(const progress *p, size_t *total, double *left)
 {
     double now = hb_now();
@@ -357,12 +356,7 @@ static void progress_estimate(const progress *p, size_t *total, double *left)
         *left = (cur > 0 ? cur : 0) + p->pass1_s * (double)(p->npass - p->pass - 1);
         return;
     }
-    /* a type not started yet: as many cases as the started ones had on average (they share the case
-     * list), else the whole list */
-    int started = p->nsel - p->pending_types;
-    size_t per = started > 0 && p->pass_total ? p->pass_total / (size_t)started : p->per_type;
-    size_t per_pass = p->pass_total + (size_t)p->pending_types * per;
-    *total = per_pass * (size_t)p->npass;
+    *total = p->pass_total * (size_t)p->npass;
     double el = now - p->t0;
     *left = p->ended_all ? el / (double)p->ended_all * (double)(*total > p->ended_all ? *total - p->ended_all : 0) : -1;
 }
@@ -386,7 +380,7 @@ static void progress_line(progress *p, const char *inst, const hb_case *c, size_
         if (c) hb_shape_format(c->op, &c->shape, sh, sizeof sh);
         fprintf(stderr, "\r\033[K[%s] %s %.40s %s | case %zu/%s%zu | pass %d/%d | elapsed %s | left ~%s", inst ? inst : "",
                 c ? hb_op_get(c->op)->name : "", sh, c ? hb_mode_name(c->mode) : "", shown,
-                p->pass1_total ? "" : "~", total, p->pass + 1, p->npass, e, r);
+                p->pass1_total ? "" : ">=", total, p->pass + 1, p->npass, e, r);
         fflush(stderr);
         return;
     }
@@ -394,10 +388,10 @@ static void progress_line(progress *p, const char *inst, const hb_case *c, size_
     if (now - p->last_log < 30 && p->ended_all < p->last_log_done + step) return;
     p->last_log = now;
     p->last_log_done = p->ended_all;
-    fprintf(stderr, "hybench %s: %zu of %s%zu cases ended (%.0f%%), pass %d of %d, %s%s, elapsed %s, ~%s left\n",
-            p->cmd ? p->cmd : "run", p->ended_all, p->pass1_total ? "" : "~", total,
+    fprintf(stderr, "hybench %s: %zu of %s%zu cases ended (%.0f%%), pass %d of %d, %s%s, elapsed %s, ~%s left%s\n",
+            p->cmd ? p->cmd : "run", p->ended_all, p->pass1_total ? "" : ">=", total,
             total ? 100.0 * (double)p->ended_all / (double)total : 0.0, p->pass + 1, p->npass, inst ? "on " : "",
-            inst ? inst : "", e, r);
+            inst ? inst : "", e, r, p->pass1_total ? "" : " (backends started so far)");
     fflush(stderr);
 }
 
@@ -647,14 +641,14 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
 int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fdp, const char *path, const char *cmd,
                    hb_run_totals *t)
 {
-    progress pg = {.tty = isatty(2), .t0 = hb_now(), .backends = json_object(), .cmd = cmd, .per_type = cases->n};
+    progress pg = {.tty = isatty(2), .t0 = hb_now(), .backends = json_object(), .cmd = cmd};
     pg.last_log = pg.t0;
     fprintf(stderr, "hybench %s: %zu cases per backend -> %s\n", cmd, cases->n, path);
     int rc = 0, unavailable_named = 0;
     const int npass = o->verify_only ? 1 : o->passes;
     pg.npass = npass;
     /* the backend types this run measures (--backend, else every registered one) */
-    int selected[64] = {0}, nsel = 0;
+    int selected[64] = {0};
     for (int b = 0; b < hb_nbackends && b < 64; b++) {
         const hb_backend_entry *e = &hb_backends[b];
         int sel = !o->backends;
@@ -664,9 +658,7 @@ int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fdp, con
             for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) sel |= hb_backend_find(tok) == e;
         }
         selected[b] = sel;
-        nsel += sel;
     }
-    pg.pending_types = pg.nsel = nsel;
     hb_options op = *o;
     op.budget_s = o->budget_s / npass;
     int passes_done = 0;
@@ -687,7 +679,6 @@ int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fdp, con
         for (int b = 0; b < hb_nbackends && !rc && !g_stop; b++) {
             const hb_backend_entry *e = &hb_backends[b];
             if (b >= 64 || !selected[b]) continue;
-            if (pass == 0 && pg.pending_types > 0) pg.pending_types--; /* this type's cases count from its T line */
             int unavailable = 0;
             rc = run_backend(e, &op, cases, *fdp, path, pass + 1, &pg, &unavailable);
             unavailable_named |= unavailable && o->backends;

@@ -97,7 +97,7 @@ hb_status hb_report_runs(ctx *c)
             p = hb_report_plot_begin(rp, "runs_ratio", "runs", F("Each case's time / its time in %s, interval from the CIs", rp->runs[0].label),
                                      900, 440, &dat);
             if (!p) { free(ratios.v); st = HB_EDEVICE; break; }
-            hb_sb_printf(&body, "set title '%s'\nset logscale y 2\nset xlabel 'cases, sorted by ratio'\nset ylabel 'time / time in the first run'\n"
+            hb_sb_printf(&body, "set title '%s'\nset logscale y 2\nset format y '%%.3g'\nset xlabel 'cases, sorted by ratio'\nset ylabel 'time / time in the first run'\n"
                          "set key inside top left box opaque\nplot 1 with lines lc rgb hb_c_ceiling dt 2 notitle", hb_report_gp_str(p->title));
         }
         /* sort the cases of run r by ratio: collect (ratio, lo, hi) and sort by ratio */
