@@ -31,7 +31,7 @@ int hb_cmd_roofline(int argc, char **argv)
                 "  `hybench targets` is the same command under its former name.\n");
         return help ? HB_EXIT_OK : HB_EXIT_USAGE;
     }
-    int fails = 0;
+    int fails = 0, above = 0;
     printf("| case family | best matching case | figure | ceiling | fraction | goal | verdict |\n|---|---|---|---|---|---|---|\n");
     for (int a = optind; a < argc; a++) {
         hb_run r;
@@ -58,6 +58,7 @@ int hb_cmd_roofline(int argc, char **argv)
             }
             int lower = hb_roof_lower_better(t);
             int pass = lower ? ratio <= t->need : ratio >= t->need;
+            if (!lower && ratio > 1 && t->m != HB_ROOF_TFLOPS && t->m != HB_ROOF_COMPUTE_US_MAX) above++;
             fails += !pass;
             if (t->m == HB_ROOF_TFLOPS || t->m == HB_ROOF_COMPUTE_US_MAX)
                 printf("| %s | %s | %.4g | - | - | %s %.4g | %s |\n", t->what, which, fig,
@@ -68,5 +69,10 @@ int hb_cmd_roofline(int argc, char **argv)
         }
         hb_run_free(&r);
     }
+    if (above)
+        printf("\n%d fraction%s above 100%%: not an efficiency beyond the hardware. A bandwidth ceiling is a STREAM copy larger than "
+               "every cache (DRAM), and a case whose data fit in a cache runs at that level's higher bandwidth; a compute ceiling is "
+               "one sgemm probe, which reads low when the machine was loaded while it ran (the run's meta.load_avg records the load).\n",
+               above, above == 1 ? " is" : "s are");
     return fails ? 1 : HB_EXIT_OK;
 }
