@@ -81,8 +81,10 @@ PLUGINS := $(if $(HAVE_OPENCL),$(if $(wildcard kernels/opencl/*.c),$(BUILD)/hb_o
            $(if $(HAVE_CUDA),$(if $(wildcard kernels/cuda/*.cu),$(BUILD)/hb_cuda.so))
 
 .PHONY: all build test test-run clean deps info FORCE
-# `make` and `make test` first install missing Debian packages (tools/install_deps.sh), then build
-# in a fresh make so that pkg-config sees what was installed.
+# `make` and `make test` first install missing Debian packages (tools/install_deps.sh; `make test`
+# adds the test-only ones: cmocka, libxml2, the headless browser), then build in a fresh make so that
+# pkg-config sees what was installed. Without root: `make build` / `make test-run` (or
+# HB_NO_INSTALL=1) skip the installing step when the packages are present.
 all:
 	@./tools/install_deps.sh
 	@$(MAKE) --no-print-directory build
@@ -184,7 +186,7 @@ $(BUILD)/tests/%: tests/%.c $$(call test_libs,$$*)
 	  $(call test_libs,$*) $(LDLIBS) -lcmocka $(shell pkg-config --libs libxml-2.0 2>/dev/null)
 
 test:
-	@./tools/install_deps.sh
+	@./tools/install_deps.sh test
 	@$(MAKE) --no-print-directory test-run
 test-run: build $(TEST_BIN)
 	@./tests/run_tests.sh $(TEST_BIN)
@@ -199,7 +201,7 @@ clean:
 SAN_BUILD ?= build/asan
 .PHONY: test-sanitize test-sanitize-run
 test-sanitize:
-	@./tools/install_deps.sh
+	@./tools/install_deps.sh test
 	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) SANITIZE=address,undefined OPT=-O1 WITH_CUDA=no test-sanitize-run
 test-sanitize-run: $(BUILD)/hybench $(PLUGINS) $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 	@pass=0; fail=0; failed=""; \

@@ -9,8 +9,8 @@
 #   hb_c_band, hb_c_band_ok  shading of the plan's range and success band
 #   linetypes 1-10           one colour per series (device or op), in order of appearance
 
-hb_font = 'Liberation Sans,11'
-hb_font_png = 'Liberation Sans,10'
+hb_font = 'Liberation Sans,12'
+hb_font_png = 'Liberation Sans,11'
 hb_formats = "svg png"
 hb_term(fmt, w, h) = (fmt eq 'svg') ? \
     sprintf("set terminal svg size %d,%d dynamic noenhanced font '%s' background rgb 'white'", w, h, hb_font) : \
@@ -43,7 +43,7 @@ set border 3 lc rgb '#555555' lw 1
 set tics nomirror out scale 0.6
 set grid xtics ytics lc rgb '#e4e4e4' lw 1 dt 1
 set key outside right top vertical Left reverse samplen 2 spacing 1.1 box lc rgb '#dddddd'
-set title font ',12'
+set title font ',13'
 set style fill solid 0.85 noborder
 set style histogram rowstacked
 set boxwidth 0.8 relative

@@ -1,6 +1,7 @@
 /* cmd_baseline.c - `hybench baseline set|show`: options and help; the work is analysis/baseline.c. */
 #include "analysis/baseline.h"
 #include "cli/commands.h"
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,21 +19,24 @@ static void baseline_usage(FILE *f)
 
 int hb_cmd_baseline(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        baseline_usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? HB_EXIT_USAGE : HB_EXIT_OK;
+    static const struct option lo[] = {
+        {"force", no_argument, NULL, 'f'}, {"dir", required_argument, NULL, 'd'},
+        {"host", required_argument, NULL, 'H'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    const char *sub = NULL, *dir = "results/baselines", *host = NULL, *file = NULL;
+    int force = 0, ch;
+    optind = 0; /* GNU: full re-initialisation; options may come before or after the words */
+    while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        switch (ch) {
+        case 'f': force = 1; break;
+        case 'd': dir = optarg; break;
+        case 'H': host = optarg; break;
+        case 'h': baseline_usage(stdout); return HB_EXIT_OK;
+        default: baseline_usage(stderr); return HB_EXIT_USAGE;
+        }
     }
-    const char *sub = argv[1], *dir = "results/baselines", *host = NULL, *file = NULL;
-    int force = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--force")) force = 1;
-        else if (!strcmp(a, "--dir") && i + 1 < argc) dir = argv[++i];
-        else if (!strcmp(a, "--host") && i + 1 < argc) host = argv[++i];
-        else if (a[0] == '-') { fprintf(stderr, "hybench baseline: unknown option %s\n", a); baseline_usage(stderr); return HB_EXIT_USAGE; }
-        else if (!file) file = a;
-        else { baseline_usage(stderr); return HB_EXIT_USAGE; }
-    }
+    if (optind < argc) sub = argv[optind++];
+    if (optind < argc) file = argv[optind++];
+    if (!sub || optind < argc) { baseline_usage(stderr); return HB_EXIT_USAGE; }
     if (!strcmp(sub, "set")) {
         if (!file) { baseline_usage(stderr); return HB_EXIT_USAGE; }
         return hb_baseline_set(file, dir, force);

@@ -5,6 +5,7 @@
 #include "analysis/compare.h"
 #include "cli/commands.h"
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -43,18 +44,6 @@ static void compare_usage(FILE *f)
           "  --quiet              no Markdown on stdout when no --markdown is given\n", f);
 }
 
-/* Value of option argv[*i] ("--opt=V" or "--opt V"); NULL if it is not `name`. */
-static const char *optval(int argc, char **argv, int *i, const char *name, int *missing)
-{
-    size_t l = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, l)) return NULL;
-    if (a[l] == '=') return a + l + 1;
-    if (a[l]) return NULL;
-    if (*i + 1 >= argc) { *missing = 1; return NULL; }
-    return argv[++*i];
-}
-
 static int is_dir(const char *p)
 {
     struct stat st;
@@ -81,54 +70,70 @@ int hb_cmd_compare(int argc, char **argv)
     int npos = 0, quiet = 0;
     const char *bdir = NULL, *md = NULL, *js = NULL, *ju = NULL;
     char err[512];
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        int miss = 0, numchk = 0;
+    enum { O_BDIR = 256, O_METRIC, O_THRESH, O_ALPHA, O_CONF, O_BOOT, O_SEED, O_MINDELTA, O_MINSAMP,
+           O_MAXROWS, O_NOISE, O_RULE, O_MD, O_JSON, O_JUNIT, O_ALLOWMISS, O_FORCE };
+    static const struct option lo[] = {
+        {"baseline-dir", required_argument, NULL, O_BDIR}, {"metric", required_argument, NULL, O_METRIC},
+        {"threshold", required_argument, NULL, O_THRESH}, {"alpha", required_argument, NULL, O_ALPHA},
+        {"confidence", required_argument, NULL, O_CONF}, {"bootstrap", required_argument, NULL, O_BOOT},
+        {"seed", required_argument, NULL, O_SEED}, {"min-delta", required_argument, NULL, O_MINDELTA},
+        {"min-samples", required_argument, NULL, O_MINSAMP}, {"max-rows", required_argument, NULL, O_MAXROWS},
+        {"noise-scale", required_argument, NULL, O_NOISE}, {"rule", required_argument, NULL, O_RULE},
+        {"markdown", required_argument, NULL, O_MD}, {"json", required_argument, NULL, O_JSON},
+        {"junit", required_argument, NULL, O_JUNIT}, {"allow-missing", no_argument, NULL, O_ALLOWMISS},
+        {"force", no_argument, NULL, O_FORCE}, {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int ch, li = -1;
+    optind = 0; /* GNU: full re-initialisation; options may come before or after the files */
+    while ((ch = getopt_long(argc, argv, "qh", lo, &li)) != -1) {
+        const char *v = optarg;
         char *end = NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { compare_usage(stdout); return HB_EXIT_OK; }
-        else if ((v = optval(argc, argv, &i, "--baseline-dir", &miss))) bdir = v;
-        else if ((v = optval(argc, argv, &i, "--metric", &miss))) {
+        int numchk = 0;
+        switch (ch) {
+        case 'h': compare_usage(stdout); return HB_EXIT_OK;
+        case 'q': quiet = 1; break;
+        case O_BDIR: bdir = v; break;
+        case O_METRIC:
             if (strcmp(v, "total") && strcmp(v, "compute")) {
                 fprintf(stderr, "hybench compare: --metric must be total or compute\n");
                 return HB_EXIT_USAGE;
             }
             o.metric = v;
-        } else if ((v = optval(argc, argv, &i, "--threshold", &miss))) {
+            break;
+        case O_THRESH:
             if (hb_cmp_parse_threshold(&o, v, err, sizeof err) != HB_OK) {
                 fprintf(stderr, "hybench compare: %s\n", err);
                 return HB_EXIT_USAGE;
             }
-        } else if ((v = optval(argc, argv, &i, "--alpha", &miss))) o.alpha = strtod(v, &end), numchk = 1;
-        else if ((v = optval(argc, argv, &i, "--confidence", &miss))) o.confidence = strtod(v, &end), numchk = 1;
-        else if ((v = optval(argc, argv, &i, "--bootstrap", &miss))) o.resamples = (int)strtol(v, &end, 10), numchk = 1;
-        else if ((v = optval(argc, argv, &i, "--seed", &miss))) o.seed = strtoull(v, &end, 0), numchk = 1;
-        else if ((v = optval(argc, argv, &i, "--min-delta", &miss))) o.min_delta = strtod(v, &end), numchk = 1;
-        else if ((v = optval(argc, argv, &i, "--min-samples", &miss))) o.min_samples = (size_t)strtoul(v, &end, 10), numchk = 1;
-        else if ((v = optval(argc, argv, &i, "--max-rows", &miss))) o.max_rows = (int)strtol(v, &end, 10), numchk = 1;
-        else if ((v = optval(argc, argv, &i, "--noise-scale", &miss))) o.noise_k = strtod(v, &end), numchk = 1;
-        else if ((v = optval(argc, argv, &i, "--rule", &miss))) {
+            break;
+        case O_ALPHA: o.alpha = strtod(v, &end), numchk = 1; break;
+        case O_CONF: o.confidence = strtod(v, &end), numchk = 1; break;
+        case O_BOOT: o.resamples = (int)strtol(v, &end, 10), numchk = 1; break;
+        case O_SEED: o.seed = strtoull(v, &end, 0), numchk = 1; break;
+        case O_MINDELTA: o.min_delta = strtod(v, &end), numchk = 1; break;
+        case O_MINSAMP: o.min_samples = (size_t)strtoul(v, &end, 10), numchk = 1; break;
+        case O_MAXROWS: o.max_rows = (int)strtol(v, &end, 10), numchk = 1; break;
+        case O_NOISE: o.noise_k = strtod(v, &end), numchk = 1; break;
+        case O_RULE:
             if (!strcmp(v, "ci")) o.rule_point = 0;
             else if (!strcmp(v, "point")) o.rule_point = 1;
             else { fprintf(stderr, "hybench compare: --rule must be ci or point\n"); return HB_EXIT_USAGE; }
-        } else if ((v = optval(argc, argv, &i, "--markdown", &miss))) md = v;
-        else if ((v = optval(argc, argv, &i, "--json", &miss))) js = v;
-        else if ((v = optval(argc, argv, &i, "--junit", &miss))) ju = v;
-        else if (!strcmp(a, "--allow-missing")) o.allow_missing = 1;
-        else if (!strcmp(a, "--force")) o.force = 1;
-        else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) quiet = 1;
-        else if (!miss && a[0] == '-' && a[1]) {
-            fprintf(stderr, "hybench compare: unknown option %s\n", a);
-            compare_usage(stderr);
-            return HB_EXIT_USAGE;
-        } else if (!miss) {
-            if (npos == 2) { fprintf(stderr, "hybench compare: too many files\n"); return HB_EXIT_USAGE; }
-            pos[npos++] = a;
+            break;
+        case O_MD: md = v; break;
+        case O_JSON: js = v; break;
+        case O_JUNIT: ju = v; break;
+        case O_ALLOWMISS: o.allow_missing = 1; break;
+        case O_FORCE: o.force = 1; break;
+        default: compare_usage(stderr); return HB_EXIT_USAGE;
         }
-        if (miss) { fprintf(stderr, "hybench compare: %s needs a value\n", a); return HB_EXIT_USAGE; }
         if (numchk && (end == v || *end || v[0] == '-')) {
-            fprintf(stderr, "hybench compare: %s: not a valid non-negative number: %s\n", a, v);
+            fprintf(stderr, "hybench compare: --%s: not a valid non-negative number: %s\n", lo[li].name, v);
             return HB_EXIT_USAGE;
         }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (npos == 2) { fprintf(stderr, "hybench compare: too many files\n"); return HB_EXIT_USAGE; }
+        pos[npos++] = argv[i];
     }
     if (npos == 2 && is_dir(pos[0]) && !bdir) { bdir = pos[0]; pos[0] = pos[1]; npos = 1; }
     if (!((npos == 2 && !bdir) || (npos == 1 && bdir))) {

@@ -2,6 +2,7 @@
 #include "cli/commands.h"
 #include "results/results.h"
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,20 +22,25 @@ static void gbench_usage(FILE *f)
 int hb_cmd_gbench(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *metric = "total";
-    int agg = 0, errors = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { gbench_usage(stdout); return HB_EXIT_OK; }
-        else if ((!strcmp(a, "-o") || !strcmp(a, "--out")) && i + 1 < argc) out = argv[++i];
-        else if (!strncmp(a, "--out=", 6)) out = a + 6;
-        else if (!strcmp(a, "--metric") && i + 1 < argc) metric = argv[++i];
-        else if (!strncmp(a, "--metric=", 9)) metric = a + 9;
-        else if (!strcmp(a, "--aggregates-only")) agg = 1;
-        else if (!strcmp(a, "--errors")) errors = 1;
-        else if (a[0] == '-' && a[1]) { fprintf(stderr, "hybench gbench: unknown option %s\n", a); gbench_usage(stderr); return HB_EXIT_USAGE; }
-        else if (!in) in = a;
-        else { gbench_usage(stderr); return HB_EXIT_USAGE; }
+    int agg = 0, errors = 0, ch;
+    enum { OPT_METRIC = 256, OPT_AGG, OPT_ERRORS };
+    static const struct option lo[] = {
+        {"out", required_argument, NULL, 'o'}, {"metric", required_argument, NULL, OPT_METRIC},
+        {"aggregates-only", no_argument, NULL, OPT_AGG}, {"errors", no_argument, NULL, OPT_ERRORS},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    optind = 0; /* GNU: full re-initialisation */
+    while ((ch = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+        switch (ch) {
+        case 'o': out = optarg; break;
+        case OPT_METRIC: metric = optarg; break;
+        case OPT_AGG: agg = 1; break;
+        case OPT_ERRORS: errors = 1; break;
+        case 'h': gbench_usage(stdout); return HB_EXIT_OK;
+        default: gbench_usage(stderr); return HB_EXIT_USAGE;
+        }
     }
+    if (argc - optind > 1) { fprintf(stderr, "hybench gbench: one results file only\n"); gbench_usage(stderr); return HB_EXIT_USAGE; }
+    if (optind < argc) in = argv[optind];
     if (!in || (strcmp(metric, "total") && strcmp(metric, "compute"))) { gbench_usage(stderr); return HB_EXIT_USAGE; }
     if (out && !strcmp(out, "-")) out = NULL;
     char err[512], werr[600];

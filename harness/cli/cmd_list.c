@@ -2,20 +2,25 @@
  * devices or why it is unavailable. */
 #include "cli/commands.h"
 #include "measure/registry.h"
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 int hb_cmd_list(int argc, char **argv)
 {
-    int verbose = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+    static const struct option lo[] = {
+        {"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int verbose = 0, ch;
+    optind = 0; /* GNU: full re-initialisation */
+    while ((ch = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+        if (ch == 'v') verbose = 1;
+        else if (ch == 'h') {
             printf("usage: hybench list [-v]\n  Lists every backend type with its availability; available ones with each device\n"
                    "  instance; unavailable ones with the reason. -v adds each instance's facts (JSON).\n");
             return HB_EXIT_OK;
-        } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) verbose = 1;
-        else { fprintf(stderr, "hybench list: unknown option %s\n", argv[i]); return HB_EXIT_USAGE; }
+        } else return HB_EXIT_USAGE;
     }
+    if (optind < argc) { fprintf(stderr, "hybench list: unexpected argument %s\n", argv[optind]); return HB_EXIT_USAGE; }
     printf("%-12s %-10s %s\n", "BACKEND", "STATUS", "DEVICE / REASON");
     for (int i = 0; i < hb_nbackends; i++) {
         hb_instance inst[16];

@@ -196,6 +196,56 @@ static int group_of(const hb_instance *inst, const child_args *a, size_t j, size
     return n;
 }
 
+/* Host ceilings measured once, not once per host-memory backend and pass (issue 17: --quick measured
+ * the same host's STREAM and sgemm ceilings for cpu-ref and for cpu in each of its 3 passes). Every
+ * host-memory child that measures them sends them to the parent ("K <json array>"); a later
+ * host-memory child without a ceilings hook of its own (cpu-ref, whose ceilings are the host's)
+ * gets the latest in HB_HOST_CEILINGS and uses them, saying so in each ceiling's "how". A backend
+ * with its own hook (cpu: the same probes, perhaps more) always measures. Returns the number taken
+ * from the environment, 0 if none. */
+static int host_ceilings_from_env(hb_ceiling *v, int max)
+{
+    const char *e = getenv("HB_HOST_CEILINGS");
+    if (!e || !*e) return 0;
+    json_t *a = json_loads(e, 0, NULL);
+    int n = 0;
+    size_t k;
+    json_t *x;
+    json_array_foreach(a, k, x) {
+        if (n >= max) break;
+        const char *nm = json_string_value(json_object_get(x, "name")), *u = json_string_value(json_object_get(x, "unit"));
+        const char *how = json_string_value(json_object_get(x, "how"));
+        if (!nm || !json_is_number(json_object_get(x, "value"))) continue;
+        snprintf(v[n].name, sizeof v[n].name, "%s", nm);
+        snprintf(v[n].unit, sizeof v[n].unit, "%s", u ? u : "");
+        snprintf(v[n].how, sizeof v[n].how, "%.62s (measured earlier in this run)", how ? how : "");
+        v[n].value = json_number_value(json_object_get(x, "value"));
+        n++;
+    }
+    json_decref(a);
+    return n;
+}
+
+static void host_ceilings_send(int fd, const hb_ceiling_set *cl)
+{
+    json_t *a = json_array();
+    for (int k = 0; k < cl->n; k++)
+        json_array_append_new(a, json_pack("{s:s,s:f,s:s,s:s}", "name", cl->v[k].name, "value", cl->v[k].value, "unit", cl->v[k].unit,
+                                           "how", cl->v[k].how));
+    char *t = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    if (!t) return;
+    size_t l = strlen(t);
+    /* one write of "K <json>\n" (below PIPE_BUF when it fits: not interleaved) */
+    char *line = malloc(l + 4);
+    if (line) {
+        snprintf(line, l + 4, "K %s\n", t);
+        if (write(fd, line, l + 3) < 0) { /* parent gone */ }
+        free(line);
+    }
+    free(t);
+}
+
 static int child_main(const child_args *a)
 {
     hb_instance inst[MAX_INST];
@@ -228,8 +278,16 @@ static int child_main(const child_args *a)
             say(a->pipe_w, "C %d\n", i);
             /* HB_INJECT_KILL=ceilings: the test suite's death outside a case */
             if (getenv("HB_INJECT_KILL") && !strcmp(getenv("HB_INJECT_KILL"), "ceilings")) raise(SIGKILL);
-            if (inst[i].ops->ceilings) cl.n = inst[i].ops->ceilings(&inst[i], cl.v, HB_MAX_CEILINGS);
-            else if (inst[i].host_memory && !a->o->verify_only) cl.n = hb_cpu_ceilings(cl.v, HB_MAX_CEILINGS);
+            if (inst[i].ops->ceilings) {
+                cl.n = inst[i].ops->ceilings(&inst[i], cl.v, HB_MAX_CEILINGS);
+                if (inst[i].host_memory) host_ceilings_send(a->pipe_w, &cl);
+            } else if (inst[i].host_memory && !a->o->verify_only) {
+                cl.n = host_ceilings_from_env(cl.v, HB_MAX_CEILINGS);
+                if (cl.n <= 0) {
+                    cl.n = hb_cpu_ceilings(cl.v, HB_MAX_CEILINGS);
+                    host_ceilings_send(a->pipe_w, &cl);
+                }
+            }
         }
         if (a->write_backend_records || i > a->start_inst) {
             json_t *r = json_pack("{s:s,s:s,s:b,s:s,s:b}", "type", "backend", "backend", inst[i].name, "available", 1,
@@ -322,6 +380,16 @@ typedef struct progress {
     int counts[HB_STATUS_COUNT];
     json_t *backends;  /* every requested backend: {instance or type: {"cases": n} or {"cases": 0, "why"}} */
     int child_failures; /* backend processes that died outside a case: their remaining cases did not run */
+    /* the whole run's progress, across passes and backends (issue 17): */
+    int npass, pass;      /* passes of the run; the current one, 0-based */
+    size_t ended_all;     /* cases ended in every pass so far (done is recounted by each merge) */
+    size_t pass_total;    /* cases of the current pass known so far (instances started) */
+    size_t pass1_total;   /* cases of one pass, once pass 1 is complete (0 before) */
+    double t_pass, pass1_s; /* when the current pass began; how long pass 1 took (0 before) */
+    double last_log;      /* without a terminal: when the last line was printed */
+    size_t last_log_done;
+    const char *cmd;
+    char *host_ceilings;  /* this pass's host ceilings (JSON array, see host_ceilings_send), or NULL */
 } progress;
 
 static void fmt_time(double s, char *buf, size_t len)
@@ -332,16 +400,57 @@ static void fmt_time(double s, char *buf, size_t len)
     else snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
 }
 
+/* Cases of the whole run (every pass, every backend) and the seconds left, estimated. In pass 1 the
+ * parent knows the case counts only of the backend types started so far (a later type may turn out
+ * unavailable, with no case: the parent never probes a device), so the total is a lower bound (shown
+ * as ">=") and the rate so far holds for the rest; from pass 2 on the total is exact and every pass
+ * takes as long as pass 1 did (the same cases and budget). */
+static void progress_estimate(const progress *p, size_t *total, double *left)
+{
+    double now = hb_now();
+    if (p->pass1_total) {
+        *total = p->pass1_total * (size_t)p->npass;
+        double in_pass = now - p->t_pass;
+        double cur = p->pass1_s - in_pass;
+        *left = (cur > 0 ? cur : 0) + p->pass1_s * (double)(p->npass - p->pass - 1);
+        return;
+    }
+    *total = p->pass_total * (size_t)p->npass;
+    double el = now - p->t0;
+    *left = p->ended_all ? el / (double)p->ended_all * (double)(*total > p->ended_all ? *total - p->ended_all : 0) : -1;
+}
+
+/* The progress of the run: on a terminal one line, rewritten in place (the case in flight, cases
+ * ended / all cases of the run, elapsed, time left); without one, a line every 30 s or every 5% of
+ * the run's cases, for CI logs. inst/c: the case in flight, or NULL. */
 static void progress_line(progress *p, const char *inst, const hb_case *c, size_t i, size_t n)
 {
-    if (!p->tty) return;
-    double el = hb_now() - p->t0;
-    char e[32], r[32], sh[128];
+    (void)i;
+    (void)n;
+    double now = hb_now(), el = now - p->t0, left;
+    size_t total;
+    progress_estimate(p, &total, &left);
+    char e[32], r[32], sh[128] = "";
     fmt_time(el, e, sizeof e);
-    fmt_time(p->done ? el / (double)p->done * (double)(p->total_known - p->done) : -1, r, sizeof r);
-    hb_shape_format(c->op, &c->shape, sh, sizeof sh);
-    fprintf(stderr, "\r\033[K[%s] %s %.40s %s | case %zu/%zu | elapsed %s | remaining ~%s", inst,
-            hb_op_get(c->op)->name, sh, hb_mode_name(c->mode), i, n, e, r);
+    fmt_time(left, r, sizeof r);
+    size_t shown = p->ended_all + (c ? 1 : 0);
+    if (shown > total) total = shown;
+    if (p->tty) {
+        if (c) hb_shape_format(c->op, &c->shape, sh, sizeof sh);
+        fprintf(stderr, "\r\033[K[%s] %s %.40s %s | case %zu/%s%zu | pass %d/%d | elapsed %s | left ~%s", inst ? inst : "",
+                c ? hb_op_get(c->op)->name : "", sh, c ? hb_mode_name(c->mode) : "", shown,
+                p->pass1_total ? "" : ">=", total, p->pass + 1, p->npass, e, r);
+        fflush(stderr);
+        return;
+    }
+    size_t step = total / 20 ? total / 20 : 1;
+    if (now - p->last_log < 30 && p->ended_all < p->last_log_done + step) return;
+    p->last_log = now;
+    p->last_log_done = p->ended_all;
+    fprintf(stderr, "hybench %s: %zu of %s%zu cases ended (%.0f%%), pass %d of %d, %s%s, elapsed %s, ~%s left%s\n",
+            p->cmd ? p->cmd : "run", p->ended_all, p->pass1_total ? "" : ">=", total,
+            total ? 100.0 * (double)p->ended_all / (double)total : 0.0, p->pass + 1, p->npass, inst ? "on " : "",
+            inst ? inst : "", e, r, p->pass1_total ? "" : " (backends started so far)");
     fflush(stderr);
 }
 
@@ -422,6 +531,8 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         const char *oom_src = NULL;
         long long oom0 = oom_kill_count(&oom_src);
         if (pipe(pfd)) { perror("pipe"); return HB_EXIT_IO; }
+        if (pg->host_ceilings) setenv("HB_HOST_CEILINGS", pg->host_ceilings, 1);
+        else unsetenv("HB_HOST_CEILINGS");
         fflush(NULL);
         pid_t pid = fork();
         if (pid < 0) { perror("fork"); return HB_EXIT_IO; }
@@ -436,7 +547,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         }
         close(pfd[1]);
         FILE *rp = fdopen(pfd[0], "r");
-        char line[1024];
+        static char line[16384];
         int cur_inst = -1;
         long cur_case = -1, group_last = -1; /* group_last: the last case of the mode group in flight */
         int group_n = 1;
@@ -451,6 +562,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
             if (pr == 0) {
                 if (cur_case >= 0 && hb_now() - case_t0 > o->case_timeout_s * group_n) { kill(pid, SIGKILL); timed_out = 1; }
                 if (cur_case >= 0) progress_line(pg, inst_names[cur_inst], &cases->v[cur_case], inst_done + 1, inst_total);
+                else if (!pg->tty) progress_line(pg, cur_inst >= 0 ? inst_names[cur_inst] : e->type, NULL, 0, 0);
                 continue;
             }
             if (pr < 0 && errno == EINTR) continue;
@@ -458,7 +570,12 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
             int ii;
             size_t jj, tt;
             char name[256];
-            if (sscanf(line, "W %d", &write_errno) == 1) {
+            if (!strncmp(line, "K ", 2)) {
+                /* the host's ceilings, measured by this pass's first host-memory child */
+                line[strcspn(line, "\n")] = 0;
+                free(pg->host_ceilings);
+                pg->host_ceilings = strdup(line + 2);
+            } else if (sscanf(line, "W %d", &write_errno) == 1) {
                 /* the child could not write the results file: the run ends with HB_EXIT_IO below */
             } else if (sscanf(line, "T %d %zu %255s", &ii, &tt, name) == 3) {
                 snprintf(inst_names[ii], sizeof inst_names[ii], "%.63s", name);
@@ -468,6 +585,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
                 inst_total = tt;
                 if (ii == start_inst && !first) inst_done = 0; /* resumed: count restarts, fine */
                 pg->total_known += first || ii != start_inst ? tt : 0;
+                pg->pass_total += first || ii != start_inst ? tt : 0;
                 if (pg->tty) fprintf(stderr, "\r\033[K[%s] measuring ceilings...", name);
             } else if (sscanf(line, "G %d %zu %d", &ii, &jj, &group_n) == 3) {
                 group_last = (long)jj; /* the mode group of cur_case runs to case jj, group_n cases */
@@ -492,10 +610,12 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
                 }
                 if (s < HB_STATUS_COUNT) pg->counts[s]++;
                 pg->done++;
+                pg->ended_all++;
                 inst_done++;
                 ended++;
                 cur_case = -1;
                 group_n = 1;
+                if (!pg->tty) progress_line(pg, inst_names[ii], NULL, 0, 0);
             } else if (!strncmp(line, "U ", 2)) {
                 *unavailable = 1;
                 line[strcspn(line, "\n")] = 0;
@@ -579,6 +699,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         if (we) { fprintf(stderr, "hybench: cannot write %s: %s\n", path, strerror(we)); return HB_EXIT_IO; }
         pg->counts[st]++;
         pg->done++;
+        pg->ended_all++;
         start_inst = cur_inst;
         start_case = (int)cur_case + 1;
         first = 0;
@@ -594,10 +715,24 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
 int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fdp, const char *path, const char *cmd,
                    hb_run_totals *t)
 {
-    progress pg = {.tty = isatty(2), .t0 = hb_now(), .backends = json_object()};
+    progress pg = {.tty = isatty(2), .t0 = hb_now(), .backends = json_object(), .cmd = cmd};
+    pg.last_log = pg.t0;
     fprintf(stderr, "hybench %s: %zu cases per backend -> %s\n", cmd, cases->n, path);
     int rc = 0, unavailable_named = 0;
     const int npass = o->verify_only ? 1 : o->passes;
+    pg.npass = npass;
+    /* the backend types this run measures (--backend, else every registered one) */
+    int selected[64] = {0};
+    for (int b = 0; b < hb_nbackends && b < 64; b++) {
+        const hb_backend_entry *e = &hb_backends[b];
+        int sel = !o->backends;
+        if (o->backends) {
+            char buf[512];
+            snprintf(buf, sizeof buf, "%s", o->backends);
+            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) sel |= hb_backend_find(tok) == e;
+        }
+        selected[b] = sel;
+    }
     hb_options op = *o;
     op.budget_s = o->budget_s / npass;
     int passes_done = 0;
@@ -612,19 +747,17 @@ int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fdp, con
             fprintf(stderr, "hybench %s: pass %d of %d (budget %.3g s per case)\n", cmd, pass + 1, npass, op.budget_s);
         }
         passes_done = pass + 1;
+        pg.pass = pass;
+        pg.t_pass = hb_now();
+        pg.pass_total = 0;
         for (int b = 0; b < hb_nbackends && !rc && !g_stop; b++) {
             const hb_backend_entry *e = &hb_backends[b];
-            if (o->backends) {
-                int sel = 0;
-                char buf[512];
-                snprintf(buf, sizeof buf, "%s", o->backends);
-                for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) sel |= hb_backend_find(tok) == e;
-                if (!sel) continue;
-            }
+            if (b >= 64 || !selected[b]) continue;
             int unavailable = 0;
             rc = run_backend(e, &op, cases, *fdp, path, pass + 1, &pg, &unavailable);
             unavailable_named |= unavailable && o->backends;
         }
+        if (pass == 0 && !g_stop) { pg.pass1_total = pg.pass_total; pg.pass1_s = hb_now() - pg.t_pass; }
         if (pass > 0 && !rc) {
             /* merge this pass (complete, or as far as an interrupt let it go) into the file; the
              * statuses are recounted from the merged records */
@@ -642,6 +775,9 @@ int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fdp, con
             }
         }
     }
+    free(pg.host_ceilings);
+    pg.host_ceilings = NULL;
+    unsetenv("HB_HOST_CEILINGS");
     if (g_stop) fprintf(stderr, "\nhybench %s: interrupted; keeping what was measured\n", cmd);
     sigaction(SIGINT, &sa_int, NULL);
     sigaction(SIGTERM, &sa_term, NULL);

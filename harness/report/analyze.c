@@ -3,6 +3,7 @@
  * (q1_conversion.c ... q5_selection.c, with the plan's figures from hb_report_plan) and the figures
  * (figures.c) into rp->summary (summary.json) and the document; docs/report.md defines each answer. */
 #include "report/common.h"
+#include "results/machine.h"
 #include <time.h>
 
 /* ---------------------------------------------------------------- metadata ---- */
@@ -35,6 +36,11 @@ static void metadata(ctx *c)
             if (!v) continue;
             hb_doc_row(rows, 2, keys[k], !strcmp(keys[k], "memory_bytes") ? hb_report_fmt_bytes(json_number_value(v)) : jtext(v));
         }
+        {
+            char fp[32], fpd[4096];
+            hb_machine_fingerprint(m, ru->r.backends, fpd, sizeof fpd, fp, sizeof fp);
+            hb_doc_row(rows, 2, "machine fingerprint", F("%s (%.400s)", fp, fpd));
+        }
         json_t *cpu = json_object_get(m, "cpu");
         if (cpu)
             hb_doc_row(rows, 2, "cpu", F("%s; %s sockets, %s cores, %s PUs, %s NUMA; L1d %s, L2 %s, L3 %s", jtext(json_object_get(cpu, "model")),
@@ -66,22 +72,26 @@ static void metadata(ctx *c)
     }
     /* status counts per backend */
     static const char *const sts[] = { "ok", "wrong", "skipped", "failed", "no_resource", "crashed", "timed_out", "invalid" };
-    rows = hb_doc_table(rp, "Case status per backend (only ok cases enter the answers; wrong never counts as fastest)", 0, 9,
-                        "backend", sts[0], sts[1], sts[2], sts[3], sts[4], sts[5], sts[6], sts[7]);
+    rows = hb_doc_table(rp, "Case status per backend (only ok cases enter the answers; wrong never counts as fastest). CI missed: ok cases "
+                        "whose median's 95% CI stayed wider than their --ci-target when the budget ran out (marked \u2020 in the tables)", 0, 10,
+                        "backend", sts[0], "CI missed", sts[1], sts[2], sts[3], sts[4], sts[5], sts[6], sts[7]);
     json_t *jst = json_object();
     json_object_set_new(rp->summary, "status_counts", jst);
     for (int d = 0; d < rp->ndevs; d++) {
-        int cnt[8] = { 0 }, any = 0;
+        int cnt[8] = { 0 }, any = 0, missed = 0;
         for (size_t i = 0; i < rp->nrows; i++) {
             if (rp->rows[i].dev != d) continue;
             any = 1;
             for (int k = 0; k < 8; k++) if (!strcmp(rp->rows[i].status, sts[k])) cnt[k]++;
+            missed += rp->rows[i].ok && rp->rows[i].ci_met == 0;
         }
         if (!any) continue;
         json_t *o = json_object();
         for (int k = 0; k < 8; k++) json_object_set_new(o, sts[k], json_integer(cnt[k]));
+        json_object_set_new(o, "ci_missed", json_integer(missed));
         json_object_set_new(jst, rp->devs[d].id, o);
-        hb_doc_row(rows, 9, rp->devs[d].id, F("%d", cnt[0]), cnt[1] ? tone_cell("bad", F("%d", cnt[1])) : "0", F("%d", cnt[2]), F("%d", cnt[3]),
+        hb_doc_row(rows, 10, rp->devs[d].id, F("%d", cnt[0]), missed ? tone_cell("warn", F("%d (%.0f%%)", missed, cnt[0] ? 100.0 * missed / cnt[0] : 0.0)) : "0",
+                   cnt[1] ? tone_cell("bad", F("%d", cnt[1])) : "0", F("%d", cnt[2]), F("%d", cnt[3]),
                    F("%d", cnt[4]), F("%d", cnt[5]), F("%d", cnt[6]), F("%d", cnt[7]));
     }
 }
@@ -115,9 +125,12 @@ hb_status hb_report_analyze(hb_report *rp)
     json_object_set_new(s, "devices", devs);
     for (int r = 0; r < rp->nruns; r++) {
         hb_rrun *ru = &rp->runs[r];
-        json_array_append_new(inputs, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:b}", "path", ru->r.path, "label", ru->label, "run_id", ru->run_id,
+        char fp[32], fpd[1024];
+        hb_machine_fingerprint(ru->r.meta, ru->r.backends, fpd, sizeof fpd, fp, sizeof fp);
+        json_array_append_new(inputs, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:b,s:s,s:s}", "path", ru->r.path, "label", ru->label, "run_id", ru->run_id,
                                                 "host", ru->host, "commit", ru->commit, "date", ru->date, "cases",
-                                                (json_int_t)json_array_size(ru->r.cases), "complete", ru->r.end != NULL));
+                                                (json_int_t)json_array_size(ru->r.cases), "complete", ru->r.end != NULL,
+                                                "machine", fp, "machine_desc", fpd));
     }
     for (int d = 0; d < rp->ndevs; d++) {
         const hb_rdev *dv = &rp->devs[d];
@@ -132,7 +145,8 @@ hb_status hb_report_analyze(hb_report *rp)
                                               "type", dv->type, "available", dv->available, "host_memory", dv->host_memory,
                                               "description", dv->available ? dv->description : dv->reason, "cpu_device", dv->is_cpu_device, "ceilings", ce));
     }
-    hb_status st = hb_report_q1(&c, cards);
+    hb_status st = hb_report_runs(&c);
+    if (st == HB_OK) st = hb_report_q1(&c, cards);
     if (st == HB_OK) st = hb_report_q2(&c, cards);
     if (st == HB_OK) st = hb_report_q3(&c, cards);
     if (st == HB_OK) st = hb_report_q4(&c, cards);
@@ -151,11 +165,25 @@ hb_status hb_report_analyze(hb_report *rp)
     char inp[2000] = "";
     size_t o = 0;
     for (int r = 0; r < rp->nruns && o < sizeof inp - 1; r++)
-        o += (size_t)snprintf(inp + o, sizeof inp - o, "%s%s (run %s, commit %.12s, %s, %zu cases%s)", r ? "; " : "", rp->runs[r].label,
+    {
+        char fp[32], fpd[1024];
+        hb_machine_fingerprint(rp->runs[r].r.meta, rp->runs[r].r.backends, fpd, sizeof fpd, fp, sizeof fp);
+        o += (size_t)snprintf(inp + o, sizeof inp - o, "%s%s (run %s, commit %.12s, %s, %zu cases%s; machine %s: %s)", r ? "; " : "", rp->runs[r].label,
                               rp->runs[r].run_id, rp->runs[r].commit, rp->runs[r].date, json_array_size(rp->runs[r].r.cases),
-                              rp->runs[r].r.end ? "" : ", incomplete");
+                              rp->runs[r].r.end ? "" : ", incomplete", fp, fpd);
+    }
     hb_doc_p(rp, "From %d results file%s: %s. Generated %s by hybench %s. Every number below is computed from these results; the plan's figures are the only constants.",
              rp->nruns, rp->nruns > 1 ? "s" : "", inp, date, HB_VERSION);
+    size_t nok = 0, nmiss = 0;
+    for (size_t i = 0; i < rp->nrows; i++) {
+        nok += rp->rows[i].ok;
+        nmiss += rp->rows[i].ok && rp->rows[i].ci_met == 0;
+    }
+    json_object_set_new(s, "ci", json_pack("{s:I,s:I}", "ok_cases", (json_int_t)nok, "ci_target_missed", (json_int_t)nmiss));
+    hb_doc_p(rp, "Uncertainty: times are medians with their 95%% confidence interval in brackets, and plots carry it as error bars; "
+             "savings and ratios carry the interval that the two cases' intervals allow. %zu of %zu ok cases (%.1f%%) did not reach "
+             "their CI target before their budget ran out: their figures are marked \u2020 and are less certain than the target asked "
+             "(per backend: Run metadata, case status).", nmiss, nok, nok ? 100.0 * (double)nmiss / (double)nok : 0.0);
     hb_doc_h(rp, 2, "summary", "Summary: the five questions");
     json_array_append_new(rp->doc, json_pack("{s:o}", "summary", cards));
     json_array_extend(rp->doc, sections);

@@ -313,3 +313,52 @@ void gp_size_axis(hb_sb *b)
     hb_sb_printf(b, "set logscale x 10\nset format x '%%.0s%%c'\nset xlabel 'size (elements of the largest tensor)'\n");
 }
 
+
+/* ---------------------------------------------------------------- series and intervals ---- */
+
+const char *row_source(const hb_rrow *w)
+{
+    const char *s = json_string_value(json_object_get(w->rec, "source"));
+    if (!s || !*s) s = w->name;
+    return s ? s : "";
+}
+
+int series_break(const hb_rrow *prev, const hb_rrow *cur)
+{
+    if (!prev) return 0;
+    return strcmp(row_source(prev), row_source(cur)) != 0 || prev->size == cur->size;
+}
+
+void ci_or_median(const hb_rrow *w, double *lo, double *hi)
+{
+    double m = w->t[HB_PH_TOTAL];
+    *lo = isfinite(w->ci_lo) && w->ci_lo > 0 ? w->ci_lo : m;
+    *hi = isfinite(w->ci_hi) && w->ci_hi > 0 ? w->ci_hi : m;
+}
+
+const char *fmt_time_ci(const hb_rrow *w)
+{
+    double m = w->t[HB_PH_TOTAL];
+    if (!isfinite(w->ci_lo) || !isfinite(w->ci_hi)) return F("%s%s", hb_report_fmt_time(m), w->ci_met == 0 ? " \u2020" : "");
+    return F("%s [%s, %s]%s", hb_report_fmt_time(m), hb_report_fmt_time(w->ci_lo), hb_report_fmt_time(w->ci_hi),
+             w->ci_met == 0 ? " \u2020" : "");
+}
+
+void saving_ci(const hb_rrow *a, const hb_rrow *b, double *lo, double *hi)
+{
+    double alo, ahi, blo, bhi;
+    ci_or_median(a, &alo, &ahi);
+    ci_or_median(b, &blo, &bhi);
+    *lo = 100.0 * (1.0 - bhi / alo);
+    *hi = 100.0 * (1.0 - blo / ahi);
+}
+
+void plot_drop(hb_report *rp, hb_plot *p)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s.dat", rp->outdir, p->id);
+    remove(path);
+    snprintf(path, sizeof path, "%s/%s.gp", rp->outdir, p->id);
+    remove(path);
+    if (rp->nplots > 0 && p == &rp->plots[rp->nplots - 1]) rp->nplots--;
+}

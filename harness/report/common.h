@@ -76,8 +76,28 @@ void plot_id_add(json_t *ids, const hb_plot *p);
 int card_device(const ctx *c, int dev, const int *has);
 void card_add(json_t *cards, int q, const char *title, const char *badge, const char *tone, const char *text);
 void gp_size_axis(hb_sb *b);
+/* Where a case came from: its record's "source" (workload file:line, the line that generated its
+ * sweep), else its name; "" when neither. */
+const char *row_source(const hb_rrow *w);
+/* 1 when a plotted line must not join prev to cur (both of one plotted series, sorted by size): they
+ * come from different workload lines (a sweep is the shapes of one line), or have the same size (two
+ * shapes of equal size are not a sweep step). 0 when prev is NULL. Write a blank line into the data
+ * file then: gnuplot breaks the line there and keeps the series' style and title. */
+int series_break(const hb_rrow *prev, const hb_rrow *cur);
+/* The CI of w's total median (seconds), or the median itself on both ends when the record has none. */
+void ci_or_median(const hb_rrow *w, double *lo, double *hi);
+/* "1.23 ms [1.20 ms, 1.26 ms]" (median and its CI), with " \u2020" when the case missed its CI
+ * target (ci_met false); rotating buffer (F). */
+const char *fmt_time_ci(const hb_rrow *w);
+/* The saving 100*(1 - t_b/t_a) in percent, and its conservative interval from the two CIs:
+ * [1 - hi_b/lo_a, 1 - lo_b/hi_a] (each end at the CIs' extremes: wider than a joint interval). */
+/* Forget plot p, the last one registered (hb_report_plot_begin), and remove its data and script
+ * files (the caller has closed the data file). */
+void plot_drop(hb_report *rp, hb_plot *p);
+void saving_ci(const hb_rrow *a, const hb_rrow *b, double *lo, double *hi);
 
 /* The sections, in document order: each appends its part of the document and of rp->summary. */
+hb_status hb_report_runs(ctx *c);                /* runs_compare.c: two or more runs side by side */
 hb_status hb_report_q1(ctx *c, json_t *cards);   /* q1_conversion.c */
 hb_status hb_report_q2(ctx *c, json_t *cards);   /* q2_precision.c */
 hb_status hb_report_q3(ctx *c, json_t *cards);   /* q3_memory.c */

@@ -1,6 +1,7 @@
 /* data.c - loading results files into the report's runs, devices and rows; number
  * formatting helpers. See report.h. */
 #include "report/report.h"
+#include "results/machine.h"
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -122,19 +123,35 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
         ru->date = m && *jstr(m, "date") ? jstr(m, "date") : "?";
         ncases += json_array_size(ru->r.cases);
     }
-    /* labels: host; host@commit7 where hosts repeat; #i where both repeat */
+    /* labels: the host; host/<first 8 hex digits of the fingerprint> where two different machines share a host name (the machine
+     * fingerprint, results/machine.h: CPU, GPU, driver and library versions); then @commit7 where
+     * those repeat; #i where both repeat. The fingerprint of every run is in the inputs line. */
+    char (*fps)[32] = calloc((size_t)rp->nruns + 1, sizeof *fps);
+    if (!fps) return HB_ENOMEM;
+    for (int i = 0; i < rp->nruns; i++) hb_machine_fingerprint(rp->runs[i].r.meta, rp->runs[i].r.backends, NULL, 0, fps[i], sizeof fps[i]);
+    char (*base)[96] = calloc((size_t)rp->nruns + 1, sizeof *base);
+    if (!base) { free(fps); return HB_ENOMEM; }
+    for (int i = 0; i < rp->nruns; i++) {
+        int other_machine = 0; /* another run of the same host name on a different machine */
+        for (int j = 0; j < rp->nruns; j++)
+            if (j != i && !strcmp(rp->runs[j].host, rp->runs[i].host) && strcmp(fps[j], fps[i])) other_machine = 1;
+        if (other_machine) snprintf(base[i], sizeof base[i], "%.40s/%.8s", rp->runs[i].host, fps[i]);
+        else snprintf(base[i], sizeof base[i], "%.60s", rp->runs[i].host);
+    }
     for (int i = 0; i < rp->nruns; i++) {
         hb_rrun *ru = &rp->runs[i];
-        int same_host = 0, same_both = 0;
+        int same_base = 0, same_both = 0;
         for (int j = 0; j < rp->nruns; j++) {
-            if (j == i || strcmp(rp->runs[j].host, ru->host)) continue;
-            same_host = 1;
+            if (j == i || strcmp(base[j], base[i])) continue;
+            same_base = 1;
             if (!strcmp(rp->runs[j].commit, ru->commit)) same_both = 1;
         }
-        if (!same_host) snprintf(ru->label, sizeof ru->label, "%s", ru->host);
-        else if (!same_both) snprintf(ru->label, sizeof ru->label, "%s@%.7s", ru->host, ru->commit);
-        else snprintf(ru->label, sizeof ru->label, "%s@%.7s#%d", ru->host, ru->commit, i + 1);
+        if (!same_base) snprintf(ru->label, sizeof ru->label, "%s", base[i]);
+        else if (!same_both) snprintf(ru->label, sizeof ru->label, "%s@%.7s", base[i], ru->commit);
+        else snprintf(ru->label, sizeof ru->label, "%s@%.7s#%d", base[i], ru->commit, i + 1);
     }
+    free(base);
+    free(fps);
     int devcap = 0;
     for (int i = 0; i < rp->nruns; i++) {
         size_t k;
@@ -175,6 +192,10 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
             w->weight = rec_num(c, "weight");
             if (!isfinite(w->weight) || w->weight <= 0) w->weight = 1;
             for (int p = 0; p < HB_PH_COUNT; p++) w->t[p] = hb_case_phase(c, hb_phase_names[p], "median");
+            w->ci_lo = hb_case_phase(c, "total", "ci_lo");
+            w->ci_hi = hb_case_phase(c, "total", "ci_hi");
+            json_t *met = json_object_get(c, "ci_met");
+            w->ci_met = json_is_boolean(met) ? json_is_true(met) : -1;
             w->gflops = rec_num(c, "gflops");
             w->gbps = rec_num(c, "gbps");
             w->gflops_total = rec_num(c, "gflops_total");

@@ -181,8 +181,11 @@ static void html_plots(hb_report *rp, FILE *f, json_t *ids)
         int n = 0;
         const hb_plot *p = plot_find(rp, json_string_value(id), &n);
         if (!p) continue;
-        fprintf(f, "<figure class=\"plot%s%s\" id=\"plot-%s\">\n", p->width > 1000 ? " wide" : "",
-                p->ok ? "" : " failed", p->id);
+        /* a wide plot is drawn at least at its own width (its text at the size gnuplot set) and
+         * scrolls sideways inside its figure rather than shrinking */
+        fprintf(f, "<figure class=\"plot%s%s\" id=\"plot-%s\"", p->width > 1000 ? " wide" : "", p->ok ? "" : " failed", p->id);
+        if (p->width > 1000) fprintf(f, " style=\"--plot-w: %dpx\"", p->width);
+        fputs(">\n", f);
         if (!p->ok || hb_report_svg_inline(rp, p, n, f) != 0) {
             fputs("<p class=\"plotfail\">Plot not drawn: ", f);
             hb_report_html_esc(f, *p->err ? p->err : "SVG missing");

@@ -11,6 +11,7 @@ hb_status hb_report_rooflines(ctx *c)
     hb_doc_p(rp, "Every status-ok case of mode f32 (or the backend's only mode) as a point: arithmetic intensity = flops / bytes (bytes at the compute dtype's size), compute-phase GFLOP/s. Ceilings are this run's own probes: copy bandwidth (slope) and peak GFLOP/s per dtype (flat).");
     json_t *ids = plot_ids_new(), *jr = json_array();
     json_object_set_new(rp->summary, "roofline", jr);
+    size_t above_all = 0, above_cache = 0;
     json_t *rows = hb_doc_table(rp, "Median fraction of the measured ceiling per backend and family (the case record's fraction: compute-phase throughput / ceiling; cases in brackets)",
                                 0, NFAM + 1, "backend", family_order[0], family_order[1], family_order[2], family_order[3], family_order[4],
                                 family_order[5], family_order[6]);
@@ -40,6 +41,14 @@ hb_status hb_report_rooflines(ctx *c)
         size_t po = 0;
         plots[0] = 0;
         groups fam = { 0 };
+        /* the device's last-level cache: the GPU's L2 (backend info), else the host's L3 (meta) */
+        json_t *info = json_object_get(dv->rec, "info");
+        double llc = json_number_value(json_object_get(info, "l2_bytes"));
+        const char *llc_name = "L2";
+        if (!(llc > 0) || dv->host_memory) {
+            llc = json_number_value(json_object_get(json_object_get(rp->runs[dv->run].r.meta, "cpu"), "l3_bytes"));
+            llc_name = "L3";
+        }
         for (int fi = 0; fi <= NFAM; fi++) {
             for (int k = 0; k < 4; k++) {
                 int first = 1;
@@ -65,7 +74,15 @@ hb_status hb_report_rooflines(ctx *c)
                     snprintf(key, sizeof key, "%s", w->family);
                     grp *gg = grp_get(&fam, key, json_pack("{s:s}", "family", w->family));
                     double fr = json_number_value(json_object_get(w->rec, "fraction"));
-                    if (gg && json_is_number(json_object_get(w->rec, "fraction"))) vec_push(&gg->v[0], fr);
+                    if (gg && json_is_number(json_object_get(w->rec, "fraction"))) {
+                        vec_push(&gg->v[0], fr);
+                        /* above the ceiling: v[1] counts them, v[2] those whose bytes fit in the
+                         * device's last-level cache (whose bandwidth exceeds the DRAM copy ceiling) */
+                        if (fr > 1) {
+                            vec_push(&gg->v[1], fr);
+                            if (llc > 0 && w->bytes <= llc) vec_push(&gg->v[2], fr);
+                        }
+                    }
                 }
             }
         }
@@ -77,7 +94,11 @@ hb_status hb_report_rooflines(ctx *c)
             double m = vec_median(&fam.g[i].v[0]);
             json_array_append_new(jr, json_pack("{s:s,s:s,s:I,s:o}", "device", dv->id, "family", gattr(&fam.g[i], "family"), "n", (json_int_t)cnt, "median_fraction", hb_json_num(m)));
             int fi = fam_rank(gattr(&fam.g[i], "family"));
-            if (fi < NFAM) cell[fi] = F("%s (%zu)", hb_report_fmt_pct(100.0 * m), cnt);
+            size_t nabove = fam.g[i].v[1].n, incache = fam.g[i].v[2].n;
+            if (fi < NFAM) cell[fi] = nabove ? F("%s (%zu; %zu above 100%%, %zu of them fit in the %s cache)", hb_report_fmt_pct(100.0 * m), cnt, nabove, incache, llc_name)
+                                             : F("%s (%zu)", hb_report_fmt_pct(100.0 * m), cnt);
+            above_all += nabove;
+            above_cache += incache;
         }
         hb_doc_row(rows, NFAM + 1, dv->id, cell[0], cell[1], cell[2], cell[3], cell[4], cell[5], cell[6]);
         groups_free(&fam);
@@ -110,6 +131,12 @@ hb_status hb_report_rooflines(ctx *c)
         json_array_append_new(jr, json_pack("{s:s,s:s,s:o,s:o}", "device", dv->id, "plot", p->id, "copy_gbps", hb_json_num(bw), "peak_gflops_f32", hb_json_num(pk[0])));
         if (!isfinite(bw) && !isfinite(pk[0])) hb_doc_note(rp, "%s: no ceilings in its backend record; its roofline has points only.", dv->id);
     }
+    if (above_all)
+        hb_doc_note(rp, "%zu case%s reach%s above 100%% of the copy ceiling: that ceiling is the DRAM bandwidth of a STREAM copy larger than "
+                    "every cache, and %zu of them move no more bytes than the device's last-level cache holds, so they run from cache at "
+                    "that level's higher bandwidth (the rest: a kernel that reads its inputs from cache more than once, or a smaller-than-"
+                    "counted working set). Such a fraction is not an impossible efficiency; a per-level ceiling would place it.",
+                    above_all, above_all == 1 ? "" : "s", above_all == 1 ? "es" : "", above_cache);
     hb_doc_plots(rp, ids);
     return HB_OK;
 }
@@ -310,6 +337,7 @@ hb_status hb_report_per_op(ctx *c)
         hb_plot *p = NULL;
         hb_sb ser = { 0 };
         int nser = 0;
+        double smin = INFINITY, smax = -INFINITY;
         for (int d = 0; d < rp->ndevs; d++) {
             /* route: pageable if the device has it for this op, else the first seen */
             const char *route = NULL;
@@ -336,21 +364,38 @@ hb_status hb_report_per_op(ctx *c)
                     bound = rp->rows[ix[0]].bound;
                 }
                 if (nser) fprintf(dat, "\n\n");
-                fprintf(dat, "# %s %s (%s): size total_s throughput shape\n", rp->devs[d].id, modes[m], route);
+                fprintf(dat, "# %s %s (%s): size total_s ci_lo ci_hi throughput thr_lo thr_hi shape (a blank line ends a sweep)\n",
+                        rp->devs[d].id, modes[m], route);
+                const hb_rrow *prev = NULL;
                 for (size_t k = 0; k < n; k++) {
                     const hb_rrow *w = &rp->rows[ix[k]];
                     double thr = !strcmp(bound, "memory") ? (isfinite(w->gbps_total) ? w->gbps_total : w->bytes / w->t[HB_PH_TOTAL] / 1e9)
                                                           : (isfinite(w->gflops_total) ? w->gflops_total : w->flops / w->t[HB_PH_TOTAL] / 1e9);
-                    fprintf(dat, "%.17g %.6g %.6g \"%s\"\n", w->size, w->t[HB_PH_TOTAL], thr, w->shape);
+                    double lo, hi;
+                    ci_or_median(w, &lo, &hi);
+                    if (series_break(prev, w)) fprintf(dat, "\n");
+                    prev = w;
+                    if (w->size < smin) smin = w->size;
+                    if (w->size > smax) smax = w->size;
+                    /* throughput is work / time: its interval is the time's, inverted */
+                    fprintf(dat, "%.17g %.6g %.6g %.6g %.6g %.6g %.6g \"%s\"\n", w->size, w->t[HB_PH_TOTAL], lo, hi, thr,
+                            thr * w->t[HB_PH_TOTAL] / hi, thr * w->t[HB_PH_TOTAL] / lo, w->shape);
                 }
                 static const int dts[] = { 2, 1, 3, 4 }, pts[] = { 6, 7, 4, 8 };
-                hb_sb_printf(&ser, "%s'%s.dat' index %d using 1:%%d with linespoints lt %d dt %d pt %d %%s '%s'", nser ? ", \\\n     " : "", p->id, nser,
+                hb_sb_printf(&ser, "%s'%s.dat' index %d using 1:%%d with yerrorlines lt %d dt %d pt %d %%s '%s'", nser ? ", \\\n     " : "", p->id, nser,
                              d % 10 + 1, dts[m], pts[m], hb_report_gp_str(F("%s %s%s%s", rp->devs[d].id, modes[m], strcmp(route, "pageable") ? F(" (%s)", route) : "", impl)));
                 nser++;
             }
         }
         if (!p) { hb_sb_free(&ser); continue; }
         fclose(dat);
+        if (!(smax > smin)) {
+            /* one size only: not a sweep; its figures are in the tables above */
+            plot_drop(rp, p);
+            hb_doc_note(rp, "%s: every case has one size (%s); no plot against size.", op, hb_report_fmt_count(smin));
+            hb_sb_free(&ser);
+            continue;
+        }
         /* the series list is used twice (time panel, throughput panel): %d is the column, %s title/notitle */
         hb_sb body = { 0 };
         hb_sb_printf(&body, "set multiplot title '%s'\n", hb_report_gp_str(p->title));
@@ -359,14 +404,14 @@ hb_status hb_report_per_op(ctx *c)
                      "set ylabel 'median end-to-end time (s)'\nset format y '%%.0s%%cs'\nunset key\nplot ");
         /* expand the series template for column 2 (no titles) */
         for (const char *s = ser.s; *s; s++) {
-            if (s[0] == '%' && s[1] == 'd') { hb_sb_printf(&body, "2"); s++; }
+            if (s[0] == '%' && s[1] == 'd') { hb_sb_printf(&body, "2:3:4"); s++; }
             else if (s[0] == '%' && s[1] == 's') { hb_sb_printf(&body, "title"); s++; }
             else hb_sb_printf(&body, "%c", *s);
         }
         hb_sb_printf(&body, "\nset lmargin at screen 0.50\nset rmargin at screen 0.80\nset ylabel '%s'\nset format y '%%g'\n"
                      "set key at screen 0.81, screen 0.88 left top\nplot ", !strcmp(bound, "memory") ? "end-to-end GB/s" : "end-to-end GFLOP/s");
         for (const char *s = ser.s; *s; s++) {
-            if (s[0] == '%' && s[1] == 'd') { hb_sb_printf(&body, "3"); s++; }
+            if (s[0] == '%' && s[1] == 'd') { hb_sb_printf(&body, "5:6:7"); s++; }
             else if (s[0] == '%' && s[1] == 's') { hb_sb_printf(&body, "title"); s++; }
             else hb_sb_printf(&body, "%c", *s);
         }

@@ -186,7 +186,14 @@ hb_status hb_report_plots_run(hb_report *rp, int jobs)
         path_of(rp, rp->plots[i].id, "png", dst, sizeof dst);
         unlink(dst);
         if (snprintf(dst, sizeof dst, "%s/gnuplot-%s.log", rp->outdir, rp->plots[i].id) < (int)sizeof dst) unlink(dst);
+        if (snprintf(dst, sizeof dst, "%s/gnuplot-%d.log", rp->outdir, i) < (int)sizeof dst) unlink(dst); /* older reports' */
     }
+    /* gnuplot's logs go to a directory of their own outside the report (issue 17: the report
+     * folder holds the report); a failed plot's last lines are kept in its err, shown in the page */
+    char logdir[4096];
+    const char *tmpd = getenv("TMPDIR");
+    snprintf(logdir, sizeof logdir, "%s/hb_gnuplot_logs.XXXXXX", tmpd && *tmpd ? tmpd : "/tmp");
+    if (!mkdtemp(logdir)) snprintf(logdir, sizeof logdir, "%s", "/tmp");
     char **names = calloc((size_t)rp->nplots, sizeof *names);
     pid_t *pids = calloc((size_t)jobs, sizeof *pids);
     char **batch = calloc((size_t)rp->nplots, sizeof *batch);
@@ -203,7 +210,7 @@ hb_status hb_report_plots_run(hb_report *rp, int jobs)
         int n = 0;
         for (int i = b; i < rp->nplots; i += jobs) batch[n++] = names[i];
         char logp[4200];
-        snprintf(logp, sizeof logp, "%s/gnuplot-%d.log", rp->outdir, b);
+        snprintf(logp, sizeof logp, "%s/gnuplot-%d.log", logdir, b);
         pids[b] = spawn_gnuplot(rp->outdir, batch, n, logp);
         if (pids[b] > 0) started++;
     }
@@ -219,7 +226,7 @@ hb_status hb_report_plots_run(hb_report *rp, int jobs)
         path_of(rp, p->id, "svg", dst, sizeof dst);
         if (file_nonempty(dst)) { p->ok = 1; continue; }
         char logp[4200];
-        if (snprintf(logp, sizeof logp, "%s/gnuplot-%s.log", rp->outdir, p->id) >= (int)sizeof logp) continue;
+        if (snprintf(logp, sizeof logp, "%s/gnuplot-%s.log", logdir, p->id) >= (int)sizeof logp) continue;
         pid_t pid = spawn_gnuplot(rp->outdir, &names[i], 1, logp);
         int ws = 0;
         if (pid > 0) waitpid(pid, &ws, 0);
@@ -228,17 +235,16 @@ hb_status hb_report_plots_run(hb_report *rp, int jobs)
             char tail[180];
             log_tail(logp, tail, sizeof tail);
             snprintf(p->err, sizeof p->err, "gnuplot %s.gp failed: %s", p->id, *tail ? tail : "no output");
-        } else {
-            unlink(logp);
         }
-    }
-    /* keep batch logs only when they hold something */
-    for (int b = 0; b < jobs; b++) {
-        char logp[4200];
-        snprintf(logp, sizeof logp, "%s/gnuplot-%d.log", rp->outdir, b);
-        if (!file_nonempty(logp)) unlink(logp);
+        unlink(logp);
     }
 out:
+    for (int b = 0; b < jobs; b++) {
+        char logp[4200];
+        snprintf(logp, sizeof logp, "%s/gnuplot-%d.log", logdir, b);
+        unlink(logp);
+    }
+    if (strcmp(logdir, "/tmp")) rmdir(logdir);
     for (int i = 0; i < rp->nplots; i++) free(names[i]);
     free(names);
     free(pids);

@@ -97,9 +97,11 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
             json_array_append_new(jch, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:s,s:s,s:b}", "device", row_dev(c, b)->id, "op", b->op,
                 "name", b->name, "route", b->route, "dtype", b->dtype, "total_convert_s", hb_json_num(a->t[HB_PH_TOTAL]),
                 "total_f32_s", hb_json_num(b->t[HB_PH_TOTAL]), "saving_pct", hb_json_num(s), "verdict", v, "tone", tone, "compute_moved", mvd[i]));
-            hb_doc_row(rows, 8, row_dev(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route,
-                       hb_report_fmt_time(a->t[HB_PH_TOTAL]), hb_report_fmt_time(b->t[HB_PH_TOTAL]),
-                       mvd[i] ? moved_cell(minv.ratio[pr[i].a]) : hb_report_fmt_pct(s), mvd[i] ? "" : tone_cell(tone, v));
+            double slo, shi;
+            saving_ci(a, b, &slo, &shi);
+            hb_doc_row(rows, 8, row_dev(c, b)->id, b->op, *b->name ? b->name : b->shape, b->route, fmt_time_ci(a), fmt_time_ci(b),
+                       mvd[i] ? moved_cell(minv.ratio[pr[i].a]) : F("%s [%.0f%%, %.0f%%]", hb_report_fmt_pct(s), slo, shi),
+                       mvd[i] ? "" : tone_cell(tone, v));
         }
     } else {
         hb_doc_note(rp, "No transformer-block chain (family \"chain\") has both a convert and an f32 case with status ok in these results, so the model-level answer is missing; a default `hybench run` (which includes the TinyLlama transformer-block chain of workloads/tinyllama.ini) would answer it.");
@@ -148,13 +150,15 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
         hb_doc_row(rows, 6, gattr(g, "device"), gattr(g, "op"), F("%zu", cnt), hb_report_fmt_pct(vec_median(&g->v[0])),
                    hb_report_fmt_pct(lo), hb_report_fmt_pct(hi));
     }
-    rows = hb_doc_table(rp, "Every matched case (phase medians of the convert case)", 1, 12, "backend", "op", "shape", "route", "dtype",
+    rows = hb_doc_table(rp, "Every matched case (totals: median [95% CI], \u2020 = CI target missed; saving [the interval the two CIs allow]; phase medians of the convert case)", 1, 12, "backend", "op", "shape", "route", "dtype",
                         "convert total", "f32 total", "saving", "convert_in", "h2d", "compute", "d2h+convert_out");
     for (size_t i = 0; i < n; i++) {
         const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
-        hb_doc_row(rows, 12, row_dev(c, b)->id, b->op, b->shape, b->route, b->dtype, hb_report_fmt_time(a->t[HB_PH_TOTAL]),
-                   hb_report_fmt_time(b->t[HB_PH_TOTAL]),
-                   mvd[i] ? moved_cell(minv.ratio[pr[i].a]) : hb_report_fmt_pct(100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL])),
+        double slo, shi;
+        saving_ci(a, b, &slo, &shi);
+        hb_doc_row(rows, 12, row_dev(c, b)->id, b->op, b->shape, b->route, b->dtype, fmt_time_ci(a), fmt_time_ci(b),
+                   mvd[i] ? moved_cell(minv.ratio[pr[i].a])
+                          : F("%s [%.0f%%, %.0f%%]", hb_report_fmt_pct(100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL])), slo, shi),
                    hb_report_fmt_time(a->t[HB_PH_CONVERT_IN]), hb_report_fmt_time(a->t[HB_PH_H2D]),
                    hb_report_fmt_time(a->t[HB_PH_COMPUTE]),
                    F("%s + %s", hb_report_fmt_time(a->t[HB_PH_D2H]), hb_report_fmt_time(a->t[HB_PH_CONVERT_OUT])));
@@ -171,6 +175,8 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
         hb_sb body = { 0 };
         int curdev = -1;
         const char *curop = NULL;
+        const hb_rrow *prevb = NULL;
+        double smin = INFINITY, smax = -INFINITY;
         for (size_t i = 0; i < n; i++) {
             const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
             if (mvd[i] || strcmp(b->family, fam) || strcmp(b->dtype, "f32") || strcmp(b->route, "pageable")) continue;
@@ -182,7 +188,7 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
                 hb_sb_printf(&body, "set ylabel 'saving of f32 over convert (%%)'\nset yrange [-100<*:100]\n"
                              "set object 1 rect from graph 0, first %g to graph 1, first %g fc rgb hb_c_band fs solid 1.0 noborder behind\n"
                              "set object 2 rect from graph 0, first %g to graph 1, first %g fc rgb hb_c_band_ok fs solid 1.0 noborder behind\n"
-                             "set label 1 'plan %g-%g%%, success %g-%g%%' at graph 0.01, first %g offset 0,0.6 font ',9' tc rgb '#555555'\n"
+                             "set label 1 'plan %g-%g%%, success %g-%g%%' at graph 0.01, first %g offset 0,0.6 font ',11' tc rgb '#555555'\n"
                              "plot ", hb_report_plan.conv_lo_pct, hb_report_plan.conv_hi_pct, hb_report_plan.conv_ok_lo_pct, hb_report_plan.conv_ok_hi_pct,
                              hb_report_plan.conv_lo_pct, hb_report_plan.conv_hi_pct, hb_report_plan.conv_ok_lo_pct, hb_report_plan.conv_ok_hi_pct, hb_report_plan.conv_hi_pct);
             }
@@ -190,21 +196,33 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
                 if (nser) { fprintf(dat, "\n\n"); hb_sb_printf(&body, ", \\\n     "); }
                 curdev = b->dev;
                 curop = b->op;
-                fprintf(dat, "# %s %s: size saving_pct\n", row_dev(c, b)->id, b->op);
+                prevb = NULL;
+                fprintf(dat, "# %s %s: size saving_pct lo hi (interval from the two CIs; a blank line ends a sweep)\n", row_dev(c, b)->id, b->op);
                 int opi = 0;
                 for (int k = 0; k < c->nops; k++) if (!strcmp(c->ops[k], b->op)) opi = k;
                 int devi = b->dev;
-                hb_sb_printf(&body, "'%s.dat' index %d using 1:2 with linespoints lt %d dt %d title '%s'", p->id, nser,
+                hb_sb_printf(&body, "'%s.dat' index %d using 1:2:3:4 with yerrorlines lt %d dt %d title '%s'", p->id, nser,
                              opi % 10 + 1, devi % 5 + 1, hb_report_gp_str(F("%s %s", row_dev(c, b)->id, b->op)));
                 nser++;
             }
-            fprintf(dat, "%.17g %.6g\n", b->size, 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]));
+            double slo, shi;
+            saving_ci(a, b, &slo, &shi);
+            if (series_break(prevb, b)) fprintf(dat, "\n");
+            prevb = b;
+            if (b->size < smin) smin = b->size;
+            if (b->size > smax) smax = b->size;
+            fprintf(dat, "%.17g %.6g %.6g %.6g\n", b->size, 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]), slo, shi);
         }
         if (p) {
             hb_sb_printf(&body, "\n");
             fclose(dat);
-            if (hb_report_plot_script(rp, p, body.s) != HB_OK) st = HB_EDEVICE;
-            plot_id_add(ids, p);
+            if (!(smax > smin)) {
+                plot_drop(rp, p); /* one size: not a sweep (the tables above hold its savings) */
+                hb_doc_note(rp, "Q1 %s: every matched case has one size (%s); no plot against size.", fam, hb_report_fmt_count(smin));
+            } else {
+                if (hb_report_plot_script(rp, p, body.s) != HB_OK) st = HB_EDEVICE;
+                plot_id_add(ids, p);
+            }
         }
         hb_sb_free(&body);
     }
@@ -264,14 +282,14 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
             int w = 140 + 14 * nbars;
             p->width = w < 900 ? 900 : (w > 2400 ? 2400 : w);
             hb_sb_printf(&body, "set title '%s'\nset style data histograms\nset style histogram rowstacked\n"
-                         "set boxwidth 0.85\nset xtics rotate by 60 right scale 0 font ',8'\nset ylabel '%% of the convert case total'\n"
+                         "set boxwidth 0.85\nset xtics rotate by 60 right scale 0 font ',10'\nset ylabel '%% of the convert case total'\n"
                          "set yrange [0:*<150]\nset ytics 25\nset grid noxtics\nset key outside right top\n%s"
                          "plot '%s.dat' using 2:xtic(1) title 'convert_in' lc rgb hb_c_convert_in, \\\n"
                          "     '' using 3 title 'h2d' lc rgb hb_c_h2d, '' using 4 title 'compute' lc rgb hb_c_compute, \\\n"
                          "     '' using 5 title 'd2h' lc rgb hb_c_d2h, '' using 6 title 'convert_out' lc rgb hb_c_convert_out, \\\n"
                          "     '' using 7 title 'other' lc rgb hb_c_other\n",
                          hb_report_gp_str(p->title),
-                         barmax > 150 ? "set label 1 'bars above 150% are cut (f32 slower than convert: noise or a real slowdown; see the table)' at graph 0.01, graph 1.03 font ',9' tc rgb '#555555'\n" : "",
+                         barmax > 150 ? "set label 1 'bars above 150% are cut (f32 slower than convert: noise or a real slowdown; see the table)' at graph 0.01, graph 1.03 font ',11' tc rgb '#555555'\n" : "",
                          p->id);
             if (hb_report_plot_script(rp, p, body.s) != HB_OK) st = HB_EDEVICE;
             plot_id_add(ids, p);

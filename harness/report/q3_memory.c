@@ -108,7 +108,7 @@ hb_status hb_report_q3(ctx *c, json_t *cards)
         hb_sb_printf(&body, "set title '%s'\nset style data histograms\nset style histogram clustered gap 1\nset boxwidth 0.9\n"
                      "set xtics rotate by 30 right scale 0\nset ylabel 'peak-memory saving (%%)'\nset yrange [0:100]\nset grid noxtics\n"
                      "set object 1 rect from graph 0, first %g to graph 1, first %g fc rgb hb_c_band_ok fs solid 1.0 noborder behind\n"
-                     "set label 1 'plan target %g-%g%%' at graph 0.01, first %g offset 0,0.6 font ',9' tc rgb '#555555'\nplot ",
+                     "set label 1 'plan target %g-%g%%' at graph 0.01, first %g offset 0,0.6 font ',11' tc rgb '#555555'\nplot ",
                      hb_report_gp_str(p->title), hb_report_plan.mem_lo_pct, hb_report_plan.mem_hi_pct, hb_report_plan.mem_lo_pct, hb_report_plan.mem_hi_pct, hb_report_plan.mem_hi_pct);
         for (int k = 0; k < ndv; k++)
             hb_sb_printf(&body, "%s%s using %d%s title '%s' lt %d", k ? ", " : "", k ? "''" : F("'%s.dat'", p->id), k + 2, k ? "" : ":xtic(1)",

@@ -279,7 +279,7 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
                             hb_sb_printf(&body, "set title '%s'\n", hb_report_gp_str(p->title));
                             gp_size_axis(&body);
                             hb_sb_printf(&body, "set logscale y 10\nset ylabel 'time / fastest time'\nset yrange [0.9:*]\n"
-                                         "set label 1 'fastest' at graph 0.01, first 1 offset 0,0.6 font ',9' tc rgb '#555555'\nplot 1 with lines lc rgb hb_c_ceiling dt 2 notitle");
+                                         "set label 1 'fastest' at graph 0.01, first 1 offset 0,0.6 font ',11' tc rgb '#555555'\nplot 1 with lines lc rgb hb_c_ceiling dt 2 notitle");
                         }
                         if (first) {
                             if (nser) fprintf(dat, "\n\n");

@@ -69,6 +69,8 @@ typedef struct hb_rrow {
     const char *op, *family, *shape, *name, *model, *dtype, *mode, *route, *status, *bound;
     double size, flops, bytes, weight;
     double t[HB_PH_COUNT];  /* phase medians, seconds; NAN when absent */
+    double ci_lo, ci_hi;    /* the CI of the total median (phases.total.ci_lo/ci_hi), seconds; NAN when absent */
+    int ci_met;             /* the case met its CI target: 1, 0, -1 when the record does not say */
     double gflops, gbps, gflops_total, gbps_total; /* NAN when absent */
     double host_bytes, device_bytes, rss;          /* mem.*; NAN when absent */
     int ok;                  /* status "ok" with a finite total median > 0 */

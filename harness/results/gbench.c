@@ -83,6 +83,32 @@ static json_t *aggregate(const char *name, const char *run_name, const char *agg
                      "time_unit", "ns");
 }
 
+/* Google Benchmark's throughput counters on benchmark b (a new reference, returned): bytes_per_second
+ * and items_per_second (state.SetBytesProcessed / SetItemsProcessed; hybench's items are FLOPs, so
+ * items_per_second is FLOP/s). Left out where not finite or not positive (an op without FLOPs). */
+static json_t *with_rates(json_t *b, double bps, double ips)
+{
+    if (!b) return NULL;
+    if (isfinite(bps) && bps > 0) json_object_set_new(b, "bytes_per_second", json_real(bps));
+    if (isfinite(ips) && ips > 0) json_object_set_new(b, "items_per_second", json_real(ips));
+    return b;
+}
+
+/* mean, median and sample standard deviation of x[0..n) (x is sorted in place) */
+static void summary(double *x, size_t n, double *mean, double *med, double *sd)
+{
+    double m = 0, m2 = 0;
+    for (size_t j = 0; j < n; j++) { /* Welford */
+        double d = x[j] - m;
+        m += d / (double)(j + 1);
+        m2 += d * (x[j] - m);
+    }
+    *mean = m;
+    *sd = n > 1 ? sqrt(m2 / (double)(n - 1)) : 0;
+    hb_rs_sort(x, n);
+    *med = hb_rs_median_sorted(x, n);
+}
+
 /* Where the benchmarks of one case go: appended to arr (a whole document in memory), or written to
  * out one by one (streaming). */
 typedef struct gb_ctx {
@@ -145,25 +171,30 @@ static int gbench_case(gb_ctx *g, json_t *c)
     }
     if (k == 0) { free(x); return 0; }
     int fam = g->fam, rc = 0;
+    /* per call: bytes moved and FLOPs (the case's own figures); per repetition rate = that / time */
+    double bytes = json_number_value(json_object_get(c, "bytes")), flops = json_number_value(json_object_get(c, "flops"));
+    double *rb = malloc(2 * k * sizeof *rb);
+    if (!rb) { free(x); return -1; }
+    double *ri = rb + k;
+    for (size_t j = 0; j < k; j++) { rb[j] = bytes / (x[j] * 1e-9); ri[j] = flops / (x[j] * 1e-9); }
     if (!g->aggregates_only)
         for (size_t j = 0; j < k && !rc; j++)
-            rc = emit(g, json_pack("{s:s, s:i, s:i, s:s, s:s, s:I, s:I, s:i, s:i, s:f, s:f, s:s}",
+            rc = emit(g, with_rates(json_pack("{s:s, s:i, s:i, s:s, s:s, s:I, s:I, s:i, s:i, s:f, s:f, s:s}",
                                    "name", name, "family_index", fam, "per_family_instance_index", 0, "run_name", name,
                                    "run_type", "iteration", "repetitions", (json_int_t)k, "repetition_index", (json_int_t)j,
-                                   "threads", 1, "iterations", 1, "real_time", x[j], "cpu_time", x[j], "time_unit", "ns"));
-    double mean = 0, m2 = 0;
-    for (size_t j = 0; j < k; j++) { /* Welford */
-        double d = x[j] - mean;
-        mean += d / (double)(j + 1);
-        m2 += d * (x[j] - mean);
-    }
-    double sd = k > 1 ? sqrt(m2 / (double)(k - 1)) : 0;
-    hb_rs_sort(x, k);
-    double med = hb_rs_median_sorted(x, k);
-    if (!rc) rc = emit(g, aggregate(name, name, "mean", fam, k, mean, "time"));
-    if (!rc) rc = emit(g, aggregate(name, name, "median", fam, k, med, "time"));
-    if (!rc) rc = emit(g, aggregate(name, name, "stddev", fam, k, sd, "time"));
-    if (!rc) rc = emit(g, aggregate(name, name, "cv", fam, k, mean > 0 ? sd / mean : 0, "percentage"));
+                                   "threads", 1, "iterations", 1, "real_time", x[j], "cpu_time", x[j], "time_unit", "ns"),
+                                   rb[j], ri[j]));
+    /* aggregates of the time, and (as Google Benchmark does for counters) of the per-repetition rates */
+    double mean, med, sd, bm, bmed, bsd, im, imed, isd;
+    summary(x, k, &mean, &med, &sd);
+    summary(rb, k, &bm, &bmed, &bsd);
+    summary(ri, k, &im, &imed, &isd);
+    if (!rc) rc = emit(g, with_rates(aggregate(name, name, "mean", fam, k, mean, "time"), bm, im));
+    if (!rc) rc = emit(g, with_rates(aggregate(name, name, "median", fam, k, med, "time"), bmed, imed));
+    if (!rc) rc = emit(g, with_rates(aggregate(name, name, "stddev", fam, k, sd, "time"), bsd, isd));
+    if (!rc) rc = emit(g, with_rates(aggregate(name, name, "cv", fam, k, mean > 0 ? sd / mean : 0, "percentage"),
+                                     bm > 0 ? bsd / bm : (double)NAN, im > 0 ? isd / im : (double)NAN));
+    free(rb);
     free(x);
     g->fam++;
     return rc ? -1 : 0;

@@ -131,19 +131,23 @@ double hb_case_phase(json_t *c, const char *phase, const char *stat);
 double hb_run_ceiling(const hb_run *r, const char *backend, const char *name);
 
 /* ---- exports ---- */
-/* One CSV row per case record of r, after a header row: key, backend, op, family, shape_str, dtype,
- * mode, route, status, name, model, <phase>_median_s for each phase, size, flops, bytes, gflops,
- * gbps, fraction, rel_err, weight, host_bytes, device_bytes (csv.c). */
+/* One CSV row per case record of r, after a header row (csv.c; docs/results-schema.md, CSV export):
+ * run_id, date, git_commit, machine (fingerprint id, results/machine.h), machine_desc, host, device
+ * (the case's backend's device name); key, backend, op, family, shape_str, dtype, mode, route,
+ * status, name, model; shape_<axis> for each shape axis of any case in the file (first appearance
+ * order, at most 32; empty where a case lacks it); samples (phases.total.n),
+ * total_ci_lo_s, total_ci_hi_s (the CI of the median, s), ci_target (relative), ci_met (1/0),
+ * noise_pct (100 x stddev/mean of total); <phase>_median_s for each phase; size, flops, bytes,
+ * gflops, gbps, fraction, rel_err, weight, host_bytes, device_bytes. Empty cell: absent. */
 void hb_csv_write(FILE *f, const hb_run *r);
-/* The same in pieces: the header row, and one case record's row (borrowed). */
-void hb_csv_header(FILE *f);
-void hb_csv_row(FILE *f, json_t *c);
 /* The CSV of the results file at path, streamed: read one record at a time (hb_results_stream with
  * HB_LOAD_STRICT), so memory holds one record. A record that breaks the schema stops it after the rows before it were
  * written: a caller that must not write partial output validates the file first (hb_results_stream
  * with fn NULL), as `hybench csv` does. Returns what hb_results_stream returns (HB_EINVAL/HB_EDEVICE, "path:line: field:
  * reason" in err). Write errors on f are the caller's to check (ferror, fclose). */
 hb_status hb_csv_stream(const char *path, FILE *f, char *err, size_t errlen);
+/* (two passes over the file: the first collects the meta and backend records and the shape axes,
+ * the second writes; memory holds those and one case record.) */
 /* The run as a Google Benchmark JSON document ({"context":{...},"benchmarks":[...]}), readable by
  * Google Benchmark's tools/compare.py, github-action-benchmark (tool "googlecpp") and bencher
  * (adapter "cpp_google"). Each case with status ok becomes one benchmark family named after its key

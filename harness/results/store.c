@@ -3,6 +3,7 @@
  * matrix that `hybench trend` reads. SQL is written once with $1, $2, ... parameters in order of
  * appearance, which SQLite binds by position and PostgreSQL by number. */
 #include "results/store.h"
+#include "results/machine.h"
 #include "core/rstats.h"
 #include "core/stats.h"
 #include <errno.h>
@@ -447,85 +448,11 @@ hb_status hb_store_commit(hb_store *s, char *err, size_t errlen)
 /* ------------------------------------------------------------------------------------------ */
 /* fingerprint                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
-static void put(char *d, size_t len, size_t *l, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void put(char *d, size_t len, size_t *l, const char *fmt, ...)
-{
-    if (*l >= len) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(d + *l, len - *l, fmt, ap);
-    va_end(ap);
-    if (n > 0) *l += (size_t)n;
-    if (*l >= len) *l = len - 1;
-}
-
-static int ident_field(const char *k)
-{
-    static const char *const words[] = { "version", "config", "name", "model", "platform", "device", "compute_capability",
-                                         "corename", "sm_count", "memory_bytes", NULL };
-    for (int i = 0; words[i]; i++)
-        if (strstr(k, words[i])) return 1;
-    return 0;
-}
-
-static void put_json(char *d, size_t len, size_t *l, json_t *v)
-{
-    if (json_is_string(v)) put(d, len, l, "%s", json_string_value(v));
-    else if (json_is_integer(v)) put(d, len, l, "%lld", (long long)json_integer_value(v));
-    else if (json_is_real(v)) put(d, len, l, "%.6g", json_real_value(v));
-    else if (json_is_boolean(v)) put(d, len, l, "%s", json_is_true(v) ? "true" : "false");
-}
 
 void hb_store_fingerprint(const hb_run *r, char *fp, char *desc, size_t desclen)
 {
-    size_t l = 0;
-    desc[0] = 0;
-    json_t *cpu = json_object_get(r->meta, "cpu");
-    const char *cf[] = { "model", "sockets", "cores", "pus", "l1d_bytes", "l2_bytes", "l3_bytes", NULL };
-    put(desc, desclen, &l, "cpu:");
-    for (int i = 0; cf[i]; i++) {
-        put(desc, desclen, &l, " %s=", cf[i]);
-        put_json(desc, desclen, &l, json_object_get(cpu, cf[i]));
-    }
-    put(desc, desclen, &l, "; compiler=%s", hb_run_meta(r, "compiler") ? hb_run_meta(r, "compiler") : "?");
-    put(desc, desclen, &l, "; openblas=");
-    put_json(desc, desclen, &l, json_object_get(json_object_get(r->meta, "openblas"), "config"));
-    /* backends, sorted by name so that their order in the file does not matter */
-    size_t nb = json_array_size(r->backends);
-    const char **names = calloc(nb ? nb : 1, sizeof *names);
-    size_t *ord = calloc(nb ? nb : 1, sizeof *ord);
-    size_t k = 0;
-    for (size_t i = 0; names && ord && i < nb; i++) {
-        json_t *b = json_array_get(r->backends, i);
-        if (!json_is_true(json_object_get(b, "available"))) continue;
-        names[k] = hb_rec_str(b, "backend") ? hb_rec_str(b, "backend") : "";
-        ord[k++] = i;
-    }
-    for (size_t i = 1; i < k; i++)
-        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
-            const char *t = names[j]; names[j] = names[j - 1]; names[j - 1] = t;
-            size_t u = ord[j]; ord[j] = ord[j - 1]; ord[j - 1] = u;
-        }
-    for (size_t i = 0; i < k; i++) {
-        json_t *b = json_array_get(r->backends, ord[i]);
-        put(desc, desclen, &l, "; %s: %s", names[i], hb_rec_str(b, "description") ? hb_rec_str(b, "description") : "");
-        json_t *info = json_object_get(b, "info");
-        const char *key;
-        json_t *v;
-        /* jansson keeps insertion order; sort the identifying keys for a stable text */
-        const char *keys[64];
-        size_t nk = 0;
-        json_object_foreach(info, key, v) if (nk < 64 && ident_field(key) && !json_is_object(v) && !json_is_array(v)) keys[nk++] = key;
-        for (size_t a = 1; a < nk; a++)
-            for (size_t c = a; c > 0 && strcmp(keys[c - 1], keys[c]) > 0; c--) { const char *t = keys[c]; keys[c] = keys[c - 1]; keys[c - 1] = t; }
-        for (size_t a = 0; a < nk; a++) {
-            put(desc, desclen, &l, " %s=", keys[a]);
-            put_json(desc, desclen, &l, json_object_get(info, keys[a]));
-        }
-    }
-    free(names);
-    free(ord);
-    snprintf(fp, 17, "%016llx", (unsigned long long)hb_hash64(desc));
+    /* one definition of a machine (results/machine.c), so that the store, the CSV and the report agree */
+    hb_machine_fingerprint(r->meta, r->backends, desc, desclen, fp, 17);
 }
 
 /* ------------------------------------------------------------------------------------------ */
