@@ -161,8 +161,12 @@ $(BUILD)/tests/%: tests/%.c $$(call test_libs,$$*)
 test:
 	@./tools/install_deps.sh
 	@$(MAKE) --no-print-directory test-run
-test-run: build $(TEST_BIN)
+test-run: build $(TEST_BIN) plant-build
 	@./tests/run_tests.sh $(TEST_BIN)
+# the planted-slowdown build (PLANT=1) that the merge gate's end-to-end test runs (tests/check_ab.sh)
+.PHONY: plant-build
+plant-build:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/plant PLANT=1 WITH_CUDA=no $(BUILD)/plant/hybench
 
 clean:
 	rm -rf $(BUILD)

@@ -51,6 +51,8 @@ static void ab_usage(FILE *f)
         "  --out-dir DIR       where rounds, merged results and reports go (default results/ab-<time>)\n"
         "  --markdown FILE     (default: stdout, unless --quiet)   --json FILE   --junit FILE   --quiet\n"
         "  --order-seed N      seed of the round order (default: from the clock; recorded)\n"
+        "  --cur-env VAR=VALUE set VAR in CUR's runs only (tests: --cur-env HB_PLANT=matmul:1.10 with a\n"
+        "                      PLANT=1 build; repeatable, at most 16)\n"
         "  --ceilings-each-round  measure the ceilings in every run (default: the first run measures them,\n"
         "                      later runs reuse them with `run --ceilings-from`, where the build has it)\n"
         "noise controls for both builds' processes (docs/compare.md, \"Between-process noise\"):\n"
@@ -149,7 +151,7 @@ static int parse_cpulist(const char *s, cpu_set_t *set)
 /* Run `exe run ARGS --out path` with stderr to log; returns its exit status (128+signal when killed),
  * or -1 when it could not start. *secs gets its wall time. */
 static int run_build(const char *exe, char **fwd, int nfwd, const char *ceilf, const char *path, const char *log,
-                     const noise_opts *no, double *secs)
+                     const noise_opts *no, char **env, int nenv, double *secs)
 {
     char *av[AB_MAX_FWD + 16];
     int k = 0;
@@ -182,6 +184,7 @@ static int run_build(const char *exe, char **fwd, int nfwd, const char *ceilf, c
             setenv("GLIBC_TUNABLES", buf, 1);
         }
         if (no->have_pin) sched_setaffinity(0, sizeof no->pin, &no->pin);
+        for (int i = 0; i < nenv; i++) putenv(env[i]);
         execv(exe, av);
         fprintf(stderr, "hybench ab: cannot run %s: %s\n", exe, strerror(errno));
         _exit(127);
@@ -206,7 +209,8 @@ int hb_cmd_ab(int argc, char **argv)
     hb_cmp_options *o = &ao.cmp;
     o->tool = "hybench ab";
     noise_opts no = {0};
-    int no_share_ceil = 0;
+    int no_share_ceil = 0, ncur_env = 0;
+    char *cur_env[16];
     int max_rounds = 16, quiet = 0, has_passes = 0, has_reps = 0, order_seed_set = 0;
     double budget = 840;
     unsigned long long order_seed = 0;
@@ -215,7 +219,7 @@ int hb_cmd_ab(int argc, char **argv)
     int nfwd = 0;
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
-           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH,
+           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV,
            O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
@@ -229,8 +233,8 @@ int hb_cmd_ab(int argc, char **argv)
         {"max-rows", 1, 0, O_MAXR}, {"out-dir", 1, 0, O_OUTD}, {"markdown", 1, 0, O_MD}, {"json", 1, 0, O_JS},
         {"junit", 1, 0, O_JU}, {"quiet", 0, 0, O_QUIET}, {"order-seed", 1, 0, O_OSEED}, {"aslr", 0, 0, O_ASLR},
         {"threads", 1, 0, O_THREADS}, {"pin", 1, 0, O_PIN}, {"hugepages", 0, 0, O_HUGE}, {"help", 0, 0, O_HELP},
-        {"ceilings-each-round", 0, 0, O_CEILEACH}};
-    int nlo = 24;
+        {"ceilings-each-round", 0, 0, O_CEILEACH}, {"cur-env", 1, 0, O_CURENV}};
+    int nlo = 25;
     for (size_t i = 0; i < sizeof fwd0 / sizeof *fwd0; i++) lo[nlo++] = (struct option){fwd0[i], 0, 0, O_FWD0 + (int)i};
     for (size_t i = 0; i < sizeof fwd1 / sizeof *fwd1; i++) lo[nlo++] = (struct option){fwd1[i], 1, 0, O_FWD1 + (int)i};
     lo[nlo] = (struct option){0, 0, 0, 0};
@@ -279,6 +283,10 @@ int hb_cmd_ab(int argc, char **argv)
         case O_PIN: if (parse_cpulist(optarg, &no.pin)) { fprintf(stderr, "hybench ab: --pin wants a CPU list such as 0-1, not \"%s\"\n", optarg); bad = 1; } no.have_pin = 1; break;
         case O_HUGE: no.hugepages = 1; break;
         case O_CEILEACH: no_share_ceil = 1; break;
+        case O_CURENV:
+            if (!strchr(optarg, '=') || optarg[0] == '=' || ncur_env == 16) { fprintf(stderr, "hybench ab: --cur-env wants VAR=VALUE (at most 16)\n"); bad = 1; }
+            else cur_env[ncur_env++] = optarg;
+            break;
         case O_HELP: case 'h': ab_usage(stdout); return HB_EXIT_OK;
         default: ab_usage(stderr); return HB_EXIT_USAGE;
         }
@@ -351,7 +359,8 @@ int hb_cmd_ab(int argc, char **argv)
             char path[1300], log[1300];
             snprintf(path, sizeof path, "%s/%s-r%02d.jsonl", rdir, sd->name, r + 1);
             snprintf(log, sizeof log, "%s/%s-r%02d.log", rdir, sd->name, r + 1);
-            int x = run_build(sd->exe, fwd, nfwd, have_ceil && sd->has_ceilf ? ceilf : NULL, path, log, &no, &sd->secs[r]);
+            int x = run_build(sd->exe, fwd, nfwd, have_ceil && sd->has_ceilf ? ceilf : NULL, path, log, &no, s ? cur_env : NULL,
+                              s ? ncur_env : 0, &sd->secs[r]);
             fprintf(stderr, "hybench ab: round %d %s: exit %d, %.1f s\n", r + 1, sd->name, x, sd->secs[r]);
             /* ok, wrong (5) and failed/crashed (8) runs have records: their cases decide; others do not */
             if (x != 0 && x != HB_EXIT_WRONG && x != HB_EXIT_FAILED) {
