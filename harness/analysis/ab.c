@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <time.h>
 
+#define AB_MAXR 4096 /* rounds (cmd_ab allows 64) */
+
 void hb_ab_options_default(hb_ab_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -17,6 +19,8 @@ void hb_ab_options_default(hb_ab_options *o)
     o->cmp.rule_point = 1;
     o->cmp.min_samples = 1;
     o->min_rounds = 8;
+    o->normalize = 1;
+    o->whole_run = 1;
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -212,7 +216,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
     json_t *index = json_object();   /* key -> integer index into cases */
     hb_cmp_case *cs = NULL;
     ab_work *w = NULL;
-    double *d = NULL, *mb = NULL, *mc = NULL, *pv = NULL, *qv = NULL, *ratios = NULL;
+    double *d = NULL, *mb = NULL, *mc = NULL, *pv = NULL, *qv = NULL, *ratios = NULL, *D = NULL, *shift = NULL, *col = NULL;
     size_t n = 0, cap = 0;
     if (!kb || !kc || !index) goto out;
     for (int r = 0; r < nrounds; r++)
@@ -247,15 +251,28 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
                 if (!side && !json_object_get(kc[r], k)) w[i].missing_cur = 1;
             }
         }
+    /* room for one whole-run case per backend after the cases */
+    {
+        size_t need = 2 * n + 1;
+        hb_cmp_case *c2 = realloc(cs, need * sizeof *cs);
+        ab_work *w2 = realloc(w, need * sizeof *w);
+        if (c2) cs = c2;
+        if (w2) w = w2;
+        if (!c2 || !w2) goto out;
+    }
     d = malloc((size_t)nrounds * sizeof *d);
     mb = malloc((size_t)nrounds * sizeof *mb);
     mc = malloc((size_t)nrounds * sizeof *mc);
-    pv = malloc((n + 1) * sizeof *pv);
-    qv = malloc((n + 1) * sizeof *qv);
-    ratios = malloc((n + 1) * sizeof *ratios);
-    if (!d || !mb || !mc || !pv || !qv || !ratios) goto out;
+    D = malloc((n + 1) * (size_t)nrounds * sizeof *D);
+    shift = malloc((n + 1) * (size_t)nrounds * sizeof *shift);
+    pv = malloc((2 * n + 1) * sizeof *pv);
+    qv = malloc((2 * n + 1) * sizeof *qv);
+    ratios = malloc((2 * n + 1) * sizeof *ratios);
+    if (!d || !mb || !mc || !D || !shift || !pv || !qv || !ratios) goto out;
     for (size_t i = 0; i < n; i++) {
         hb_cmp_case *c = &cs[i];
+        double *Di = D + i * (size_t)nrounds;
+        for (int r = 0; r < nrounds; r++) Di[r] = NAN;
         c->med_base = c->med_cur = c->ratio = c->ci_lo = c->ci_hi = c->p = c->q = NAN;
         c->noise = NAN;
         c->base = w[i].brec[0];
@@ -285,9 +302,8 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
             c->verdict = status_is(sc, "wrong") ? HB_CMP_WRONG : status_is(sc, "crashed") ? HB_CMP_CRASHED : HB_CMP_NEW;
             continue;
         }
-        /* ok on both sides in every round that has it: the paired per-round ratios */
+        /* ok on both sides in every round that has it: the per-round log ratios D[i][r] */
         size_t m = 0, nbs = 0, ncs = 0, nb1, nc1;
-        int rep = -1;
         for (int r = 0; r < nrounds; r++) {
             json_t *rb = json_object_get(kb[r], c->key), *rc = json_object_get(kc[r], c->key);
             if (!rb || !rc) continue;
@@ -297,41 +313,109 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
             if (!(xb > 0) || !(xc > 0) || nb1 < o->min_samples || nc1 < o->min_samples) continue;
             mb[m] = xb;
             mc[m] = xc;
-            d[m] = log(xc / xb);
+            Di[r] = log(xc / xb);
             m++;
         }
         c->n_base = nbs;
         c->n_cur = ncs;
         c->passes_base = c->passes_cur = 0;
         if (m < 2) { c->verdict = HB_CMP_INSUFFICIENT; continue; }
+        c->med_base = median_of(mb, m);
+        c->med_cur = median_of(mc, m);
+        c->verdict = HB_CMP_UNCHANGED; /* eligible for the test */
+    }
+    /* the whole-run shift of each backend (its own process) in each round: the median of D over
+     * its eligible cases (at least 3); shift[i][r] holds it for case i */
+    size_t nwhole = 0;
+    for (size_t i = 0; i < n * (size_t)nrounds; i++) shift[i] = NAN;
+    char *done = calloc(n + 1, 1);
+    col = malloc((n + 1) * sizeof *col);
+    if (!done || !col) { free(done); goto out; }
+    size_t nbase_cases = n;
+    for (size_t i = 0; i < nbase_cases; i++) {
+        if (done[i] || cs[i].verdict != HB_CMP_UNCHANGED) continue;
+        const char *be = cs[i].backend ? cs[i].backend : "";
+        size_t members = 0;
+        for (size_t j = i; j < nbase_cases; j++)
+            if (!done[j] && cs[j].verdict == HB_CMP_UNCHANGED && !strcmp(cs[j].backend ? cs[j].backend : "", be)) { done[j] = 2; members++; }
+        double sh[AB_MAXR];
+        if (nrounds > AB_MAXR) { free(done); goto out; }
+        size_t msh = 0;
+        for (int r = 0; r < nrounds; r++) {
+            size_t k = 0;
+            for (size_t j = i; j < nbase_cases; j++)
+                if (done[j] == 2 && isfinite(D[j * (size_t)nrounds + r])) col[k++] = D[j * (size_t)nrounds + r];
+            sh[r] = k >= 3 ? median_of(col, k) : (double)NAN;
+            if (isfinite(sh[r])) msh++;
+        }
+        for (size_t j = i; j < nbase_cases; j++)
+            if (done[j] == 2) {
+                done[j] = 1;
+                for (int r = 0; r < nrounds; r++) shift[j * (size_t)nrounds + r] = ao->normalize ? sh[r] : 0;
+            }
+        /* the whole-run case of this backend: its per-round shifts tested like a case */
+        if (ao->whole_run && members >= 3 && msh >= 2) {
+            hb_cmp_case *c = &cs[n + nwhole];
+            memset(c, 0, sizeof *c);
+            snprintf(c->key, sizeof c->key, "(whole run)|%s", be);
+            c->backend = cs[i].backend;
+            c->op = "(whole run)";
+            c->shape_str = "median of every case";
+            c->mode = c->route = c->dtype = "-";
+            c->status_base = c->status_cur = "ok";
+            c->threshold = hb_cmp_threshold_for(o, c->backend);
+            c->noise = NAN;
+            c->med_base = c->med_cur = NAN;
+            size_t k = 0;
+            for (int r = 0; r < nrounds; r++) if (isfinite(sh[r])) d[k++] = sh[r];
+            double *tmp = malloc(k * sizeof *tmp);
+            if (!tmp) { free(done); goto out; }
+            memcpy(tmp, d, k * sizeof *tmp);
+            c->ratio = exp(median_of(tmp, k));
+            free(tmp);
+            c->p = hb_ab_signed_rank_p(d, k, NULL);
+            if (hb_ab_bootstrap_median_ratio(d, k, o->resamples, o->confidence, o->seed ^ hb_hash64(c->key), &c->ci_lo,
+                                             &c->ci_hi) == HB_ENOMEM) { free(done); goto out; }
+            c->verdict = HB_CMP_UNCHANGED;
+            pv[n + nwhole] = c->p;
+            nwhole++;
+        }
+    }
+    free(done);
+    /* per case: the per-round log ratios less their backend's whole-run shift of that round */
+    for (size_t i = 0; i < n; i++) {
+        hb_cmp_case *c = &cs[i];
+        if (c->verdict != HB_CMP_UNCHANGED) continue;
+        size_t m = 0;
+        int rep = -1;
+        for (int r = 0; r < nrounds; r++) {
+            double x = D[i * (size_t)nrounds + r], sft = shift[i * (size_t)nrounds + r];
+            if (isfinite(x)) d[m++] = x - (isfinite(sft) ? sft : 0);
+        }
+        if (m < 2) { c->verdict = HB_CMP_INSUFFICIENT; continue; }
         double *tmp = malloc(m * sizeof *tmp);
         if (!tmp) goto out;
         memcpy(tmp, d, m * sizeof *tmp);
         double dmed = median_of(tmp, m);
-        /* representative record: the round whose d is nearest the median */
+        free(tmp);
+        /* representative record: the round whose ratio is nearest the median */
         double best = INFINITY;
-        for (int r = 0, k = 0; r < nrounds; r++) {
-            json_t *rb = json_object_get(kb[r], c->key), *rc = json_object_get(kc[r], c->key);
-            if (!rb || !rc) continue;
-            double xb = round_median(rb, o->metric, &nb1), xc = round_median(rc, o->metric, &nc1);
-            if (!(xb > 0) || !(xc > 0) || nb1 < o->min_samples || nc1 < o->min_samples) continue;
-            if (fabs(d[k] - dmed) < best) { best = fabs(d[k] - dmed); rep = r; }
-            k++;
+        for (int r = 0; r < nrounds; r++) {
+            double x = D[i * (size_t)nrounds + r], sft = shift[i * (size_t)nrounds + r];
+            if (!isfinite(x)) continue;
+            x -= isfinite(sft) ? sft : 0;
+            if (fabs(x - dmed) < best) { best = fabs(x - dmed); rep = r; }
         }
         if (rep >= 0) { c->base = json_object_get(kb[rep], c->key); c->cur = json_object_get(kc[rep], c->key); }
-        memcpy(tmp, mb, m * sizeof *tmp);
-        c->med_base = median_of(tmp, m);
-        memcpy(tmp, mc, m * sizeof *tmp);
-        c->med_cur = median_of(tmp, m);
-        free(tmp);
         c->ratio = exp(dmed);
         c->p = hb_ab_signed_rank_p(d, m, NULL);
         if (hb_ab_bootstrap_median_ratio(d, m, o->resamples, o->confidence, o->seed ^ hb_hash64(c->key), &c->ci_lo,
                                          &c->ci_hi) == HB_ENOMEM)
             goto out;
-        c->verdict = HB_CMP_UNCHANGED;
         if (isfinite(c->p)) { pv[i] = c->p; ratios[res->tested++] = c->ratio; }
     }
+    n += nwhole;
+    res->tested += nwhole;
     if (hb_rs_bh_adjust(pv, n, qv) != HB_OK) goto out;
     if (res->tested) {
         qsort(ratios, res->tested, sizeof *ratios, cmp_dbl);
@@ -343,8 +427,9 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
         c->q = qv[i];
         double t = c->threshold;
         int sig = c->q <= o->alpha;
-        int slower = sig && c->ratio > 1 + t && c->med_cur - c->med_base > o->min_delta;
-        int faster = sig && c->ratio < 1 / (1 + t) && c->med_base - c->med_cur > o->min_delta;
+        int big = !(o->min_delta > 0) || fabs(c->med_cur - c->med_base) > o->min_delta;
+        int slower = sig && c->ratio > 1 + t && big;
+        int faster = sig && c->ratio < 1 / (1 + t) && big;
         if (o->rule_point) {
             slower = slower && c->ci_lo > 1;
             faster = faster && c->ci_hi < 1;
@@ -373,6 +458,9 @@ out:
     free(cs);
     free(w);
     free(d);
+    free(D);
+    free(shift);
+    free(col);
     free(mb);
     free(mc);
     free(pv);

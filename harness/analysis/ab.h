@@ -6,7 +6,11 @@
  * Per case and round r where both builds measured the case `ok`:
  *   m_base[r], m_cur[r] = median of every raw sample of samples.<metric> in that round's record
  *   d[r]                = log(m_cur[r] / m_base[r])          (the paired, per-round log ratio)
- * and over the rounds:
+ *   s[b][r]             = median of d[r] over the ok cases of backend b (at least 3): the whole-run
+ *                         shift of that backend's process in round r (co-tenants, frequency, the
+ *                         host's minute), which pairing within a round does not remove
+ *   d'[r]               = d[r] - s[b][r]  (normalize; d[r] itself when normalize is 0)
+ * and over the rounds, from d':
  *   ratio      = exp(median d)                               (> 1: CUR slower)
  *   ci_lo/hi   = percentile bootstrap over rounds (Efron & Tibshirani 1993, ch. 13) of exp(median d)
  *   p          = two-sided Wilcoxon signed-rank test of d against 0 (exact below 26 rounds without
@@ -14,6 +18,9 @@
  *   q          = p adjusted by Benjamini-Hochberg over every tested case (hb_rs_bh_adjust)
  *   regression : q <= alpha and ratio > 1 + t and ci_lo > 1    (rule "ci": ci_lo > 1 + t)
  *   improvement: q <= alpha and ratio < 1/(1+t) and ci_hi < 1  (rule "ci": ci_hi < 1/(1+t))
+ * A change of every case alike is not lost by the normalisation: each backend gets one more case,
+ * key "(whole run)|BACKEND", op "(whole run)", tested the same way from s[b][.] (ratio
+ * exp(median s), in BH with the others), which fails the gate as a regression like any case.
  * Status over the rounds: a case is `ok` on a side only when every round measured it ok; the first
  * wrong / crashed / other record otherwise stands for that side (then the verdicts of compare.h:
  * wrong, crashed, lost, missing, ... fail the gate as in `hybench compare`). A case present in a
@@ -33,6 +40,8 @@ typedef struct hb_ab_options {
                              allow_missing, max_rows; rule_point 1 (default here): the point ratio
                              beyond the threshold and the CI beyond 1; 0: the CI beyond 1 + t */
     int min_rounds;       /* no early stop before this many rounds (default 8) */
+    int normalize;        /* 1 (default): each case's d[r] less its backend's whole-run shift s[b][r] */
+    int whole_run;        /* 1 (default): one "(whole run)|BACKEND" case per backend tests s[b][.] */
 } hb_ab_options;
 
 /* Defaults: hb_cmp_options_default, then threshold 2%, rule_point 1, min_samples 1 (per round),
@@ -45,6 +54,8 @@ void hb_ab_options_default(hb_ab_options *o);
  * tested cases that are neither a gate failure nor cleared (ci_hi <= 1 + t: the data exclude a
  * regression beyond the threshold); 0 means the gate could stop.
  * Errors: HB_EINVAL (nrounds < 1, bad options; reason in err), HB_ENOMEM. */
+/* med_base/med_cur of the whole-run cases are NAN; min_delta applies to |med_cur - med_base| of the
+ * others when > 0. */
 hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int nrounds, const hb_ab_options *o,
                        hb_cmp_result *res, size_t *undecided, char *err, size_t errlen);
 

@@ -53,6 +53,9 @@ static void ab_usage(FILE *f)
         "  --order-seed N      seed of the round order (default: from the clock; recorded)\n"
         "  --cur-env VAR=VALUE set VAR in CUR's runs only (tests: --cur-env HB_PLANT=matmul:1.10 with a\n"
         "                      PLANT=1 build; repeatable, at most 16)\n"
+        "  --no-normalize      do not remove each round's whole-run shift per backend (docs/compare.md)\n"
+        "  --redecide DIR      run nothing: decide again from DIR/rounds/ of an earlier hybench ab (other\n"
+        "                      statistics options), writing into --out-dir (default DIR)\n"
         "  --ceilings-each-round  measure the ceilings in every run (default: the first run measures them,\n"
         "                      later runs reuse them with `run --ceilings-from`, where the build has it)\n"
         "noise controls for both builds' processes (docs/compare.md, \"Between-process noise\"):\n"
@@ -210,6 +213,7 @@ int hb_cmd_ab(int argc, char **argv)
     o->tool = "hybench ab";
     noise_opts no = {0};
     int no_share_ceil = 0, ncur_env = 0;
+    const char *redecide = NULL;
     char *cur_env[16];
     int max_rounds = 16, quiet = 0, has_passes = 0, has_reps = 0, order_seed_set = 0;
     double budget = 840;
@@ -219,7 +223,7 @@ int hb_cmd_ab(int argc, char **argv)
     int nfwd = 0;
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
-           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV,
+           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE,
            O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
@@ -233,8 +237,9 @@ int hb_cmd_ab(int argc, char **argv)
         {"max-rows", 1, 0, O_MAXR}, {"out-dir", 1, 0, O_OUTD}, {"markdown", 1, 0, O_MD}, {"json", 1, 0, O_JS},
         {"junit", 1, 0, O_JU}, {"quiet", 0, 0, O_QUIET}, {"order-seed", 1, 0, O_OSEED}, {"aslr", 0, 0, O_ASLR},
         {"threads", 1, 0, O_THREADS}, {"pin", 1, 0, O_PIN}, {"hugepages", 0, 0, O_HUGE}, {"help", 0, 0, O_HELP},
-        {"ceilings-each-round", 0, 0, O_CEILEACH}, {"cur-env", 1, 0, O_CURENV}};
-    int nlo = 25;
+        {"ceilings-each-round", 0, 0, O_CEILEACH}, {"cur-env", 1, 0, O_CURENV},
+        {"no-normalize", 0, 0, O_NONORM}, {"redecide", 1, 0, O_REDECIDE}};
+    int nlo = 27;
     for (size_t i = 0; i < sizeof fwd0 / sizeof *fwd0; i++) lo[nlo++] = (struct option){fwd0[i], 0, 0, O_FWD0 + (int)i};
     for (size_t i = 0; i < sizeof fwd1 / sizeof *fwd1; i++) lo[nlo++] = (struct option){fwd1[i], 1, 0, O_FWD1 + (int)i};
     lo[nlo] = (struct option){0, 0, 0, 0};
@@ -283,6 +288,8 @@ int hb_cmd_ab(int argc, char **argv)
         case O_PIN: if (parse_cpulist(optarg, &no.pin)) { fprintf(stderr, "hybench ab: --pin wants a CPU list such as 0-1, not \"%s\"\n", optarg); bad = 1; } no.have_pin = 1; break;
         case O_HUGE: no.hugepages = 1; break;
         case O_CEILEACH: no_share_ceil = 1; break;
+        case O_NONORM: ao.normalize = 0; break;
+        case O_REDECIDE: redecide = optarg; break;
         case O_CURENV:
             if (!strchr(optarg, '=') || optarg[0] == '=' || ncur_env == 16) { fprintf(stderr, "hybench ab: --cur-env wants VAR=VALUE (at most 16)\n"); bad = 1; }
             else cur_env[ncur_env++] = optarg;
@@ -292,13 +299,14 @@ int hb_cmd_ab(int argc, char **argv)
         }
     }
     (void)has_passes;
-    if (npos < 2) { if (!bad) fprintf(stderr, "hybench ab: need BASE and CUR (two hybench executables or build trees)\n"); bad = 1; }
+    if (npos < 2 && !redecide) { if (!bad) fprintf(stderr, "hybench ab: need BASE and CUR (two hybench executables or build trees)\n"); bad = 1; }
+    if (redecide && !outdir) outdir = redecide;
     if (ao.min_rounds > max_rounds) ao.min_rounds = max_rounds;
     static side_t sides[2];
     memset(sides, 0, sizeof sides);
     sides[0].name = "base";
     sides[1].name = "cur";
-    for (int s = 0; s < 2 && !bad; s++)
+    for (int s = 0; s < 2 && !bad && !redecide; s++)
         if (resolve_exe(pos[s], sides[s].exe, sizeof sides[s].exe)) {
             fprintf(stderr, "hybench ab: %s \"%s\" is neither a hybench executable nor a build tree with build/hybench\n",
                     s ? "CUR" : "BASE", pos[s]);
@@ -309,7 +317,7 @@ int hb_cmd_ab(int argc, char **argv)
     fwd[nfwd++] = strdup("--passes");
     fwd[nfwd++] = strdup("1");
     if (!has_reps) { fwd[nfwd++] = strdup("--repetitions"); fwd[nfwd++] = strdup("1"); }
-    for (int i = 2; i < npos && nfwd < AB_MAX_FWD - 1; i++) fwd[nfwd++] = strdup(pos[i]);
+    for (int i = redecide ? 0 : 2; i < npos && nfwd < AB_MAX_FWD - 1; i++) fwd[nfwd++] = strdup(pos[i]);
     /* output folder */
     char host[64] = "host", dir[1024], ts[32], pair[96];
     gethostname(host, sizeof host);
@@ -343,7 +351,31 @@ int hb_cmd_ab(int argc, char **argv)
     char ceilf[1200];
     int have_ceil = 0;
     snprintf(ceilf, sizeof ceilf, "%s/ceilings.jsonl", dir);
-    for (int s = 0; s < 2; s++) sides[s].has_ceilf = exe_has_option(sides[s].exe, "--ceilings-from");
+    for (int s = 0; s < 2 && !redecide; s++) sides[s].has_ceilf = exe_has_option(sides[s].exe, "--ceilings-from");
+    if (redecide) { /* the rounds of an earlier run, as far as both builds have them */
+        char rd[1300];
+        snprintf(rd, sizeof rd, "%s/rounds", redecide);
+        for (int r = 0; r < AB_MAX_ROUNDS; r++) {
+            char pb[1400], pc[1400];
+            snprintf(pb, sizeof pb, "%s/base-r%02d.jsonl", rd, r + 1);
+            snprintf(pc, sizeof pc, "%s/cur-r%02d.jsonl", rd, r + 1);
+            if (access(pb, R_OK) || access(pc, R_OK)) break;
+            sides[0].path[r] = strdup(pb);
+            sides[1].path[r] = strdup(pc);
+            if (hb_run_load_opts(pb, &lopt, &sides[0].run[r], err, sizeof err) != HB_OK ||
+                hb_run_load_opts(pc, &lopt, &sides[1].run[r], err, sizeof err) != HB_OK) {
+                fprintf(stderr, "hybench ab: %s\n", err);
+                rc = HB_EXIT_USAGE;
+                goto done;
+            }
+            order[r] = '?';
+            rounds = r + 1;
+        }
+        stop_why = "re-decided from earlier rounds (--redecide)";
+        snprintf(sides[0].exe, sizeof sides[0].exe, "(rounds of %s)", redecide);
+        snprintf(sides[1].exe, sizeof sides[1].exe, "(rounds of %s)", redecide);
+        max_rounds = 0;
+    }
     for (int r = 0; r < max_rounds; r++) {
         if (r > 0) {
             double per = (hb_now() - t_start) / r;
@@ -434,17 +466,20 @@ int hb_cmd_ab(int argc, char **argv)
                 goto done;
             }
         }
-        char method[2048];
+        char method[4096];
         snprintf(method, sizeof method,
                  "Method (`hybench ab`): %d rounds (stopped at %s), each running every case once under each build in "
                  "fresh processes, order %s (B = base first, C = current first; ABBA, first of each pair random). Per "
-                 "case and round, the median of every `%s` sample; the per-round ratios current/base; their median, a "
+                 "case and round, the median of every `%s` sample; the per-round ratios current/base%s; their median, a "
                  "two-sided Wilcoxon signed-rank test and a %g%% bootstrap CI over rounds (%d resamples); "
                  "Benjamini-Hochberg over the %zu compared cases (FDR %g). A regression needs q <= %g, the median "
                  "ratio above 1 + threshold (%g%% by default) and %s. A case that became wrong or crashed in any round, "
                  "lost its ok status, or went missing fails the gate whatever its speed. Time: %.0f s in all, base runs "
                  "%.0f s, current runs %.0f s, decisions %.1f s; ASLR %s%s%s%s.\n",
-                 rounds, stop_why, order, o->metric, o->confidence * 100, o->resamples, res.tested, o->alpha, o->alpha,
+                 rounds, stop_why, order, o->metric,
+                 ao.normalize ? ", divided by the median ratio of the case's backend in that round (its process's whole-run "
+                                "shift; that shift is tested as the case `(whole run)`)" : "",
+                 o->confidence * 100, o->resamples, res.tested, o->alpha, o->alpha,
                  o->threshold * 100, o->rule_point ? "the CI above 1" : "the whole CI above 1 + threshold", total, run_s[0],
                  run_s[1], t_decide, no.aslr ? "on" : "off", no.threads ? ", threads set" : "", no.have_pin ? ", pinned" : "",
                  no.hugepages ? ", huge pages" : "");
