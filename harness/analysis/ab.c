@@ -10,6 +10,10 @@
 #include <time.h>
 
 #define AB_MAXR 4096 /* rounds (cmd_ab allows 64) */
+/* Fewest ok cases of a backend for its whole-run shift: with few cases the median of their ratios is
+ * itself noisy (4 cases: the normalised spread was 8.4% against 3.7% raw in tests/check_ab.sh's
+ * planted run on the loaded VM; 34 cases: 40% against 50%) */
+#define AB_MIN_NORM 10
 
 void hb_ab_options_default(hb_ab_options *o)
 {
@@ -21,6 +25,7 @@ void hb_ab_options_default(hb_ab_options *o)
     o->min_rounds = 8;
     o->normalize = 1;
     o->whole_run = 1;
+    o->round_quantile = 0.5;
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -121,8 +126,10 @@ hb_status hb_ab_bootstrap_median_ratio(const double *d, size_t n, int resamples,
 
 /* ---- matching across rounds ---- */
 
-/* Per-round median of every sample of rec's samples.<metric>; phases.<metric>.median when the
- * record has no samples; NAN when neither. *ns gets the sample count. */
+/* The statistic of one round: the quantile g_round_q (0.5: the median; 0: the minimum) of every sample
+ * of rec's samples.<metric> (type 7); phases.<metric>.median when the record has no samples; NAN when
+ * neither. *ns gets the sample count. Set from hb_ab_options.round_quantile by each hb_ab_decide. */
+static _Thread_local double g_round_q = 0.5;
 static double round_median(json_t *rec, const char *metric, size_t *ns)
 {
     json_t *a = json_object_get(json_object_get(rec, "samples"), metric);
@@ -136,7 +143,11 @@ static double round_median(json_t *rec, const char *metric, size_t *ns)
         if (json_is_number(json_array_get(a, i)) && isfinite(v) && v >= 0) x[k++] = v;
     }
     *ns = k;
-    double med = k ? median_of(x, k) : (double)NAN;
+    double med = NAN;
+    if (k) {
+        qsort(x, k, sizeof *x, cmp_dbl);
+        med = g_round_q == 0.5 ? hb_rs_median_sorted(x, k) : hb_rs_quantile_sorted(x, k, g_round_q);
+    }
     free(x);
     return med;
 }
@@ -198,6 +209,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
                        hb_cmp_result *res, size_t *undecided, char *err, size_t errlen)
 {
     const hb_cmp_options *o = &ao->cmp;
+    g_round_q = ao->round_quantile >= 0 && ao->round_quantile <= 1 ? ao->round_quantile : 0.5;
     struct timespec ts0;
     clock_gettime(CLOCK_MONOTONIC, &ts0);
     memset(res, 0, sizeof *res);
@@ -345,7 +357,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
             size_t k = 0;
             for (size_t j = i; j < nbase_cases; j++)
                 if (done[j] == 2 && isfinite(D[j * (size_t)nrounds + r])) col[k++] = D[j * (size_t)nrounds + r];
-            sh[r] = k >= 3 ? median_of(col, k) : (double)NAN;
+            sh[r] = k >= AB_MIN_NORM ? median_of(col, k) : (double)NAN;
             if (isfinite(sh[r])) msh++;
         }
         for (size_t j = i; j < nbase_cases; j++)
@@ -354,7 +366,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
                 for (int r = 0; r < nrounds; r++) shift[j * (size_t)nrounds + r] = ao->normalize ? sh[r] : 0;
             }
         /* the whole-run case of this backend: its per-round shifts tested like a case */
-        if (ao->whole_run && members >= 3 && msh >= 2) {
+        if (ao->whole_run && members >= AB_MIN_NORM && msh >= 2) {
             hb_cmp_case *c = &cs[n + nwhole];
             memset(c, 0, sizeof *c);
             snprintf(c->key, sizeof c->key, "(whole run)|%s", be);

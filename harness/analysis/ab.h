@@ -4,9 +4,10 @@
  * in alternating and randomised order. cli/cmd_ab.c runs the rounds; this file decides.
  *
  * Per case and round r where both builds measured the case `ok`:
- *   m_base[r], m_cur[r] = median of every raw sample of samples.<metric> in that round's record
+ *   m_base[r], m_cur[r] = median (round_quantile) of every raw sample of samples.<metric> in that
+ *                         round's record
  *   d[r]                = log(m_cur[r] / m_base[r])          (the paired, per-round log ratio)
- *   s[b][r]             = median of d[r] over the ok cases of backend b (at least 3): the whole-run
+ *   s[b][r]             = median of d[r] over the ok cases of backend b (at least 10): the whole-run
  *                         shift of that backend's process in round r (co-tenants, frequency, the
  *                         host's minute), which pairing within a round does not remove
  *   d'[r]               = d[r] - s[b][r]  (normalize; d[r] itself when normalize is 0)
@@ -42,6 +43,8 @@ typedef struct hb_ab_options {
     int min_rounds;       /* no early stop before this many rounds (default 8) */
     int normalize;        /* 1 (default): each case's d[r] less its backend's whole-run shift s[b][r] */
     int whole_run;        /* 1 (default): one "(whole run)|BACKEND" case per backend tests s[b][.] */
+    double round_quantile; /* each round's statistic: this quantile of its samples (0.5, the median,
+                              default; 0: the minimum, least touched by co-tenants) */
 } hb_ab_options;
 
 /* Defaults: hb_cmp_options_default, then threshold 2%, rule_point 1, min_samples 1 (per round),

@@ -53,6 +53,7 @@ static void ab_usage(FILE *f)
         "  --order-seed N      seed of the round order (default: from the clock; recorded)\n"
         "  --cur-env VAR=VALUE set VAR in CUR's runs only (tests: --cur-env HB_PLANT=matmul:1.10 with a\n"
         "                      PLANT=1 build; repeatable, at most 16)\n"
+        "  --round-stat S      each round's value per case: median (default), p10 or min of its samples\n"
         "  --no-normalize      do not remove each round's whole-run shift per backend (docs/compare.md)\n"
         "  --redecide DIR      run nothing: decide again from DIR/rounds/ of an earlier hybench ab (other\n"
         "                      statistics options), writing into --out-dir (default DIR)\n"
@@ -223,7 +224,7 @@ int hb_cmd_ab(int argc, char **argv)
     int nfwd = 0;
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
-           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE,
+           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT,
            O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
@@ -238,8 +239,9 @@ int hb_cmd_ab(int argc, char **argv)
         {"junit", 1, 0, O_JU}, {"quiet", 0, 0, O_QUIET}, {"order-seed", 1, 0, O_OSEED}, {"aslr", 0, 0, O_ASLR},
         {"threads", 1, 0, O_THREADS}, {"pin", 1, 0, O_PIN}, {"hugepages", 0, 0, O_HUGE}, {"help", 0, 0, O_HELP},
         {"ceilings-each-round", 0, 0, O_CEILEACH}, {"cur-env", 1, 0, O_CURENV},
-        {"no-normalize", 0, 0, O_NONORM}, {"redecide", 1, 0, O_REDECIDE}};
-    int nlo = 27;
+        {"no-normalize", 0, 0, O_NONORM}, {"redecide", 1, 0, O_REDECIDE},
+        {"round-stat", 1, 0, O_RSTAT}};
+    int nlo = 28;
     for (size_t i = 0; i < sizeof fwd0 / sizeof *fwd0; i++) lo[nlo++] = (struct option){fwd0[i], 0, 0, O_FWD0 + (int)i};
     for (size_t i = 0; i < sizeof fwd1 / sizeof *fwd1; i++) lo[nlo++] = (struct option){fwd1[i], 1, 0, O_FWD1 + (int)i};
     lo[nlo] = (struct option){0, 0, 0, 0};
@@ -290,6 +292,12 @@ int hb_cmd_ab(int argc, char **argv)
         case O_CEILEACH: no_share_ceil = 1; break;
         case O_NONORM: ao.normalize = 0; break;
         case O_REDECIDE: redecide = optarg; break;
+        case O_RSTAT:
+            if (!strcmp(optarg, "median")) ao.round_quantile = 0.5;
+            else if (!strcmp(optarg, "min")) ao.round_quantile = 0;
+            else if (!strcmp(optarg, "p10")) ao.round_quantile = 0.1;
+            else { fprintf(stderr, "hybench ab: --round-stat median|p10|min\n"); bad = 1; }
+            break;
         case O_CURENV:
             if (!strchr(optarg, '=') || optarg[0] == '=' || ncur_env == 16) { fprintf(stderr, "hybench ab: --cur-env wants VAR=VALUE (at most 16)\n"); bad = 1; }
             else cur_env[ncur_env++] = optarg;
@@ -470,13 +478,14 @@ int hb_cmd_ab(int argc, char **argv)
         snprintf(method, sizeof method,
                  "Method (`hybench ab`): %d rounds (stopped at %s), each running every case once under each build in "
                  "fresh processes, order %s (B = base first, C = current first; ABBA, first of each pair random). Per "
-                 "case and round, the median of every `%s` sample; the per-round ratios current/base%s; their median, a "
+                 "case and round, the %s of every `%s` sample; the per-round ratios current/base%s; their median, a "
                  "two-sided Wilcoxon signed-rank test and a %g%% bootstrap CI over rounds (%d resamples); "
                  "Benjamini-Hochberg over the %zu compared cases (FDR %g). A regression needs q <= %g, the median "
                  "ratio above 1 + threshold (%g%% by default) and %s. A case that became wrong or crashed in any round, "
                  "lost its ok status, or went missing fails the gate whatever its speed. Time: %.0f s in all, base runs "
                  "%.0f s, current runs %.0f s, decisions %.1f s; ASLR %s%s%s%s.\n",
-                 rounds, stop_why, order, o->metric,
+                 rounds, stop_why, order,
+                 ao.round_quantile == 0.5 ? "median" : ao.round_quantile == 0 ? "minimum" : "10th percentile", o->metric,
                  ao.normalize ? ", divided by the median ratio of the case's backend in that round (its process's whole-run "
                                 "shift; that shift is tested as the case `(whole run)`)" : "",
                  o->confidence * 100, o->resamples, res.tested, o->alpha, o->alpha,
