@@ -2,7 +2,8 @@
 #   test-sanitize (the cmocka tests under ASan+UBSan), fuzz (libFuzzer targets, docs/fuzzing.md).
 # Options (tri-state where a dependency is optional, stress-ng/Lua style):
 #   WITH_OPENCL=auto|yes|no   WITH_CUDA=auto|yes|no   ARCH=-march=native   SANITIZE=address,undefined
-#   WERROR=1 (CI)
+#   WERROR=1 (CI)   PLANT=1 (tests and acceptance of the merge gate only: the HB_PLANT environment
+#   variable then slows chosen ops by a known factor, docs/compare.md "Planted slowdowns"; off by default)
 CC      ?= gcc
 ARCH    ?= -march=native
 OPT     ?= -O3
@@ -13,7 +14,9 @@ WARN    += -Werror
 endif
 CFLAGS  ?=
 GIT_COMMIT := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
-CFLAGS  += -DHB_GIT_COMMIT='"$(GIT_COMMIT)"' -DHB_CFLAGS='"$(OPT) $(ARCH) -fopenmp"'
+PLANT   ?= 0
+PLANT_FLAG := $(if $(filter 1,$(PLANT)),-DHB_PLANT)
+CFLAGS  += -DHB_GIT_COMMIT='"$(GIT_COMMIT)"' -DHB_CFLAGS='"$(OPT) $(ARCH) -fopenmp$(if $(PLANT_FLAG), $(PLANT_FLAG))"' $(PLANT_FLAG)
 # One thread runtime per process: Debian's OpenMP build of OpenBLAS, so that OpenBLAS and hybench's own
 # OpenMP loops (conversion, cpu kernels) share libgomp's one pool and no phase's threads spin on the
 # cores another phase computes on (the pthread build keeps its own pool). Linked by path with a run
@@ -104,8 +107,10 @@ $(BUILD)/%.o: %.c $(wildcard harness/*/*.h) $(wildcard kernels/*/*.h)
 # (a stamp rewritten only when its text differs, so an unchanged tree rebuilds nothing).
 $(BUILD)/build-id.stamp: FORCE
 	@mkdir -p $(dir $@)
-	@echo '$(GIT_COMMIT) $(OPT) $(ARCH)' | cmp -s - $@ || echo '$(GIT_COMMIT) $(OPT) $(ARCH)' > $@
+	@echo '$(GIT_COMMIT) $(OPT) $(ARCH) $(PLANT_FLAG)' | cmp -s - $@ || echo '$(GIT_COMMIT) $(OPT) $(ARCH) $(PLANT_FLAG)' > $@
 $(BUILD)/harness/measure/meta.o: $(BUILD)/build-id.stamp
+# the planted-slowdown hook (PLANT=1) is compiled into these two: rebuild them when PLANT changes
+$(BUILD)/harness/measure/sample.o $(BUILD)/harness/measure/plant.o: $(BUILD)/build-id.stamp
 FORCE:
 
 $(foreach L,$(LAYERS),$(eval $(BUILD)/libhb_$(L).a: $(patsubst %.c,$(BUILD)/%.o,$(SRC_$(L)))))
@@ -188,8 +193,12 @@ $(BUILD)/tests/%: tests/%.c $$(call test_libs,$$*)
 test:
 	@./tools/install_deps.sh test
 	@$(MAKE) --no-print-directory test-run
-test-run: build $(TEST_BIN)
+test-run: build $(TEST_BIN) plant-build
 	@./tests/run_tests.sh $(TEST_BIN)
+# the planted-slowdown build (PLANT=1) that the merge gate's end-to-end test runs (tests/check_ab.sh)
+.PHONY: plant-build
+plant-build:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/plant PLANT=1 WITH_CUDA=no $(BUILD)/plant/hybench
 
 clean:
 	rm -rf $(BUILD)

@@ -145,6 +145,13 @@ int hb_cmp_comparable(const hb_run *a, const hb_run *b, char *why, size_t whylen
     return 1;
 }
 
+int hb_cmp_interleaved(const hb_run *a, const hb_run *b)
+{
+    const char *pa = hb_rec_str(json_object_get(a->meta, "ab"), "pair");
+    const char *pb = hb_rec_str(json_object_get(b->meta, "ab"), "pair");
+    return pa && pb && !strcmp(pa, pb);
+}
+
 /* Finite samples of rec's samples.<metric>, in a new array (caller frees). *n = count. */
 static double *get_samples(json_t *rec, const char *metric, size_t *n)
 {

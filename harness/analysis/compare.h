@@ -54,6 +54,10 @@ typedef struct hb_cmp_options {
     int max_rows;                /* Markdown rows per table (50); JSON/JUnit always list every case */
     double noise_k;              /* > 0: raise each backend's threshold to exp(noise_k * s) - 1
                                     (s: between-run noise, see above); 0 = off (default) */
+    const char *tool;            /* the writers' title and JSON "tool": NULL = "hybench compare";
+                                    "hybench ab" for the interleaved gate (analysis/ab.h) */
+    const char *method_md;       /* NULL: the Markdown's method paragraph of compare; else this text
+                                    replaces it (and is the JSON's "method") */
 } hb_cmp_options;
 
 /* Fill the defaults listed above. */
@@ -125,6 +129,11 @@ typedef struct hb_cmp_result {
 /* 1 when a and b can be compared: both have a meta record with the same "schema", the same
  * meta.host and the same meta.cpu.model. Otherwise 0 with the reason in why. */
 int hb_cmp_comparable(const hb_run *a, const hb_run *b, char *why, size_t whylen);
+
+/* 1 when a and b come from one interleaved A/B run (`hybench ab`): both meta records carry "ab"
+ * objects with the same "pair" id. compare's writers say so, or that the runs were taken at
+ * different times (then between-run drift is in every ratio). */
+int hb_cmp_interleaved(const hb_run *a, const hb_run *b);
 
 /* Compare run cur against run base. res is filled (free with hb_cmp_result_free); its cases
  * borrow json from base and cur, which must outlive it. Does not check comparability.

@@ -145,7 +145,7 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
     if (!sel) return HB_ENOMEM;
     char t1[32], t2[32], t3[32], t4[32];
     size_t nreg = r->count[HB_CMP_REGRESSION];
-    fprintf(f, "## hybench compare: %s\n\n", r->fails ? "**FAIL**" : "**PASS**");
+    fprintf(f, "## %s: %s\n\n", o->tool ? o->tool : "hybench compare", r->fails ? "**FAIL**" : "**PASS**");
     if (r->fails) {
         fprintf(f, "%d case%s fail%s the gate (", r->fails, r->fails == 1 ? "" : "s", r->fails == 1 ? "s" : "");
         const char *sep = "";
@@ -213,6 +213,11 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
         }
         fputs("\n", f);
     }
+    if (!hb_cmp_interleaved(base, cur))
+        fprintf(f, "\n**Not interleaved:** these two runs were taken at different times (%s and %s), not side by "
+                   "side; drift of the machine between them is in every ratio. A merge gate should run both builds "
+                   "interleaved (`hybench ab`, `tools/gate.sh`).\n",
+                nz(g_date(base)), nz(g_date(cur)));
     fputs("\n", f);
 
     size_t k = select_cases(r, sel, pred_gate_status, o);
@@ -300,6 +305,12 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
         fputs("\n</details>\n\n", f);
     }
 
+    if (o->method_md) {
+        fputs(o->method_md, f);
+        fputs("\n", f);
+        free(sel);
+        return ferror(f) ? HB_EDEVICE : HB_OK;
+    }
     fprintf(f, "Method: per case, the ratio of medians of the raw `%s` samples (current / baseline; "
                "> 1 is slower), its %g%% percentile-bootstrap CI (%d resamples) and a two-sided "
                "Mann-Whitney U test; p-values adjusted by Benjamini-Hochberg over the %zu compared cases "
@@ -353,6 +364,8 @@ json_t *hb_cmp_to_json(const hb_cmp_result *r, const hb_run *base, const hb_run 
                                 "matched", (json_int_t)r->matched, "tested", (json_int_t)r->tested,
                                 "counts", counts, "shift", hb_json_num(r->shift), "elapsed_s", r->elapsed_s);
     json_object_set_new(summary, "noise_max", hb_json_num(r->noise_max));
+    json_object_set_new(summary, "interleaved", json_boolean(hb_cmp_interleaved(base, cur)));
+    if (o->method_md) json_object_set_new(summary, "method", json_string(o->method_md));
     json_object_set_new(opts, "noise_scale", json_real(o->noise_k));
     json_t *cases = json_array();
     for (size_t i = 0; i < r->n; i++) {
@@ -382,7 +395,7 @@ json_t *hb_cmp_to_json(const hb_cmp_result *r, const hb_run *base, const hb_run 
                                                        "within_pass_spread", c->pass_overlap));
         json_array_append_new(cases, j);
     }
-    return json_pack("{s:s, s:s, s:i, s:o, s:o, s:o, s:o, s:o}", "tool", "hybench compare",
+    return json_pack("{s:s, s:s, s:i, s:o, s:o, s:o, s:o, s:o}", "tool", o->tool ? o->tool : "hybench compare",
                      "tool_version", HB_VERSION, "schema", 1, "baseline", run_json(base),
                      "current", run_json(cur), "options", opts, "summary", summary, "cases", cases);
 }

@@ -59,6 +59,8 @@ static void usage(FILE *f, const char *cmd)
         "  --case-timeout S   kill a case after S seconds: timed_out (default 600)\n"
         "  --seed N           input seed (default 42)\n"
         "  --out FILE         results file (default results/<run-id>.jsonl)\n"
+        "  --ceilings-from F  reuse the ceilings of results file F (same backend instances, this machine)\n"
+        "                     instead of measuring them (hybench ab's rounds: measured once)\n"
         "  --force            replace FILE when it is an existing results file (never done without it)\n"
         "  --dry-run          print the parsed cases with shapes and FLOP counts, run nothing\n"
         "  Every option is checked: a value out of its range (NaN, inf, an empty list) is refused (exit 2).\n"
@@ -143,14 +145,14 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
     int has_budget = 0, has_ref = 0, has_reps = 0, has_passes = 0, has_maxs = 0;
     enum { O_BACKEND = 256, O_OP, O_MODE, O_ROUTE, O_DTYPE, O_FILTER, O_QUICK, O_BATCH, O_BUDGET, O_CI, O_MINS, O_MAXS,
            O_COLD, O_NOIL, O_REFMAX, O_TMO, O_REPS, O_PASSES, O_SEED, O_OUT, O_DRY, O_FORCE, O_HELP,
-           O_ENERGY };
+           O_ENERGY, O_CEILF };
     static const struct option lo[] = {
         {"backend", 1, 0, O_BACKEND}, {"op", 1, 0, O_OP}, {"mode", 1, 0, O_MODE}, {"route", 1, 0, O_ROUTE},
         {"dtype", 1, 0, O_DTYPE}, {"filter", 1, 0, O_FILTER}, {"quick", 0, 0, O_QUICK}, {"batch", 1, 0, O_BATCH},
         {"budget", 1, 0, O_BUDGET}, {"ci-target", 1, 0, O_CI}, {"min-samples", 1, 0, O_MINS},
         {"max-samples", 1, 0, O_MAXS}, {"cold", 0, 0, O_COLD}, {"no-interleave", 0, 0, O_NOIL}, {"ref-max-gflop", 1, 0, O_REFMAX},
         {"case-timeout", 1, 0, O_TMO}, {"repetitions", 1, 0, O_REPS}, {"passes", 1, 0, O_PASSES}, {"seed", 1, 0, O_SEED}, {"out", 1, 0, O_OUT}, {"dry-run", 0, 0, O_DRY}, {"force", 0, 0, O_FORCE},
-        {"help", 0, 0, O_HELP}, {"energy", 2, 0, O_ENERGY}, {0, 0, 0, 0}};
+        {"help", 0, 0, O_HELP}, {"energy", 2, 0, O_ENERGY}, {"ceilings-from", 1, 0, O_CEILF}, {0, 0, 0, 0}};
     /* join argv for the metadata */
     size_t jl = 16;
     for (int i = 0; i < argc; i++) jl += strlen(argv[i]) + 1;
@@ -209,6 +211,10 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         }
         case O_OUT: o.out = optarg; if (!*optarg) { fprintf(stderr, "hybench: --out wants a file name\n"); bad = 1; } break;
         case O_FORCE: force = 1; break;
+        case O_CEILF:
+            o.ceilings_from = optarg;
+            if (access(optarg, R_OK)) { fprintf(stderr, "hybench: --ceilings-from %s: %s\n", optarg, strerror(errno)); bad = 1; }
+            break;
         case O_DRY: o.dry_run = 1; break;
         case O_HELP: case 'h': usage(stdout, cmd); return HB_EXIT_OK;
         default: usage(stderr, cmd); return HB_EXIT_USAGE;

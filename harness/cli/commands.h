@@ -11,6 +11,7 @@ int hb_cmd_verify(int argc, char **argv);    /* cmd_run.c:      verify-only run 
 int hb_cmd_list(int argc, char **argv);      /* cmd_list.c:     list backends with availability */
 int hb_cmd_report(int argc, char **argv);    /* cmd_report.c:   render reports/<name>/ from results */
 int hb_cmd_compare(int argc, char **argv);   /* cmd_compare.c:  regression gate */
+int hb_cmd_ab(int argc, char **argv);        /* cmd_ab.c:       merge gate, two builds interleaved */
 int hb_cmd_trend(int argc, char **argv);     /* cmd_trend.c:    nightly history plots */
 int hb_cmd_history(int argc, char **argv);   /* cmd_history.c:  the history store: import, export, list */
 int hb_cmd_baseline(int argc, char **argv);  /* cmd_baseline.c: baseline set|show */

@@ -40,6 +40,8 @@ typedef struct hb_options {
                                 * measured; measure/energy.h) */
     unsigned long long seed;
     const char *out;           /* results path */
+    const char *ceilings_from; /* --ceilings-from FILE: reuse the ceilings of FILE's backend records
+                                  (same instance name) instead of measuring them; NULL: measure */
     char *argv_joined;         /* for the metadata record */
     int argc;                  /* the subcommand's arguments, argv[0] = "run" or "verify": a backend */
     char **argv;               /* child that needs another OpenMP wait policy re-executes with them */

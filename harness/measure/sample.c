@@ -8,6 +8,7 @@
 #include "measure/internal.h"
 #include "measure/prepare.h"
 #include "measure/energy.h"
+#include "measure/plant.h"
 #include "core/convert.h"
 #include "cpu_ref/ref.h"
 #include <math.h>
@@ -184,6 +185,13 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
         else if (x->o32) hb_convert(x->o32, HB_ELEM_F32, x->out.host, x->el, x->nout);
         ph[HB_PH_CONVERT_OUT] = (c->mode == HB_MODE_CONVERT || x->o32) ? hb_now() - t0 : 0;
     }
+#ifdef HB_PLANT /* ---- PLANTED SLOWDOWN (make PLANT=1 only; plant.h): the call, inside its timed region, lasts
+                  * HB_PLANT's factor times as long, by real work ---- */
+    {
+        double f = hb_plant_factor(c->op);
+        if (f > 1) hb_plant_spin((f - 1) * (hb_now() - t_start - prep));
+    }
+#endif
     ph[HB_PH_TOTAL] = hb_now() - t_start - prep;
     return HB_OK;
 }

@@ -1,0 +1,543 @@
+/*
+ * cmd_ab.c - `hybench ab BASE CUR [run options] [WORKLOAD.ini ...]`: the merge gate that runs two
+ * builds interleaved (docs/compare.md "hybench ab"). Rounds: each runs the case list once under
+ * each build (`EXE run --passes 1 ...`, a fresh process tree per build and round), the two in an
+ * ABBA order whose first letter is drawn per pair of rounds; the decision (analysis/ab.c) after
+ * every round from --min-rounds on, stopping when every case is decided, at --rounds, or when the
+ * next round would pass --time-budget. Writes compare's Markdown / JSON / JUnit and exit codes, both
+ * builds' merged results files and every round's file.
+ */
+#include "analysis/ab.h"
+#include "cli/commands.h"
+#include "core/rstats.h"
+#include "core/stats.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define AB_MAX_ROUNDS 64
+#define AB_MAX_FWD 160
+
+static void ab_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: hybench ab [options] BASE CUR [run options] [WORKLOAD.ini ...]\n"
+        "  The merge gate on a shared machine: runs the same case list under two builds, interleaved, in\n"
+        "  rounds. BASE, CUR: hybench executables, or build trees (DIR/build/hybench). Each round runs\n"
+        "  `EXE run --passes 1 --repetitions 1 [run options] --out OUT/rounds/{base,cur}-rNN.jsonl` once per\n"
+        "  build, fresh processes, in ABBA order (the first of each pair of rounds drawn at random). Per case:\n"
+        "  the per-round ratios CUR/BASE of the medians of every sample, a Wilcoxon signed-rank test, a\n"
+        "  bootstrap CI of the median ratio, Benjamini-Hochberg across cases (docs/compare.md).\n"
+        "  Both builds run from the current directory: default workloads are ./workloads/*.ini.\n"
+        "gate options:\n"
+        "  --rounds N          at most N rounds (default 16, at most 64)\n"
+        "  --min-rounds N      no early stop before N rounds (default 8; 2^-N bounds a case's p-value)\n"
+        "  --time-budget S     start no round that would end after S seconds (default 840)\n"
+        "  --threshold T       regression threshold: 2%% (default), 0.02, BACKEND=3%%; repeatable\n"
+        "  --alpha A           false discovery rate (0.05)   --confidence C (0.95)   --bootstrap N (2000)\n"
+        "  --rule point|ci     point (default): ratio > 1+t and CI above 1; ci: CI above 1+t\n"
+        "  --metric total|compute   --min-delta S   --allow-missing   --max-rows N (50)\n"
+        "  --out-dir DIR       where rounds, merged results and reports go (default results/ab-<time>)\n"
+        "  --markdown FILE     (default: stdout, unless --quiet)   --json FILE   --junit FILE   --quiet\n"
+        "  --order-seed N      seed of the round order (default: from the clock; recorded)\n"
+        "  --cur-env VAR=VALUE set VAR in CUR's runs only (tests: --cur-env HB_PLANT=matmul:1.10 with a\n"
+        "                      PLANT=1 build; repeatable, at most 16)\n"
+        "  --round-stat S      each round's value per case: median (default), p10 or min of its samples\n"
+        "  --no-normalize      do not remove each round's whole-run shift per backend (docs/compare.md)\n"
+        "  --redecide DIR      run nothing: decide again from DIR/rounds/ of an earlier hybench ab (other\n"
+        "                      statistics options), writing into --out-dir (default DIR)\n"
+        "  --ceilings-each-round  measure the ceilings in every run (default: the first run measures them,\n"
+        "                      later runs reuse them with `run --ceilings-from`, where the build has it)\n"
+        "noise controls for both builds' processes (docs/compare.md, \"Between-process noise\"):\n"
+        "  --aslr              keep address-space layout randomisation (default: off for the runs,\n"
+        "                      personality(ADDR_NO_RANDOMIZE), so both builds' buffers land alike)\n"
+        "  --threads N         OMP_NUM_THREADS / OPENBLAS_NUM_THREADS for the runs (default: inherited)\n"
+        "  --pin CPULIST       run the builds on these CPUs only (sched_setaffinity), e.g. 1 or 0-1\n"
+        "  --hugepages         transparent huge pages for malloc (GLIBC_TUNABLES=glibc.malloc.hugetlb=1)\n"
+        "run options passed to both builds: --quick --backend --op --mode --route --dtype --filter --batch\n"
+        "  --budget --ci-target --min-samples --max-samples --cold --ref-max-gflop --case-timeout\n"
+        "  --repetitions --seed\n"
+        "exit status: as compare: 0 pass, 1 a case fails the gate, 2 usage or a build that cannot run its\n"
+        "cases (its log is named), 7 an output cannot be written\n");
+}
+
+typedef struct side_t {
+    const char *name;        /* "base" / "cur" */
+    char exe[4096];
+    hb_run run[AB_MAX_ROUNDS];
+    char *path[AB_MAX_ROUNDS];
+    double secs[AB_MAX_ROUNDS];
+    int has_ceilf;           /* its `run` takes --ceilings-from (an older build may not) */
+} side_t;
+
+/* 1 when `exe run --help` lists opt. */
+static int exe_has_option(const char *exe, const char *opt)
+{
+    char cmd[4200], line[512];
+    snprintf(cmd, sizeof cmd, "'%s' run --help 2>/dev/null", exe);
+    FILE *p = popen(cmd, "r");
+    int has = 0;
+    if (!p) return 0;
+    while (fgets(line, sizeof line, p)) has |= strstr(line, opt) != NULL;
+    pclose(p);
+    return has;
+}
+
+/* The meta and backend records of results file src, copied to dst (the ceilings the later runs
+ * reuse). 0, or -1 (dst not written). */
+static int copy_ceilings(const char *src, const char *dst)
+{
+    FILE *in = fopen(src, "r"), *out = in ? fopen(dst, "w") : NULL;
+    char *line = NULL;
+    size_t cap = 0;
+    int n = 0;
+    if (!in || !out) { if (in) fclose(in); return -1; }
+    while (getline(&line, &cap, in) > 0)
+        if (strstr(line, "\"type\":\"meta\"") || strstr(line, "\"type\":\"backend\"")) { fputs(line, out); n++; }
+    free(line);
+    fclose(in);
+    if (fclose(out) || n < 2) { unlink(dst); return -1; }
+    return 0;
+}
+
+/* An executable for BASE/CUR: the file itself, or DIR/build/hybench, or DIR/hybench. */
+static int resolve_exe(const char *arg, char *out, size_t len)
+{
+    struct stat st;
+    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(out, len, "%s/build/hybench", arg);
+        if (access(out, X_OK) == 0) goto abs;
+        snprintf(out, len, "%s/hybench", arg);
+        if (access(out, X_OK) == 0) goto abs;
+        return -1;
+    }
+    snprintf(out, len, "%s", arg);
+    if (access(out, X_OK) != 0) return -1;
+abs:;
+    char *rp = realpath(out, NULL);
+    if (!rp) return -1;
+    snprintf(out, len, "%s", rp);
+    free(rp);
+    return 0;
+}
+
+typedef struct noise_opts { int aslr; int threads; cpu_set_t pin; int have_pin; int hugepages; } noise_opts;
+
+/* Parse a CPU list "0", "0-1", "0,2-3" into set. 0 or -1. */
+static int parse_cpulist(const char *s, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *e;
+        long a = strtol(t, &e, 10), b = a;
+        if (e == t) return -1;
+        if (*e == '-') { char *e2; b = strtol(e + 1, &e2, 10); if (e2 == e + 1 || *e2) return -1; }
+        else if (*e) return -1;
+        if (a < 0 || b < a || b >= CPU_SETSIZE) return -1;
+        for (long c = a; c <= b; c++) CPU_SET((int)c, set);
+    }
+    return CPU_COUNT(set) ? 0 : -1;
+}
+
+/* Run `exe run ARGS --out path` with stderr to log; returns its exit status (128+signal when killed),
+ * or -1 when it could not start. *secs gets its wall time. */
+static int run_build(const char *exe, char **fwd, int nfwd, const char *ceilf, const char *path, const char *log,
+                     const noise_opts *no, char **env, int nenv, double *secs)
+{
+    char *av[AB_MAX_FWD + 16];
+    int k = 0;
+    av[k++] = (char *)"hybench";
+    av[k++] = (char *)"run";
+    for (int i = 0; i < nfwd; i++) av[k++] = fwd[i];
+    if (ceilf) { av[k++] = (char *)"--ceilings-from"; av[k++] = (char *)ceilf; }
+    av[k++] = (char *)"--out";
+    av[k++] = (char *)path;
+    av[k++] = (char *)"--force";
+    av[k] = NULL;
+    double t0 = hb_now();
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        int lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644), nul = open("/dev/null", O_WRONLY);
+        if (lf >= 0) dup2(lf, 2);
+        if (nul >= 0) dup2(nul, 1);
+        if (!no->aslr && personality(0xffffffff) >= 0) personality((unsigned long)personality(0xffffffff) | ADDR_NO_RANDOMIZE);
+        if (no->threads > 0) {
+            char t[16];
+            snprintf(t, sizeof t, "%d", no->threads);
+            setenv("OMP_NUM_THREADS", t, 1);
+            setenv("OPENBLAS_NUM_THREADS", t, 1);
+        }
+        if (no->hugepages) {
+            const char *g = getenv("GLIBC_TUNABLES");
+            char buf[1024];
+            snprintf(buf, sizeof buf, "%s%sglibc.malloc.hugetlb=1", g ? g : "", g && *g ? ":" : "");
+            setenv("GLIBC_TUNABLES", buf, 1);
+        }
+        if (no->have_pin) sched_setaffinity(0, sizeof no->pin, &no->pin);
+        for (int i = 0; i < nenv; i++) putenv(env[i]);
+        execv(exe, av);
+        fprintf(stderr, "hybench ab: cannot run %s: %s\n", exe, strerror(errno));
+        _exit(127);
+    }
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0)
+        if (errno != EINTR) return -1;
+    *secs = hb_now() - t0;
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static FILE *open_out(const char *p) { return strcmp(p, "-") ? fopen(p, "w") : stdout; }
+static int close_out(FILE *f) { return f == stdout ? fflush(f) : fclose(f); }
+
+static const char *const slim_keep[] = {"type", "key", "backend", "op", "shape_str", "mode", "route", "dtype", "status",
+                                        "samples", "phases", "reason", NULL};
+
+int hb_cmd_ab(int argc, char **argv)
+{
+    hb_ab_options ao;
+    hb_ab_options_default(&ao);
+    hb_cmp_options *o = &ao.cmp;
+    o->tool = "hybench ab";
+    noise_opts no = {0};
+    int no_share_ceil = 0, ncur_env = 0;
+    const char *redecide = NULL;
+    char *cur_env[16];
+    int max_rounds = 16, quiet = 0, has_passes = 0, has_reps = 0, order_seed_set = 0;
+    double budget = 840;
+    unsigned long long order_seed = 0;
+    const char *outdir = NULL, *md = NULL, *js = NULL, *ju = NULL;
+    char *fwd[AB_MAX_FWD];
+    int nfwd = 0;
+    char err[1024];
+    enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
+           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT,
+           O_FWD0 = 512, O_FWD1 = 1024 };
+    /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
+    static const char *const fwd0[] = {"quick", "cold"};
+    static const char *const fwd1[] = {"backend", "op", "mode", "route", "dtype", "filter", "batch", "budget", "ci-target",
+                                       "min-samples", "max-samples", "ref-max-gflop", "case-timeout", "repetitions", "seed",
+                                       "passes"};
+    struct option lo[64] = {
+        {"rounds", 1, 0, O_ROUNDS}, {"min-rounds", 1, 0, O_MINR}, {"time-budget", 1, 0, O_TB}, {"threshold", 1, 0, O_THR},
+        {"alpha", 1, 0, O_ALPHA}, {"confidence", 1, 0, O_CONF}, {"bootstrap", 1, 0, O_BOOT}, {"rule", 1, 0, O_RULE},
+        {"metric", 1, 0, O_METRIC}, {"min-delta", 1, 0, O_MIND}, {"allow-missing", 0, 0, O_ALLOWM},
+        {"max-rows", 1, 0, O_MAXR}, {"out-dir", 1, 0, O_OUTD}, {"markdown", 1, 0, O_MD}, {"json", 1, 0, O_JS},
+        {"junit", 1, 0, O_JU}, {"quiet", 0, 0, O_QUIET}, {"order-seed", 1, 0, O_OSEED}, {"aslr", 0, 0, O_ASLR},
+        {"threads", 1, 0, O_THREADS}, {"pin", 1, 0, O_PIN}, {"hugepages", 0, 0, O_HUGE}, {"help", 0, 0, O_HELP},
+        {"ceilings-each-round", 0, 0, O_CEILEACH}, {"cur-env", 1, 0, O_CURENV},
+        {"no-normalize", 0, 0, O_NONORM}, {"redecide", 1, 0, O_REDECIDE},
+        {"round-stat", 1, 0, O_RSTAT}};
+    int nlo = 28;
+    for (size_t i = 0; i < sizeof fwd0 / sizeof *fwd0; i++) lo[nlo++] = (struct option){fwd0[i], 0, 0, O_FWD0 + (int)i};
+    for (size_t i = 0; i < sizeof fwd1 / sizeof *fwd1; i++) lo[nlo++] = (struct option){fwd1[i], 1, 0, O_FWD1 + (int)i};
+    lo[nlo] = (struct option){0, 0, 0, 0};
+    char *pos[70];
+    int npos = 0, ch, bad = 0;
+    optind = 1;
+    char *end;
+    while ((ch = getopt_long(argc, argv, "-h", lo, NULL)) != -1) {
+        if (ch == 1) { /* a positional argument, in order ("-" at the start of optstring) */
+            if (npos < 70) pos[npos++] = optarg;
+            else { fprintf(stderr, "hybench ab: too many arguments\n"); bad = 1; }
+            continue;
+        }
+        if (ch >= O_FWD0 && ch < O_FWD1) {
+            if (nfwd < AB_MAX_FWD - 1) { fwd[nfwd] = malloc(strlen(fwd0[ch - O_FWD0]) + 3); sprintf(fwd[nfwd++], "--%s", fwd0[ch - O_FWD0]); }
+            continue;
+        }
+        if (ch >= O_FWD1) {
+            const char *nm = fwd1[ch - O_FWD1];
+            if (!strcmp(nm, "passes")) { has_passes = 1; if (strcmp(optarg, "1")) { fprintf(stderr, "hybench ab: --passes: a round is one pass (--passes 1); ask for more --rounds\n"); bad = 1; } continue; }
+            if (!strcmp(nm, "repetitions")) has_reps = 1;
+            if (nfwd < AB_MAX_FWD - 2) { fwd[nfwd] = malloc(strlen(nm) + 3); sprintf(fwd[nfwd++], "--%s", nm); fwd[nfwd++] = strdup(optarg); }
+            continue;
+        }
+        switch (ch) {
+        case O_ROUNDS: max_rounds = (int)strtol(optarg, &end, 10); if (*end || max_rounds < 2 || max_rounds > AB_MAX_ROUNDS) { fprintf(stderr, "hybench ab: --rounds wants 2..%d\n", AB_MAX_ROUNDS); bad = 1; } break;
+        case O_MINR: ao.min_rounds = (int)strtol(optarg, &end, 10); if (*end || ao.min_rounds < 2 || ao.min_rounds > AB_MAX_ROUNDS) { fprintf(stderr, "hybench ab: --min-rounds wants 2..%d\n", AB_MAX_ROUNDS); bad = 1; } break;
+        case O_TB: budget = strtod(optarg, &end); if (*end || !(budget > 0)) { fprintf(stderr, "hybench ab: --time-budget wants seconds > 0\n"); bad = 1; } break;
+        case O_THR: if (hb_cmp_parse_threshold(o, optarg, err, sizeof err) != HB_OK) { fprintf(stderr, "hybench ab: %s\n", err); bad = 1; } break;
+        case O_ALPHA: o->alpha = strtod(optarg, &end); if (*end || !(o->alpha > 0 && o->alpha < 1)) { fprintf(stderr, "hybench ab: --alpha wants (0,1)\n"); bad = 1; } break;
+        case O_CONF: o->confidence = strtod(optarg, &end); if (*end || !(o->confidence > 0 && o->confidence < 1)) { fprintf(stderr, "hybench ab: --confidence wants (0,1)\n"); bad = 1; } break;
+        case O_BOOT: o->resamples = (int)strtol(optarg, &end, 10); if (*end || o->resamples < 100 || o->resamples > 1000000) { fprintf(stderr, "hybench ab: --bootstrap wants 100..1000000\n"); bad = 1; } break;
+        case O_RULE: if (!strcmp(optarg, "point")) o->rule_point = 1; else if (!strcmp(optarg, "ci")) o->rule_point = 0; else { fprintf(stderr, "hybench ab: --rule point|ci\n"); bad = 1; } break;
+        case O_METRIC: if (strcmp(optarg, "total") && strcmp(optarg, "compute")) { fprintf(stderr, "hybench ab: --metric total|compute\n"); bad = 1; } else o->metric = optarg; break;
+        case O_MIND: o->min_delta = strtod(optarg, &end); if (*end || !(o->min_delta >= 0)) { fprintf(stderr, "hybench ab: --min-delta wants seconds >= 0\n"); bad = 1; } break;
+        case O_ALLOWM: o->allow_missing = 1; break;
+        case O_MAXR: o->max_rows = (int)strtol(optarg, &end, 10); if (*end || o->max_rows < 1) { fprintf(stderr, "hybench ab: --max-rows wants >= 1\n"); bad = 1; } break;
+        case O_OUTD: outdir = optarg; break;
+        case O_MD: md = optarg; break;
+        case O_JS: js = optarg; break;
+        case O_JU: ju = optarg; break;
+        case O_QUIET: quiet = 1; break;
+        case O_OSEED: order_seed = strtoull(optarg, &end, 10); order_seed_set = 1; if (*end || !*optarg) { fprintf(stderr, "hybench ab: --order-seed wants an integer\n"); bad = 1; } break;
+        case O_ASLR: no.aslr = 1; break;
+        case O_THREADS: no.threads = (int)strtol(optarg, &end, 10); if (*end || no.threads < 1 || no.threads > 1024) { fprintf(stderr, "hybench ab: --threads wants 1..1024\n"); bad = 1; } break;
+        case O_PIN: if (parse_cpulist(optarg, &no.pin)) { fprintf(stderr, "hybench ab: --pin wants a CPU list such as 0-1, not \"%s\"\n", optarg); bad = 1; } no.have_pin = 1; break;
+        case O_HUGE: no.hugepages = 1; break;
+        case O_CEILEACH: no_share_ceil = 1; break;
+        case O_NONORM: ao.normalize = 0; break;
+        case O_REDECIDE: redecide = optarg; break;
+        case O_RSTAT:
+            if (!strcmp(optarg, "median")) ao.round_quantile = 0.5;
+            else if (!strcmp(optarg, "min")) ao.round_quantile = 0;
+            else if (!strcmp(optarg, "p10")) ao.round_quantile = 0.1;
+            else { fprintf(stderr, "hybench ab: --round-stat median|p10|min\n"); bad = 1; }
+            break;
+        case O_CURENV:
+            if (!strchr(optarg, '=') || optarg[0] == '=' || ncur_env == 16) { fprintf(stderr, "hybench ab: --cur-env wants VAR=VALUE (at most 16)\n"); bad = 1; }
+            else cur_env[ncur_env++] = optarg;
+            break;
+        case O_HELP: case 'h': ab_usage(stdout); return HB_EXIT_OK;
+        default: ab_usage(stderr); return HB_EXIT_USAGE;
+        }
+    }
+    (void)has_passes;
+    if (npos < 2 && !redecide) { if (!bad) fprintf(stderr, "hybench ab: need BASE and CUR (two hybench executables or build trees)\n"); bad = 1; }
+    if (redecide && !outdir) outdir = redecide;
+    if (ao.min_rounds > max_rounds) ao.min_rounds = max_rounds;
+    static side_t sides[2];
+    memset(sides, 0, sizeof sides);
+    sides[0].name = "base";
+    sides[1].name = "cur";
+    for (int s = 0; s < 2 && !bad && !redecide; s++)
+        if (resolve_exe(pos[s], sides[s].exe, sizeof sides[s].exe)) {
+            fprintf(stderr, "hybench ab: %s \"%s\" is neither a hybench executable nor a build tree with build/hybench\n",
+                    s ? "CUR" : "BASE", pos[s]);
+            bad = 1;
+        }
+    if (bad) return HB_EXIT_USAGE;
+    /* one pass per round, one window per case unless asked otherwise; workload files last */
+    fwd[nfwd++] = strdup("--passes");
+    fwd[nfwd++] = strdup("1");
+    if (!has_reps) { fwd[nfwd++] = strdup("--repetitions"); fwd[nfwd++] = strdup("1"); }
+    for (int i = redecide ? 0 : 2; i < npos && nfwd < AB_MAX_FWD - 1; i++) fwd[nfwd++] = strdup(pos[i]);
+    /* output folder */
+    char host[64] = "host", dir[1024], ts[32], pair[96];
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = 0;
+    for (char *p = host; *p; p++) if (*p == '.' || *p == '/') { *p = 0; break; }
+    time_t now = time(NULL);
+    strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", gmtime(&now));
+    if (!order_seed_set) order_seed = (unsigned long long)now ^ ((unsigned long long)getpid() << 32);
+    snprintf(pair, sizeof pair, "%s-%s-%d-%llx", ts, host, (int)getpid(), order_seed & 0xffffffULL);
+    if (outdir) snprintf(dir, sizeof dir, "%s", outdir);
+    else { mkdir("results", 0755); snprintf(dir, sizeof dir, "results/ab-%s-%s", ts, host); }
+    char rdir[1100];
+    snprintf(rdir, sizeof rdir, "%s/rounds", dir);
+    if ((mkdir(dir, 0755) && errno != EEXIST) || (mkdir(rdir, 0755) && errno != EEXIST)) {
+        fprintf(stderr, "hybench ab: cannot create %s: %s\n", rdir, strerror(errno));
+        return HB_EXIT_IO;
+    }
+    fprintf(stderr, "hybench ab: BASE %s\nhybench ab: CUR  %s\nhybench ab: rounds in %s (order seed %llu, ASLR %s%s%s)\n",
+            sides[0].exe, sides[1].exe, rdir, order_seed, no.aslr ? "on" : "off", no.hugepages ? ", huge pages" : "",
+            no.have_pin ? ", pinned" : "");
+    hb_rng rng;
+    hb_rng_seed(&rng, order_seed);
+    double t_start = hb_now(), t_decide = 0;
+    int rounds = 0, rc = HB_EXIT_OK, first_cur = 0;
+    hb_cmp_result res = {0};
+    int have_res = 0;
+    char order[AB_MAX_ROUNDS + 1] = {0};
+    size_t undecided = 0;
+    const char *stop_why = "the round limit (--rounds)";
+    hb_load_opts lopt = {.flags = 0, .metric = o->metric, .keep = slim_keep};
+    char ceilf[1200];
+    int have_ceil = 0;
+    snprintf(ceilf, sizeof ceilf, "%s/ceilings.jsonl", dir);
+    for (int s = 0; s < 2 && !redecide; s++) sides[s].has_ceilf = exe_has_option(sides[s].exe, "--ceilings-from");
+    if (redecide) { /* the rounds of an earlier run, as far as both builds have them */
+        char rd[1300];
+        snprintf(rd, sizeof rd, "%s/rounds", redecide);
+        for (int r = 0; r < AB_MAX_ROUNDS; r++) {
+            char pb[1400], pc[1400];
+            snprintf(pb, sizeof pb, "%s/base-r%02d.jsonl", rd, r + 1);
+            snprintf(pc, sizeof pc, "%s/cur-r%02d.jsonl", rd, r + 1);
+            if (access(pb, R_OK) || access(pc, R_OK)) break;
+            sides[0].path[r] = strdup(pb);
+            sides[1].path[r] = strdup(pc);
+            if (hb_run_load_opts(pb, &lopt, &sides[0].run[r], err, sizeof err) != HB_OK ||
+                hb_run_load_opts(pc, &lopt, &sides[1].run[r], err, sizeof err) != HB_OK) {
+                fprintf(stderr, "hybench ab: %s\n", err);
+                rc = HB_EXIT_USAGE;
+                goto done;
+            }
+            order[r] = '?';
+            rounds = r + 1;
+        }
+        stop_why = "re-decided from earlier rounds (--redecide)";
+        snprintf(sides[0].exe, sizeof sides[0].exe, "(rounds of %s)", redecide);
+        snprintf(sides[1].exe, sizeof sides[1].exe, "(rounds of %s)", redecide);
+        max_rounds = 0;
+    }
+    for (int r = 0; r < max_rounds; r++) {
+        if (r > 0) {
+            double per = (hb_now() - t_start) / r;
+            if (hb_now() - t_start + per > budget) { stop_why = "the time budget (--time-budget)"; break; }
+        }
+        /* ABBA: the first build of each pair of rounds drawn at random, the second round reversed */
+        if (r % 2 == 0) first_cur = (int)(hb_rng_next(&rng) >> 63);
+        else first_cur = !first_cur;
+        order[r] = first_cur ? 'C' : 'B';
+        for (int k = 0; k < 2; k++) {
+            int s = k == 0 ? first_cur : !first_cur;
+            side_t *sd = &sides[s];
+            char path[1300], log[1300];
+            snprintf(path, sizeof path, "%s/%s-r%02d.jsonl", rdir, sd->name, r + 1);
+            snprintf(log, sizeof log, "%s/%s-r%02d.log", rdir, sd->name, r + 1);
+            int x = run_build(sd->exe, fwd, nfwd, have_ceil && sd->has_ceilf ? ceilf : NULL, path, log, &no, s ? cur_env : NULL,
+                              s ? ncur_env : 0, &sd->secs[r]);
+            fprintf(stderr, "hybench ab: round %d %s: exit %d, %.1f s\n", r + 1, sd->name, x, sd->secs[r]);
+            /* ok, wrong (5) and failed/crashed (8) runs have records: their cases decide; others do not */
+            if (x != 0 && x != HB_EXIT_WRONG && x != HB_EXIT_FAILED) {
+                fprintf(stderr, "hybench ab: the %s build could not run the case list (exit %d): see %s\n", sd->name, x, log);
+                rc = HB_EXIT_USAGE;
+                goto done;
+            }
+            sd->path[r] = strdup(path);
+            if (!have_ceil && !no_share_ceil) have_ceil = copy_ceilings(path, ceilf) == 0;
+            if (hb_run_load_opts(path, &lopt, &sd->run[r], err, sizeof err) != HB_OK) {
+                fprintf(stderr, "hybench ab: %s\n", err);
+                rc = HB_EXIT_USAGE;
+                goto done;
+            }
+        }
+        rounds = r + 1;
+        if (rounds >= ao.min_rounds) {
+            double t0 = hb_now();
+            if (have_res) hb_cmp_result_free(&res);
+            const hb_run *rb[AB_MAX_ROUNDS], *rcur[AB_MAX_ROUNDS];
+            for (int i = 0; i < rounds; i++) { rb[i] = &sides[0].run[i]; rcur[i] = &sides[1].run[i]; }
+            if (hb_ab_decide(rb, rcur, rounds, &ao, &res, &undecided, err, sizeof err) != HB_OK) {
+                fprintf(stderr, "hybench ab: %s\n", err);
+                rc = HB_EXIT_USAGE;
+                goto done;
+            }
+            have_res = 1;
+            t_decide += hb_now() - t0;
+            fprintf(stderr, "hybench ab: after %d rounds: %d gate failures, %zu cases undecided\n", rounds, res.fails,
+                    undecided);
+            if (undecided == 0) { stop_why = "every case decided"; break; }
+        }
+    }
+    if (!have_res && rounds >= 1) {
+        const hb_run *rb[AB_MAX_ROUNDS], *rcur[AB_MAX_ROUNDS];
+        for (int i = 0; i < rounds; i++) { rb[i] = &sides[0].run[i]; rcur[i] = &sides[1].run[i]; }
+        if (hb_ab_decide(rb, rcur, rounds, &ao, &res, &undecided, err, sizeof err) != HB_OK) {
+            fprintf(stderr, "hybench ab: %s\n", err);
+            rc = HB_EXIT_USAGE;
+            goto done;
+        }
+        have_res = 1;
+    }
+    if (!have_res) { fprintf(stderr, "hybench ab: no round completed\n"); rc = HB_EXIT_USAGE; goto done; }
+    {
+        double total = hb_now() - t_start, run_s[2] = {0, 0};
+        for (int s = 0; s < 2; s++)
+            for (int r = 0; r < rounds; r++) run_s[s] += sides[s].secs[r];
+        /* both builds' results files */
+        hb_run merged[2] = {{0}, {0}};
+        char mpath[2][1200];
+        for (int s = 0; s < 2; s++) {
+            snprintf(mpath[s], sizeof mpath[s], "%s/%s.jsonl", dir, sides[s].name);
+            int fd = open(mpath[s], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+            json_t *abm = json_pack("{s:s,s:s,s:s,s:i,s:s,s:s,s:I,s:b,s:i,s:b,s:b}", "pair", pair, "role", sides[s].name,
+                                    "other", sides[!s].exe, "rounds", rounds, "order", order, "exe", sides[s].exe,
+                                    "order_seed", (json_int_t)order_seed, "aslr", no.aslr, "threads", no.threads,
+                                    "pinned", no.have_pin, "hugepages", no.hugepages);
+            const hb_run *rr[AB_MAX_ROUNDS];
+            for (int r = 0; r < rounds; r++) rr[r] = &sides[s].run[r];
+            if (fd < 0 || hb_ab_write_merged(fd, rr, (const char *const *)sides[s].path, rounds, &res, s, o->metric, abm) != HB_OK ||
+                close(fd)) {
+                fprintf(stderr, "hybench ab: cannot write %s\n", mpath[s]);
+                rc = HB_EXIT_IO;
+                goto done;
+            }
+            hb_load_opts mo = {.flags = 0, .metric = o->metric, .keep = slim_keep};
+            if (hb_run_load_opts(mpath[s], &mo, &merged[s], err, sizeof err) != HB_OK) {
+                fprintf(stderr, "hybench ab: %s\n", err);
+                rc = HB_EXIT_IO;
+                goto done;
+            }
+        }
+        char method[4096];
+        snprintf(method, sizeof method,
+                 "Method (`hybench ab`): %d rounds (stopped at %s), each running every case once under each build in "
+                 "fresh processes, order %s (B = base first, C = current first; ABBA, first of each pair random). Per "
+                 "case and round, the %s of every `%s` sample; the per-round ratios current/base%s; their median, a "
+                 "two-sided Wilcoxon signed-rank test and a %g%% bootstrap CI over rounds (%d resamples); "
+                 "Benjamini-Hochberg over the %zu compared cases (FDR %g). A regression needs q <= %g, the median "
+                 "ratio above 1 + threshold (%g%% by default) and %s. A case that became wrong or crashed in any round, "
+                 "lost its ok status, or went missing fails the gate whatever its speed. Time: %.0f s in all, base runs "
+                 "%.0f s, current runs %.0f s, decisions %.1f s; ASLR %s%s%s%s.\n",
+                 rounds, stop_why, order,
+                 ao.round_quantile == 0.5 ? "median" : ao.round_quantile == 0 ? "minimum" : "10th percentile", o->metric,
+                 ao.normalize ? ", divided by the median ratio of the case's backend in that round (its process's whole-run "
+                                "shift; that shift is tested as the case `(whole run)`)" : "",
+                 o->confidence * 100, o->resamples, res.tested, o->alpha, o->alpha,
+                 o->threshold * 100, o->rule_point ? "the CI above 1" : "the whole CI above 1 + threshold", total, run_s[0],
+                 run_s[1], t_decide, no.aslr ? "on" : "off", no.threads ? ", threads set" : "", no.have_pin ? ", pinned" : "",
+                 no.hugepages ? ", huge pages" : "");
+        o->method_md = method;
+        int io_fail = 0;
+        if (md || !quiet) {
+            FILE *f = md ? open_out(md) : stdout;
+            if (!f || hb_cmp_write_markdown(f, &res, &merged[0], &merged[1], o) != HB_OK || close_out(f)) {
+                fprintf(stderr, "hybench ab: cannot write %s\n", md ? md : "stdout");
+                io_fail = 1;
+            }
+        }
+        if (js) {
+            json_t *j = hb_cmp_to_json(&res, &merged[0], &merged[1], o);
+            if (j) {
+                json_t *ab = json_pack("{s:i,s:s,s:s,s:f,s:f,s:f,s:f,s:I}", "rounds", rounds, "order", order, "stopped_at",
+                                       stop_why, "elapsed_s", total, "base_runs_s", run_s[0], "cur_runs_s", run_s[1],
+                                       "decide_s", t_decide, "undecided", (json_int_t)undecided);
+                json_t *rs = json_array();
+                for (int r = 0; r < rounds; r++)
+                    json_array_append_new(rs, json_pack("{s:f,s:f}", "base_s", sides[0].secs[r], "cur_s", sides[1].secs[r]));
+                json_object_set_new(ab, "round_seconds", rs);
+                json_object_set_new(j, "ab", ab);
+            }
+            int b = !j || (strcmp(js, "-") ? json_dump_file(j, js, JSON_INDENT(1)) != 0
+                                           : (json_dumpf(j, stdout, JSON_INDENT(1)) != 0 || fputc('\n', stdout) == EOF));
+            json_decref(j);
+            if (b) { fprintf(stderr, "hybench ab: cannot write %s\n", js); io_fail = 1; }
+        }
+        if (ju) {
+            FILE *f = open_out(ju);
+            if (!f || hb_cmp_write_junit(f, &res, &merged[0], &merged[1], o) != HB_OK || close_out(f)) {
+                fprintf(stderr, "hybench ab: cannot write %s\n", ju);
+                io_fail = 1;
+            }
+        }
+        fprintf(stderr, "hybench ab: %s: %d rounds (%s), %zu matched, %zu regressions, %zu improvements, %d gate failures; "
+                        "%.0f s (base runs %.0f s, current runs %.0f s, decisions %.1f s); %s %s\n",
+                res.fails ? "FAIL" : "pass", rounds, stop_why, res.matched, res.count[HB_CMP_REGRESSION],
+                res.count[HB_CMP_IMPROVEMENT], res.fails, total, run_s[0], run_s[1], t_decide, mpath[0], mpath[1]);
+        rc = res.fails ? HB_EXIT_REGRESSION : HB_EXIT_OK;
+        if (io_fail && rc == HB_EXIT_OK) rc = HB_EXIT_IO;
+        hb_run_free(&merged[0]);
+        hb_run_free(&merged[1]);
+    }
+done:
+    if (have_res) hb_cmp_result_free(&res);
+    for (int s = 0; s < 2; s++)
+        for (int r = 0; r < AB_MAX_ROUNDS; r++) { hb_run_free(&sides[s].run[r]); free(sides[s].path[r]); }
+    for (int i = 0; i < nfwd; i++) free(fwd[i]);
+    return rc;
+}

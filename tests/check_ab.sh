@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# check_ab.sh - `hybench ab` end to end (run by tests/run_tests.sh): small case lists, few rounds.
+#  1. A/A (one build against itself, 3 rounds): exit 0; both builds' merged results files carry the
+#     pair id; compare of the two says nothing about interleaving, compare of two round files says
+#     they were not interleaved; report reads a merged file; JSON and JUnit are written.
+#  2. A planted slowdown (the PLANT=1 build, CUR run with HB_PLANT=add:1.5, 8 rounds, one thread:
+#     two OpenMP threads on a loaded 2-vCPU machine moved a 0.3 ms case up to 100x between rounds): exit 1, every
+#     add case a regression, the mul cases not.
+#  3. A case that crashes in CUR only (HB_INJECT_CRASH in CUR's runs, 2 rounds): exit 1, verdict crashed.
+#  4. Usage errors: exit 2, with the reason.
+set -u
+cd "$(dirname "$0")/.."
+HB=build/hybench
+PL=build/plant/hybench
+T=build/test-results/ab
+rm -rf "$T"; mkdir -p "$T"
+fail() { echo "check_ab: $*"; exit 1; }
+L="--backend cpu --budget 0.01 tests/data/ab_small.ini"
+# 1. A/A
+$HB ab $HB $HB --rounds 3 --min-rounds 3 --out-dir $T/aa --json $T/aa/gate.json --junit $T/aa/gate.xml --markdown $T/aa/gate.md $L 2> $T/aa.err
+rc=$?; [ $rc -eq 0 ] || { cat $T/aa.err; fail "A/A: exit $rc, wanted 0"; }
+for s in base cur; do grep -q "\"ab\":{\"pair\":" $T/aa/$s.jsonl || fail "A/A: $s.jsonl has no meta.ab.pair"; done
+[ "$(ls $T/aa/rounds/*.jsonl | wc -l)" -eq 6 ] && [ -s $T/aa/ceilings.jsonl ] || fail "A/A: wanted 6 round files and ceilings.jsonl"
+grep -q '"interleaved": true' $T/aa/gate.json || fail "A/A: gate.json does not say interleaved"
+grep -q '"tool": "hybench ab"' $T/aa/gate.json || fail "A/A: gate.json tool"
+grep -q "<testsuites" $T/aa/gate.xml || fail "A/A: no JUnit"
+grep -q "3 rounds" $T/aa/gate.md || fail "A/A: the Markdown does not state the rounds"
+out=$($HB compare $T/aa/base.jsonl $T/aa/cur.jsonl 2>/dev/null); echo "$out" | grep -q "Not interleaved" && fail "compare of the merged pair says not interleaved"
+out=$($HB compare $T/aa/rounds/base-r01.jsonl $T/aa/rounds/cur-r02.jsonl 2>/dev/null); echo "$out" | grep -q "Not interleaved" || fail "compare of two round files does not say they were not interleaved"
+grep -q '"how":"reused: ' $T/aa/rounds/base-r02.jsonl || fail "round 2 measured its ceilings again"
+$HB report -q --svg-only --out $T/aa-report $T/aa/cur.jsonl >/dev/null 2>&1 || fail "report cannot read cur.jsonl"
+# 2. planted slowdown
+if [ -x $PL ]; then
+  $PL ab $PL $PL --cur-env HB_PLANT=add:1.5 --threads 1 --rounds 8 --min-rounds 8 --out-dir $T/pl --json $T/pl/gate.json --quiet $L 2> $T/pl.err
+  rc=$?; [ $rc -eq 1 ] || { cat $T/pl.err; fail "planted: exit $rc, wanted 1"; }
+  python3 - "$T/pl/gate.json" <<'PY' || fail "planted: wrong verdicts"
+import json, sys
+g = json.load(open(sys.argv[1]))
+bad = [(c["key"], c["verdict"]) for c in g["cases"] if (c["op"] == "add") != (c["verdict"] == "regression")]
+print("\n".join("%s: %s" % b for b in bad))
+sys.exit(1 if bad else 0)
+PY
+  grep -q "PLANTED SLOWDOWN active" $T/pl/rounds/cur-r01.log || fail "planted: the plant does not announce itself"
+  grep -q "PLANTED" $T/pl/rounds/base-r01.log && fail "planted: BASE got the plant"
+else echo "check_ab: no $PL (make BUILD=build/plant PLANT=1): planted test skipped"; fi
+# 3. a crash in CUR only
+$HB ab $HB $HB --cur-env 'HB_INJECT_CRASH=mul|n=4096' --rounds 2 --min-rounds 2 --out-dir $T/cr --json $T/cr/gate.json --quiet $L 2> $T/cr.err
+rc=$?; [ $rc -eq 1 ] || { cat $T/cr.err; fail "crash: exit $rc, wanted 1"; }
+grep -q '"verdict": "crashed"' $T/cr/gate.json || fail "crash: no crashed verdict"
+# 4. usage
+out=$($HB ab $HB 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "BASE and CUR" || fail "one build accepted: $out"
+out=$($HB ab $HB /nonexistent 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "/nonexistent" || fail "a missing build accepted: $out"
+out=$($HB ab $HB $HB --passes 3 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q -- "--passes" || fail "--passes 3 accepted: $out"
+out=$(tools/gate.sh 2>&1); [ $? -eq 2 ] || fail "gate.sh without BASE_REF"
+exit 0
