@@ -181,19 +181,6 @@ static int status_rank(const char *s)
     return 1;
 }
 
-static void fill_labels(hb_cmp_case *c)
-{
-    json_t *r = c->cur ? c->cur : c->base;
-    c->backend = hb_rec_str(r, "backend");
-    c->op = hb_rec_str(r, "op");
-    c->shape_str = hb_rec_str(r, "shape_str");
-    c->mode = hb_rec_str(r, "mode");
-    c->route = hb_rec_str(r, "route");
-    c->dtype = hb_rec_str(r, "dtype");
-    c->status_base = c->base ? hb_rec_str(c->base, "status") : NULL;
-    c->status_cur = c->cur ? hb_rec_str(c->cur, "status") : NULL;
-}
-
 typedef struct ab_work {
     json_t *brec[2];       /* representative record per side (worst status, first seen) */
     int missing_cur;       /* a round of BASE has it, the same round of CUR does not */
@@ -289,7 +276,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
         c->noise = NAN;
         c->base = w[i].brec[0];
         c->cur = w[i].brec[1];
-        fill_labels(c);
+        hb_cmp_fill_labels(c);
         c->threshold = hb_cmp_threshold_for(o, c->backend);
         pv[i] = NAN;
         if (c->base && c->cur) res->matched++;

@@ -239,7 +239,7 @@ static entry *make_entries(const hb_run *r, size_t *n, size_t *nokey)
     return e;
 }
 
-static void fill_labels(hb_cmp_case *c)
+void hb_cmp_fill_labels(hb_cmp_case *c)
 {
     json_t *r = c->cur ? c->cur : c->base;
     c->backend = hb_rec_str(r, "backend");
@@ -371,7 +371,7 @@ hb_status hb_compare_runs(const hb_run *base, const hb_run *cur, const hb_cmp_op
         if (c == 0) { snprintf(k->key, sizeof k->key, "%s", eb[i].key); k->base = eb[i++].rec; k->cur = ec[j++].rec; res->matched++; }
         else if (c < 0) { snprintf(k->key, sizeof k->key, "%s", eb[i].key); k->base = eb[i++].rec; }
         else { snprintf(k->key, sizeof k->key, "%s", ec[j].key); k->cur = ec[j++].rec; }
-        fill_labels(k);
+        hb_cmp_fill_labels(k);
         k->threshold = hb_cmp_threshold_for(o, k->backend);
     }
     res->cases = cs;

@@ -114,6 +114,11 @@ typedef struct hb_cmp_case {
     hb_cmp_verdict verdict;
 } hb_cmp_case;
 
+/* Point c's label fields (backend, op, shape_str, mode, route, dtype: borrowed from the current record,
+ * else the baseline's) and status_base / status_cur (NULL for a missing side) at its records' strings.
+ * They live as long as the records do. No errors. */
+void hb_cmp_fill_labels(hb_cmp_case *c);
+
 typedef struct hb_cmp_result {
     hb_cmp_case *cases;          /* owned; sorted by key */
     size_t n;
