@@ -58,10 +58,10 @@ if [ -d ../shared/external/benchdnn ]; then mkdir -p "$G/benchdnn" && cp ../shar
 strip --strip-debug "$G"/build/* "$G"/build/tests/* 2>/dev/null || true
 
 # Shared libraries from ldd, except the C runtime and what must come from the device (CUDA, driver).
-# The TLS/Kerberos stack that libpq (the history store) pulls in is on the lent GPU machine's Ubuntu
-# 24.04 (ldd of the bundled hybench there, 2026-11-23, resolved them without .gpu/lib): bundling them
-# put the carry over its 64 MiB limit.
-skip_re='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libstdc\+\+\.so|libgcc_s\.so|libcuda\.so|libcudart|libcublas|libcudnn|libnvidia|libnvrtc|libnvJitLink|libcrypto\.so|libssl\.so|libgnutls|libkrb5|libk5crypto|libgssapi_krb5|libcom_err|libkeyutils|libldap|liblber|libsasl2|libidn2|libunistring|libp11-kit|libtasn1|libnettle|libhogweed|libgmp|libffi)'
+# OpenSSL's libcrypto and libssl (pulled in by libpq, the history store) are on the lent GPU machine's
+# Ubuntu 24.04 (runs there without them, 2026-11-23); bundled, they put the carry over its 64 MiB
+# limit. The rest of libpq's dependencies (LDAP, SASL, Kerberos, GnuTLS) are not all there: bundled.
+skip_re='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libstdc\+\+\.so|libgcc_s\.so|libcuda\.so|libcudart|libcublas|libcudnn|libnvidia|libnvrtc|libnvJitLink|libcrypto\.so|libssl\.so)'
 for bin in "$G"/build/hybench "$G"/build/*.so "$G"/build/cuda_selftest "$G"/build/tests/test_*; do
   [ -e "$bin" ] || continue
   ldd "$bin" 2>/dev/null | awk '/=> \// {print $1, $3}' | while read -r name path; do

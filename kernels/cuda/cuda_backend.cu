@@ -813,7 +813,9 @@ static size_t conv_ws_cap(hbc_ctx *c)
     return cap < free_b / 4 ? cap : free_b / 4;
 }
 
-/* Choose once per (shape, dtype), by measurement. Timed (hbc_time_best: launch-gated events, best of
+/* Choose once per (shape, dtype, memory), by measurement: on the mapped route the operands are host
+ * memory read over the bus, where the best engine is another one (the H100 reference run took the
+ * device-memory choice there and computed 1x1 tf32 conv 1.6x slower than the run before). Timed (hbc_time_best: launch-gated events, best of
  * 3, on the case's own buffers):
  *   legacy NCHW  the fastest algorithm of cudnnFindConvolutionForwardAlgorithmEx on hybench's NCHW
  *                tensors (every algorithm; cuDNN transforms internally where an algorithm needs it);
@@ -832,7 +834,8 @@ static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, con
      * never cached, so that its transforms are checked against the reference too */
     const bool force_nhwc = getenv("HB_CUDA_CONV_FORCE_NHWC") != nullptr;
     for (int i = 0; i < c->nconv && i < HBC_CONV_CACHE && !force_nhwc; i++)
-        if (c->conv[i].valid && c->conv[i].dtype == cs->dtype && shape_eq(&c->conv[i].shape, &cs->shape)) {
+        if (c->conv[i].valid && c->conv[i].dtype == cs->dtype && c->conv[i].mapped == (cs->route == HB_ROUTE_MAPPED) &&
+            shape_eq(&c->conv[i].shape, &cs->shape)) {
             *out = &c->conv[i];
             return HB_OK;
         }
@@ -845,6 +848,7 @@ static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, con
     memset(&ch, 0, sizeof ch);
     ch.shape = cs->shape;
     ch.dtype = cs->dtype;
+    ch.mapped = cs->route == HB_ROUTE_MAPPED;
     float best = 1e30f;
     /* legacy NCHW */
     cudnnConvolutionFwdAlgoPerf_t b1;

@@ -41,6 +41,7 @@ struct hbc_conv_graph; /* a cuDNN graph-API convolution with its autotuned plan 
 struct hbc_conv_choice {
     hb_shape shape;
     hb_dtype dtype;
+    int mapped;                /* 1: chosen on mapped host memory (route mapped), 0: device memory */
     int valid;
     int nhwc;                  /* 1: transform NCHW -> NHWC, convolve in NHWC, transform back */
     int graph;                 /* 1: the graph-API plan g, 0: the legacy algorithm algo/math */
