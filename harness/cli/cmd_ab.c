@@ -206,6 +206,18 @@ static int close_out(FILE *f) { return f == stdout ? fflush(f) : fclose(f); }
 static const char *const slim_keep[] = {"type", "key", "backend", "op", "shape_str", "mode", "route", "dtype", "status",
                                         "samples", "phases", "reason", NULL};
 
+/* The gate's verdicts over the first `rounds` rounds of both sides (hb_ab_decide); an error is
+ * printed. */
+static hb_status decide(const side_t *sides, int rounds, const hb_ab_options *ao, hb_cmp_result *res, size_t *undecided)
+{
+    const hb_run *rb[AB_MAX_ROUNDS], *rcur[AB_MAX_ROUNDS];
+    for (int i = 0; i < rounds; i++) { rb[i] = &sides[0].run[i]; rcur[i] = &sides[1].run[i]; }
+    char err[512];
+    hb_status st = hb_ab_decide(rb, rcur, rounds, ao, res, undecided, err, sizeof err);
+    if (st != HB_OK) fprintf(stderr, "hybench ab: %s\n", err);
+    return st;
+}
+
 int hb_cmd_ab(int argc, char **argv)
 {
     hb_ab_options ao;
@@ -420,10 +432,7 @@ int hb_cmd_ab(int argc, char **argv)
         if (rounds >= ao.min_rounds) {
             double t0 = hb_now();
             if (have_res) hb_cmp_result_free(&res);
-            const hb_run *rb[AB_MAX_ROUNDS], *rcur[AB_MAX_ROUNDS];
-            for (int i = 0; i < rounds; i++) { rb[i] = &sides[0].run[i]; rcur[i] = &sides[1].run[i]; }
-            if (hb_ab_decide(rb, rcur, rounds, &ao, &res, &undecided, err, sizeof err) != HB_OK) {
-                fprintf(stderr, "hybench ab: %s\n", err);
+            if (decide(sides, rounds, &ao, &res, &undecided) != HB_OK) {
                 rc = HB_EXIT_USAGE;
                 goto done;
             }
@@ -435,10 +444,7 @@ int hb_cmd_ab(int argc, char **argv)
         }
     }
     if (!have_res && rounds >= 1) {
-        const hb_run *rb[AB_MAX_ROUNDS], *rcur[AB_MAX_ROUNDS];
-        for (int i = 0; i < rounds; i++) { rb[i] = &sides[0].run[i]; rcur[i] = &sides[1].run[i]; }
-        if (hb_ab_decide(rb, rcur, rounds, &ao, &res, &undecided, err, sizeof err) != HB_OK) {
-            fprintf(stderr, "hybench ab: %s\n", err);
+        if (decide(sides, rounds, &ao, &res, &undecided) != HB_OK) {
             rc = HB_EXIT_USAGE;
             goto done;
         }

@@ -34,7 +34,7 @@ int hb_clock_ghz_valid(double ghz);
  * the caller's affinity mask is restored): *ghz_min is the slowest CPU, *ghz_max the fastest, over
  * the CPUs whose reading is valid. Returns the number of valid CPUs; 0 (both NAN) when affinity
  * cannot be read, the architecture has no probe, or no CPU read a valid clock. No kernel files are
- * read. Takes ~0.1-0.2 ms per CPU. Called twice per case by hb_measure_case (sample.c). */
+ * read. Takes ~0.1-0.2 ms per CPU. Called before and after the sampling of every case group by hb_measure_group (sample.c). */
 int hb_clock_probe(double *ghz_min, double *ghz_max);
 
 typedef struct hb_clock_reading {

@@ -22,14 +22,10 @@ void hb_ref_cache_free(hb_ref_cache *r);
 /* Measured ceilings of the current instance. */
 typedef struct hb_ceiling_set { hb_ceiling v[HB_MAX_CEILINGS]; int n; } hb_ceiling_set;
 
-/* Measure case c (of workload item `item`; skip: the item's skip reason, or empty) on inst. Returns a
- * new "case" record (never NULL except on allocation failure). *st_out gets the case status. */
-json_t *hb_measure_case(hb_instance *inst, const hb_case *c, int item, const char *skip, const hb_options *o,
-                        hb_ref_cache *rc, const hb_ceiling_set *cl, hb_status *st_out);
-
-/* Measure the n cases[0..n-1] of one workload item together, n <= HB_MAX_GROUP: the same op, shape,
- * dtype and route in different modes (the runner forms such groups; any n >= 1 works). Each is set
- * up, verified and warmed as by hb_measure_case; then their samples are taken in turns (the order
+/* Measure the n cases[0..n-1] of workload item `item` (skip: the item's skip reason, or empty) on
+ * inst together, 1 <= n <= HB_MAX_GROUP: the same op, shape, dtype and route in different modes (the
+ * runner forms such groups; n = 1 measures one case alone). Each is set up, verified on a poisoned
+ * output and warmed; then their samples are taken in turns (the order
  * rotating every round), so that drift on a shared machine reaches every mode alike and the
  * mode-invariance check (analysis/modecheck.h) compares like with like. A variant that does not fit
  * in memory beside the others is measured alone afterwards. recs[k] gets case k's new record (the

@@ -103,6 +103,38 @@ static int case_applies(const hb_instance *inst, const hb_case_list *l, size_t j
 
 static int child_main(const child_args *a);
 
+/* A backend record's "ceilings" array ({name, value, unit, how} per ceiling) from cl; new reference. */
+static json_t *ceilings_json(const hb_ceiling_set *cl)
+{
+    json_t *a = json_array();
+    for (int k = 0; k < cl->n; k++)
+        json_array_append_new(a, json_pack("{s:s,s:f,s:s,s:s}", "name", cl->v[k].name, "value", cl->v[k].value, "unit",
+                                           cl->v[k].unit, "how", cl->v[k].how));
+    return a;
+}
+
+/* The reverse, for ceilings measured earlier (another run's file, or another process of this run):
+ * each entry with a name and a numeric value into cl (at most HB_MAX_CEILINGS), its `how` written as
+ * pre + how + post so that the record says where the figure came from. Returns cl->n. */
+static int ceilings_parse(json_t *a, const char *pre, const char *post, hb_ceiling_set *cl)
+{
+    cl->n = 0;
+    size_t k;
+    json_t *x;
+    json_array_foreach(a, k, x) {
+        if (cl->n >= HB_MAX_CEILINGS) break;
+        const char *nm = json_string_value(json_object_get(x, "name")), *u = json_string_value(json_object_get(x, "unit"));
+        const char *how = json_string_value(json_object_get(x, "how"));
+        if (!nm || !json_is_number(json_object_get(x, "value"))) continue;
+        hb_ceiling *o = &cl->v[cl->n++];
+        snprintf(o->name, sizeof o->name, "%s", nm);
+        snprintf(o->unit, sizeof o->unit, "%s", u ? u : "");
+        snprintf(o->how, sizeof o->how, "%s%.62s%s", pre, how ? how : "", post);
+        o->value = json_number_value(json_object_get(x, "value"));
+    }
+    return cl->n;
+}
+
 /* --ceilings-from FILE: the ceilings of instance `name` from FILE's backend record (a results file of
  * an earlier run on this machine), each one's "how" prefixed "reused: ". 1 when that record has
  * ceilings, else 0 (they are then measured; a file that cannot be read says so on stderr). Measuring
@@ -122,16 +154,7 @@ static int ceilings_from_file(const char *path, const char *name, hb_ceiling_set
     for (size_t i = 0; i < json_array_size(r.backends) && !found; i++) {
         json_t *b = json_array_get(r.backends, i), *ca = json_object_get(b, "ceilings");
         if (!hb_rec_str(b, "backend") || strcmp(hb_rec_str(b, "backend"), name) || !json_array_size(ca)) continue;
-        cl->n = 0;
-        for (size_t k = 0; k < json_array_size(ca) && cl->n < HB_MAX_CEILINGS; k++) {
-            json_t *c = json_array_get(ca, k);
-            hb_ceiling *o = &cl->v[cl->n++];
-            snprintf(o->name, sizeof o->name, "%s", hb_rec_str(c, "name") ? hb_rec_str(c, "name") : "?");
-            o->value = json_number_value(json_object_get(c, "value"));
-            snprintf(o->unit, sizeof o->unit, "%s", hb_rec_str(c, "unit") ? hb_rec_str(c, "unit") : "");
-            snprintf(o->how, sizeof o->how, "reused: %s", hb_rec_str(c, "how") ? hb_rec_str(c, "how") : "");
-        }
-        found = 1;
+        found = ceilings_parse(ca, "reused: ", "", cl) > 0;
     }
     hb_run_free(&r);
     return found;
@@ -202,6 +225,7 @@ int hb_measure_child_from_env(const hb_options *o, const hb_case_list *cases)
 static int injected(const hb_instance *inst, const hb_case *c)
 {
     const char *v[2] = {getenv("HB_INJECT_CRASH"), getenv("HB_INJECT_KILL")};
+    if (!(v[0] && *v[0]) && !(v[1] && *v[1])) return 0;
     char key[512];
     hb_case_key(c, inst->name, key, sizeof key);
     for (int i = 0; i < 2; i++)
@@ -237,35 +261,20 @@ static int group_of(const hb_instance *inst, const child_args *a, size_t j, size
  * gets the latest in HB_HOST_CEILINGS and uses them, saying so in each ceiling's "how". A backend
  * with its own hook (cpu: the same probes, perhaps more) always measures. Returns the number taken
  * from the environment, 0 if none. */
-static int host_ceilings_from_env(hb_ceiling *v, int max)
+static int host_ceilings_from_env(hb_ceiling_set *cl)
 {
     const char *e = getenv("HB_HOST_CEILINGS");
+    cl->n = 0;
     if (!e || !*e) return 0;
     json_t *a = json_loads(e, 0, NULL);
-    int n = 0;
-    size_t k;
-    json_t *x;
-    json_array_foreach(a, k, x) {
-        if (n >= max) break;
-        const char *nm = json_string_value(json_object_get(x, "name")), *u = json_string_value(json_object_get(x, "unit"));
-        const char *how = json_string_value(json_object_get(x, "how"));
-        if (!nm || !json_is_number(json_object_get(x, "value"))) continue;
-        snprintf(v[n].name, sizeof v[n].name, "%s", nm);
-        snprintf(v[n].unit, sizeof v[n].unit, "%s", u ? u : "");
-        snprintf(v[n].how, sizeof v[n].how, "%.62s (measured earlier in this run)", how ? how : "");
-        v[n].value = json_number_value(json_object_get(x, "value"));
-        n++;
-    }
+    int n = ceilings_parse(a, "", " (measured earlier in this run)", cl);
     json_decref(a);
     return n;
 }
 
 static void host_ceilings_send(int fd, const hb_ceiling_set *cl)
 {
-    json_t *a = json_array();
-    for (int k = 0; k < cl->n; k++)
-        json_array_append_new(a, json_pack("{s:s,s:f,s:s,s:s}", "name", cl->v[k].name, "value", cl->v[k].value, "unit", cl->v[k].unit,
-                                           "how", cl->v[k].how));
+    json_t *a = ceilings_json(cl);
     char *t = json_dumps(a, JSON_COMPACT);
     json_decref(a);
     if (!t) return;
@@ -318,8 +327,7 @@ static int child_main(const child_args *a)
                 cl.n = inst[i].ops->ceilings(&inst[i], cl.v, HB_MAX_CEILINGS);
                 if (inst[i].host_memory) host_ceilings_send(a->pipe_w, &cl);
             } else if (inst[i].host_memory && !a->o->verify_only) {
-                cl.n = host_ceilings_from_env(cl.v, HB_MAX_CEILINGS);
-                if (cl.n <= 0) {
+                if (host_ceilings_from_env(&cl) <= 0) {
                     cl.n = hb_cpu_ceilings(cl.v, HB_MAX_CEILINGS);
                     host_ceilings_send(a->pipe_w, &cl);
                 }
@@ -332,11 +340,7 @@ static int child_main(const child_args *a)
             json_object_set_new(r, "omp_wait", json_pack("{s:s,s:s}", "OMP_WAIT_POLICY",
                                 getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "unset", "GOMP_SPINCOUNT",
                                 getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT") : "unset (libgomp: 300000)"));
-            json_t *ca = json_array();
-            for (int k = 0; k < cl.n; k++)
-                json_array_append_new(ca, json_pack("{s:s,s:f,s:s,s:s}", "name", cl.v[k].name, "value", cl.v[k].value,
-                                                    "unit", cl.v[k].unit, "how", cl.v[k].how));
-            json_object_set_new(r, "ceilings", ca);
+            json_object_set_new(r, "ceilings", ceilings_json(&cl));
             if (inst[i].ops->describe) {
                 char buf[8192];
                 if (inst[i].ops->describe(&inst[i], buf, sizeof buf) == HB_OK) {

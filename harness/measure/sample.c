@@ -366,6 +366,9 @@ static void measure_energy(run_ctx *x, json_t *rec, double t_compute)
     json_object_set_new(rec, "energy", e);
 }
 
+/* Samples per window: one (the verification run) under `hybench verify`, else --max-samples. */
+static int window_cap(const hb_options *o) { return o->verify_only ? 1 : o->max_samples; }
+
 /* One mode variant of a group (hb_measure_group): its data path, samples and record. */
 typedef struct mvar {
     const hb_case *c;
@@ -374,6 +377,7 @@ typedef struct mvar {
     int ready;                  /* verified and warm: takes part in sampling */
     int deferred;               /* out of memory beside the others: measured alone after the group */
     json_t *rec;                /* the case record (NULL until created) */
+    int final;                  /* rec is complete as it is (skipped, set-up failed, the chain's) */
     hb_status st;
     char reason[512];
     double rel, vfrac, tol;
@@ -395,6 +399,7 @@ static void var_status(mvar *v, const char *inst_name, hb_status st, const char 
 {
     v->st = st;
     v->rec = hb_case_status_record(v->c, inst_name, st, reason);
+    v->final = 1;
 }
 
 /* Set-up, verification on a poisoned output and warm-up of one variant (steps 1-2 of the case). */
@@ -420,7 +425,7 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
     if (inst->ops->mem_info) inst->ops->mem_info(inst, &v->mem_after, &v->dfree, &v->dtotal);
     v->rec = hb_case_record(c, inst->name);
     double ph[HB_PH_COUNT], hc;
-    int max_s = o->verify_only ? 1 : o->max_samples;
+    int max_s = window_cap(o);
     int nwin = o->verify_only ? 1 : o->repetitions;
     for (int p = 0; p < HB_PH_COUNT; p++) v->samp[p] = calloc((size_t)max_s * (size_t)nwin, sizeof(double));
     v->hostc = calloc((size_t)max_s * (size_t)nwin, sizeof(double));
@@ -457,7 +462,7 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
 /* One sample of variant v in window win; updates its stop state (max samples, CI met, budget). */
 static void var_sample(mvar *v, const hb_options *o, int win, double budget)
 {
-    int max_s = o->verify_only ? 1 : o->max_samples;
+    int max_s = window_cap(o);
     double ph[HB_PH_COUNT], hc;
     double t0 = hb_now();
     hb_status st = call_once(&v->x, ph, &hc);
@@ -503,7 +508,7 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_c
         ns = v->nsw[v->best];
         /* keep the best window's samples at the front */
         if (v->best > 0) {
-            size_t off = (size_t)v->best * (size_t)(o->verify_only ? 1 : o->max_samples);
+            size_t off = (size_t)v->best * (size_t)window_cap(o);
             for (int p = 0; p < HB_PH_COUNT; p++) memmove(v->samp[p], v->samp[p] + off, ns * sizeof(double));
             memmove(v->hostc, v->hostc + off, ns * sizeof(double));
         }
@@ -648,10 +653,7 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
     mvar *v = calloc((size_t)n, sizeof *v);
     if (!v) return -1;
     int nready = 0;
-    for (int k = 0; k < n; k++) {
-        v[k].c = &cases[k];
-        v[k].st = HB_OK;
-    }
+    for (int k = 0; k < n; k++) v[k].c = &cases[k];
     /* 0. what ends before any run: the item's skip, supports(), cpu-ref's size limit, the chain */
     for (int k = 0; k < n; k++) {
         const hb_case *c = v[k].c;
@@ -670,6 +672,7 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
         if (c->op == HB_OP_CHAIN) {
             hb_rss_reset();
             v[k].rec = hb_chain_measure(inst, c, o, cl->v, cl->n, &v[k].st);
+            v[k].final = 1;
         }
     }
     int need_ref = 0;
@@ -720,7 +723,7 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
             for (int k = 0; k < n; k++) {
                 if (!v[k].ready) continue;
                 hb_stats s;
-                hb_stats_compute(v[k].samp[HB_PH_TOTAL] + (size_t)win * (size_t)(o->verify_only ? 1 : o->max_samples), v[k].n, &s);
+                hb_stats_compute(v[k].samp[HB_PH_TOTAL] + (size_t)win * (size_t)window_cap(o), v[k].n, &s);
                 v[k].nsw[win] = v[k].n;
                 v[k].wmed[win] = s.median;
                 if (win == 0 || s.median < v[k].wmed[v[k].best]) { v[k].best = win; v[k].ci_met = v[k].met; }
@@ -730,12 +733,9 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
     }
     for (int k = 0; k < n; k++) {
         if (v[k].deferred) continue;
-        if (v[k].rec && !v[k].opened) { recs[k] = v[k].rec; st_out[k] = v[k].st; continue; }
-        if (!v[k].rec) { var_status(&v[k], inst->name, v[k].st, v[k].reason); var_free(&v[k]); recs[k] = v[k].rec; st_out[k] = v[k].st; continue; }
-        var_finish(&v[k], inst, o, rc, cl, ck, nwin, n);
+        if (!v[k].final) var_finish(&v[k], inst, o, rc, cl, ck, nwin, n);
         recs[k] = v[k].rec;
         st_out[k] = v[k].st;
-        var_free(&v[k]);
     }
     for (int k = 0; k < n; k++) var_free(&v[k]);
     /* variants that did not fit beside the others: alone, now that the group's memory is free */
@@ -746,12 +746,4 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
         }
     free(v);
     return 0;
-}
-
-json_t *hb_measure_case(hb_instance *inst, const hb_case *c, int item, const char *skip, const hb_options *o,
-                        hb_ref_cache *rc, const hb_ceiling_set *cl, hb_status *st_out)
-{
-    json_t *rec = NULL;
-    if (hb_measure_group(inst, c, 1, item, skip, o, rc, cl, &rec, st_out) != 0) { *st_out = HB_ENOMEM; return NULL; }
-    return rec;
 }

@@ -806,17 +806,28 @@ static void gemm_or_gemv(int64_t m, int64_t n, int64_t k, const float *A, const 
  * OpenBLAS takes its thread count from omp_get_max_threads() at each call and, once set to 1, keeps
  * 1 until openblas_set_num_threads raises it; so both counts are set to 1 and restored (outside
  * any parallel region only: inside one the call would also shrink the team, see blas_serial_begin). */
-static void gemm_threads(int one, int64_t m, int64_t n, int64_t k, const float *A, const float *B, float *C)
+int hb_cpu_blas_one_thread(void)
 {
     const int T = omp_get_max_threads();
-    if (!one || T < 2) {
+    openblas_set_num_threads(1);
+    return T;
+}
+
+void hb_cpu_blas_restore(int threads)
+{
+    openblas_set_num_threads(threads);
+    omp_set_num_threads(threads);
+}
+
+static void gemm_threads(int one, int64_t m, int64_t n, int64_t k, const float *A, const float *B, float *C)
+{
+    if (!one || omp_get_max_threads() < 2) {
         gemm_or_gemv(m, n, k, A, B, C);
         return;
     }
-    openblas_set_num_threads(1);
+    const int T = hb_cpu_blas_one_thread();
     gemm_or_gemv(m, n, k, A, B, C);
-    openblas_set_num_threads(T);
-    omp_set_num_threads(T);
+    hb_cpu_blas_restore(T);
 }
 
 /* Threads pay for one product of 2mnk flops from the measured g_gemm_par_flops (g_gemv_par_flops

@@ -23,6 +23,12 @@ hb_status hb_cpu_kernel_run(const hb_case *c, const float *const *in, float *out
 void hb_cpu_kernel_release(void);
 /* Short name of the implementation run for case c ("openblas sgemm", "im2col+sgemm", ...). */
 const char *hb_cpu_kernel_impl(const hb_case *c);
+/* OpenBLAS on one thread for the BLAS calls that follow, outside any OpenMP parallel region only (the
+ * OpenMP build takes its count from omp_get_max_threads() and, once set to 1, keeps it; inside a
+ * region the call would shrink the team too). Returns the thread count to hand back to
+ * hb_cpu_blas_restore, which sets OpenBLAS's and OpenMP's counts to it again. */
+int hb_cpu_blas_one_thread(void);
+void hb_cpu_blas_restore(int threads);
 /* Threads the kernels use for case c (1 where a measured threshold says threads do not pay). */
 int hb_cpu_kernel_threads(const hb_case *c);
 

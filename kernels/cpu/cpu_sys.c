@@ -413,7 +413,7 @@ static int sgemm_probe(double *gflops, int *size, int one_core)
     if (one_core)
         n = 512; /* 2.7 ms a call at 100 GFLOP/s: short enough that one of the 10 runs is not preempted
                   * on a loaded host (n = 1024, best of 5, read half of what 64^3 reached there) */
-    const int T = omp_get_max_threads();
+    int T = 0;
     *size = n;
     size_t nn = (size_t)n * (size_t)n;
     float *A = hb_host_alloc(nn * sizeof(float));
@@ -430,9 +430,9 @@ static int sgemm_probe(double *gflops, int *size, int one_core)
         B[i] = (float)(st >> 8) * 0x1p-24f - 0.5f;
     }
     double best = HUGE_VAL;
-    /* one core: OpenBLAS (OpenMP build) at one thread, restored after (cpu_kernels.c, gemm_threads) */
+    /* one core: OpenBLAS (OpenMP build) at one thread, restored after (cpu_priv.h) */
     if (one_core)
-        openblas_set_num_threads(1);
+        T = hb_cpu_blas_one_thread();
     const int reps = 2 * HB_SGEMM_REPS;
     for (int r = 0; r <= reps; r++) {
         double t0 = now_s();
@@ -441,10 +441,8 @@ static int sgemm_probe(double *gflops, int *size, int one_core)
         if (r > 0 && t < best)
             best = t;
     }
-    if (one_core) {
-        openblas_set_num_threads(T);
-        omp_set_num_threads(T);
-    }
+    if (one_core)
+        hb_cpu_blas_restore(T);
     /* validate one element against a double dot product */
     double ref = 0.0;
     for (int k = 0; k < n; k++)
