@@ -7,6 +7,7 @@
 void hb_cp_defaults(hb_cp_opts *o)
 {
     o->alpha = 0.001;
+    o->alpha_trend = 0.005;
     o->min_change = 0.02;
     o->min_seg = 3;
 }
@@ -151,7 +152,7 @@ size_t hb_changepoints(const double *x, size_t n, const hb_cp_opts *o, hb_change
         size_t t;
         double pp = hb_cp_pettitt(y, m, ms, &t), s;
         double pm = hb_cp_mann_kendall(y, m, &s);
-        if (pp >= o->alpha && pm >= o->alpha) continue;
+        if (pp >= o->alpha && pm >= o->alpha_trend) continue;
         if (t == 0) t = m / 2;
         /* step or drift: a drift when a ramp over at least 3 nights fits better than the step by
          * more than its extra breakpoint costs (Schwarz: m ln(RSS_step / RSS_ramp) > ln m) */

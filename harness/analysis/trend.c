@@ -143,9 +143,9 @@ int hb_trend_write(const hb_series *x, const char *fp, const char *desc, const h
         return HB_EXIT_IO;
     }
     fprintf(md, "# hybench trend: machine %s\n\n%s\n\n%zu nights (%s to %s), %zu cases, metric `%s`; "
-                "%zu changes in %zu cases (Pettitt and Mann-Kendall tests, alpha %g, at least %g%%; docs/history.md).\n\n",
+                "%zu changes in %zu cases (Pettitt and Mann-Kendall tests, alpha %g and %g, at least %g%%; docs/history.md).\n\n",
             fp, desc ? desc : "", nr, nr ? x->runs[0].date : "", nr ? x->runs[nr - 1].date : "", nc, t->metric, n,
-            nchanged, t->cp.alpha, t->cp.min_change * 100);
+            nchanged, t->cp.alpha, t->cp.alpha_trend, t->cp.min_change * 100);
     fputs("| op | backend | case | change | began (night, date, run, commit) | size | per night | p |\n"
           "| --- | --- | --- | --- | --- | ---: | ---: | ---: |\n", md);
     fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>hybench trend: ", html);
@@ -157,11 +157,11 @@ int hb_trend_write(const hb_series *x, const char *fp, const char *desc, const h
     fputs("</h1>\n<p>", html);
     html_put(html, desc);
     fprintf(html, "</p>\n<p>%zu nights (%s to %s), %zu cases, metric <code>%s</code>; %zu changes in %zu cases "
-                  "(steps and drifts over the whole series: Pettitt and Mann-Kendall rank tests, alpha %g, at least "
+                  "(steps and drifts over the whole series: Pettitt and Mann-Kendall rank tests, alpha %g and %g, at least "
                   "%g%%).</p>\n<h2>Changes</h2>\n<table><tr><th>op</th><th>backend</th><th>case</th><th>change</th>"
                   "<th>began</th><th>date</th><th>run</th><th>commit</th><th>size</th><th>per night</th><th>p</th></tr>\n",
             nr, nr ? x->runs[0].date : "", nr ? x->runs[nr - 1].date : "", nc, t->metric, n, nchanged, t->cp.alpha,
-            t->cp.min_change * 100);
+            t->cp.alpha_trend, t->cp.min_change * 100);
     for (size_t i = 0; i < n; i++) {
         const hb_trend_change *c = &v[ord[i]];
         const hb_store_case *k = &x->cases[c->cas];

@@ -13,6 +13,7 @@ const char *hb_history_default_store(void); /* cmd_history.c */
 static void trend_usage(FILE *f)
 {
     fputs("usage: hybench trend [--store URL] [--machine FP] [--last N] [--metric total|compute] [--alpha Q]\n"
+          "                     [--alpha-trend Q]\n"
           "                     [--min-change PCT] [--min-nights N] [--labelled N] [--out DIR] [--no-plot]\n"
           "       hybench trend --add RESULTS... [--store URL]\n"
           "Steps and drifts in each case's nightly series, per machine (fingerprint of CPU, GPU, driver and\n"
@@ -22,7 +23,8 @@ static void trend_usage(FILE *f)
           "  --store URL       SQLite file or postgresql:// URL (default $HB_STORE, else results/history.db)\n"
           "  --machine FP      only this machine (default: every machine in the store)\n"
           "  --last N          only the last N nights (default: all)\n"
-          "  --alpha Q         significance of each rank test (default 0.001)\n"
+          "  --alpha Q         significance of Pettitt's step test (default 0.001)\n"
+          "  --alpha-trend Q   significance of the Mann-Kendall drift test (default 0.005)\n"
           "  --min-change PCT  smallest change reported, e.g. 2 or 2% (default 2%)\n"
           "  --min-nights N    nights needed on each side of a step (default 3)\n"
           "  --labelled N      changed cases drawn per plot, largest first (default 8)\n"
@@ -51,11 +53,12 @@ int hb_cmd_trend(int argc, char **argv)
     const char *url = hb_history_default_store(), *machine = NULL;
     double last = 0, v;
     int add = 0;
-    enum { O_MINCHG = 256, O_MINN, O_LAB, O_NOPLOT, O_ADD };
+    enum { O_MINCHG = 256, O_MINN, O_LAB, O_NOPLOT, O_ADD, O_ATREND };
     static const struct option lo[] = {
         { "store", required_argument, 0, 's' }, { "machine", required_argument, 0, 'm' },
         { "last", required_argument, 0, 'n' }, { "metric", required_argument, 0, 'M' },
-        { "alpha", required_argument, 0, 'a' }, { "min-change", required_argument, 0, O_MINCHG },
+        { "alpha", required_argument, 0, 'a' }, { "alpha-trend", required_argument, 0, O_ATREND },
+        { "min-change", required_argument, 0, O_MINCHG },
         { "min-nights", required_argument, 0, O_MINN }, { "labelled", required_argument, 0, O_LAB },
         { "out", required_argument, 0, 'o' }, { "no-plot", no_argument, 0, O_NOPLOT },
         { "add", no_argument, 0, O_ADD }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
@@ -76,6 +79,7 @@ int hb_cmd_trend(int argc, char **argv)
             t.metric = optarg;
             break;
         case 'a': if (parse_num("--alpha", optarg, 1e-12, 0.5, &t.cp.alpha)) return HB_EXIT_USAGE; break;
+        case O_ATREND: if (parse_num("--alpha-trend", optarg, 1e-12, 0.5, &t.cp.alpha_trend)) return HB_EXIT_USAGE; break;
         case O_MINCHG: if (parse_num("--min-change", optarg, 0, 1000, &v)) return HB_EXIT_USAGE; t.cp.min_change = v / 100; break;
         case O_MINN: if (parse_num("--min-nights", optarg, 1, 1000, &v)) return HB_EXIT_USAGE; t.cp.min_seg = (size_t)v; break;
         case O_LAB: if (parse_num("--labelled", optarg, 1, 100, &v)) return HB_EXIT_USAGE; t.labelled = (size_t)v; break;
