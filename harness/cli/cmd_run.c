@@ -35,7 +35,7 @@ static void usage(FILE *f, const char *cmd)
         "  --dtype LIST       f32,tf32,f16,bf16 (unsupported ones are recorded as skipped)\n"
         "  --filter TEXT      only cases whose name or key contains TEXT\n"
         "  --quick            the quick subset of the workloads (budget 0.2 s, routes pageable+mapped,\n"
-        "                     cpu-ref timed up to 0.25 GFLOP, unless given explicitly)\n"
+        "                     cpu-ref timed up to 0.05 GFLOP, unless given explicitly)\n"
         "  --batch KIND:FILE  a oneDNN benchdnn problem list (conv:, pool:, matmul:); repeatable\n"
         "  --budget SECONDS   sampling budget per case (default 0.5; verify: unused)\n"
         "  --ci-target FRAC   stop sampling when the median's 95%% CI half-width is within FRAC (default 0.02)\n"
@@ -52,7 +52,7 @@ static void usage(FILE *f, const char *cmd)
         "  --no-interleave    measure each mode of a case alone; by default the modes of one case\n"
         "                     (same op, shape, dtype, route) take their samples in turns, so that\n"
         "                     drift on a shared machine does not read as a difference between modes\n"
-        "  --ref-max-gflop G  do not time cpu-ref above G GFLOP per call (default 2)\n"
+        "  --ref-max-gflop G  do not time cpu-ref above G GFLOP per call (default 2; 0.05 with --quick)\n"
         "  --energy[=SECONDS] after sampling, run each case for an energy window of at least SECONDS\n"
         "                     (default 1; 0.2..600) and record J/op, W, GFLOP/J, GB/J from the device's\n"
         "                     energy counter (NVML on cuda, RAPL on the CPU; docs/energy.md)\n"
@@ -228,7 +228,7 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
          * kept per case (merge_passes); with --passes 1, three windows within the process instead */
         if (!has_passes) o.passes = 3;
         if (!has_reps) o.repetitions = o.passes > 1 ? 1 : 3;
-        if (!has_ref) o.ref_max_gflop = 0.25;
+        if (!has_ref) o.ref_max_gflop = 0.05; /* the plain-C loops: bmm 16x128^3 (0.067 GFLOP) took 60-150 ms a call */
         if (!o.route_mask) o.quick_routes = (1u << HB_ROUTE_PAGEABLE) | (1u << HB_ROUTE_MAPPED);
     }
     if (o.max_samples < o.min_samples) {

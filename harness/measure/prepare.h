@@ -6,8 +6,11 @@
  * resident), so a compute phase must not inherit a cache or thread state from the phases a mode runs
  * before it. Before each timed compute the driver and the chain runner call hb_compute_prepare:
  *   hot (the default): the op's steady state. The op runs, untimed, on the same operands until a run
- *     takes no more than HB_SETTLE_TOL over the fastest warm run of the case so far (the first call
- *     runs twice at least); at most HB_SETTLE_MAX runs and HB_SETTLE_MAX_S seconds per call. One
+ *     takes no more than HB_SETTLE_TOL over the fastest warm run of the case so far, or is not
+ *     HB_SETTLE_TOL faster than the run before it (the runs stopped getting faster: on a noisy machine
+ *     the fastest warm run is an outlier that later runs seldom match, and runs past the plateau only
+ *     cost time: in a --quick run on the 2-vCPU VM they were 2.5x the timed time); at most
+ *     HB_SETTLE_MAX runs and HB_SETTLE_MAX_S seconds per call. One
  *     run is not always enough: after a conversion has streamed f64 data through the caches, a
  *     victim L3 with insertion-priority replacement (AMD Zen) takes several passes over a 16 MiB
  *     operand before it holds it again (measured on a 2-vCPU EPYC VM: max over 4096x1024 computed
