@@ -2,7 +2,7 @@
 # hybench main job: install what is missing, build, run the workloads on every available backend,
 # then render the report.
 #   ./run_all.sh            default sweep (workloads/default.ini, tinyllama.ini, resnet50.ini)
-#   ./run_all.sh --quick    the quick subset (3 passes; progress lines on stderr every 30 s or 5% of cases
+#   ./run_all.sh --quick    the quick subset (2 passes; progress lines on stderr every 30 s or 5% of cases
 #                           when it is not a terminal, e.g. ./run_all.sh --quick > log 2>&1)
 #   ./run_all.sh --nightly  default sweep kept under results/history/, trend plots, baseline compare
 # Any other arguments are passed to `hybench run` (e.g. --backend cpu,opencl --op matmul).

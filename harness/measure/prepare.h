@@ -6,8 +6,9 @@
  * resident), so a compute phase must not inherit a cache or thread state from the phases a mode runs
  * before it. Before each timed compute the driver and the chain runner call hb_compute_prepare:
  *   hot (the default): the op's steady state. The op runs, untimed, on the same operands until a run
- *     takes no more than HB_SETTLE_TOL over the fastest warm run of the case so far, or is not
- *     HB_SETTLE_TOL faster than the run before it (the runs stopped getting faster: on a noisy machine
+ *     takes no more than HB_SETTLE_TOL over the fastest warm run of the case so far, or is within
+ *     HB_SETTLE_FAR of it and not HB_SETTLE_TOL faster than the run before it (the runs stopped
+ *     getting faster: on a noisy machine
  *     the fastest warm run is an outlier that later runs seldom match, and runs past the plateau only
  *     cost time: in a --quick run on the 2-vCPU VM they were 2.5x the timed time); at most
  *     HB_SETTLE_MAX runs and HB_SETTLE_MAX_S seconds per call. One
@@ -27,6 +28,8 @@
 #include "core/backend.h"
 
 #define HB_SETTLE_TOL 0.05 /* 5%: the mode-invariance tolerance (modecheck.h) */
+#define HB_SETTLE_FAR 0.20 /* 20%: a run further over the fastest warm run is never settled (the mode
+                            * check's "far" bound, modecheck.h) */
 #define HB_SETTLE_MAX 8
 #define HB_SETTLE_MAX_S 0.25 /* and at most this long (seconds) per call, past its first run: ops of
                               * tens of milliseconds stream their operands whatever the cache held */
