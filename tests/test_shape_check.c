@@ -204,6 +204,22 @@ static void test_layout(void **state)
     WL("[a]\nop = conv2d\nsweep = c=4..16*2 h=8 kh=3 oc=4 layout=2\n", 3, "bad layout \"2\"");
     WL("[a]\nop = maxpool\n\nshape = c=4 h=8 kh=3 layout=nhwc\n", 4, "only conv2d takes NHWC");
     WL("[a]\nop = matmul\nshape = m=4 n=4 k=4 layout=nhwc\n", 3, "only conv2d takes NHWC");
+    WL("[a]\nop = conv2d\nsweep = layout=1..1+1 c=4 h=8 kh=3 oc=4\n", 3, "layout is a name");
+    WL("[a]\nop = conv2d\nshape = c=4 h=8 kh=3 oc=4\nquick = layout=nhcw\n", 4, "bad layout");
+    WL("[a]\nop = conv2d\nshape = c=4 h=8 kh=3 oc=4\nquick = layout=nhwc\n", 4, "selects no case");
+    /* quick by layout name selects the NHWC case only */
+    {
+        static const char text[] = "[a]\nop = conv2d\nshape = c=4 h=8 kh=3 oc=4\nshape = c=4 h=8 kh=3 oc=4 layout=nhwc\nquick = layout=nhwc\n";
+        const char *path = tmpfile_with(".ini", text, sizeof text - 1);
+        hb_item_list l = {0};
+        assert_int_equal(hb_workload_load(path, &l, err, sizeof err), HB_OK);
+        unlink(path);
+        assert_int_equal(l.n, 2);
+        assert_int_equal(l.v[0].c.quick, 0);
+        assert_int_equal(l.v[1].c.quick, 1);
+        assert_int_equal(l.v[1].c.shape.layout, HB_LAYOUT_NHWC);
+        hb_item_list_free(&l);
+    }
 }
 
 static void test_benchdnn_nul(void **state)
