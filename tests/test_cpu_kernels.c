@@ -146,6 +146,15 @@ static const tcase cases[] = {
     { HB_OP_CONV2D, "batch=5 c=12 h=7 w=7 oc=20 kh=3 ph=1" },     /* images grouped per sgemm */
     { HB_OP_CONV2D, "batch=7 c=8 h=9 w=11 oc=40 kh=3 sh=2 ph=1" },
     { HB_OP_CONV2D, "batch=1 c=16 h=30 w=31 oc=20 kh=3 ph=1" },
+    /* layout=nhwc: x NHWC, w OHWI, y NHWC (k_conv2d_nhwc; 1x1 stride 1 on x itself) */
+    { HB_OP_CONV2D, "batch=2 c=8 h=15 w=13 oc=6 kh=3 ph=1 layout=nhwc" },
+    { HB_OP_CONV2D, "batch=1 c=4 h=19 w=18 oc=5 kh=5 kw=3 sh=2 sw=3 ph=2 pw=1 dh=2 dw=1 layout=nhwc" },
+    { HB_OP_CONV2D, "batch=2 c=8 h=12 w=12 oc=6 kh=3 ph=1 g=2 layout=nhwc" },
+    { HB_OP_CONV2D, "batch=4 c=6 h=9 w=9 oc=6 kh=3 ph=1 g=6 layout=nhwc" },
+    { HB_OP_CONV2D, "batch=3 c=16 h=7 w=9 oc=8 kh=1 layout=nhwc" },
+    { HB_OP_CONV2D, "batch=2 c=16 h=7 w=9 oc=24 kh=1 g=4 layout=nhwc" },
+    { HB_OP_CONV2D, "batch=2 c=8 h=14 w=14 oc=12 kh=1 sh=2 layout=nhwc" },
+    { HB_OP_CONV2D, "batch=1 c=32 h=30 w=31 oc=40 kh=3 ph=1 layout=nhwc" },     /* several row blocks */
     { HB_OP_MAXPOOL, "batch=2 c=3 h=17 w=16 kh=3 sh=2 ph=1" },
     { HB_OP_MAXPOOL, "batch=1 c=5 h=11 w=13 kh=2 sh=2" },
     { HB_OP_MAXPOOL, "batch=2 c=4 h=10 w=10 kh=3 sh=3 ph=1" },
@@ -308,6 +317,82 @@ static void test_cpu_repeatable(void **state)
         free(a);
         free(b);
         release(&p);
+    }
+}
+
+/* The NHWC reference (layout=nhwc: x [b,h,w,c], w [oc,kh,kw,c/g], y [b,oh,ow,oc]) against a direct
+ * loop written here from hybench.h's definition, and against the NCHW reference on the same values
+ * permuted into NCHW/OIHW; outputs poisoned with NaN first, random inputs. */
+static void test_ref_nhwc(void **state)
+{
+    (void)state;
+    static const char *const shapes[] = {
+        "batch=2 c=6 h=9 w=7 oc=4 kh=3 kw=2 sh=2 sw=1 ph=1 pw=1 dh=1 dw=2 g=2 layout=nhwc",
+        "batch=3 c=5 h=6 w=8 oc=7 kh=1 layout=nhwc",
+        "batch=1 c=8 h=10 w=10 oc=8 kh=3 ph=1 g=8 layout=nhwc",
+        "batch=2 c=3 h=11 w=11 oc=5 kh=5 sh=3 ph=2 dh=2 layout=nhwc",
+    };
+    rng_seed(77);
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        hb_case c = make_case(HB_OP_CONV2D, shapes[k]);
+        const hb_shape *s = &c.shape;
+        const int64_t B = s->batch, C = s->c, H = s->h, W = s->w, O = s->oc, KH = s->kh, KW = s->kw, G = s->g;
+        const int64_t OH = hb_shape_oh(s), OW = hb_shape_ow(s), CG = C / G, OG = O / G;
+        const int64_t nx = B * H * W * C, nw = O * KH * KW * CG, ny = B * OH * OW * O;
+        double *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w);
+        double *y = malloc((size_t)ny * sizeof *y), *want = malloc((size_t)ny * sizeof *want);
+        double *xc = malloc((size_t)nx * sizeof *xc), *wc = malloc((size_t)nw * sizeof *wc), *yc = malloc((size_t)ny * sizeof *yc);
+        assert_true(x && w && y && want && xc && wc && yc);
+        for (int64_t i = 0; i < nx; i++) x[i] = unif();
+        for (int64_t i = 0; i < nw; i++) w[i] = unif();
+        for (int64_t i = 0; i < ny; i++) y[i] = yc[i] = NAN;
+        /* direct loop over NHWC indices */
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t oy = 0; oy < OH; oy++)
+                for (int64_t ox = 0; ox < OW; ox++)
+                    for (int64_t o = 0; o < O; o++) {
+                        double acc = 0;
+                        const int64_t g = o / OG;
+                        for (int64_t ky = 0; ky < KH; ky++)
+                            for (int64_t kx = 0; kx < KW; kx++)
+                                for (int64_t ci = 0; ci < CG; ci++) {
+                                    const int64_t iy = oy * s->sh - s->ph + ky * s->dh, ix = ox * s->sw - s->pw + kx * s->dw;
+                                    if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                                    acc += x[((b * H + iy) * W + ix) * C + g * CG + ci] * w[((o * KH + ky) * KW + kx) * CG + ci];
+                                }
+                        want[((b * OH + oy) * OW + ox) * O + o] = acc;
+                    }
+        const double *in[2] = { x, w };
+        assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_OK);
+        for (int64_t i = 0; i < ny; i++)
+            if (!(fabs(y[i] - want[i]) <= 1e-12 * (1 + fabs(want[i]))))
+                fail_msg("%s: y[%lld] = %g, direct loop %g", shapes[k], (long long)i, y[i], want[i]);
+        /* the same values in NCHW/OIHW through the NCHW reference, compared after permuting back */
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t ch = 0; ch < C; ch++)
+                for (int64_t i = 0; i < H * W; i++)
+                    xc[(b * C + ch) * H * W + i] = x[(b * H * W + i) * C + ch];
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t ci = 0; ci < CG; ci++)
+                for (int64_t t = 0; t < KH * KW; t++)
+                    wc[(o * CG + ci) * KH * KW + t] = w[(o * KH * KW + t) * CG + ci];
+        hb_case cn = c;
+        cn.shape.layout = HB_LAYOUT_NCHW;
+        const double *inc[2] = { xc, wc };
+        assert_int_equal(hb_ref_compute(&cn, inc, yc, 1), HB_OK);
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t o = 0; o < O; o++)
+                for (int64_t i = 0; i < OH * OW; i++)
+                    if (!(fabs(yc[(b * O + o) * OH * OW + i] - y[(b * OH * OW + i) * O + o]) <= 1e-12 * (1 + fabs(y[(b * OH * OW + i) * O + o]))))
+                        fail_msg("%s: NCHW reference differs at b%lld o%lld pixel %lld", shapes[k], (long long)b, (long long)o, (long long)i);
+        /* row_step subsamples output pixels: every step-th pixel computed, the others NaN */
+        for (int64_t i = 0; i < ny; i++) y[i] = 0.0;
+        assert_int_equal(hb_ref_compute(&c, in, y, 3), HB_OK);
+        for (int64_t q = 0; q < B * OH * OW; q++)
+            for (int64_t o = 0; o < O; o++)
+                if (q % 3 ? !isnan(y[q * O + o]) : !(fabs(y[q * O + o] - want[q * O + o]) <= 1e-12 * (1 + fabs(want[q * O + o]))))
+                    fail_msg("%s: row_step 3, pixel %lld channel %lld = %g", shapes[k], (long long)q, (long long)o, y[q * O + o]);
+        free(x); free(w); free(y); free(want); free(xc); free(wc); free(yc);
     }
 }
 
@@ -730,6 +815,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_instances),
         cmocka_unit_test(test_ref_known_values),
+        cmocka_unit_test(test_ref_nhwc),
         cmocka_unit_test(test_ref_row_step),
         cmocka_unit_test(test_cpu_ref_backend),
         cmocka_unit_test(test_cpu_backend),

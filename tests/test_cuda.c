@@ -312,6 +312,12 @@ static const tcase gpu_cases[] = {
     {HB_OP_CONV2D, "batch=1 c=4 h=19 w=18 oc=5 kh=5 kw=3 sh=2 sw=3 ph=2 pw=1 dh=2 dw=1"},
     {HB_OP_CONV2D, "batch=2 c=8 h=12 w=12 oc=6 kh=3 ph=1 g=2"},
     {HB_OP_CONV2D, "batch=4 c=64 h=14 w=14 oc=64 kh=3 ph=1"},
+    /* layout=nhwc (x NHWC, w OHWI, y NHWC): the same shapes as above and a 1x1 */
+    {HB_OP_CONV2D, "batch=2 c=8 h=15 w=13 oc=6 kh=3 ph=1 layout=nhwc"},
+    {HB_OP_CONV2D, "batch=1 c=4 h=19 w=18 oc=5 kh=5 kw=3 sh=2 sw=3 ph=2 pw=1 dh=2 dw=1 layout=nhwc"},
+    {HB_OP_CONV2D, "batch=2 c=8 h=12 w=12 oc=6 kh=3 ph=1 g=2 layout=nhwc"},
+    {HB_OP_CONV2D, "batch=4 c=64 h=14 w=14 oc=64 kh=3 ph=1 layout=nhwc"},
+    {HB_OP_CONV2D, "batch=3 c=32 h=10 w=10 oc=16 kh=1 layout=nhwc"},
     {HB_OP_MAXPOOL, "batch=2 c=3 h=17 w=16 kh=3 sh=2 ph=1"}, {HB_OP_AVGPOOL, "batch=2 c=3 h=17 w=16 kh=3 sh=2 ph=1"},
     {HB_OP_AVGPOOL, "batch=1 c=4 h=9 w=9 kh=2 sh=1 ph=1"}, {HB_OP_MAXPOOL, "batch=1 c=2 h=7 w=6 kh=4 sh=2 ph=2"},
     {HB_OP_SUM, "rows=7 cols=33"}, {HB_OP_SUM, "rows=3 cols=300001"}, {HB_OP_SUM, "rows=2 cols=1048576"}, {HB_OP_MEAN, "rows=1000 cols=2048"},
@@ -370,6 +376,12 @@ static void test_ops_gpu(void **state)
                 failures++;
                 printf("     case_info carries no \"impl\"\n");
             }
+            /* a layout=nhwc conv's record names its layout and holds it to the NHWC exhaustive best */
+            if (st == HB_OK && c.op == HB_OP_CONV2D && c.shape.layout == HB_LAYOUT_NHWC &&
+                (!strstr(info, "\"layout\":\"nhwc\"") || !strstr(info, "\"exhaustive_best_layout\":\"nhwc\""))) {
+                failures++;
+                printf("     layout=nhwc case without its layout in conv_choice\n");
+            }
             if (!ok) {
                 failures++;
                 printf("     status %s, %lld non-finite outputs\n", hb_status_name(st), (long long)bad);
@@ -394,8 +406,9 @@ static void test_ops_gpu(void **state)
             failures += !ok;
         }
     }
-    /* conv2d through the NHWC pipeline (own transpose kernel around an NHWC convolution), forced */
-    setenv("HB_CUDA_CONV_FORCE_NHWC", "1", 1);
+    /* conv2d through the other-layout pipeline (own transpose kernel around the convolution in the
+     * other layout: NHWC for an NCHW case, NCHW for a layout=nhwc case), forced */
+    setenv("HB_CUDA_CONV_FORCE_OTHER", "1", 1);
     setenv("HB_CUDA_CONV_OWN_TRANSPOSE", "1", 1);
     int nhwc_runs = 0;
     for (size_t k = 0; k < sizeof gpu_cases / sizeof gpu_cases[0]; k++) {
@@ -412,15 +425,15 @@ static void test_ops_gpu(void **state)
             nhwc_runs += strstr(algo, "own transpose") != NULL;
             const double tol = hb_op_tolerance(c.op, &c.shape, c.dtype);
             const int ok = st == HB_OK && bad == 0 && err <= tol;
-            printf("%-4s conv2d(nhwc) %-5s %-62s err %.2e tol %.1e %s: %s\n", ok ? "ok" : "FAIL", hb_dtype_name(c.dtype),
+            printf("%-4s conv2d(pipeline) %-5s %-62s err %.2e tol %.1e %s: %s\n", ok ? "ok" : "FAIL", hb_dtype_name(c.dtype),
                    gpu_cases[k].shape, err, tol, impl, algo);
             failures += !ok;
         }
     }
-    unsetenv("HB_CUDA_CONV_FORCE_NHWC");
+    unsetenv("HB_CUDA_CONV_FORCE_OTHER");
     unsetenv("HB_CUDA_CONV_OWN_TRANSPOSE");
-    printf("%d conv2d cases ran through the own-transpose NHWC pipeline\n", nhwc_runs);
-    assert_true(nhwc_runs >= 8);
+    printf("%d conv2d cases ran through the own-transpose other-layout pipeline\n", nhwc_runs);
+    assert_true(nhwc_runs >= 16);
 
     /* cuDNN's fused SDPA forced (HB_CUDA_ATTN=cudnn) on every f16/bf16 attention shape: where cuDNN
      * takes the shape the output must match the reference and impl must say cudnn-sdpa; where it

@@ -252,6 +252,12 @@ static const struct { hb_op op; const char *shape; } g_cases[] = {
     {HB_OP_CONV2D, "batch=1 c=6 h=10 w=10 oc=6 kh=3 ph=1 g=6"},
     {HB_OP_CONV2D, "batch=2 c=3 h=20 w=20 oc=8 kh=7 sh=2 ph=3"},
     {HB_OP_CONV2D, "batch=3 c=96 h=6 w=5 oc=10 kh=3 ph=1"},                    /* im2col K = 864 */
+    /* layout=nhwc (x NHWC, w OHWI, y NHWC): NHWC im2col + GEMM against W^T; 1x1 on x itself */
+    {HB_OP_CONV2D, "batch=2 c=4 h=11 w=9 oc=6 kh=3 kw=3 sh=2 sw=1 ph=1 pw=2 dh=2 dw=1 g=2 layout=nhwc"},
+    {HB_OP_CONV2D, "batch=2 c=8 h=7 w=7 oc=16 kh=1 layout=nhwc"},
+    {HB_OP_CONV2D, "batch=2 c=8 h=7 w=7 oc=16 kh=1 g=2 layout=nhwc"},
+    {HB_OP_CONV2D, "batch=1 c=6 h=10 w=10 oc=6 kh=3 ph=1 g=6 layout=nhwc"},
+    {HB_OP_CONV2D, "batch=3 c=96 h=6 w=5 oc=10 kh=3 ph=1 layout=nhwc"},
     {HB_OP_MAXPOOL, "batch=2 c=3 h=13 w=12 kh=3 sh=2 ph=1"}, {HB_OP_AVGPOOL, "batch=2 c=3 h=13 w=12 kh=3 sh=2 ph=1"},
     {HB_OP_AVGPOOL, "batch=1 c=2 h=7 w=7 kh=7"},
     {HB_OP_SUM, "rows=300 cols=77"}, {HB_OP_SUM, "rows=3 cols=100003"}, {HB_OP_MEAN, "rows=5 cols=40000"},

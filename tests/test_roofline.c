@@ -121,11 +121,52 @@ static void test_goals(void **state)
     hb_run_free(&r);
 }
 
+/* A cuda conv2d case with its one-off choice's exhaustive best (ms) and compute median (s). */
+static json_t *conv_(const char *shape_str, const char *dtype, double ex_ms, double median_s)
+{
+    json_t *c = case_("cuda:0", "conv2d", shape_str, 1, 1, 1, 1, median_s);
+    json_object_set_new(c, "dtype", json_string(dtype));
+    json_object_set_new(c, "extra", json_pack("{s:{s:f}}", "conv_choice", "exhaustive_best_ms", ex_ms));
+    return c;
+}
+
+/* The conv2d exhaustive-best goals (issue 13): every case must reach 0.97, so the goal is held by
+ * its worst case; NCHW cases and layout=nhwc cases each by their own goal; a case without
+ * extra.conv_choice does not count. */
+static void test_conv_exhaustive(void **state)
+{
+    (void)state;
+    hb_run r;
+    make_run(&r);
+    double ratio, fig, cv;
+    char which[400];
+    const hb_roof_goal *gn = goal("cuda conv2d NCHW, every case: exhaustive cuDNN best (either layout) / median");
+    const hb_roof_goal *gh = goal("cuda conv2d NHWC, every case: exhaustive cuDNN best (NHWC) / median");
+    assert_true(hb_roof_worst_case(gn) && hb_roof_worst_case(gh));
+    assert_false(hb_roof_lower_better(gn));
+    assert_false(hb_roof_eval(&r, gh, &ratio, &fig, &cv, which, sizeof which)); /* no conv case yet */
+    json_array_append_new(r.cases, conv_("batch=64 c=64 h=56 w=56 oc=64 kh=3", "f16", 0.045, 0.105e-3));
+    json_array_append_new(r.cases, conv_("batch=1 c=256 h=56 w=56 oc=64 kh=1", "f16", 0.0050, 0.0051e-3));
+    json_array_append_new(r.cases, conv_("batch=64 c=64 h=56 w=56 oc=64 kh=3 layout=nhwc", "f16", 0.045, 0.0450e-3));
+    json_array_append_new(r.cases, conv_("batch=1 c=128 h=28 w=28 oc=128 kh=3 layout=nhwc", "bf16", 0.0082, 0.0084e-3));
+    json_array_append_new(r.cases, case_("cuda:0", "conv2d", "batch=1 c=8 h=8 w=8 oc=8 kh=3 layout=nhwc", 1, 1, 1, 1, 1e-9));
+    assert_true(hb_roof_eval(&r, gn, &ratio, &fig, &cv, which, sizeof which));
+    assert_true(fabs(ratio - 0.045 / 0.105) < 1e-9); /* the worst NCHW case, not the 0.98 one */
+    assert_true(fabs(fig - 0.105) < 1e-9 && fabs(cv - 0.045) < 1e-12);
+    assert_null(strstr(which, "layout=nhwc"));
+    assert_true(hb_roof_eval(&r, gh, &ratio, &fig, &cv, which, sizeof which));
+    assert_true(fabs(ratio - 0.0082 / 0.0084) < 1e-9); /* worst NHWC case; the one without conv_choice left out */
+    assert_non_null(strstr(which, "c=128 h=28"));
+    assert_true(ratio >= gh->need);
+    hb_run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cache_level),
         cmocka_unit_test(test_goals),
+        cmocka_unit_test(test_conv_exhaustive),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,8 @@
  *  - a 0 for a field that has a default (g, sh, kv_heads, batch, ...) refused instead of replaced;
  *  - hb_shape_normalize and the element counts: products that overflow int64 saturate and are
  *    refused as "absurd size", never wrapped into a small positive size;
- *  - workload files and benchdnn lists: the same inputs refused with file:line, a NUL byte refused.
+ *  - workload files and benchdnn lists: the same inputs refused with file:line, a NUL byte refused;
+ *  - the conv2d layout field: nchw/nhwc by name, anything else refused (file:line in a workload).
  * Run from the repository root (make test does).
  */
 #include <setjmp.h>
@@ -152,6 +153,75 @@ static void test_workload_files(void **state)
     WL("[a]\nop\0 = add\nshape = n=16\n", 2, "NUL byte");
 }
 
+/* conv2d layout: by name (nchw, nhwc), printed only when nhwc; anything else refused, in a workload
+ * with file:line; pooling and other ops refuse layout=nhwc. */
+static void test_layout(void **state)
+{
+    (void)state;
+    hb_shape s;
+    char err[256], buf[256];
+    assert_int_equal(hb_shape_parse("batch=2 c=8 h=6 oc=4 kh=3 ph=1 layout=nhwc", &s, err, sizeof err), HB_OK);
+    assert_int_equal(s.layout, HB_LAYOUT_NHWC);
+    assert_int_equal(s.c, 8);
+    assert_int_equal(s.oc, 4);
+    assert_int_equal(hb_shape_normalize(HB_OP_CONV2D, &s, err, sizeof err), HB_OK);
+    hb_shape_format(HB_OP_CONV2D, &s, buf, sizeof buf);
+    assert_non_null(strstr(buf, " layout=nhwc"));
+    hb_shape back;
+    assert_int_equal(hb_shape_parse(buf, &back, err, sizeof err), HB_OK); /* the printed form parses back */
+    assert_int_equal(hb_shape_normalize(HB_OP_CONV2D, &back, err, sizeof err), HB_OK);
+    assert_memory_equal(&back, &s, sizeof s);
+    /* FLOPs and bytes do not depend on the layout */
+    hb_shape nchw = s;
+    nchw.layout = HB_LAYOUT_NCHW;
+    assert_true(hb_op_flops(HB_OP_CONV2D, &s) == hb_op_flops(HB_OP_CONV2D, &nchw));
+    assert_true(hb_op_bytes(HB_OP_CONV2D, &s, 4) == hb_op_bytes(HB_OP_CONV2D, &nchw, 4));
+    assert_int_equal(hb_op_output_elems(HB_OP_CONV2D, &s), hb_op_output_elems(HB_OP_CONV2D, &nchw));
+    /* nchw is the default: parsed to 0 and not printed (case keys of NCHW cases unchanged) */
+    assert_int_equal(hb_shape_parse("layout=nchw c=8 h=6 oc=4 kh=3", &s, err, sizeof err), HB_OK);
+    assert_int_equal(s.layout, HB_LAYOUT_NCHW);
+    assert_int_equal(s.c, 8);
+    assert_int_equal(hb_shape_normalize(HB_OP_CONV2D, &s, err, sizeof err), HB_OK);
+    hb_shape_format(HB_OP_CONV2D, &s, buf, sizeof buf);
+    assert_null(strstr(buf, "layout"));
+    assert_string_equal(hb_layout_name(HB_LAYOUT_NHWC), "nhwc");
+    assert_string_equal(hb_layout_name(7), "?");
+    parse_refused("c=8 h=6 oc=4 kh=3 layout=1", "bad layout \"1\"");
+    parse_refused("c=8 h=6 oc=4 kh=3 layout=NHWC", "bad layout");
+    parse_refused("c=8 h=6 oc=4 kh=3 layout=nhwcx", "bad layout \"nhwcx\"");
+    parse_refused("c=8 h=6 oc=4 kh=3 layout=nhw", "bad layout");
+    parse_refused("c=8 h=6 oc=4 kh=3 layout=", "bad layout");
+    parse_refused("c=8 h=6 oc=4 kh=3 layout=nhwc-1", "bad layout");
+    /* a layout value out of range (only a struct can hold one) and layout on other ops */
+    assert_int_equal(hb_shape_parse("c=8 h=6 oc=4 kh=3", &s, err, sizeof err), HB_OK);
+    s.layout = 2;
+    assert_int_equal(hb_shape_normalize(HB_OP_CONV2D, &s, err, sizeof err), HB_EINVAL);
+    assert_non_null(strstr(err, "layout is nchw or nhwc"));
+    assert_int_equal(hb_shape_parse("c=8 h=6 kh=3 layout=nhwc", &s, err, sizeof err), HB_OK);
+    assert_int_equal(hb_shape_normalize(HB_OP_MAXPOOL, &s, err, sizeof err), HB_EINVAL);
+    assert_non_null(strstr(err, "only conv2d takes NHWC"));
+    WL("[a]\nop = conv2d\nshape = c=4 h=8 kh=3 oc=4 layout=chwn\n", 3, "bad layout \"chwn\"");
+    WL("[a]\nop = conv2d\nsweep = c=4..16*2 h=8 kh=3 oc=4 layout=2\n", 3, "bad layout \"2\"");
+    WL("[a]\nop = maxpool\n\nshape = c=4 h=8 kh=3 layout=nhwc\n", 4, "only conv2d takes NHWC");
+    WL("[a]\nop = matmul\nshape = m=4 n=4 k=4 layout=nhwc\n", 3, "only conv2d takes NHWC");
+    WL("[a]\nop = conv2d\nsweep = layout=1..1+1 c=4 h=8 kh=3 oc=4\n", 3, "layout is a name");
+    WL("[a]\nop = conv2d\nshape = c=4 h=8 kh=3 oc=4\nquick = layout=nhcw\n", 4, "bad layout");
+    WL("[a]\nop = conv2d\nshape = c=4 h=8 kh=3 oc=4\nquick = layout=nhwc\n", 4, "selects no case");
+    /* quick by layout name selects the NHWC case only */
+    {
+        static const char text[] = "[a]\nop = conv2d\nshape = c=4 h=8 kh=3 oc=4\nshape = c=4 h=8 kh=3 oc=4 layout=nhwc\nquick = layout=nhwc\n";
+        const char *path = tmpfile_with(".ini", text, sizeof text - 1);
+        hb_item_list l = {0};
+        assert_int_equal(hb_workload_load(path, &l, err, sizeof err), HB_OK);
+        unlink(path);
+        assert_int_equal(l.n, 2);
+        assert_int_equal(l.v[0].c.quick, 0);
+        assert_int_equal(l.v[1].c.quick, 1);
+        assert_int_equal(l.v[1].c.shape.layout, HB_LAYOUT_NHWC);
+        hb_item_list_free(&l);
+    }
+}
+
 static void test_benchdnn_nul(void **state)
 {
     (void)state;
@@ -175,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_product_overflow),
         cmocka_unit_test(test_workload_files),
         cmocka_unit_test(test_benchdnn_nul),
+        cmocka_unit_test(test_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -499,11 +499,17 @@ static void test_shipped_workloads(void **state)
 
     /* resnet50.ini: 20 conv + 2 pool layers at mb 1; the *N weights give ResNet-50's 53
      * convolutions (49 + 4 projection shortcuts) and its ~4.1 GMAC of convolution per image */
-    size_t nconv = 0, npool = 0;
+    size_t nconv = 0, npool = 0, nnhwc = 0;
     double wsum = 0, gflop = 0;
     for (size_t i = start[2]; i < start[3]; i++) {
         it = &all.v[i];
         assert_int_equal(it->c.shape.batch, 1);
+        if (it->c.shape.layout == HB_LAYOUT_NHWC) { /* [conv_nhwc]: the target layers in channels-last, no model total */
+            nnhwc++;
+            assert_int_equal(it->c.op, HB_OP_CONV2D);
+            assert_string_equal(it->c.model, "");
+            continue;
+        }
         assert_string_equal(it->c.model, "resnet_50-mb1");
         if (it->c.op == HB_OP_CONV2D) {
             nconv++;
@@ -516,6 +522,7 @@ static void test_shipped_workloads(void **state)
     print_message("resnet50.ini: %zu conv layers, weighted count %.0f, %.3f GFLOP per image\n", nconv, wsum, gflop);
     assert_int_equal(nconv, 20);
     assert_int_equal(npool, 2);
+    assert_int_equal(nnhwc, 2);
     assert_true(wsum == 53);
     assert_true(gflop > 7.6 && gflop < 8.4);
     assert_int_equal(find(&all, "max_pool1")->c.op, HB_OP_MAXPOOL);

@@ -16,7 +16,12 @@ typedef enum {HB_ROOF_FRACTION, HB_ROOF_FRACTION_OF_CPU, HB_ROOF_TFLOPS, HB_ROOF
                /* GFLOP/s over the backend's single-core sgemm ceiling (peak_gflops_f32_1core) */
                HB_ROOF_FRACTION_OF_1CORE,
                /* compute median over that of relu at the same shape, backend, mode and dtype (lower is better) */
-               HB_ROOF_TIME_VS_RELU } hb_roof_metric;
+               HB_ROOF_TIME_VS_RELU,
+               /* cuda conv2d: the exhaustive cuDNN best the plugin timed for the shape
+                * (extra.conv_choice.exhaustive_best_ms: either layout for an NCHW case, its own layout
+                * for a layout=nhwc case) over the case's compute median; held by the worst case (every
+                * case must reach it), not the best */
+               HB_ROOF_CONV_EXHAUSTIVE } hb_roof_metric;
 
 typedef struct hb_roof_goal {
     const char *origin;      /* where the goal comes from (the project issue that set it) */
@@ -31,6 +36,7 @@ typedef struct hb_roof_goal {
     int64_t min_size;        /* largest tensor >= this many elements */
     hb_roof_metric m;
     double need;             /* ratio >= need (or, for HB_ROOF_COMPUTE_US_MAX, compute <= need us) */
+    const char *shape_lacks; /* substring shape_str must not contain, NULL: none (last: rows may omit it) */
 } hb_roof_goal;
 
 extern const hb_roof_goal hb_roof_goals[];
@@ -45,8 +51,10 @@ const char *hb_roof_cache_level(const hb_run *r, const char *backend, double byt
 
 /* 1 when a smaller figure is better (a time, a share of the total), else 0. */
 int hb_roof_lower_better(const hb_roof_goal *g);
-/* Evaluate goal g over run r: among the ok cases it matches, the best *ratio (fraction of the ceiling,
- * or the figure itself for absolute goals), its *figure, the *ceil it was divided by and the case in
+/* 1 when a goal is held by its worst matching case (HB_ROOF_CONV_EXHAUSTIVE), else by its best. */
+int hb_roof_worst_case(const hb_roof_goal *g);
+/* Evaluate goal g over run r: among the ok cases it matches, the best *ratio (the worst for
+ * hb_roof_worst_case goals; fraction of the ceiling, or the figure itself for absolute goals), its *figure, the *ceil it was divided by and the case in
  * which ("backend shape mode route dtype"). 0 when no case of r matches. */
 int hb_roof_eval(const hb_run *r, const hb_roof_goal *g, double *ratio, double *figure, double *ceil, char *which, size_t wl);
 #endif

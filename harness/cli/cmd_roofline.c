@@ -58,7 +58,12 @@ int hb_cmd_roofline(int argc, char **argv)
             }
             int lower = hb_roof_lower_better(t);
             int pass = lower ? ratio <= t->need : ratio >= t->need;
-            if (!lower && ratio > 1 && t->m != HB_ROOF_TFLOPS && t->m != HB_ROOF_COMPUTE_US_MAX) above++;
+            if (!lower && ratio > 1 && t->m != HB_ROOF_TFLOPS && t->m != HB_ROOF_COMPUTE_US_MAX && !hb_roof_worst_case(t)) above++;
+            if (hb_roof_worst_case(t)) { /* held by its worst case: say so in the case column */
+                char w2[sizeof which];
+                snprintf(w2, sizeof w2, "worst: %s", which);
+                snprintf(which, sizeof which, "%s", w2);
+            }
             fails += !pass;
             if (t->m == HB_ROOF_TFLOPS || t->m == HB_ROOF_COMPUTE_US_MAX)
                 printf("| %s | %s | %.4g | - | - | %s %.4g | %s |\n", t->what, which, fig,

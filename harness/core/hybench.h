@@ -8,6 +8,10 @@
  *   matmul       A[m,k] x B[k,n] -> C[m,n]
  *   bmm          A[batch,m,k] x B[batch,k,n] -> C[batch,m,n]
  *   conv2d       x[batch,c,h,w] (NCHW), w[oc,c/g,kh,kw] (OIHW) -> y[batch,oc,oh,ow], no bias
+ *                layout=nhwc (channels-last, shape field `layout` = HB_LAYOUT_NHWC):
+ *                x[batch,h,w,c] (NHWC), w[oc,kh,kw,c/g] (OHWI: cuDNN's KRSC, what PyTorch's
+ *                channels_last and oneDNN's acdb store) -> y[batch,oh,ow,oc] (NHWC); same values
+ *                and FLOPs as the NCHW case, only the element order of every tensor differs
  *   maxpool/avgpool x[batch,c,h,w] -> y[batch,c,oh,ow]; avg counts only in-bounds taps
  *                (count_include_pad=false, as cuDNN's EXCLUDE_PADDING mode)
  *   sum/mean/max (rows)  x[rows,cols] -> y[rows]   (over the last axis)
@@ -145,7 +149,12 @@ typedef struct hb_shape {
     int64_t rows, cols;                 /* sum/mean/max/rmsnorm */
     int64_t heads, kv_heads, seq, kv_seq, head_dim, causal; /* attention */
     int64_t ranks, rank, inplace, path;  /* collectives (see the layouts above) */
+    int64_t layout;                     /* conv2d tensor layout: HB_LAYOUT_NCHW (0, default) or HB_LAYOUT_NHWC */
 } hb_shape;
+
+/* conv2d tensor layouts (shape field `layout`; text form layout=nchw / layout=nhwc, layouts above). */
+enum { HB_LAYOUT_NCHW = 0, HB_LAYOUT_NHWC = 1, HB_LAYOUT_COUNT };
+const char *hb_layout_name(int64_t layout); /* "nchw", "nhwc", "?" */
 
 /* Descriptor of one shape field, for parsers and printers (fio-style option table). */
 typedef struct hb_shape_field { const char *name; size_t offset; const char *help; } hb_shape_field;
@@ -156,6 +165,7 @@ extern const int hb_shape_nfields;
  * and so on) and check the shape. Returns HB_OK, or HB_EINVAL with a reason in err (size errlen). */
 hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen);
 /* Parse "m=1 n=2 k=3" (separators: spaces, commas, 'x' not allowed) into s (zeroed first).
+ * The field `layout` takes a name, nchw or nhwc (hb_layout_name), never a number.
  * Values are decimal int64 with an optional suffix Ki/Mi/Gi (x 2^10/2^20/2^30, overflow-checked:
  * "n=17179869185Gi" is refused, never wrapped) or 2^N (N 0..62). Refused: a suffixed negative value,
  * and 0 for a field that hb_shape_normalize would default (batch, w, kw, sh, sw, dh, dw, g, kv_heads,

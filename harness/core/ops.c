@@ -81,6 +81,7 @@ const hb_shape_field hb_shape_fields[] = {
     F(rank, "collective: this process's rank (always the launch's)"),
     F(inplace, "collective: 1 = in place (output buffer is the input)"),
     F(path, "collective: 0 NCCL, 1 host-staged, 2 peer copies"),
+    F(layout, "conv2d tensor layout: nchw (default; OIHW weights) or nhwc (OHWI weights), by name"),
 };
 #undef F
 const int hb_shape_nfields = (int)(sizeof hb_shape_fields / sizeof hb_shape_fields[0]);
@@ -97,6 +98,12 @@ static int shape_zero_refused(int fi)
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(hb_shape_fields[fi].name, names[i])) return 1;
     return 0;
+}
+
+static const char *const layout_names[HB_LAYOUT_COUNT] = {"nchw", "nhwc"};
+const char *hb_layout_name(int64_t layout)
+{
+    return layout >= 0 && layout < HB_LAYOUT_COUNT ? layout_names[layout] : "?";
 }
 
 hb_status hb_shape_parse(const char *text, hb_shape *s, char *err, size_t errlen)
@@ -120,6 +127,20 @@ hb_status hb_shape_parse(const char *text, hb_shape *s, char *err, size_t errlen
         if (fi < 0) {
             snprintf(err, errlen, "shape \"%s\": unknown field \"%.*s\"", text, (int)klen, k0);
             return HB_EINVAL;
+        }
+        if (!strcmp(hb_shape_fields[fi].name, "layout")) { /* a name, not a number */
+            const char *v0 = p;
+            while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
+            int li = -1;
+            for (int i = 0; i < HB_LAYOUT_COUNT; i++)
+                if (strlen(layout_names[i]) == (size_t)(p - v0) && !strncmp(layout_names[i], v0, (size_t)(p - v0))) li = i;
+            if (li < 0 || (*p && !isspace((unsigned char)*p) && *p != ',')) {
+                snprintf(err, errlen, "shape \"%s\": bad layout \"%.*s\" (nchw or nhwc)", text,
+                         (int)strcspn(v0, " \t,"), v0);
+                return HB_EINVAL;
+            }
+            s->layout = li;
+            continue;
         }
         errno = 0;
         char *end;
@@ -221,6 +242,11 @@ hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
             return HB_EINVAL;
         }
     }
+    if (s->layout >= HB_LAYOUT_COUNT) { snprintf(err, errlen, "%s: layout is nchw or nhwc", info->name); return HB_EINVAL; }
+    if (op != HB_OP_CONV2D && s->layout != HB_LAYOUT_NCHW) {
+        snprintf(err, errlen, "%s: layout=%s is a conv2d parameter (only conv2d takes NHWC)", info->name, hb_layout_name(s->layout));
+        return HB_EINVAL;
+    }
     switch (op) {
     case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: case HB_OP_SUM_ALL:
         NEED(n); break;
@@ -287,7 +313,7 @@ hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
 static const char *const op_fields[HB_OP_COUNT] = {
     [HB_OP_ADD] = "n", [HB_OP_MUL] = "n", [HB_OP_RELU] = "n", [HB_OP_GELU] = "n", [HB_OP_SILU] = "n",
     [HB_OP_MATMUL] = "m n k", [HB_OP_BMM] = "batch m n k",
-    [HB_OP_CONV2D] = "batch c h w oc kh kw sh sw ph pw dh dw g",
+    [HB_OP_CONV2D] = "batch c h w oc kh kw sh sw ph pw dh dw g layout",
     [HB_OP_MAXPOOL] = "batch c h w kh kw sh sw ph pw", [HB_OP_AVGPOOL] = "batch c h w kh kw sh sw ph pw",
     [HB_OP_SUM] = "rows cols", [HB_OP_MEAN] = "rows cols", [HB_OP_MAX] = "rows cols", [HB_OP_SUM_ALL] = "n",
     [HB_OP_RMSNORM] = "rows cols", [HB_OP_ATTENTION] = "batch heads kv_heads seq kv_seq head_dim causal",
@@ -313,7 +339,13 @@ char *hb_shape_format(hb_op op, const hb_shape *s, char *buf, size_t len)
             int64_t v = field_get(s, i);
             /* omit defaults that carry no information */
             if ((!strcmp(name, "dh") || !strcmp(name, "dw") || !strcmp(name, "g")) && v == 1) break;
-            if ((!strcmp(name, "causal") || !strcmp(name, "inplace") || !strcmp(name, "path")) && v == 0) break;
+            if ((!strcmp(name, "causal") || !strcmp(name, "inplace") || !strcmp(name, "path") || !strcmp(name, "layout")) &&
+                v == 0)
+                break;
+            if (!strcmp(name, "layout")) { /* by name: layout=nhwc */
+                if (used < len) used += (size_t)snprintf(buf + used, len - used, "%slayout=%s", used ? " " : "", hb_layout_name(v));
+                break;
+            }
             if (used < len)
                 used += (size_t)snprintf(buf + used, len - used, "%s%s=%lld", used ? " " : "", name, (long long)v);
         }

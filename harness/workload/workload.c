@@ -315,6 +315,10 @@ static hb_status key_sweep(wl_ctx *x, const char *v, int line)
             if (!eq) break;
             int fi = field_index(q, (size_t)(eq - q));
             if (fi < 0) { fail(x, line, HB_EINVAL, "sweep: unknown shape field \"%.*s\"", (int)(eq - q), q); return HB_EINVAL; }
+            if (!strcmp(hb_shape_fields[fi].name, "layout")) {
+                fail(x, line, HB_EINVAL, "sweep: layout is a name (nchw, nhwc), not a range; give it as a fixed field or use two lines");
+                return HB_EINVAL;
+            }
             for (int r = 0; r <= nr; r++)
                 for (int j = 0; j < (r < nr ? rg[r].nf : rg[nr].nf); j++)
                     if (rg[r].f[j] == fi) { fail(x, line, HB_EINVAL, "sweep: field %s swept twice", hb_shape_fields[fi].name); return HB_EINVAL; }
@@ -575,7 +579,15 @@ static hb_status apply_quick(wl_ctx *x, hb_item *it, char (*labels)[96], size_t 
             int64_t v;
             const char *e;
             if (fi < 0) { fail(x, line, HB_EINVAL, "quick: unknown shape field in \"%s\"", t); return HB_EINVAL; }
-            if (!parse_int(eq + 1, &e, &v) || *e) { fail(x, line, HB_EINVAL, "quick: bad value in \"%s\"", t); return HB_EINVAL; }
+            if (!strcmp(hb_shape_fields[fi].name, "layout")) { /* a name: layout=nhwc */
+                hb_shape ls;
+                char perr[200];
+                if (hb_shape_parse(t, &ls, perr, sizeof perr) != HB_OK) { fail(x, line, HB_EINVAL, "quick: %s", perr); return HB_EINVAL; }
+                v = ls.layout;
+            } else if (!parse_int(eq + 1, &e, &v) || *e) {
+                fail(x, line, HB_EINVAL, "quick: bad value in \"%s\"", t);
+                return HB_EINVAL;
+            }
             for (size_t i = 0; i < n; i++)
                 if (fieldv(&it[i].c.shape, fi) == v) { it[i].c.quick = 1; hits++; }
         } else {

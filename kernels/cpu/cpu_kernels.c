@@ -16,6 +16,9 @@
  *              is one im2col + one single-threaded sgemm, spread over the OpenMP threads
  *              (conv_plan_make). Running OpenBLAS's threaded sgemm per image after a parallel
  *              im2col instead was 40x slower on 16 cores (the two thread pools fight).
+ *              layout=nhwc: one sgemm per block of output pixels (batch merged) and group against the
+ *              OHWI weights, after an NHWC im2col (none for 1x1 stride 1), output written in place
+ *              (k_conv2d_nhwc).
  * attention:   per (batch, head, block of query rows): S = scale * Q K^T by sgemm (only the keys
  *              the causal mask lets the block see), masked softmax in place (fused), O = P V by
  *              sgemm; blocks run in parallel, each with single-threaded sgemm; GQA by indexing the
@@ -1063,6 +1066,73 @@ static hb_status k_conv2d(const hbk_conv *p, const float *x, const float *wt, fl
     return failed ? HB_ENOMEM : HB_OK;
 }
 
+/* conv2d, layout=nhwc (hybench.h: x [b,h,w,c], w [oc,kh,kw,c/g] (OHWI), y [b,oh,ow,oc]): channels-last
+ * is a matrix product without reordering the output. The b*oh*ow output pixels (batch merged) are cut
+ * into row blocks; per (block, group) one NHWC im2col (pixel rows x kh*kw*cg, the taps in OHWI order)
+ * and one single-threaded sgemm Y[rows, ocg] = col x W_g^T written straight into y (ldc = oc). A 1x1
+ * stride-1 unpadded convolution uses the input rows as col (lda = c). Blocks spread over the OpenMP
+ * threads as in k_conv2d. */
+static void im2col_nhwc_rows(const hbk_conv *p, const float *x, int64_t g, int64_t q0, int64_t nq, float *col)
+{
+    const int64_t kk = p->kh * p->kw * p->cg, ohw = p->oh * p->ow;
+    for (int64_t r = 0; r < nq; r++) {
+        const int64_t q = q0 + r, bi = q / ohw, oy = q / p->ow % p->oh, ox = q % p->ow;
+        float *dst = col + r * kk;
+        for (int64_t ky = 0; ky < p->kh; ky++) {
+            const int64_t iy = oy * p->sh - p->ph + ky * p->dh;
+            for (int64_t kx = 0; kx < p->kw; kx++, dst += p->cg) {
+                const int64_t ix = ox * p->sw - p->pw + kx * p->dw;
+                if (iy < 0 || iy >= p->h || ix < 0 || ix >= p->w)
+                    memset(dst, 0, (size_t)p->cg * sizeof(float));
+                else
+                    memcpy(dst, x + ((bi * p->h + iy) * p->w + ix) * p->c + g * p->cg, (size_t)p->cg * sizeof(float));
+            }
+        }
+    }
+}
+
+static hb_status k_conv2d_nhwc(const hbk_conv *p, const float *x, const float *wt, float *y)
+{
+    const int T = omp_get_max_threads();
+    const int64_t kk = p->kh * p->kw * p->cg, P = p->b * p->oh * p->ow;
+    const int direct = conv_is_direct(p) && p->g == 1;
+    /* rows per block: a col block of about 256 KiB (L2), at least 16 rows, and at least 4 items per thread */
+    int64_t rb = (int64_t)(65536 / (kk > 0 ? kk : 1));
+    if (rb < 16) rb = 16;
+    while (rb > 16 && ((P + rb - 1) / rb) * p->g < 4 * T) rb /= 2;
+    const int64_t nblk = (P + rb - 1) / rb, items = nblk * p->g;
+    int failed = 0;
+    blas_serial_begin();
+#pragma omp parallel if (items > 1)
+    {
+        float *col = direct ? NULL : scratch(omp_get_thread_num(), (size_t)(rb * kk));
+        if (!direct && !col) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t it = 0; it < items; it++) {
+            if (!direct && !col)
+                continue;
+            const int64_t g = it % p->g, q0 = (it / p->g) * rb, nq = P - q0 < rb ? P - q0 : rb;
+            const float *A;
+            int64_t lda;
+            if (direct) {
+                A = x + q0 * p->c;
+                lda = p->c;
+            } else {
+                im2col_nhwc_rows(p, x, g, q0, nq, col);
+                A = col;
+                lda = kk;
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)p->ocg, (int)kk, 1.0f, A, (int)lda,
+                        wt + g * p->ocg * kk, (int)kk, 0.0f, y + q0 * p->oc + g * p->ocg, (int)p->oc);
+        }
+    }
+    blas_serial_end(T);
+    return failed ? HB_ENOMEM : HB_OK;
+}
+
 /* ------------------------------------------------------------------ attention -------- */
 
 static hb_status k_attention(const hbk_attn *a, const float *q, const float *k, const float *v, float *o)
@@ -1205,6 +1275,8 @@ const char *hb_cpu_kernel_impl(const hb_case *c)
             return s->m == 1 || s->n == 1 ? "openblas-sgemv-batch" : "openblas-sgemm-batch";
         return s->m == 1 || s->n == 1 ? "openblas-sgemv" : "openblas-sgemm";
     case HB_OP_CONV2D:
+        if (hbk_conv_params(&c->shape, 0, &p) == 0 && p.nhwc)
+            return conv_is_direct(&p) && p.g == 1 ? "openblas-sgemm-nhwc-1x1" : "openblas-sgemm-nhwc-im2col";
         if (hbk_conv_params(&c->shape, 0, &p) == 0 && conv_is_direct(&p))
             return "openblas-sgemm-1x1";
         return "openblas-sgemm-im2col";
@@ -1385,7 +1457,7 @@ hb_status hb_cpu_kernel_run(const hb_case *c, const float *const *in, float *out
     case HB_OP_CONV2D: {
         hbk_conv p;
         hbk_conv_params(s, 0, &p);
-        return k_conv2d(&p, in[0], in[1], out);
+        return p.nhwc ? k_conv2d_nhwc(&p, in[0], in[1], out) : k_conv2d(&p, in[0], in[1], out);
     }
     case HB_OP_MAXPOOL:
     case HB_OP_AVGPOOL: {

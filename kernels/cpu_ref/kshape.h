@@ -14,6 +14,7 @@
 typedef struct hbk_conv {
     int64_t b, c, h, w, oc, kh, kw, sh, sw, ph, pw, dh, dw, g, oh, ow;
     int64_t cg, ocg; /* input and output channels per group */
+    int nhwc;        /* conv2d layout=nhwc: x [b,h,w,c], w [oc,kh,kw,c/g] (OHWI), y [b,oh,ow,oc]; 0: NCHW/OIHW */
 } hbk_conv;
 
 typedef struct hbk_attn {
@@ -43,8 +44,12 @@ static inline int hbk_conv_params(const hb_shape *s, int pool, hbk_conv *p)
     p->dh = hbk_def(s->dh, 1); p->dw = hbk_def(s->dw, p->dh);
     if (pool) {
         p->oc = p->c; p->g = p->c;
+        p->nhwc = 0;
+        if (s->layout != HB_LAYOUT_NCHW) return -1; /* pooling is NCHW only (hybench.h) */
     } else {
         p->oc = s->oc; p->g = hbk_def(s->g, 1);
+        if (s->layout != HB_LAYOUT_NCHW && s->layout != HB_LAYOUT_NHWC) return -1;
+        p->nhwc = s->layout == HB_LAYOUT_NHWC;
     }
     if (p->c <= 0 || p->h <= 0 || p->w <= 0 || p->kh <= 0 || p->kw <= 0 || p->oc <= 0 ||
         p->ph < 0 || p->pw < 0)

@@ -95,6 +95,43 @@ static hb_status ref_conv2d(const hbk_conv *p, const double *x, const double *wt
     return HB_OK;
 }
 
+/* conv2d in layout=nhwc (hybench.h): x [b,h,w,c], w [oc,kh,kw,c/g] (OHWI), y [b,oh,ow,oc]. One "row"
+ * (the unit of step) is one output pixel's oc values. */
+static hb_status ref_conv2d_nhwc(const hbk_conv *p, const double *x, const double *wt, double *y, int64_t step)
+{
+    const int64_t pix = p->b * p->oh * p->ow;
+    int par = (double)pix * (double)p->oc * (double)(p->cg * p->kh * p->kw) > REF_PAR_MIN_WORK;
+#pragma omp parallel for schedule(dynamic, 16) if (par)
+    for (int64_t q = 0; q < pix; q++) {
+        double *out = y + q * p->oc;
+        if (q % step) {
+            fill_nan(out, p->oc);
+            continue;
+        }
+        const int64_t bi = q / (p->oh * p->ow), oy = q / p->ow % p->oh, ox = q % p->ow;
+        for (int64_t o = 0; o < p->oc; o++) {
+            const int64_t grp = o / p->ocg;
+            double acc = 0.0;
+            for (int64_t ky = 0; ky < p->kh; ky++) {
+                const int64_t iy = oy * p->sh - p->ph + ky * p->dh;
+                if (iy < 0 || iy >= p->h)
+                    continue;
+                for (int64_t kx = 0; kx < p->kw; kx++) {
+                    const int64_t ix = ox * p->sw - p->pw + kx * p->dw;
+                    if (ix < 0 || ix >= p->w)
+                        continue;
+                    const double *xp = x + ((bi * p->h + iy) * p->w + ix) * p->c + grp * p->cg;
+                    const double *wp = wt + ((o * p->kh + ky) * p->kw + kx) * p->cg;
+                    for (int64_t ci = 0; ci < p->cg; ci++)
+                        acc += wp[ci] * xp[ci];
+                }
+            }
+            out[o] = acc;
+        }
+    }
+    return HB_OK;
+}
+
 static void ref_pool(const hbk_conv *p, int is_max, const double *x, double *y)
 {
     const int64_t planes = p->b * p->c;
@@ -265,7 +302,7 @@ hb_status hb_ref_compute(const hb_case *c, const double *const *in, double *out,
         hbk_conv p;
         if (hbk_conv_params(s, 0, &p))
             return HB_EINVAL;
-        return ref_conv2d(&p, in[0], in[1], out, step);
+        return p.nhwc ? ref_conv2d_nhwc(&p, in[0], in[1], out, step) : ref_conv2d(&p, in[0], in[1], out, step);
     }
     case HB_OP_MAXPOOL:
     case HB_OP_AVGPOOL: {
@@ -350,8 +387,8 @@ static void ref_cost(const hb_case *c, double *flops, int64_t *rows)
         hbk_conv p;
         if (hbk_conv_params(s, 0, &p))
             return;
-        *rows = p.b * p.oc;
-        *flops = 2.0 * (double)*rows * (double)(p.oh * p.ow) * (double)(p.cg * p.kh * p.kw);
+        *flops = 2.0 * (double)(p.b * p.oc) * (double)(p.oh * p.ow) * (double)(p.cg * p.kh * p.kw);
+        *rows = p.nhwc ? p.b * p.oh * p.ow : p.b * p.oc; /* the unit of ref_conv2d(_nhwc)'s step */
         break;
     }
     case HB_OP_ATTENTION: {

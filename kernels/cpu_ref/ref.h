@@ -12,7 +12,7 @@ extern const hb_backend_ops hb_cpu_ref_ops;
 /* Compute case c's op in f64: in[i] holds hb_op_input_elems(c->op,&c->shape,i) doubles, out holds
  * hb_op_output_elems doubles (caller-owned). row_step >= 1 subsamples the expensive ops: only every
  * row_step-th "row" is computed and the others are set to NAN (matmul: rows of C; bmm: rows over
- * batch*m; conv2d: output planes over batch*oc; attention: query rows over batch*heads*seq). Cheap
+ * batch*m; conv2d: output planes over batch*oc, with layout=nhwc output pixels over batch*oh*ow; attention: query rows over batch*heads*seq). Cheap
  * ops ignore row_step and compute everything. Returns HB_OK, HB_EINVAL (unknown op or bad shape) or
  * HB_ENOMEM (attention scratch could not be allocated). */
 hb_status hb_ref_compute(const hb_case *c, const double *const *in, double *out, int64_t row_step);

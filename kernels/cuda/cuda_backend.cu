@@ -678,11 +678,13 @@ static hb_status conv_desc_make(hbc_ctx *c, const conv_p &p, hb_dtype dt, cudnnT
 
 static bool shape_eq(const hb_shape *a, const hb_shape *b) { return memcmp(a, b, sizeof *a) == 0; }
 
-/* The NHWC path: plain 4-d tensor descriptors of x, w (as [oc, c/g, kh, kw]) and y in NCHW and NHWC
- * for cudnnTransformTensor, and the three NHWC copies in c->conv_tmp. */
+/* The other-layout path: plain 4-d tensor descriptors of x, w (as [oc, c/g, kh, kw]) and y in the
+ * case's layout (s: NCHW/KCRS, or NHWC/KRSC for layout=nhwc) and in the other one (t), for
+ * cudnnTransformTensor, the convolution descriptors of the other layout, and the three copies in the
+ * other layout in c->conv_tmp. */
 struct conv_nhwc {
-    conv_desc d;                                 /* NHWC convolution descriptors */
-    cudnnTensorDescriptor_t xs, ws, ys, xt, wt, yt; /* s: NCHW source layouts, t: NHWC */
+    conv_desc d;                                 /* the other layout's convolution descriptors */
+    cudnnTensorDescriptor_t xs, ws, ys, xt, wt, yt; /* s: the case's layouts, t: the other layout's */
     void *xb, *wb, *yb;
 };
 static void conv_nhwc_free(conv_nhwc *n)
@@ -693,11 +695,13 @@ static void conv_nhwc_free(conv_nhwc *n)
         if (*all[i]) { cudnnDestroyTensorDescriptor(*all[i]); *all[i] = nullptr; }
 }
 static size_t al256(size_t x) { return (x + 255) / 256 * 256; }
-
-static hb_status conv_nhwc_make(hbc_ctx *c, const conv_p &p, hb_dtype dt, conv_nhwc *n)
+/* native_nhwc: the case's tensors are NHWC (layout=nhwc); the copies are then NCHW. */
+static hb_status conv_nhwc_make(hbc_ctx *c, const conv_p &p, hb_dtype dt, bool native_nhwc, conv_nhwc *n)
 {
     memset(n, 0, sizeof *n);
-    HBC_TRY(conv_desc_make(c, p, dt, CUDNN_TENSOR_NHWC, &n->d));
+    const cudnnTensorFormat_t fs = native_nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                              ft = native_nhwc ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    HBC_TRY(conv_desc_make(c, p, dt, ft, &n->d));
     const cudnnDataType_t t = dnn_type(dt);
     const int dims[3][4] = {{(int)p.b, (int)p.c, (int)p.h, (int)p.w},
                             {(int)p.oc, (int)(p.c / p.g), (int)p.kh, (int)p.kw},
@@ -708,8 +712,8 @@ static hb_status conv_nhwc_make(hbc_ctx *c, const conv_p &p, hb_dtype dt, conv_n
     for (int i = 0; i < 3 && st == HB_OK; i++) {
         st = HBC_DNN(c, cudnnCreateTensorDescriptor(src[i]));
         if (st == HB_OK) st = HBC_DNN(c, cudnnCreateTensorDescriptor(dst[i]));
-        if (st == HB_OK) st = HBC_DNN(c, cudnnSetTensor4dDescriptor(*src[i], CUDNN_TENSOR_NCHW, t, dims[i][0], dims[i][1], dims[i][2], dims[i][3]));
-        if (st == HB_OK) st = HBC_DNN(c, cudnnSetTensor4dDescriptor(*dst[i], CUDNN_TENSOR_NHWC, t, dims[i][0], dims[i][1], dims[i][2], dims[i][3]));
+        if (st == HB_OK) st = HBC_DNN(c, cudnnSetTensor4dDescriptor(*src[i], fs, t, dims[i][0], dims[i][1], dims[i][2], dims[i][3]));
+        if (st == HB_OK) st = HBC_DNN(c, cudnnSetTensor4dDescriptor(*dst[i], ft, t, dims[i][0], dims[i][1], dims[i][2], dims[i][3]));
         bytes[i] = al256((size_t)dims[i][0] * dims[i][1] * dims[i][2] * dims[i][3] * hbc_esize(dt));
     }
     if (st == HB_OK) st = hbc_grow(c, &c->conv_tmp, &c->conv_tmp_bytes, bytes[0] + bytes[1] + bytes[2]);
@@ -719,7 +723,6 @@ static hb_status conv_nhwc_make(hbc_ctx *c, const conv_p &p, hb_dtype dt, conv_n
     n->yb = (char *)c->conv_tmp + bytes[0] + bytes[1];
     return HB_OK;
 }
-
 /* Fastest algorithm for descriptors d on these buffers with cudnnFindConvolutionForwardAlgorithmEx
  * (every algorithm timed once; a temporary workspace of up to 1 GiB or a quarter of free memory).
  * f32 keeps FMA-math results only (no TF32 behind the user's back). */
@@ -774,30 +777,32 @@ static hb_status conv_exec_choice(hbc_ctx *c, const hbc_conv_choice &ch, const c
 hb_status hbc_transpose_batched(hbc_ctx *c, size_t esize, const void *src, void *dst, int64_t nb, int64_t rows,
                                 int64_t cols);
 
-/* The NHWC pipeline on hybench's NCHW buffers: x, w -> NHWC copies, convolve, y back to NCHW. x and y
- * go through the own batched transpose when own_tr (cuda_transpose.cu), else cudnnTransformTensor;
- * the filter (small) always through cuDNN. */
+/* The other-layout pipeline on the case's buffers: x, w -> copies in the other layout, convolve
+ * there, y back into the case's layout (NCHW case: NCHW->NHWC->NCHW; layout=nhwc case:
+ * NHWC->NCHW->NHWC). x and y go through the own batched transpose when own_tr (cuda_transpose.cu),
+ * else cudnnTransformTensor; the filter (small) always through cuDNN. */
 static hb_status conv_exec_nhwc(hbc_ctx *c, const conv_nhwc &n, const hbc_conv_choice &ch, const void *x,
-                                const void *w, void *y, const conv_p &p, bool own_tr)
+                                const void *w, void *y, const conv_p &p, bool own_tr, bool native_nhwc)
 {
     const float one = 1.0f, zero = 0.0f;
     const size_t es = hbc_esize(ch.dtype);
-    if (own_tr) HBC_TRY(hbc_transpose_batched(c, es, x, n.xb, p.b, p.c, p.h * p.w));
+    const int64_t hw = p.h * p.w, ohw = p.oh * p.ow;
+    if (own_tr) HBC_TRY(hbc_transpose_batched(c, es, x, n.xb, p.b, native_nhwc ? hw : p.c, native_nhwc ? p.c : hw));
     else HBC_TRY(HBC_DNN(c, cudnnTransformTensor(c->dnn, &one, n.xs, x, &zero, n.xt, n.xb)));
     HBC_TRY(HBC_DNN(c, cudnnTransformTensor(c->dnn, &one, n.ws, w, &zero, n.wt, n.wb)));
     HBC_TRY(conv_exec_choice(c, ch, n.d, n.xb, n.wb, n.yb));
-    if (own_tr) return hbc_transpose_batched(c, es, n.yb, y, p.b, p.oh * p.ow, p.oc);
+    if (own_tr) return hbc_transpose_batched(c, es, n.yb, y, p.b, native_nhwc ? p.oc : ohw, native_nhwc ? ohw : p.oc);
     return HBC_DNN(c, cudnnTransformTensor(c->dnn, &one, n.yt, n.yb, &zero, n.ys, y));
 }
 /* The own transpose is opt-in (HB_CUDA_CONV_OWN_TRANSPOSE=1): measured on the H100 it was no faster
  * than cudnnTransformTensor (f16 b64 c64 56x56 3x3 pipeline 0.112 vs 0.105 ms; batch 1 c128 28x28
- * 0.0168 vs 0.0174 ms), see NOTES.md. */
+ * 0.0168 vs 0.0174 ms), see NOTES.md. Grid limits of cuda_transpose.cu: 65535 tiles of 32 rows. */
 static bool own_tr_fits(const conv_p &p)
 {
     const char *e = getenv("HB_CUDA_CONV_OWN_TRANSPOSE");
-    return e && *e == '1' && p.b <= 65535 && (p.c + 31) / 32 <= 65535 && (p.oh * p.ow + 31) / 32 <= 65535;
+    const int64_t lim = (int64_t)65535 * 32;
+    return e && *e == '1' && p.b <= 65535 && p.c <= lim && p.oc <= lim && p.h * p.w <= lim && p.oh * p.ow <= lim;
 }
-
 static void conv_choice_clear(hbc_conv_choice *ch)
 {
     if (ch->g) hbc_conv_graph_free(ch->g);
@@ -815,25 +820,30 @@ static size_t conv_ws_cap(hbc_ctx *c)
 
 /* Choose once per (shape, dtype, memory), by measurement: on the mapped route the operands are host
  * memory read over the bus, where the best engine is another one (the H100 reference run took the
- * device-memory choice there and computed 1x1 tf32 conv 1.6x slower than the run before). Timed (hbc_time_best: launch-gated events, best of
- * 3, on the case's own buffers):
- *   legacy NCHW  the fastest algorithm of cudnnFindConvolutionForwardAlgorithmEx on hybench's NCHW
+ * device-memory choice there and computed 1x1 tf32 conv 1.6x slower than the run before). The case's
+ * layout ("native": NCHW, or NHWC for layout=nhwc) and the other one are both timed
+ * (hbc_time_best: launch-gated events, best of 3, on the case's own buffers):
+ *   legacy native  the fastest algorithm of cudnnFindConvolutionForwardAlgorithmEx on the case's
  *                tensors (every algorithm; cuDNN transforms internally where an algorithm needs it);
- *   graph NCHW   every engine of the v9 graph API (heuristics A + fallback) on NCHW strides;
- *   legacy NHWC, graph NHWC  the same on NHWC copies, convolution alone (what a framework with
- *                channels-last tensors pays: the exhaustive NHWC reference);
- *   NHWC pipeline  the faster NHWC candidate inside transforms x, w -> NHWC and y -> NCHW.
- * Kept: the fastest of legacy NCHW, graph NCHW and the NHWC pipeline (whole pipelines, since
- * hybench's tensors are NCHW). All the times go to case_info, so the gap to the exhaustive best in
- * either layout is in every record. HB_CUDA_CONV_NCHW_ONLY=1 skips NHWC; HB_CUDA_CONV_API=legacy or
- * =graph keeps one API. */
+ *   graph native every engine of the v9 graph API (heuristics A + fallback) on the case's strides;
+ *   legacy other, graph other  the same on copies in the other layout, convolution alone (for an
+ *                NCHW case: what a framework with channels-last tensors pays, the exhaustive NHWC
+ *                reference; for an NHWC case: the NCHW engines);
+ *   pipeline     the faster other-layout candidate inside the transforms into the other layout and
+ *                back (NCHW case: NCHW->NHWC->NCHW; NHWC case: NHWC->NCHW->NHWC).
+ * Kept: the fastest of legacy native, graph native and the pipeline (whole pipelines that take the
+ * case's tensors). All the times go to case_info (stored by layout: *_nchw_ms, *_nhwc_ms), so the gap
+ * to the exhaustive best is in every record. HB_CUDA_CONV_NCHW_ONLY=1 skips the other layout for an
+ * NCHW case, HB_CUDA_CONV_NATIVE_ONLY=1 for any case; HB_CUDA_CONV_API=legacy or =graph keeps one API. */
 static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, const conv_desc &d, const void *x,
                              const void *w, void *y, hbc_conv_choice **out)
 {
-    /* HB_CUDA_CONV_FORCE_NHWC=1 (tests): take the NHWC pipeline whenever it runs, chosen afresh and
-     * never cached, so that its transforms are checked against the reference too */
-    const bool force_nhwc = getenv("HB_CUDA_CONV_FORCE_NHWC") != nullptr;
-    for (int i = 0; i < c->nconv && i < HBC_CONV_CACHE && !force_nhwc; i++)
+    const bool native_nhwc = cs->shape.layout == HB_LAYOUT_NHWC;
+    /* tests: HB_CUDA_CONV_FORCE_NHWC=1 (NCHW cases) or HB_CUDA_CONV_FORCE_OTHER=1 (any case) take the
+     * other-layout pipeline whenever it runs, chosen afresh and never cached, so that its transforms
+     * are checked against the reference too */
+    const bool force_other = (!native_nhwc && getenv("HB_CUDA_CONV_FORCE_NHWC")) || getenv("HB_CUDA_CONV_FORCE_OTHER");
+    for (int i = 0; i < c->nconv && i < HBC_CONV_CACHE && !force_other; i++)
         if (c->conv[i].valid && c->conv[i].dtype == cs->dtype && c->conv[i].mapped == (cs->route == HB_ROUTE_MAPPED) &&
             shape_eq(&c->conv[i].shape, &cs->shape)) {
             *out = &c->conv[i];
@@ -850,37 +860,41 @@ static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, con
     ch.dtype = cs->dtype;
     ch.mapped = cs->route == HB_ROUTE_MAPPED;
     float best = 1e30f;
-    /* legacy NCHW */
+    float leg_nat = 0, gr_nat = 0, leg_oth = 0, gr_oth = 0, pipe = 0;
+    int gr_nat_n = 0, gr_oth_n = 0;
+    /* legacy, case's layout */
     cudnnConvolutionFwdAlgoPerf_t b1;
     if (use_legacy && conv_find(c, cs->dtype, d, x, w, y, &b1) == HB_OK) {
         hbc_conv_choice t = ch;
         t.algo = b1.algo; t.math = b1.mathType; t.ws_bytes = b1.memory;
         if (t.ws_bytes) HBC_TRY(hbc_grow(c, &c->dnn_ws, &c->dnn_ws_bytes, t.ws_bytes));
-        if (hbc_time_best(c, [&]() { return conv_exec_choice(c, t, d, x, w, y); }, &ch.legacy_nchw_ms) == HB_OK) {
-            best = ch.legacy_nchw_ms;
+        if (hbc_time_best(c, [&]() { return conv_exec_choice(c, t, d, x, w, y); }, &leg_nat) == HB_OK) {
+            best = leg_nat;
             ch.algo = t.algo; ch.math = t.math; ch.ws_bytes = t.ws_bytes;
             snprintf(ch.name, sizeof ch.name, "%s/%s", conv_algo_name(t.algo), math_name(t.math));
+        } else {
+            leg_nat = 0;
         }
     }
     if (c->sticky) return HB_EDEVICE;
-    /* graph NCHW */
+    /* graph, case's layout */
     hbc_conv_graph *gn = nullptr;
-    if (use_graph && hbc_conv_graph_tune(c, cs->dtype, 0, dims, x, w, y, cap, &gn, &ch.graph_nchw_ms, &ch.graph_nchw_n, why,
+    if (use_graph && hbc_conv_graph_tune(c, cs->dtype, native_nhwc ? 1 : 0, dims, x, w, y, cap, &gn, &gr_nat, &gr_nat_n, why,
                                          sizeof why) == HB_OK) {
-        if (ch.graph_nchw_ms < best) {
-            best = ch.graph_nchw_ms;
+        if (gr_nat < best) {
+            best = gr_nat;
             ch.graph = 1; ch.g = gn; gn = nullptr; ch.ws_bytes = hbc_conv_graph_ws(ch.g);
             snprintf(ch.name, sizeof ch.name, "%s", hbc_conv_graph_name(ch.g));
         }
     } else if (use_graph) {
-        fprintf(stderr, "hb_cuda: conv graph NCHW: %s\n", why);
+        fprintf(stderr, "hb_cuda: conv graph %s: %s\n", native_nhwc ? "NHWC" : "NCHW", why);
     }
     if (gn) hbc_conv_graph_free(gn);
     if (c->sticky) { conv_choice_clear(&ch); return HB_EDEVICE; }
-    /* NHWC: the convolution alone in both APIs, then the faster inside the transform pipeline */
-    if (!getenv("HB_CUDA_CONV_NCHW_ONLY")) {
+    /* the other layout: the convolution alone in both APIs, then the faster inside the transform pipeline */
+    if (!getenv("HB_CUDA_CONV_NATIVE_ONLY") && (native_nhwc || !getenv("HB_CUDA_CONV_NCHW_ONLY"))) {
         conv_nhwc n;
-        if (conv_nhwc_make(c, p, cs->dtype, &n) == HB_OK) {
+        if (conv_nhwc_make(c, p, cs->dtype, native_nhwc, &n) == HB_OK) {
             const float one = 1.0f, zero = 0.0f;
             hb_status st = HBC_DNN(c, cudnnTransformTensor(c->dnn, &one, n.xs, x, &zero, n.xt, n.xb));
             if (st == HB_OK) st = HBC_DNN(c, cudnnTransformTensor(c->dnn, &one, n.ws, w, &zero, n.wt, n.wb));
@@ -892,18 +906,20 @@ static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, con
                 hbc_conv_choice t = h;
                 t.algo = b2.algo; t.math = b2.mathType; t.ws_bytes = b2.memory;
                 if ((!t.ws_bytes || hbc_grow(c, &c->dnn_ws, &c->dnn_ws_bytes, t.ws_bytes) == HB_OK) &&
-                    hbc_time_best(c, [&]() { return conv_exec_choice(c, t, n.d, n.xb, n.wb, n.yb); }, &ch.legacy_nhwc_ms) == HB_OK) {
-                    hbest = ch.legacy_nhwc_ms;
+                    hbc_time_best(c, [&]() { return conv_exec_choice(c, t, n.d, n.xb, n.wb, n.yb); }, &leg_oth) == HB_OK) {
+                    hbest = leg_oth;
                     h.algo = t.algo; h.math = t.math; h.ws_bytes = t.ws_bytes;
                     snprintf(h.name, sizeof h.name, "%s/%s", conv_algo_name(t.algo), math_name(t.math));
+                } else {
+                    leg_oth = 0;
                 }
             }
             hbc_conv_graph *gh = nullptr;
             if (st == HB_OK && use_graph && !c->sticky &&
-                hbc_conv_graph_tune(c, cs->dtype, 1, dims, n.xb, n.wb, n.yb, cap, &gh, &ch.graph_nhwc_ms, &ch.graph_nhwc_n,
+                hbc_conv_graph_tune(c, cs->dtype, native_nhwc ? 0 : 1, dims, n.xb, n.wb, n.yb, cap, &gh, &gr_oth, &gr_oth_n,
                                     why, sizeof why) == HB_OK) {
-                if (ch.graph_nhwc_ms < hbest) {
-                    hbest = ch.graph_nhwc_ms;
+                if (gr_oth < hbest) {
+                    hbest = gr_oth;
                     h.graph = 1; h.g = gh; gh = nullptr; h.ws_bytes = hbc_conv_graph_ws(h.g);
                     snprintf(h.name, sizeof h.name, "%s", hbc_conv_graph_name(h.g));
                 }
@@ -911,17 +927,15 @@ static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, con
             if (gh) hbc_conv_graph_free(gh);
             if (hbest < 1e30f && !c->sticky &&
                 (!h.ws_bytes || hbc_grow(c, &c->dnn_ws, &c->dnn_ws_bytes, h.ws_bytes) == HB_OK) &&
-                hbc_time_best(c, [&]() { return conv_exec_nhwc(c, n, h, x, w, y, p, own_tr_fits(p)); }, &ch.nhwc_pipe_ms) == HB_OK &&
-                (ch.nhwc_pipe_ms < best || force_nhwc)) {
-                best = ch.nhwc_pipe_ms;
+                hbc_time_best(c, [&]() { return conv_exec_nhwc(c, n, h, x, w, y, p, own_tr_fits(p), native_nhwc); }, &pipe) == HB_OK &&
+                (pipe < best || force_other)) {
+                best = pipe;
                 if (ch.g) hbc_conv_graph_free(ch.g);
-                h.legacy_nchw_ms = ch.legacy_nchw_ms; h.graph_nchw_ms = ch.graph_nchw_ms; h.graph_nchw_n = ch.graph_nchw_n;
-                h.legacy_nhwc_ms = ch.legacy_nhwc_ms; h.graph_nhwc_ms = ch.graph_nhwc_ms; h.graph_nhwc_n = ch.graph_nhwc_n;
-                h.nhwc_pipe_ms = ch.nhwc_pipe_ms;
                 ch = h;
                 ch.nhwc = 1;
-            } else if (h.g) {
-                hbc_conv_graph_free(h.g);
+            } else {
+                if (h.g) hbc_conv_graph_free(h.g);
+                if (hbest >= 1e30f || c->sticky) pipe = 0;
             }
             conv_nhwc_free(&n);
         }
@@ -932,8 +946,13 @@ static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, con
         conv_choice_clear(&ch);
         return HB_ESKIP;
     }
+    /* the times by layout (hbc_conv_choice: *_nchw, *_nhwc; nhwc_pipe_ms is the other-layout pipeline) */
+    ch.legacy_nchw_ms = native_nhwc ? leg_oth : leg_nat; ch.graph_nchw_ms = native_nhwc ? gr_oth : gr_nat;
+    ch.legacy_nhwc_ms = native_nhwc ? leg_nat : leg_oth; ch.graph_nhwc_ms = native_nhwc ? gr_nat : gr_oth;
+    ch.graph_nchw_n = native_nhwc ? gr_oth_n : gr_nat_n; ch.graph_nhwc_n = native_nhwc ? gr_nat_n : gr_oth_n;
+    ch.nhwc_pipe_ms = pipe;
     ch.chosen_ms = best;
-    ch.valid = force_nhwc ? 0 : 1;
+    ch.valid = force_other ? 0 : 1;
     /* append; when full, overwrite round-robin */
     hbc_conv_choice *slot = &c->conv[c->nconv < HBC_CONV_CACHE ? c->nconv : c->nconv % HBC_CONV_CACHE];
     c->nconv++;
@@ -942,13 +961,13 @@ static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, con
     *out = slot;
     return HB_OK;
 }
-
 static hb_status run_conv(hbc_ctx *c, const hb_case *cs, const void *x, const void *w, void *y)
 {
     conv_p p;
     if (!conv_params(&cs->shape, false, &p)) return HB_EINVAL;
+    const bool native_nhwc = cs->shape.layout == HB_LAYOUT_NHWC;
     conv_desc d;
-    HBC_TRY(conv_desc_make(c, p, cs->dtype, CUDNN_TENSOR_NCHW, &d));
+    HBC_TRY(conv_desc_make(c, p, cs->dtype, native_nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, &d));
     hbc_conv_choice *ch = nullptr;
     hb_status st = conv_choose(c, cs, p, d, x, w, y, &ch);
     if (st == HB_OK && ch->ws_bytes) st = hbc_grow(c, &c->dnn_ws, &c->dnn_ws_bytes, ch->ws_bytes);
@@ -958,26 +977,29 @@ static hb_status run_conv(hbc_ctx *c, const hb_case *cs, const void *x, const vo
     }
     if (st == HB_OK && ch->nhwc) {
         conv_nhwc n;
-        st = conv_nhwc_make(c, p, cs->dtype, &n);
+        st = conv_nhwc_make(c, p, cs->dtype, native_nhwc, &n);
         if (st == HB_OK) {
             st = tmark_begin_gated(c);
-            if (st == HB_OK) st = conv_exec_nhwc(c, n, *ch, x, w, y, p, own_tr_fits(p));
+            if (st == HB_OK) st = conv_exec_nhwc(c, n, *ch, x, w, y, p, own_tr_fits(p), native_nhwc);
             conv_nhwc_free(&n);
         }
     }
     if (st == HB_OK) {
         snprintf(c->last_impl, sizeof c->last_impl, "cudnn-conv:%.50s", ch->name);
-        snprintf(c->last_algo, sizeof c->last_algo, "%s, %s", ch->graph ? "graph API engine" : "legacy API algorithm",
-                 !ch->nhwc ? "on hybench's NCHW tensors"
-                 : own_tr_fits(p) ? "NHWC convolution inside NCHW->NHWC->NCHW transforms (own transpose kernel)"
-                              : "NHWC convolution inside NCHW->NHWC->NCHW transforms (cudnnTransformTensor)");
+        const char *tr = own_tr_fits(p) ? "own transpose kernel" : "cudnnTransformTensor";
+        if (!ch->nhwc)
+            snprintf(c->last_algo, sizeof c->last_algo, "%s, on the case's %s tensors (no transforms)",
+                     ch->graph ? "graph API engine" : "legacy API algorithm", native_nhwc ? "NHWC" : "NCHW");
+        else
+            snprintf(c->last_algo, sizeof c->last_algo, "%s, %s convolution inside %s transforms (%s)",
+                     ch->graph ? "graph API engine" : "legacy API algorithm", native_nhwc ? "NCHW" : "NHWC",
+                     native_nhwc ? "NHWC->NCHW->NHWC" : "NCHW->NHWC->NCHW", tr);
         c->last_ws = ch->ws_bytes + (ch->nhwc ? c->conv_tmp_bytes : 0);
         c->last_conv = ch;
     }
     conv_desc_free(&d);
     return st;
 }
-
 static hb_status run_pool(hbc_ctx *c, const hb_case *cs, const void *x, void *y)
 {
     conv_p p;
@@ -1332,21 +1354,31 @@ static hb_status cuda_case_info(hb_instance *inst, const hb_case *cs, char *buf,
     if (cs && (cs->op == HB_OP_CONV2D || cs->op == HB_OP_ATTENTION) && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"workspace_bytes\":%zu", c->last_ws);
     if (cs && cs->op == HB_OP_CONV2D && c->last_conv && j < len) {
         /* the one-off choice's timings (ms, launch-gated events, best of 3; 0 = not available) and
-         * the ratio of the exhaustive best in either layout to the chosen pipeline (>= 1: at least
-         * as fast as the fastest cuDNN algorithm or engine found for this shape) */
+         * the ratio of the exhaustive best to the chosen pipeline (>= 1: at least as fast as the
+         * fastest cuDNN algorithm or engine found for this shape). The exhaustive best is taken in
+         * either layout for an NCHW case (hybench's own layout, which a framework may transpose away
+         * from) and in its own layout for a layout=nhwc case (what a channels-last framework runs);
+         * exhaustive_best_either_ms is the best of all four in both. other_layout_pipeline_ms: the
+         * convolution in the other layout inside the transforms there and back. */
         const hbc_conv_choice *v = c->last_conv;
-        float ex = 0;
+        const bool nhwc = cs->shape.layout == HB_LAYOUT_NHWC;
+        float ex = 0, ex_all = 0;
         const float cand[4] = {v->legacy_nchw_ms, v->graph_nchw_ms, v->legacy_nhwc_ms, v->graph_nhwc_ms};
-        for (int i = 0; i < 4; i++)
-            if (cand[i] > 0 && (ex == 0 || cand[i] < ex)) ex = cand[i];
+        for (int i = 0; i < 4; i++) {
+            if (cand[i] > 0 && (ex_all == 0 || cand[i] < ex_all)) ex_all = cand[i];
+            if (cand[i] > 0 && (!nhwc || i >= 2) && (ex == 0 || cand[i] < ex)) ex = cand[i];
+        }
         j += (size_t)snprintf(buf + j, len - j,
-                              ",\"conv_choice\":{\"chosen_ms\":%.5g,\"legacy_nchw_ms\":%.5g,\"graph_nchw_ms\":%.5g,"
+                              ",\"conv_choice\":{\"layout\":\"%s\",\"chosen_ms\":%.5g,\"legacy_nchw_ms\":%.5g,\"graph_nchw_ms\":%.5g,"
                               "\"graph_nchw_engines\":%d,\"legacy_nhwc_ms\":%.5g,\"graph_nhwc_ms\":%.5g,"
-                              "\"graph_nhwc_engines\":%d,\"nhwc_pipeline_ms\":%.5g,\"exhaustive_best_ms\":%.5g,"
+                              "\"graph_nhwc_engines\":%d,\"%s\":%.5g,\"exhaustive_best_ms\":%.5g,"
+                              "\"exhaustive_best_layout\":\"%s\",\"exhaustive_best_either_ms\":%.5g,"
                               "\"exhaustive_best_over_chosen\":%.4g}",
-                              (double)v->chosen_ms, (double)v->legacy_nchw_ms, (double)v->graph_nchw_ms, v->graph_nchw_n,
-                              (double)v->legacy_nhwc_ms, (double)v->graph_nhwc_ms, v->graph_nhwc_n,
-                              (double)v->nhwc_pipe_ms, (double)ex, v->chosen_ms > 0 ? (double)(ex / v->chosen_ms) : 0.0);
+                              nhwc ? "nhwc" : "nchw", (double)v->chosen_ms, (double)v->legacy_nchw_ms, (double)v->graph_nchw_ms,
+                              v->graph_nchw_n, (double)v->legacy_nhwc_ms, (double)v->graph_nhwc_ms, v->graph_nhwc_n,
+                              nhwc ? "nchw_pipeline_ms" : "nhwc_pipeline_ms", (double)v->nhwc_pipe_ms, (double)ex,
+                              nhwc ? "nhwc" : "either", (double)ex_all,
+                              v->chosen_ms > 0 ? (double)(ex / v->chosen_ms) : 0.0);
     }
     if (c->gate_on && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"device_timer\":\"events, launch-gated\"");
     if (c->enqueue_n > 0 && j < len) {

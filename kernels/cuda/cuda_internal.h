@@ -43,15 +43,16 @@ struct hbc_conv_choice {
     hb_dtype dtype;
     int mapped;                /* 1: chosen on mapped host memory (route mapped), 0: device memory */
     int valid;
-    int nhwc;                  /* 1: transform NCHW -> NHWC, convolve in NHWC, transform back */
+    int nhwc;                  /* 1: the other-layout pipeline: transform the case's tensors into the other
+                                  layout (NCHW case: NHWC; layout=nhwc case: NCHW), convolve, transform back */
     int graph;                 /* 1: the graph-API plan g, 0: the legacy algorithm algo/math */
     cudnnConvolutionFwdAlgo_t algo;
     cudnnMathType_t math;
     size_t ws_bytes;
     hbc_conv_graph *g;         /* owned; freed when the slot is reused or the instance closes */
     char name[112];            /* the chosen algorithm or engine */
-    /* what was timed: the fastest legacy algorithm and graph engine in each layout, the NHWC
-     * convolution alone (no transforms) and inside the whole NHWC pipeline; 0 = not available */
+    /* what was timed: the fastest legacy algorithm and graph engine in each layout (convolution alone,
+     * no transforms) and the other-layout pipeline (nhwc_pipe_ms); 0 = not available */
     float legacy_nchw_ms, graph_nchw_ms, legacy_nhwc_ms, graph_nhwc_ms, nhwc_pipe_ms, chosen_ms;
     int graph_nchw_n, graph_nhwc_n; /* engines timed */
 };

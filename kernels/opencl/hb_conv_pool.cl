@@ -1,6 +1,7 @@
 /*
  * hb_conv_pool.cl - im2col for conv2d (the GEMM then runs through ocl_matmul.c) and 2-D pooling.
- * Layouts (hybench.h): x[batch,c,h,w] NCHW, w[oc,c/g,kh,kw] OIHW, y[batch,oc|c,oh,ow].
+ * Layouts (hybench.h): x[batch,c,h,w] NCHW, w[oc,c/g,kh,kw] OIHW, y[batch,oc|c,oh,ow]; conv2d
+ * layout=nhwc: x[batch,h,w,c], w[oc,kh,kw,c/g] (OHWI), y[batch,oh,ow,oc] (hb_im2col_nhwc, hb_wtrans).
  * Output size: oh = (h + 2ph - dh(kh-1) - 1)/sh + 1, likewise ow.
  */
 
@@ -46,3 +47,33 @@ __kernel void NAME(__global const TS *x, __global TS *y, int H, int W, int kh, i
 }
 HB_POOL(hb_maxpool, -INFINITY, r = fmax(r, v), r)
 HB_POOL(hb_avgpool, 0.0f, r += v, r / cnt)
+
+/* conv2d layout=nhwc (hybench.h: x[batch,h,w,c] NHWC, w[oc,kh,kw,c/g] OHWI, y[batch,oh,ow,oc]):
+ * NHWC im2col of output pixels q0..q0+nq-1 (q = (b*oh + oy)*ow + ox, batch merged) for group g:
+ * col[r*Kd + kidx] = x[b, iy, ix, g*cg + ci] or 0 outside the input, kidx = (ky*kw + kx)*cg + ci
+ * (< Kd = kh*kw*cg, the OHWI order of one filter), r = q - q0. Launch: global (ceil(Kd/64)*64, nq). */
+__kernel void hb_im2col_nhwc(__global const TS *x, __global TS *col, int q0, int g, int C, int H, int W,
+                             int cg, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw,
+                             int oh, int ow)
+{
+    const int kidx = (int)get_global_id(0), r = (int)get_global_id(1);
+    const int Kd = cg * kh * kw;
+    if (kidx >= Kd) return;
+    const int ci = kidx % cg, kx = (kidx / cg) % kw, ky = kidx / (cg * kw);
+    const long q = (long)q0 + r, P = (long)oh * ow;
+    const int bi = (int)(q / P), p = (int)(q % P), oy = p / ow, ox = p % ow;
+    const int iy = oy * sh - ph + ky * dh, ix = ox * sw - pw + kx * dw;
+    float v = 0.0f;
+    if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+        v = LD1((((size_t)bi * H + iy) * (size_t)W + ix) * (size_t)C + (size_t)g * cg + ci, x);
+    ST1(v, (size_t)r * Kd + kidx, col);
+}
+
+/* Weights OHWI w[o*Kd + k] -> wt[wo + k*OC + o] (K-major, so that the GEMM reads W^T without a
+ * transpose flag). Launch: global (ceil(OC/64)*64, Kd). */
+__kernel void hb_wtrans(__global const TS *w, __global TS *wt, int wo, int OC, int Kd)
+{
+    const int o = (int)get_global_id(0), k = (int)get_global_id(1);
+    if (o >= OC) return;
+    ST1(LD1((size_t)o * Kd + k, w), (size_t)wo + (size_t)k * OC + o, wt);
+}

@@ -464,7 +464,8 @@ static hb_status ocl_case_info(hb_instance *inst, const hb_case *cs, char *buf, 
         int clb = mm && !strcmp(ocl_gemm_impl_name(c, var), "clblast");
         json_object_set_new(o, "impl", json_string(clb ? (cs->op == HB_OP_CONV2D ? "clblast-im2col" : "clblast") : "own-cl"));
     }
-    if (cs->op == HB_OP_CONV2D) json_object_set_new(o, "conv_algo", json_string("im2col+gemm"));
+    if (cs->op == HB_OP_CONV2D)
+        json_object_set_new(o, "conv_algo", json_string(cs->shape.layout == HB_LAYOUT_NHWC ? "nhwc im2col+gemm (W^T)" : "im2col+gemm"));
     if (cs->op == HB_OP_ATTENTION) json_object_set_new(o, "attention_kernel", json_string("fused, online softmax, one work-item per query row"));
     if (var) json_object_set_new(o, "f16_arith", json_string(c->fp16 ? "f32 (f16 storage)" : "f32 (f16 storage; forced, no cl_khr_fp16)"));
     return dump_json(o, buf, len);

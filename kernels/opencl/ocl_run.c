@@ -175,6 +175,67 @@ static hb_status run_conv2d(ocl_ctx *c, int var, const hb_case *cs, hb_buf *cons
     return HB_OK;
 }
 
+/* conv2d layout=nhwc (hybench.h): the output is y[b*oh*ow, oc] row-major, a GEMM per group with the
+ * pixels as rows: Y[:, g*ocg..] = col (pixels x Kd, NHWC im2col, hb_im2col_nhwc; for a 1x1 stride-1
+ * unpadded convolution x itself with lda = c) x W_g^T. The op scratch holds the columns (chunks of
+ * pixels that keep it within 64 MiB) and after them W^T (Kd x oc, written by hb_wtrans at the start
+ * of the call: part of the timed compute; a framework would keep it so). */
+static hb_status run_conv2d_nhwc(ocl_ctx *c, int var, const hb_case *cs, hb_buf *const *in, hb_buf *out)
+{
+    const hb_shape *s = &cs->shape;
+    const int G = (int)s->g, cg = (int)(s->c / s->g), ocg = (int)(s->oc / s->g), OC = (int)s->oc;
+    const int oh = (int)oh_of(s), ow = (int)ow_of(s);
+    const size_t Ptot = (size_t)s->batch * (size_t)oh * (size_t)ow, Kd = (size_t)cg * (size_t)(s->kh * s->kw);
+    const size_t es = var ? 2 : 4;
+    cl_mem X = DEV(in[0]), W = DEV(in[1]), Y = DEV(out);
+    const int pointwise = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->ph == 0 && s->pw == 0;
+    if (Kd > (size_t)INT32_MAX || Ptot > (size_t)INT32_MAX || (size_t)OC * Kd > (size_t)INT32_MAX) return HB_ESKIP;
+    const size_t wt_elems = (size_t)OC * Kd;
+    size_t limit = (size_t)64 << 20;
+    if (limit > c->max_alloc) limit = (size_t)c->max_alloc;
+    size_t nq = pointwise ? 0 : (limit > wt_elems * es ? (limit - wt_elems * es) / (Kd * es) : 1);
+    if (!pointwise && nq < 1) nq = 1;
+    if (nq > Ptot) nq = Ptot;
+    const size_t col_elems = (nq * Kd + 63) / 64 * 64; /* W^T after the columns, 64-element aligned */
+    if (col_elems > (size_t)INT32_MAX) return HB_ESKIP;
+    hb_status st;
+    cl_mem sc = ocl_scratch(c, OCL_SCRATCH_OP, (col_elems + wt_elems) * es, &st);
+    if (!sc) return st;
+    cl_kernel kt, k;
+    GET_KERNEL(kt, OCL_P_CONV_POOL, "hb_wtrans");
+    int wo = (int)col_elems, iKd = (int)Kd;
+    cl_int e = ocl_set_args(kt, 5, OCL_ARG(W), OCL_ARG(sc), OCL_ARG(wo), OCL_ARG(OC), OCL_ARG(iKd));
+    if (e != CL_SUCCESS) return st_of(e);
+    size_t gt[2] = {round_up((size_t)OC, 64), Kd}, lt[2] = {64, 1};
+    if ((e = ocl_launch(c, kt, 2, gt, lt)) != CL_SUCCESS) return st_of(e);
+    if (pointwise) { /* A = x rows (pixels x c), group g's channels at column offset g*cg */
+        for (int g = 0; g < G; g++) {
+            st = ocl_gemm(c, var, (int)Ptot, ocg, cg, X, (size_t)g * cg, (int)s->c, 0, sc, col_elems + (size_t)g * ocg, OC, 0,
+                          Y, (size_t)g * ocg, OC, 0, 1);
+            if (st != HB_OK) return st;
+        }
+        return HB_OK;
+    }
+    GET_KERNEL(k, OCL_P_CONV_POOL, "hb_im2col_nhwc");
+    int C = (int)s->c, H = (int)s->h, Wd = (int)s->w, kh = (int)s->kh, kw = (int)s->kw, sh = (int)s->sh,
+        sw = (int)s->sw, ph = (int)s->ph, pw = (int)s->pw, dh = (int)s->dh, dw = (int)s->dw;
+    for (size_t q0 = 0; q0 < Ptot; q0 += nq) {
+        const int n = Ptot - q0 < nq ? (int)(Ptot - q0) : (int)nq, iq0 = (int)q0;
+        for (int g = 0; g < G; g++) {
+            e = ocl_set_args(k, 18, OCL_ARG(X), OCL_ARG(sc), OCL_ARG(iq0), OCL_ARG(g), OCL_ARG(C), OCL_ARG(H),
+                             OCL_ARG(Wd), OCL_ARG(cg), OCL_ARG(kh), OCL_ARG(kw), OCL_ARG(sh), OCL_ARG(sw),
+                             OCL_ARG(ph), OCL_ARG(pw), OCL_ARG(dh), OCL_ARG(dw), OCL_ARG(oh), OCL_ARG(ow));
+            if (e != CL_SUCCESS) return st_of(e);
+            size_t gws[2] = {round_up(Kd, 64), (size_t)n}, lws[2] = {64, 1};
+            if ((e = ocl_launch(c, k, 2, gws, lws)) != CL_SUCCESS) return st_of(e);
+            st = ocl_gemm(c, var, n, ocg, iKd, sc, 0, iKd, 0, sc, col_elems + (size_t)g * ocg, OC, 0, Y,
+                          q0 * (size_t)OC + (size_t)g * ocg, OC, 0, 1);
+            if (st != HB_OK) return st;
+        }
+    }
+    return HB_OK;
+}
+
 static hb_status run_pool(ocl_ctx *c, int var, const hb_case *cs, hb_buf *const *in, hb_buf *out)
 {
     const hb_shape *s = &cs->shape;
@@ -315,7 +376,9 @@ hb_status ocl_run(hb_instance *inst, const hb_case *cs0, hb_buf *const *in, hb_b
         st = ocl_gemm(c, var, (int)s->m, (int)s->n, (int)s->k, DEV(in[0]), 0, (int)s->k, (size_t)(s->m * s->k), DEV(in[1]), 0,
                       (int)s->n, (size_t)(s->k * s->n), DEV(out), 0, (int)s->n, (size_t)(s->m * s->n), (int)s->batch);
         break;
-    case HB_OP_CONV2D: st = run_conv2d(c, var, cs, in, out); break;
+    case HB_OP_CONV2D:
+        st = cs->shape.layout == HB_LAYOUT_NHWC ? run_conv2d_nhwc(c, var, cs, in, out) : run_conv2d(c, var, cs, in, out);
+        break;
     case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: st = run_pool(c, var, cs, in, out); break;
     case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_SUM_ALL: st = run_reduce(c, var, cs, in, out); break;
     case HB_OP_RMSNORM: st = run_rmsnorm(c, var, cs, in, out); break;
