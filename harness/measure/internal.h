@@ -24,7 +24,9 @@ typedef struct hb_ceiling_set { hb_ceiling v[HB_MAX_CEILINGS]; int n; } hb_ceili
 
 /* Measure the n cases[0..n-1] of workload item `item` (skip: the item's skip reason, or empty) on
  * inst together, 1 <= n <= HB_MAX_GROUP: the same op, shape, dtype and route in different modes (the
- * runner forms such groups; n = 1 measures one case alone). Each is set up, verified on a poisoned
+ * runner forms such groups; n = 1 measures one case alone). They compute on one set of buffers (the
+ * first mode's; docs/measurement.md, "One set of buffers"), each mode's last output checked right
+ * after its last sample. Each is set up, verified on a poisoned
  * output and warmed; then their samples are taken in turns (the order
  * rotating every round), so that drift on a shared machine reaches every mode alike and the
  * mode-invariance check (analysis/modecheck.h) compares like with like. A variant that does not fit

@@ -16,11 +16,15 @@
  *     victim L3 with insertion-priority replacement (AMD Zen) takes several passes over a 16 MiB
  *     operand before it holds it again (measured on a 2-vCPU EPYC VM: max over 4096x1024 computed
  *     3.9x slower after convert than in f32 with no warm run, 2.5x after one, 1.1x after five).
- *     On the mapped route of a device backend the device reads the operands from host memory during
- *     the compute, so the host caches are part of its start state: the inputs' host memory is read
- *     on the host before each timed run in every mode (convert has just written it, f32 not).
+ *     On the mapped route of a device backend the device reads the operands from host memory (and
+ *     writes the result there) during the compute, so the host caches are part of its start state:
+ *     before each timed run, in every mode, every line of the operands and the result is written
+ *     back and evicted from the CPU caches (core/hostcache.h), whatever the mode's host work left
+ *     in them (convert has just written the operands, f32 not). The modes of a group compute on
+ *     one set of buffers (sample.c hb_measure_group), so they start from the same addresses too.
  *   cold (--cold): the backend evicts its caches (flush_cache: host LLC for cpu-ref and cpu, device
- *     L2 / global cache for cuda and opencl), so the timed run reads its operands from memory.
+ *     L2 / global cache for cuda and opencl), so the timed run reads its operands from memory; on
+ *     the mapped route the host lines of the operands and the result are evicted first, as hot.
  * The preparation belongs to no phase and is subtracted from the measured total.
  */
 #ifndef HB_PREPARE_H

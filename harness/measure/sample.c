@@ -31,6 +31,8 @@ typedef struct run_ctx {
                                            reference cache's, read-only, shared by the group's modes) */
     float *h32[HB_MAX_INPUTS], *o32;    /* f32 mode when the device dtype is not f32 */
     int device;                 /* 1 when the backend has its own memory */
+    int borrowed;               /* in[] and out are the group's buffers, owned by another variant
+                                 * (hb_measure_group: one set per group); not freed here */
     long long host_bytes, staging_bytes, device_bytes;
     hb_prep_state prep;         /* the hot rule's state (prepare.h) */
 } run_ctx;
@@ -44,8 +46,11 @@ static void ctx_free(run_ctx *x)
     free(x->o32);
 }
 
+/* Set up case c's data path on inst: its buffers (allocated, or when `group` is not NULL that
+ * variant's, which must be the same op, shape, dtype and route: one set for the modes of a group),
+ * the mode's host tensors from inputs (f64), and the memory accounting. */
 static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const hb_options *o,
-                          double *const *inputs, char *reason, size_t rlen)
+                          double *const *inputs, char *reason, size_t rlen, const run_ctx *group)
 {
     memset(x, 0, sizeof *x);
     x->inst = inst; x->c = c; x->o = o;
@@ -68,15 +73,21 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
         return HB_ENOMEM;
     }
     hb_status st;
-    for (int i = 0; i < x->nin; i++) {
-        st = inst->ops->buf_alloc(inst, x->nel[i] * es, c->route, &x->in[i]);
-        if (st != HB_OK) { snprintf(reason, rlen, "buf_alloc of input %d (%zu bytes) failed: %s", i, x->nel[i] * es, hb_status_name(st)); return st; }
-        x->in[i].dtype = c->dtype;
-        x->nbuf_in++;
+    if (group) {
+        for (int i = 0; i < x->nin; i++) x->in[i] = group->in[i];
+        x->out = group->out;
+        x->borrowed = 1;
+    } else {
+        for (int i = 0; i < x->nin; i++) {
+            st = inst->ops->buf_alloc(inst, x->nel[i] * es, c->route, &x->in[i]);
+            if (st != HB_OK) { snprintf(reason, rlen, "buf_alloc of input %d (%zu bytes) failed: %s", i, x->nel[i] * es, hb_status_name(st)); return st; }
+            x->in[i].dtype = c->dtype;
+            x->nbuf_in++;
+        }
+        st = inst->ops->buf_alloc(inst, x->nout * es, c->route, &x->out);
+        if (st != HB_OK) { snprintf(reason, rlen, "buf_alloc of output (%zu bytes) failed: %s", x->nout * es, hb_status_name(st)); return st; }
+        x->have_out = 1;
     }
-    st = inst->ops->buf_alloc(inst, x->nout * es, c->route, &x->out);
-    if (st != HB_OK) { snprintf(reason, rlen, "buf_alloc of output (%zu bytes) failed: %s", x->nout * es, hb_status_name(st)); return st; }
-    x->have_out = 1;
     x->out.dtype = c->dtype;
     size_t total_el = x->nout;
     for (int i = 0; i < x->nin; i++) total_el += x->nel[i];
@@ -392,6 +403,9 @@ typedef struct mvar {
     double spent;               /* wall seconds of this variant's calls in the current window */
     int64_t mem_before, mem_after, dfree, dtotal;
     long long rss_peak;         /* peak RSS of its set-up and verification, as if it were alone */
+    long long group_dev, group_host; /* a variant on the group's buffers (x.borrowed): the device
+                                 * bytes their owner's allocation measured, and their host bytes,
+                                 * added to its own figures (what it would hold alone) */
 } mvar;
 
 /* The record of a variant that ends before sampling (skipped, unsupported, failed set-up). */
@@ -403,8 +417,26 @@ static void var_status(mvar *v, const char *inst_name, hb_status st, const char 
 }
 
 /* Set-up, verification on a poisoned output and warm-up of one variant (steps 1-2 of the case). */
+/* The buffers of variant v can serve variant c: the same op, shape, dtype and route, allocated. */
+static int group_buffers_fit(const mvar *v, const hb_case *c)
+{
+    return v && v->opened && v->x.have_out && v->c->op == c->op && v->c->dtype == c->dtype &&
+           v->c->route == c->route && !memcmp(&v->c->shape, &c->shape, sizeof c->shape);
+}
+
+/* Host bytes behind the buffers of x (what its process holds of them in RSS once written). */
+static long long buffers_host_bytes(const run_ctx *x)
+{
+    long long b = x->out.host ? (long long)x->out.bytes : 0;
+    for (int i = 0; i < x->nin; i++)
+        if (x->in[i].host) b += (long long)x->in[i].bytes;
+    return b;
+}
+
+/* Set-up, verification on a poisoned output and warm-up of one variant (steps 1-2 of the case).
+ * owner: the group's variant whose buffers this one computes on, or NULL to allocate its own. */
 static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_cache *rc, double *shared_best,
-                        long long rss_base)
+                        long long rss_base, const mvar *owner)
 {
     int in_group = shared_best != NULL;
     const hb_case *c = v->c;
@@ -414,8 +446,13 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
     if (inst->ops->mem_info) inst->ops->mem_info(inst, &v->mem_before, &v->dfree, &v->dtotal);
     hb_rss_reset();
     long long rss0 = hb_rss_now();
-    hb_status st = ctx_init(&v->x, inst, c, o, rc->in, v->reason, sizeof v->reason);
+    if (!group_buffers_fit(owner, c)) owner = NULL;
+    hb_status st = ctx_init(&v->x, inst, c, o, rc->in, v->reason, sizeof v->reason, owner ? &owner->x : NULL);
     v->opened = 1;
+    if (owner) {
+        v->group_dev = owner->mem_after >= 0 && owner->mem_before >= 0 ? owner->mem_after - owner->mem_before : 0;
+        v->group_host = buffers_host_bytes(&owner->x);
+    }
     v->x.prep.shared_best = shared_best;
     if (st != HB_OK) {
         if (st == HB_ENOMEM && in_group) { v->deferred = 1; return; } /* retried alone after the group */
@@ -445,6 +482,7 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
     /* its own set-up's peak: the peak since the reset, less what the group's other variants hold */
     long long pk = hb_rss_peak();
     v->rss_peak = (pk >= 0 && rss0 >= 0 && rss_base >= 0) ? pk - rss0 + rss_base : pk;
+    if (pk >= 0) v->rss_peak += v->group_host;
     if (st != HB_OK) { v->st = st; snprintf(v->reason, sizeof v->reason, "run failed: %s", hb_status_name(st)); return; }
     v->rel = rel_error(&v->x, rc->out, &v->nonfinite, &v->vfrac);
     /* 2. warm-up: at least one more call, up to 10% of the budget */
@@ -459,8 +497,29 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
     v->ready = 1;
 }
 
-/* One sample of variant v in window win; updates its stop state (max samples, CI met, budget). */
-static void var_sample(mvar *v, const hb_options *o, int win, double budget)
+/* Step 4, the last sample's output checked too (STREAM validates after timing): right after the
+ * variant's last call, while the group's shared buffers still hold its result. */
+static void var_check_last(mvar *v, hb_ref_cache *rc)
+{
+    hb_instance *inst = v->x.inst;
+    if (v->c->mode == HB_MODE_RESIDENT && v->x.device) {
+        hb_status st = inst->ops->download(inst, &v->x.out);
+        if (st != HB_OK) {
+            v->st = st;
+            snprintf(v->reason, sizeof v->reason, "download of the last sample's output failed: %s", hb_status_name(st));
+            return;
+        }
+    }
+    double vf2;
+    long long nf2;
+    double rel2 = rel_error(&v->x, rc->out, &nf2, &vf2);
+    if (!(rel2 <= v->rel)) v->rel = rel2;
+    if (nf2 > v->nonfinite) v->nonfinite = nf2;
+}
+
+/* One sample of variant v in window win; updates its stop state (max samples, CI met, budget). When
+ * it stops in the last window (last), its output is checked (var_check_last). */
+static void var_sample(mvar *v, const hb_options *o, int win, double budget, int last, hb_ref_cache *rc)
 {
     int max_s = window_cap(o);
     double ph[HB_PH_COUNT], hc;
@@ -493,11 +552,12 @@ static void var_sample(mvar *v, const hb_options *o, int win, double budget)
     if (agreed(&v->x, stop)) {
         v->active = 0;
         v->met = met;
+        if (last) var_check_last(v, rc);
     }
 }
 
 /* Steps 4-5: the last sample's output checked too, then the record's statistics and facts. */
-static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_cache *rc, const hb_ceiling_set *cl,
+static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, const hb_ceiling_set *cl,
                        const double ck[4], int nwin, int in_group)
 {
     const hb_case *c = v->c;
@@ -522,15 +582,7 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_c
             hb_stats_compute(v->hostc, ns, &sh);
             measure_energy(&v->x, rec, v->x.device && inst->ops->timer_end && sh.median > sc.median ? sh.median : sc.median);
         }
-        /* 4. check the last sample's output too (STREAM validates after timing) */
-        if (c->mode == HB_MODE_RESIDENT && v->x.device) st = inst->ops->download(inst, &v->x.out);
-        if (st == HB_OK) {
-            double vf2;
-            long long nf2;
-            double rel2 = rel_error(&v->x, rc->out, &nf2, &vf2);
-            if (!(rel2 <= v->rel)) v->rel = rel2;
-            if (nf2 > v->nonfinite) v->nonfinite = nf2;
-        }
+        /* 4. the last sample's output was checked when the variant stopped (var_check_last) */
     }
     char *reason = v->reason;
     size_t rlen = sizeof v->reason;
@@ -624,7 +676,7 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_c
         run_ctx *x = &v->x;
         json_t *mem = json_pack("{s:I,s:I,s:I,s:I}", "host_bytes", (json_int_t)x->host_bytes, "staging_bytes",
                                 (json_int_t)x->staging_bytes, "device_bytes",
-                                (json_int_t)(v->mem_after >= 0 && v->mem_before >= 0 && x->device ? v->mem_after - v->mem_before : x->device_bytes),
+                                (json_int_t)(v->mem_after >= 0 && v->mem_before >= 0 && x->device ? v->mem_after - v->mem_before + v->group_dev : x->device_bytes),
                                 "peak_rss_bytes", (json_int_t)v->rss_peak);
         if (v->dtotal >= 0) {
             json_object_set_new(mem, "device_free_bytes", json_integer(v->dfree));
@@ -683,12 +735,17 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
             for (int k = 0; k < n; k++)
                 if (!v[k].rec) var_status(&v[k], inst->name, st == HB_ENOMEM ? HB_ENOMEM : HB_EINVAL, "reference computation failed (out of host memory?)");
     }
-    /* 1-2. set-up, verification and warm-up of every variant */
+    /* 1-2. set-up, verification and warm-up of every variant. They compute on one set of buffers,
+     * the first variant's: with a set per mode, the modes' operands sat at different addresses and
+     * competed for the device's caches and address translations, and a mode's compute time depended
+     * on how its own operands had last been written (docs/measurement.md, "One set of buffers") */
     long long rss_base = hb_rss_now();
     double shared_best = 0; /* the hot rule's fastest warm run, shared by the group (prepare.h) */
+    const mvar *owner = NULL;
     for (int k = 0; k < n; k++) {
         if (v[k].rec) continue;
-        var_prepare(&v[k], inst, o, rc, n > 1 ? &shared_best : NULL, rss_base);
+        var_prepare(&v[k], inst, o, rc, n > 1 ? &shared_best : NULL, rss_base, owner);
+        if (!owner && v[k].opened && v[k].x.have_out && !v[k].deferred) owner = &v[k];
         nready += v[k].ready;
     }
     /* 3. sampling until each variant's median CI is tight enough or its budget is spent, in
@@ -715,7 +772,7 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
             for (int round = 0; nact; round++) {
                 for (int t = 0; t < n; t++) {
                     mvar *w = &v[(t + round) % n];
-                    if (w->active) var_sample(w, o, win, budget);
+                    if (w->active) var_sample(w, o, win, budget, win == nwin - 1, rc);
                 }
                 nact = 0;
                 for (int k = 0; k < n; k++) nact += v[k].active;
@@ -733,7 +790,7 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
     }
     for (int k = 0; k < n; k++) {
         if (v[k].deferred) continue;
-        if (!v[k].final) var_finish(&v[k], inst, o, rc, cl, ck, nwin, n);
+        if (!v[k].final) var_finish(&v[k], inst, o, cl, ck, nwin, n);
         recs[k] = v[k].rec;
         st_out[k] = v[k].st;
     }

@@ -1,0 +1,272 @@
+/*
+ * test_group_buffers.c - the start state a compute shares across modes (docs/measurement.md):
+ *   - hb_host_evict (core/hostcache.h) leaves the data as it was, for any start and length;
+ *   - the modes of one group (measure/sample.c hb_measure_group) compute on one set of buffers:
+ *     one allocation per input and output for the group, every record verified and ok, the memory
+ *     accounting of each mode as if it were alone;
+ *   - with shared buffers, each mode's last output is still checked as its own: a mode whose later
+ *     runs go wrong is marked wrong even when another mode ran after it.
+ * A fake device backend (its own "device" memory, the pageable and mapped routes, add in f32) stands
+ * in for cuda; nothing here is timed.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "core/backend.h"
+#include "core/hostcache.h"
+#include "measure/internal.h"
+
+/* ---------------------------------------------------------------- hb_host_evict */
+
+static void test_evict_keeps_data(void **state)
+{
+    (void)state;
+    const size_t n = 100003; /* not a multiple of the line */
+    unsigned char *a = malloc(n + 64), *ref = malloc(n + 64);
+    assert_non_null(a);
+    assert_non_null(ref);
+    uint64_t x = 0x243f6a8885a308d3ull;
+    for (size_t i = 0; i < n + 64; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        a[i] = ref[i] = (unsigned char)(x >> 56);
+    }
+    static const size_t starts[6] = {0, 1, 63, 64, 65, 4097}, lens[7] = {0, 1, 63, 64, 65, 9999, 100003 - 4097};
+    for (int k = 0; k < 6 * 7; k++) {
+        size_t at = starts[k / 7] % n, len = lens[k % 7];
+        if (at + len > n) continue;
+        /* a line just written (dirty) is written back, not lost */
+        memset(a + at, a[at] ^ 0x5a, 1);
+        memset(ref + at, ref[at] ^ 0x5a, 1);
+        hb_host_evict(a + at, len);
+        assert_memory_equal(a, ref, n + 64);
+    }
+    hb_host_evict(NULL, 0);
+    const char *m = hb_host_evict_method();
+    assert_true(!strcmp(m, "clflushopt") || !strcmp(m, "clflush") || !strcmp(m, "dc civac") || !strcmp(m, "none"));
+#if defined(__x86_64__)
+    assert_string_not_equal(m, "none");
+#endif
+    free(a);
+    free(ref);
+}
+
+/* ---------------------------------------------------------------- a fake device backend */
+
+static int g_allocs;          /* buf_alloc calls */
+static int64_t g_dev_bytes;   /* "device" bytes held */
+static long g_f32_runs;       /* run calls of the f32-mode case */
+static long g_corrupt_after;  /* > 0: the f32 mode's runs after this many write a wrong result */
+
+static int fake_enumerate(hb_instance *out, int max, char *reason, size_t len)
+{
+    (void)out; (void)max; (void)reason; (void)len;
+    return 0;
+}
+static void fake_close(hb_instance *inst) { (void)inst; }
+static hb_status fake_supports(hb_instance *inst, const hb_case *c, char *reason, size_t len)
+{
+    (void)inst;
+    if (c->op != HB_OP_ADD || c->dtype != HB_F32 || c->mode == HB_MODE_CONVERT_DEVICE) {
+        snprintf(reason, len, "fake: add in f32 only");
+        return HB_ESKIP;
+    }
+    return HB_OK;
+}
+static hb_status fake_alloc(hb_instance *inst, size_t bytes, hb_route route, hb_buf *out)
+{
+    (void)inst;
+    memset(out, 0, sizeof *out);
+    size_t r = (bytes + 63) / 64 * 64;
+    out->host = aligned_alloc(64, r);
+    if (!out->host) return HB_ENOMEM;
+    out->bytes = bytes;
+    out->route = route;
+    if (route == HB_ROUTE_MAPPED) out->dev = out->host; /* zero-copy: the device reads host memory */
+    else {
+        out->dev = aligned_alloc(64, r);
+        if (!out->dev) { free(out->host); return HB_ENOMEM; }
+        g_dev_bytes += (int64_t)r;
+    }
+    g_allocs++;
+    return HB_OK;
+}
+static void fake_free(hb_instance *inst, hb_buf *b)
+{
+    (void)inst;
+    if (b->dev && b->dev != b->host) { free(b->dev); g_dev_bytes -= (int64_t)((b->bytes + 63) / 64 * 64); }
+    free(b->host);
+    memset(b, 0, sizeof *b);
+}
+static hb_status fake_upload(hb_instance *inst, hb_buf *b)
+{
+    (void)inst;
+    if (b->dev != b->host) memcpy(b->dev, b->host, b->bytes);
+    return HB_OK;
+}
+static hb_status fake_download(hb_instance *inst, hb_buf *b)
+{
+    (void)inst;
+    if (b->dev != b->host) memcpy(b->host, b->dev, b->bytes);
+    return HB_OK;
+}
+static hb_status fake_run(hb_instance *inst, const hb_case *c, hb_buf *const *in, hb_buf *out)
+{
+    (void)inst;
+    const float *a = in[0]->dev, *b = in[1]->dev;
+    float *y = out->dev;
+    size_t n = (size_t)c->shape.n;
+    for (size_t i = 0; i < n; i++) y[i] = a[i] + b[i];
+    if (c->mode == HB_MODE_F32 && ++g_f32_runs > g_corrupt_after && g_corrupt_after > 0) y[n / 2] += 1000.0f;
+    return HB_OK;
+}
+static void fake_mem_info(hb_instance *inst, int64_t *alloc, int64_t *free_b, int64_t *total_b)
+{
+    (void)inst;
+    *alloc = g_dev_bytes;
+    *free_b = *total_b = -1;
+}
+
+static const hb_backend_ops fake_ops = {
+    .abi = HB_BACKEND_ABI, .type = "fake", .enumerate = fake_enumerate, .close = fake_close,
+    .supports = fake_supports, .buf_alloc = fake_alloc, .buf_free = fake_free, .upload = fake_upload,
+    .download = fake_download, .run = fake_run, .mem_info = fake_mem_info,
+};
+
+static hb_case add_case(hb_mode mode, hb_route route, long n)
+{
+    hb_case c;
+    memset(&c, 0, sizeof c);
+    c.op = HB_OP_ADD;
+    c.dtype = HB_F32;
+    c.mode = mode;
+    c.route = route;
+    c.shape.n = n;
+    c.weight = 1;
+    char err[200];
+    assert_int_equal(hb_shape_normalize(HB_OP_ADD, &c.shape, err, sizeof err), HB_OK);
+    return c;
+}
+
+static hb_options test_options(void)
+{
+    hb_options o;
+    memset(&o, 0, sizeof o);
+    o.budget_s = 1.0;  /* max_samples ends the sampling */
+    o.ci_target = 1e-9; /* never met: every mode takes its max_samples */
+    o.min_samples = 3;
+    o.max_samples = 20;
+    o.repetitions = 1;
+    o.passes = 1;
+    o.ref_max_gflop = 2;
+    o.case_timeout_s = 60;
+    o.seed = 42;
+    return o;
+}
+
+static const char *rec_str(json_t *r, const char *k) { return json_string_value(json_object_get(r, k)); }
+static long long mem_num(json_t *r, const char *k) { return json_integer_value(json_object_get(json_object_get(r, "mem"), k)); }
+
+/* One group of modes on the fake device: every mode ok, one allocation per buffer for the group. */
+static void group_on_route(hb_route route, const hb_mode *modes, int nm)
+{
+    const long n = 4099;
+    hb_instance inst;
+    memset(&inst, 0, sizeof inst);
+    snprintf(inst.name, sizeof inst.name, "fake:0");
+    inst.ops = &fake_ops;
+    hb_case cs[4];
+    for (int k = 0; k < nm; k++) cs[k] = add_case(modes[k], route, n);
+    hb_options o = test_options();
+    hb_ref_cache rc;
+    memset(&rc, 0, sizeof rc);
+    rc.item = -1;
+    hb_ceiling_set cl;
+    memset(&cl, 0, sizeof cl);
+    json_t *recs[4] = {0};
+    hb_status st[4];
+    g_allocs = 0;
+    g_f32_runs = 0;
+    g_corrupt_after = 0;
+    assert_int_equal(hb_measure_group(&inst, cs, nm, 0, "", &o, &rc, &cl, recs, st), 0);
+    assert_int_equal(g_allocs, 3); /* a, b and the output: once for the whole group */
+    assert_int_equal(g_dev_bytes, 0); /* and freed once */
+    long long dev0 = -1, host0 = -1;
+    for (int k = 0; k < nm; k++) {
+        assert_non_null(recs[k]);
+        assert_int_equal(st[k], HB_OK);
+        assert_string_equal(rec_str(recs[k], "status"), "ok");
+        assert_true(json_number_value(json_object_get(recs[k], "rel_err")) < 1e-6);
+        assert_int_equal(json_integer_value(json_object_get(recs[k], "interleaved_with")), nm - 1);
+        /* each mode's device bytes are the set it computes on, as if it were alone */
+        long long dev = mem_num(recs[k], "device_bytes");
+        if (route == HB_ROUTE_MAPPED) assert_int_equal(dev, 0);
+        else assert_int_equal(dev, 3 * ((n * 4 + 63) / 64 * 64));
+        if (k == 0) dev0 = dev;
+        assert_int_equal(dev, dev0);
+        long long host = mem_num(recs[k], "host_bytes");
+        if (modes[k] == HB_MODE_F32 && host0 < 0) host0 = host;
+        json_decref(recs[k]);
+    }
+    assert_int_equal(host0, 3 * n * 4); /* f32: its host tensors are the buffers */
+    hb_ref_cache_free(&rc);
+}
+
+static void test_group_shares_buffers(void **state)
+{
+    (void)state;
+    const hb_mode dev_modes[] = {HB_MODE_CONVERT, HB_MODE_F32, HB_MODE_RESIDENT};
+    group_on_route(HB_ROUTE_PAGEABLE, dev_modes, 3);
+    const hb_mode mapped_modes[] = {HB_MODE_CONVERT, HB_MODE_F32};
+    group_on_route(HB_ROUTE_MAPPED, mapped_modes, 2); /* the evicting hot rule's path (prepare.c) */
+}
+
+/* The f32 mode's runs go wrong after its verification; convert (first in the group, so last in the
+ * final round of turns) leaves a correct result in the shared output: f32 must still read wrong. */
+static void test_last_output_checked_per_mode(void **state)
+{
+    (void)state;
+    const long n = 4099;
+    hb_instance inst;
+    memset(&inst, 0, sizeof inst);
+    snprintf(inst.name, sizeof inst.name, "fake:0");
+    inst.ops = &fake_ops;
+    hb_case cs[2] = {add_case(HB_MODE_CONVERT, HB_ROUTE_PAGEABLE, n), add_case(HB_MODE_F32, HB_ROUTE_PAGEABLE, n)};
+    hb_options o = test_options();
+    hb_ref_cache rc;
+    memset(&rc, 0, sizeof rc);
+    rc.item = -1;
+    hb_ceiling_set cl;
+    memset(&cl, 0, sizeof cl);
+    json_t *recs[2] = {0};
+    hb_status st[2];
+    g_f32_runs = 0;
+    g_corrupt_after = 12; /* past its verification run (at most 9 runs: 8 settle + the timed one) */
+    assert_int_equal(hb_measure_group(&inst, cs, 2, 0, "", &o, &rc, &cl, recs, st), 0);
+    g_corrupt_after = 0;
+    assert_true(g_f32_runs > 3 * 12); /* it kept running wrong through its samples */
+    assert_string_equal(rec_str(recs[0], "status"), "ok");
+    assert_string_equal(rec_str(recs[1], "status"), "wrong");
+    assert_int_equal(st[1], HB_EWRONG);
+    json_decref(recs[0]);
+    json_decref(recs[1]);
+    hb_ref_cache_free(&rc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_evict_keeps_data),
+        cmocka_unit_test(test_group_shares_buffers),
+        cmocka_unit_test(test_last_output_checked_per_mode),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
