@@ -654,7 +654,8 @@ static void test_ceilings(void **state)
 }
 
 /* gelu and silu (SLEEF's exp2f where built) against the f64 formulas element by element, over
- * [-120, 120] (exp overflow and underflow on both sides), at lengths that leave vector tails:
+ * [-120, 120] (exp overflow and underflow on both sides), at lengths that leave vector tails (and,
+ * over 1 MiB of output, the streaming-store path: main sets HB_CPU_NT_MIN):
  * relative error 1e-6 (the f32 rounding of a few operations and SLEEF's 3.5-ULP exp2f) plus 4 ulp of
  * exp's argument (its f32 rounding, which exp turns into a relative error), or 1e-36
  * absolute near zero (exp(-x) overflows f32 below x = -88.7, where the result becomes -0 and the
@@ -662,7 +663,7 @@ static void test_ceilings(void **state)
 static void test_ew_range(void **state)
 {
     (void)state;
-    const int64_t lens[] = { 1, 15, 17, 1000, 4099 };
+    const int64_t lens[] = { 1, 15, 17, 1000, 4099, 524307 }; /* the last: streaming stores (main) */
     for (int op = 0; op < 2; op++)
         for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
             const int64_t n = lens[li];
