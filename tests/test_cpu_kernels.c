@@ -131,6 +131,7 @@ static const tcase cases[] = {
     { HB_OP_SILU, "n=33" },                 /* SLEEF body + scalar tail */
     { HB_OP_GELU, "n=4111" },
     { HB_OP_MATMUL, "m=256 n=256 k=256" },
+    { HB_OP_MATMUL, "m=131 n=96 k=128" },   /* rows split unevenly where the plan splits them */
     { HB_OP_BMM, "batch=3 m=33 n=17 k=65" },
     { HB_OP_BMM, "batch=8 m=40 n=40 k=64" },
     { HB_OP_CONV2D, "batch=2 c=8 h=15 w=13 oc=6 kh=3 ph=1" },
@@ -581,7 +582,7 @@ static void test_instances(void **state)
     const struct { hb_op op; const char *shape, *impl; } im[] = {
         { HB_OP_MATMUL, "m=1 n=64 k=64", "openblas-sgemv" },
         { HB_OP_MATMUL, "m=64 n=1 k=64", "openblas-sgemv" },
-        { HB_OP_MATMUL, "m=64 n=64 k=64", "openblas-sgemm" },
+        { HB_OP_MATMUL, "m=8 n=8 k=8", "openblas-sgemm" }, /* one thread: never split */
         { HB_OP_RELU, "n=100", "own-omp" },
         { HB_OP_ATTENTION, "batch=1 heads=2 seq=8 head_dim=8", "openblas-sgemm-attn" },
     };
@@ -591,6 +592,20 @@ static void test_instances(void **state)
         o = json_loads(buf, 0, &je);
         assert_non_null(o);
         assert_string_equal(json_string_value(json_object_get(o, "impl")), im[i].impl);
+        json_decref(o);
+    }
+    /* a product whose calibrated plan splits its rows says so, and runs on 2 or more threads */
+    for (int sz = 16; sz <= 512; sz *= 2) {
+        char sh[64];
+        snprintf(sh, sizeof sh, "m=%d n=%d k=%d", sz, sz, sz);
+        c = make_case(HB_OP_MATMUL, sh);
+        assert_int_equal(g_cpu.ops->case_info(&g_cpu, &c, buf, sizeof buf), HB_OK);
+        o = json_loads(buf, 0, &je);
+        assert_non_null(o);
+        const char *impl = json_string_value(json_object_get(o, "impl"));
+        assert_true(impl && (!strcmp(impl, "openblas-sgemm") || !strcmp(impl, "openblas-sgemm-rows")));
+        if (!strcmp(impl, "openblas-sgemm-rows"))
+            assert_true(json_integer_value(json_object_get(o, "threads")) >= 2);
         json_decref(o);
     }
     c = make_case(HB_OP_SILU, "n=100");
@@ -641,9 +656,9 @@ static void test_ceilings(void **state)
     int n = g_cpu.ops->ceilings(&g_cpu, cl, HB_MAX_CEILINGS);
     size_t l2ws, llcws;
     hb_cpu_cache_ws(&l2ws, &llcws);
-    assert_int_equal(n, 4 + (l2ws > 0) + (llcws > 0));
-    const char *names[6] = { "copy_gbps", "triad_gbps", "peak_gflops_f32", "peak_gflops_f32_1core",
-                             l2ws ? "copy_gbps_l2" : "copy_gbps_llc", "copy_gbps_llc" };
+    assert_int_equal(n, 5 + (l2ws > 0) + (llcws > 0));
+    const char *names[7] = { "copy_gbps", "triad_gbps", "peak_gflops_f32", "peak_gflops_f32_1core",
+                             "peak_gflops_f32_1core_n128", l2ws ? "copy_gbps_l2" : "copy_gbps_llc", "copy_gbps_llc" };
     for (int i = 0; i < n; i++) {
         assert_string_equal(cl[i].name, names[i]);
         assert_true(cl[i].value > 0.1 && cl[i].value < 1e5);
