@@ -38,10 +38,12 @@ const hb_roof_goal hb_roof_goals[] = {
     {"#13", "cpu add in cache vs copy bandwidth of its cache level", "cpu", "add", "f32", NULL, NULL, NULL, 0, 0, HB_ROOF_CACHE_FRACTION, 0.50},
     {"#13", "cpu matmul 128^3 vs single-core sgemm probe", "cpu", "matmul", "f32", NULL, NULL, "m=128 n=128 k=128", 0, 0, HB_ROOF_FRACTION_OF_1CORE, 1.0},
     {"#13", "cpu bmm 16x128^3 vs single-core sgemm probe", "cpu", "bmm", "f32", NULL, NULL, "batch=16 m=128 n=128 k=128", 0, 0, HB_ROOF_FRACTION_OF_1CORE, 1.0},
-    /* beyond the LLC: input and output together at least twice the LLC (each tensor >= 1x); the
-     * largest such n measured with relu beside it (hb_roof_eval) */
-    {"#13", "cpu silu >= 2x LLC (in+out): time over relu's (at most)", "cpu", "silu", "f32", NULL, NULL, NULL, 1, 0, HB_ROOF_TIME_VS_RELU, 1.3},
-    {"#13", "cpu gelu >= 2x LLC (in+out): time over relu's (at most)", "cpu", "gelu", "f32", NULL, NULL, NULL, 1, 0, HB_ROOF_TIME_VS_RELU, 1.3},
+    /* beyond the LLC: each tensor at least twice the LLC (at 1x a hot run keeps its input in the L3
+     * while streaming stores write the output: relu n = 2^23 ran at 81 GB/s on the 2-core VM, whose
+     * DRAM copy ceiling is 59); the largest such n measured with relu beside it (hb_roof_eval).
+     * --quick has no such case: at 2^24 cpu-ref's f64 loops alone took 2.5 minutes there */
+    {"#13", "cpu silu >= 2x LLC: time over relu's (at most)", "cpu", "silu", "f32", NULL, NULL, NULL, 2, 0, HB_ROOF_TIME_VS_RELU, 1.3},
+    {"#13", "cpu gelu >= 2x LLC: time over relu's (at most)", "cpu", "gelu", "f32", NULL, NULL, NULL, 2, 0, HB_ROOF_TIME_VS_RELU, 1.3},
     {"#13", "opencl add in cache vs copy bandwidth of its cache level", "opencl", "add", "f32", NULL, NULL, NULL, 0, 0, HB_ROOF_CACHE_FRACTION, 0.50},
     {"#4", "cuda add 2^16 compute time (us, at most)", "cuda", "add", "f32", NULL, NULL, "n=65536", 0, 0, HB_ROOF_COMPUTE_US_MAX, 5},
 };

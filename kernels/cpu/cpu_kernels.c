@@ -447,7 +447,11 @@ static void ew_range(hb_op op, const float *a, const float *b, float *o, int64_t
 
 static int ew_class(hb_op op) { return op == HB_OP_GELU || op == HB_OP_SILU; }
 
-/* o = op(a[, b]) over n elements, on the calling thread (nth <= 1) or split over nth OpenMP threads. */
+/* o = op(a[, b]) over n elements, on the calling thread (nth <= 1) or split over the first nth threads
+ * of the whole OpenMP team (the others have nothing to do: a region of fewer threads than the team
+ * would make libgomp end the surplus pool threads, and the ones it starts again later inherit the
+ * master's one-core binding, hb_cpu_bind_threads: on the 16-core host every later region then ran
+ * on one core). */
 static void ew_run(hb_op op, const float *a, const float *b, float *o, int64_t n, int nth)
 {
     const int nt = (double)n * 4.0 >= (double)nt_min_bytes();
@@ -455,12 +459,14 @@ static void ew_run(hb_op op, const float *a, const float *b, float *o, int64_t n
         ew_range(op, a, b, o, n, nt);
         return;
     }
-#pragma omp parallel num_threads(nth)
+#pragma omp parallel
     {
-        const int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
+        const int64_t team = omp_get_num_threads(), T = nth < team ? nth : team, t = omp_get_thread_num();
+        if (t < T) {
         const int64_t lo = n * t / T / 16 * 16, hi = t + 1 == T ? n : n * (t + 1) / T / 16 * 16;
         if (hi > lo)
             ew_range(op, a + lo, b ? b + lo : NULL, o + lo, hi - lo, nt);
+        }
     }
 }
 
@@ -874,11 +880,11 @@ void hb_cpu_blas_restore(int threads)
 }
 
 /* Thread plans of a product, measured per size by hb_cpu_kernel_calibrate (0 until then):
- * p >= 1: OpenBLAS with p threads (1: the calling thread alone; the team size T: OpenBLAS's own
- * threading as it comes); p <= -2: the rows of A and C cut into -p blocks, one single-threaded
- * sgemm per OpenMP thread (the split bmm and conv2d use; OpenBLAS 0.3.21 threads a 128^3 sgemm
- * over 8 threads with a synchronised shared packing of B, which on the 16-core Xeon host took
- * longer than one thread). */
+ * 1: OpenBLAS on the calling thread alone; the team size T: OpenBLAS's own threading as it comes;
+ * p <= -2: the rows of A and C cut into -p blocks, one single-threaded sgemm on each of the first -p
+ * threads of the OpenMP team (the split bmm and conv2d use; OpenBLAS 0.3.21 threads a 128^3 sgemm
+ * over 8 threads with a synchronised shared packing of B). OpenBLAS is never run on fewer threads
+ * than the team: its OpenMP region would end libgomp's surplus pool threads (ew_run). */
 static const int g_gs[HB_CPU_CAL_GEMM] = { 16, 24, 32, 48, 64, 96, 128, 192, 256 }; /* n^3 sgemm */
 static const int g_vs[HB_CPU_CAL_GEMV] = { 128, 256, 512, 1024, 2048 };           /* 1 x n x n sgemv */
 static int g_gemm_plan[HB_CPU_CAL_GEMM], g_gemv_plan[HB_CPU_CAL_GEMV];
@@ -901,10 +907,10 @@ static void gemm_plan_run(int p, int64_t m, int64_t n, int64_t k, const float *A
         const int q = split_threads(p, m);
         if (q >= 2) {
             blas_serial_begin();
-#pragma omp parallel num_threads(q)
+#pragma omp parallel /* the whole team, q of it working (ew_run says why) */
             {
-                const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-                const int64_t lo = m * t / nt, hi = m * (t + 1) / nt;
+                const int64_t t = omp_get_thread_num(), nt = q < omp_get_num_threads() ? q : omp_get_num_threads();
+                const int64_t lo = t < nt ? m * t / nt : m, hi = t < nt ? m * (t + 1) / nt : m;
                 if (hi > lo)
                     sgemm_nn(hi - lo, n, k, A + lo * k, B, C + lo * n);
             }
@@ -913,15 +919,13 @@ static void gemm_plan_run(int p, int64_t m, int64_t n, int64_t k, const float *A
         }
         p = 1;
     }
-    if (p < 1)
-        p = 1;
-    if (T < 2 || p >= T) {
+    if (p > 1 || T < 2) { /* OpenBLAS's own threads: never fewer than the team (ew_run says why) */
         gemm_or_gemv(m, n, k, A, B, C);
         return;
     }
-    openblas_set_num_threads(p);
+    p = hb_cpu_blas_one_thread();
     gemm_or_gemv(m, n, k, A, B, C);
-    hb_cpu_blas_restore(T);
+    hb_cpu_blas_restore(p);
 }
 
 /* The plan for one product of 2mnk flops: that of the largest calibrated size of its kind (sgemv for
@@ -994,8 +998,8 @@ static hb_status k_bmm(int64_t batch, int64_t m, int64_t n, int64_t k, const flo
         return HB_OK;
     }
     blas_serial_begin();
-    const int nth = batch < T ? (int)batch : T;
-#pragma omp parallel for schedule(static) num_threads(nth)
+    /* the whole team (ew_run says why); with fewer matrices than threads the rest have none */
+#pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < batch; b++)
         gemm_or_gemv(m, n, k, A + b * m * k, B + b * k * n, C + b * m * n);
     blas_serial_end(T);
@@ -1504,23 +1508,22 @@ hb_status hb_cpu_kernel_calibrate(hb_cpu_calibration *out)
         g_gemm_par_flops = f < 0 ? 2.0 * 512 * 512 * 512 : 2.0 * g_gs[f] * g_gs[f] * g_gs[f];
         out->gemm_par_flops = g_gemm_par_flops;
     }
-    /* sgemv 1 x n x n (y = B^T x): OpenBLAS on 1, 2, 4, ... T threads */
+    /* sgemv 1 x n x n (y = B^T x): OpenBLAS on one thread or on T */
     {
         int plans[HB_CPU_CAL_GEMV];
+        const int cand[2] = { 1, T };
         for (int j = 0; j < HB_CPU_CAL_GEMV; j++) {
             const int n = g_vs[j];
-            double t[16];
-            for (int c = 0; c < nk; c++)
-                t[c] = HUGE_VAL;
+            double t[2] = { HUGE_VAL, HUGE_VAL };
             for (int r = 0; r <= CAL_REPS; r++)
-                for (int c = 0; c < nk; c++) {
+                for (int c = 0; c < 2; c++) {
                     const double t0 = now_s();
-                    gemm_plan_run(ks[c], 1, n, n, a, a + (size_t)n, o);
+                    gemm_plan_run(cand[c], 1, n, n, a, a + (size_t)n, o);
                     const double dt = now_s() - t0;
                     if (r > 0 && dt < t[c])
                         t[c] = dt;
                 }
-            plans[j] = ks[cal_pick(t, nk)];
+            plans[j] = cand[cal_pick(t, 2)];
         }
         const int f = cal_monotone(plans, HB_CPU_CAL_GEMV);
         for (int j = 0; j < HB_CPU_CAL_GEMV; j++)

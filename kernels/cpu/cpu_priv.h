@@ -39,7 +39,8 @@ int hb_cpu_kernel_threads(const hb_case *c);
 #define HB_CPU_CAL_GEMV 5
 
 /* What hb_cpu_kernel_calibrate measured and chose. A thread count is tried among 1, 2, 4, ... and
- * the team size T; a choice needs to save 10% or more against one thread, and a size where one
+ * the team size T (working threads: every parallel region keeps the whole team, cpu_kernels.c
+ * ew_run says why); a choice needs to save 10% or more against one thread, and a size where one
  * thread won keeps every smaller size on one thread. */
 typedef struct hb_cpu_calibration {
     int threads;               /* OpenMP threads (T) */
@@ -48,10 +49,10 @@ typedef struct hb_cpu_calibration {
     double gemm_par_flops;     /* 2mnk of the smallest n^3 sgemm (n = 16..256) threads win; -1 when T = 1 */
     double gemv_par_flops;     /* 2nk of the smallest 1 x n x n sgemv (n = 128..2048) threads win */
     int ew_threads[2][HB_CPU_CAL_EW]; /* threads chosen per elementwise size */
-    int gemm_plan[HB_CPU_CAL_GEMM];   /* per sgemm size: p >= 1 OpenBLAS on p threads (p = T: its own
-                                       * threading), p <= -2 rows split over -p OpenMP threads with a
+    int gemm_plan[HB_CPU_CAL_GEMM];   /* per sgemm size: 1 OpenBLAS on one thread, T its own threading,
+                                       * p <= -2 rows split over -p threads of the OpenMP team with a
                                        * single-threaded sgemm each */
-    int gemv_plan[HB_CPU_CAL_GEMV];   /* per sgemv size: OpenBLAS threads */
+    int gemv_plan[HB_CPU_CAL_GEMV];   /* per sgemv size: OpenBLAS threads (1 or T) */
     double ew_t1[2][HB_CPU_CAL_EW], ew_tp[2][HB_CPU_CAL_EW]; /* best seconds, one thread / T threads */
     double gemm_t[HB_CPU_CAL_GEMM][2]; /* best seconds per sgemm size: one thread / the plan chosen */
 } hb_cpu_calibration;
