@@ -132,6 +132,8 @@ static const tcase cases[] = {
     { HB_OP_GELU, "n=4111" },
     { HB_OP_MATMUL, "m=256 n=256 k=256" },
     { HB_OP_MATMUL, "m=131 n=96 k=128" },   /* rows split unevenly where the plan splits them */
+    { HB_OP_MATMUL, "m=1 n=1500 k=2047" },  /* sgemv: rows of B split, partials summed, where chosen */
+    { HB_OP_MATMUL, "m=2049 n=1 k=1500" },  /* sgemv: rows of A split, where chosen */
     { HB_OP_BMM, "batch=3 m=33 n=17 k=65" },
     { HB_OP_BMM, "batch=8 m=40 n=40 k=64" },
     { HB_OP_CONV2D, "batch=2 c=8 h=15 w=13 oc=6 kh=3 ph=1" },

@@ -300,7 +300,8 @@ static void stream_fence(void)
  * computing a 1024-element block into an L1 buffer and then streaming it out (ew_range's path for
  * the other ops) alternates the two, and the core stalls on the write-combining buffers during the
  * copy-out. Measured on the 2-core Zen 5 VM, n = 2^25, 2 threads, best of 15 under load 6: silu
- * 1.20x relu's time by blocks, 0.95x streamed directly; gelu 1.65x and 1.31x. */
+ * 1.20x relu's time by blocks, 0.95x streamed directly; gelu 1.65x and 1.31x. ew_range takes this
+ * path with AVX-512 only (one store per 64-byte line; ew_range says why). */
 #define L2E 1.4426950408889634f /* log2(e) */
 #define GELU_K0 (-2.0f * L2E * 0.7978845608028654f)
 #define GELU_K1 (-2.0f * L2E * 0.7978845608028654f * 0.044715f)
@@ -429,8 +430,12 @@ static void ew_range(hb_op op, const float *a, const float *b, float *o, int64_t
         ew_plain(op, a, b, o, n);
         return;
     }
-#if defined(HB_HAVE_SLEEF)
-    if (ew_uses_sleef() && (op == HB_OP_GELU || op == HB_OP_SILU)) { /* streamed from the registers */
+#if defined(HB_HAVE_SLEEF) && defined(__AVX512F__)
+    /* streamed from the registers, one whole 64-byte line per store; the AVX2 build (the GPU
+     * machine's bundle) keeps the blocks: with two 32-byte streaming stores per line and exp between
+     * them, the 16-core Xeon host measured 1.83x relu's time (n = 2^28) against 1.39x by blocks, but
+     * on a lease whose single-core sgemm read half the other's, so the cause is not established */
+    if (op == HB_OP_GELU || op == HB_OP_SILU) {
         ew_sleef(op == HB_OP_GELU, a, o, n, 1);
         stream_fence();
         return;
@@ -899,10 +904,71 @@ static int split_threads(int plan, int64_t m)
     return q < 2 ? 1 : (int)q;
 }
 
+/* Threads of a split sgemv (m or n = 1): blocks of at least 64 of the split dimension (k for m = 1,
+ * m for n = 1); 1: no split. */
+static int gemv_split_threads(int plan, int64_t m, int64_t k)
+{
+    int64_t q = -plan, d = (m == 1 ? k : m) / 64;
+    if (q > d)
+        q = d;
+    return q < 2 ? 1 : (int)q;
+}
+
+/* sgemv split over the first q threads of the team, each with single-threaded OpenBLAS on a contiguous
+ * block: for m = 1 (y = B^T x) the rows of B (k) in q blocks, each thread's partial y in its scratch,
+ * summed after a barrier (each thread sums a slice of the columns, in thread order: the same result
+ * on every run); for n = 1 (y = A x) the rows of A. OpenBLAS's threaded sgemv splits y instead, so
+ * each thread reads a 4n/q-byte piece of every row. Returns 0 when the scratch cannot be had (the
+ * caller runs it on one thread). */
+static int gemv_split_run(int q, int64_t m, int64_t n, int64_t k, const float *A, const float *B, float *C)
+{
+    const int T = omp_get_max_threads();
+    if (m == 1)
+        for (int t = 0; t < q; t++)
+            if (!scratch(t, (size_t)n))
+                return 0;
+    blas_serial_begin();
+#pragma omp parallel /* the whole team, q of it working (ew_run says why) */
+    {
+        const int64_t t = omp_get_thread_num(), nt = q < omp_get_num_threads() ? q : omp_get_num_threads();
+        if (m == 1) {
+            if (t < nt) {
+                const int64_t lo = k * t / nt, hi = k * (t + 1) / nt;
+                cblas_sgemv(CblasRowMajor, CblasTrans, (int)(hi - lo), (int)n, 1.0f, B + lo * n, (int)n, A + lo, 1,
+                            0.0f, g_scratch[t], 1);
+            }
+#pragma omp barrier
+            if (t < nt) {
+                const int64_t c0 = n * t / nt, c1 = n * (t + 1) / nt;
+                for (int64_t j = c0; j < c1; j++)
+                    C[j] = g_scratch[0][j];
+                for (int64_t u = 1; u < nt; u++) {
+                    const float *restrict pu = g_scratch[u];
+#pragma omp simd
+                    for (int64_t j = c0; j < c1; j++)
+                        C[j] += pu[j];
+                }
+            }
+        } else if (t < nt) {
+            const int64_t lo = m * t / nt, hi = m * (t + 1) / nt;
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)(hi - lo), (int)k, 1.0f, A + lo * k, (int)k, B, 1, 0.0f,
+                        C + lo, 1);
+        }
+    }
+    blas_serial_end(T);
+    return 1;
+}
+
 /* C (m x n) = A (m x k) B (k x n) under plan p (above), called outside any parallel region. */
 static void gemm_plan_run(int p, int64_t m, int64_t n, int64_t k, const float *A, const float *B, float *C)
 {
     const int T = omp_get_max_threads();
+    if (p <= -2 && (m == 1 || n == 1) && !(m == 1 && n == 1)) {
+        const int q = gemv_split_threads(p, m, k);
+        if (q >= 2 && gemv_split_run(q, m, n, k, A, B, C))
+            return;
+        p = 1;
+    }
     if (p <= -2 && m > 1 && n > 1) {
         const int q = split_threads(p, m);
         if (q >= 2) {
@@ -959,16 +1025,16 @@ static int gemm_plan_for(int64_t m, int64_t n, int64_t k)
 }
 
 /* Threads a plan runs on for m rows. */
-static int plan_threads(int p, int64_t m, int64_t n)
+static int plan_threads(int p, int64_t m, int64_t n, int64_t k)
 {
     if (p <= -2)
-        return m > 1 && n > 1 ? split_threads(p, m) : 1;
+        return m > 1 && n > 1 ? split_threads(p, m) : (m == 1 && n == 1) ? 1 : gemv_split_threads(p, m, k);
     return p < 1 ? 1 : p;
 }
 
 static int gemm_one_thread(int64_t m, int64_t n, int64_t k)
 {
-    return plan_threads(gemm_plan_for(m, n, k), m, n) == 1;
+    return plan_threads(gemm_plan_for(m, n, k), m, n, k) == 1;
 }
 
 /* bmm plan: 0 = one matrix after the other on one thread (the whole batch is too small for threads),
@@ -1333,8 +1399,10 @@ const char *hb_cpu_kernel_impl(const hb_case *c)
     const hb_shape *s = &c->shape;
     switch (c->op) {
     case HB_OP_MATMUL:
-        if (s->m == 1 || s->n == 1)
-            return "openblas-sgemv";
+        if (s->m == 1 || s->n == 1) /* split: blocks of rows over the threads (gemv_split_run) */
+            return plan_threads(gemm_plan_for(s->m, s->n, s->k), s->m, s->n, s->k) >= 2 &&
+                           gemm_plan_for(s->m, s->n, s->k) <= -2
+                       ? "openblas-sgemv-rows" : "openblas-sgemv";
         /* rows split over OpenMP threads, one single-threaded sgemm each (gemm_plan_run) */
         return gemm_plan_for(s->m, s->n, s->k) <= -2 && split_threads(gemm_plan_for(s->m, s->n, s->k), s->m) >= 2
                    ? "openblas-sgemm-rows" : "openblas-sgemm";
@@ -1361,11 +1429,11 @@ int hb_cpu_kernel_threads(const hb_case *c)
     case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
         return ew_threads(c->op, s->n);
     case HB_OP_MATMUL:
-        return plan_threads(gemm_plan_for(s->m, s->n, s->k), s->m, s->n);
+        return plan_threads(gemm_plan_for(s->m, s->n, s->k), s->m, s->n, s->k);
     case HB_OP_BMM: {
         const int64_t b = s->batch > 0 ? s->batch : 1;
         const int plan = bmm_plan(b, s->m, s->n, s->k);
-        return plan == 0 ? 1 : plan == 1 ? (b < T ? (int)b : T) : plan_threads(gemm_plan_for(s->m, s->n, s->k), s->m, s->n);
+        return plan == 0 ? 1 : plan == 1 ? (b < T ? (int)b : T) : plan_threads(gemm_plan_for(s->m, s->n, s->k), s->m, s->n, s->k);
     }
     default:
         return T;
@@ -1508,22 +1576,22 @@ hb_status hb_cpu_kernel_calibrate(hb_cpu_calibration *out)
         g_gemm_par_flops = f < 0 ? 2.0 * 512 * 512 * 512 : 2.0 * g_gs[f] * g_gs[f] * g_gs[f];
         out->gemm_par_flops = g_gemm_par_flops;
     }
-    /* sgemv 1 x n x n (y = B^T x): OpenBLAS on one thread or on T */
+    /* sgemv 1 x n x n (y = B^T x): OpenBLAS on one thread or on T, or split over the rows of B */
     {
         int plans[HB_CPU_CAL_GEMV];
-        const int cand[2] = { 1, T };
+        const int cand[3] = { 1, T, -T };
         for (int j = 0; j < HB_CPU_CAL_GEMV; j++) {
             const int n = g_vs[j];
-            double t[2] = { HUGE_VAL, HUGE_VAL };
+            double t[3] = { HUGE_VAL, HUGE_VAL, HUGE_VAL };
             for (int r = 0; r <= CAL_REPS; r++)
-                for (int c = 0; c < 2; c++) {
+                for (int c = 0; c < 3; c++) {
                     const double t0 = now_s();
                     gemm_plan_run(cand[c], 1, n, n, a, a + (size_t)n, o);
                     const double dt = now_s() - t0;
                     if (r > 0 && dt < t[c])
                         t[c] = dt;
                 }
-            plans[j] = cand[cal_pick(t, 2)];
+            plans[j] = cand[cal_pick(t, 3)];
         }
         const int f = cal_monotone(plans, HB_CPU_CAL_GEMV);
         for (int j = 0; j < HB_CPU_CAL_GEMV; j++)
