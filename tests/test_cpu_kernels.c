@@ -131,6 +131,9 @@ static const tcase cases[] = {
     { HB_OP_SILU, "n=33" },                 /* SLEEF body + scalar tail */
     { HB_OP_GELU, "n=4111" },
     { HB_OP_MATMUL, "m=256 n=256 k=256" },
+    { HB_OP_MATMUL, "m=131 n=96 k=128" },   /* rows split unevenly where the plan splits them */
+    { HB_OP_MATMUL, "m=1 n=1500 k=2047" },  /* sgemv: rows of B split, partials summed, where chosen */
+    { HB_OP_MATMUL, "m=2049 n=1 k=1500" },  /* sgemv: rows of A split, where chosen */
     { HB_OP_BMM, "batch=3 m=33 n=17 k=65" },
     { HB_OP_BMM, "batch=8 m=40 n=40 k=64" },
     { HB_OP_CONV2D, "batch=2 c=8 h=15 w=13 oc=6 kh=3 ph=1" },
@@ -666,7 +669,7 @@ static void test_instances(void **state)
     const struct { hb_op op; const char *shape, *impl; } im[] = {
         { HB_OP_MATMUL, "m=1 n=64 k=64", "openblas-sgemv" },
         { HB_OP_MATMUL, "m=64 n=1 k=64", "openblas-sgemv" },
-        { HB_OP_MATMUL, "m=64 n=64 k=64", "openblas-sgemm" },
+        { HB_OP_MATMUL, "m=8 n=8 k=8", "openblas-sgemm" }, /* one thread: never split */
         { HB_OP_RELU, "n=100", "own-omp" },
         { HB_OP_ATTENTION, "batch=1 heads=2 seq=8 head_dim=8", "openblas-sgemm-attn" },
     };
@@ -676,6 +679,20 @@ static void test_instances(void **state)
         o = json_loads(buf, 0, &je);
         assert_non_null(o);
         assert_string_equal(json_string_value(json_object_get(o, "impl")), im[i].impl);
+        json_decref(o);
+    }
+    /* a product whose calibrated plan splits its rows says so, and runs on 2 or more threads */
+    for (int sz = 16; sz <= 512; sz *= 2) {
+        char sh[64];
+        snprintf(sh, sizeof sh, "m=%d n=%d k=%d", sz, sz, sz);
+        c = make_case(HB_OP_MATMUL, sh);
+        assert_int_equal(g_cpu.ops->case_info(&g_cpu, &c, buf, sizeof buf), HB_OK);
+        o = json_loads(buf, 0, &je);
+        assert_non_null(o);
+        const char *impl = json_string_value(json_object_get(o, "impl"));
+        assert_true(impl && (!strcmp(impl, "openblas-sgemm") || !strcmp(impl, "openblas-sgemm-rows")));
+        if (!strcmp(impl, "openblas-sgemm-rows"))
+            assert_true(json_integer_value(json_object_get(o, "threads")) >= 2);
         json_decref(o);
     }
     c = make_case(HB_OP_SILU, "n=100");
@@ -726,9 +743,9 @@ static void test_ceilings(void **state)
     int n = g_cpu.ops->ceilings(&g_cpu, cl, HB_MAX_CEILINGS);
     size_t l2ws, llcws;
     hb_cpu_cache_ws(&l2ws, &llcws);
-    assert_int_equal(n, 4 + (l2ws > 0) + (llcws > 0));
-    const char *names[6] = { "copy_gbps", "triad_gbps", "peak_gflops_f32", "peak_gflops_f32_1core",
-                             l2ws ? "copy_gbps_l2" : "copy_gbps_llc", "copy_gbps_llc" };
+    assert_int_equal(n, 5 + (l2ws > 0) + (llcws > 0));
+    const char *names[7] = { "copy_gbps", "triad_gbps", "peak_gflops_f32", "peak_gflops_f32_1core",
+                             "peak_gflops_f32_1core_n128", l2ws ? "copy_gbps_l2" : "copy_gbps_llc", "copy_gbps_llc" };
     for (int i = 0; i < n; i++) {
         assert_string_equal(cl[i].name, names[i]);
         assert_true(cl[i].value > 0.1 && cl[i].value < 1e5);
@@ -739,7 +756,8 @@ static void test_ceilings(void **state)
 }
 
 /* gelu and silu (SLEEF's exp2f where built) against the f64 formulas element by element, over
- * [-120, 120] (exp overflow and underflow on both sides), at lengths that leave vector tails:
+ * [-120, 120] (exp overflow and underflow on both sides), at lengths that leave vector tails (and,
+ * over 1 MiB of output, the streaming-store path: main sets HB_CPU_NT_MIN):
  * relative error 1e-6 (the f32 rounding of a few operations and SLEEF's 3.5-ULP exp2f) plus 4 ulp of
  * exp's argument (its f32 rounding, which exp turns into a relative error), or 1e-36
  * absolute near zero (exp(-x) overflows f32 below x = -88.7, where the result becomes -0 and the
@@ -747,7 +765,7 @@ static void test_ceilings(void **state)
 static void test_ew_range(void **state)
 {
     (void)state;
-    const int64_t lens[] = { 1, 15, 17, 1000, 4099 };
+    const int64_t lens[] = { 1, 15, 17, 1000, 4099, 524307 }; /* the last: streaming stores (main) */
     for (int op = 0; op < 2; op++)
         for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
             const int64_t n = lens[li];

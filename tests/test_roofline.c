@@ -36,9 +36,9 @@ static void make_run(hb_run *r)
     r->meta = json_pack("{s:{s:f, s:f, s:f}}", "cpu", "l2_bytes", 1 * MiB, "l3_bytes", 32 * MiB, "cores", 2.0);
     r->backends = json_array();
     json_array_append_new(r->backends,
-                          json_pack("{s:s, s:[o,o,o,o]}", "backend", "cpu", "ceilings", ceil_("copy_gbps", 10),
+                          json_pack("{s:s, s:[o,o,o,o,o]}", "backend", "cpu", "ceilings", ceil_("copy_gbps", 10),
                                     ceil_("copy_gbps_l2", 400), ceil_("copy_gbps_llc", 200),
-                                    ceil_("peak_gflops_f32_1core", 100)));
+                                    ceil_("peak_gflops_f32_1core", 100), ceil_("peak_gflops_f32_1core_n128", 120)));
     json_array_append_new(r->backends, json_pack("{s:s, s:[o,o]}", "backend", "opencl:0:0", "ceilings",
                                                  ceil_("copy_gbps", 8), ceil_("copy_gbps_llc", 50)));
     r->cases = json_array();
@@ -103,21 +103,44 @@ static void test_goals(void **state)
     /* opencl add: L2-sized, held to its LLC probe: 40 / 50 */
     assert_true(hb_roof_eval(&r, goal("opencl add in cache vs copy bandwidth of its cache level"), &ratio, &fig, &cv, which, sizeof which));
     assert_true(fabs(ratio - 0.8) < 1e-12);
-    /* matmul 128^3 at 150 GFLOP/s over the 100 GFLOP/s single-core probe */
+    /* matmul 128^3 at 150 GFLOP/s over the 120 GFLOP/s single-core probe at n = 128 (not the
+     * n = 512 one, 100), once the case's shape says m = n = k = 128 */
+    json_t *mm = json_array_get(r.cases, 4);
     assert_true(hb_roof_eval(&r, goal("cpu matmul 128^3 vs single-core sgemm probe"), &ratio, &fig, &cv, which, sizeof which));
-    assert_true(fabs(ratio - 1.5) < 1e-12);
+    assert_true(fabs(ratio - 1.5) < 1e-12); /* shape without m, k: the n = 512 probe */
+    assert_non_null(strstr(which, "n=512"));
+    json_object_set_new(json_object_get(mm, "shape"), "m", json_real(128));
+    json_object_set_new(json_object_get(mm, "shape"), "n", json_real(128));
+    json_object_set_new(json_object_get(mm, "shape"), "k", json_real(128));
+    assert_true(hb_roof_eval(&r, goal("cpu matmul 128^3 vs single-core sgemm probe"), &ratio, &fig, &cv, which, sizeof which));
+    assert_true(fabs(ratio - 1.25) < 1e-12);
+    assert_true(cv == 120);
+    assert_non_null(strstr(which, "same n"));
     /* a gemv is no sgemm-peak matmul case */
     json_array_append_new(r.cases, case_("cpu", "matmul", "m=1 n=2048 k=2048", 4194304, 16 * MiB, 100, 50, 1e-4));
     json_t *gv = json_array_get(r.cases, json_array_size(r.cases) - 1);
     json_object_set_new(json_object_get(gv, "shape"), "m", json_real(1));
     json_object_set_new(gv, "fraction", json_real(2.0)); /* would pass the 85% goal if it counted */
     assert_false(hb_roof_eval(&r, goal("cpu matmul n>=1024 vs sgemm probe"), &ratio, &fig, &cv, which, sizeof which));
-    /* silu 25 ms over relu 20 ms at n = 32Mi (L3 32 MiB: 4x) */
-    const hb_roof_goal *g = goal("cpu silu > 4x LLC: time over relu's (at most)");
+    /* silu 25 ms over relu 20 ms at n = 32Mi (L3 32 MiB: 4x); a smaller pair beyond twice the LLC
+     * with a better ratio (16Mi: 4 ms over 5 ms) does not count: the largest n measured does; one at
+     * 1x (8Mi, 32 MiB a tensor) neither */
+    json_array_append_new(r.cases, case_("cpu", "relu", "n=16777216", 16777216, 128 * MiB, 9, 1, 0.005));
+    json_array_append_new(r.cases, case_("cpu", "silu", "n=16777216", 16777216, 128 * MiB, 9, 1, 0.004));
+    json_array_append_new(r.cases, case_("cpu", "relu", "n=8388608", 8388608, 64 * MiB, 9, 1, 0.003));
+    json_array_append_new(r.cases, case_("cpu", "silu", "n=8388608", 8388608, 64 * MiB, 9, 1, 0.009));
+    const hb_roof_goal *g = goal("cpu silu >= 2x LLC: time over relu's (at most)");
     assert_true(hb_roof_lower_better(g));
     assert_true(hb_roof_eval(&r, g, &ratio, &fig, &cv, which, sizeof which));
     assert_true(fabs(ratio - 1.25) < 1e-9);
     assert_true(fabs(cv - 20000) < 1e-6);
+    assert_non_null(strstr(which, "n=33554432"));
+    /* without the 32Mi pair: the 16Mi one (2x the L3 a tensor) */
+    json_array_remove(r.cases, 3);
+    json_array_remove(r.cases, 2);
+    assert_true(hb_roof_eval(&r, g, &ratio, &fig, &cv, which, sizeof which));
+    assert_true(fabs(ratio - 0.8) < 1e-9);
+    assert_non_null(strstr(which, "n=16777216"));
     hb_run_free(&r);
 }
 

@@ -38,8 +38,12 @@ const hb_roof_goal hb_roof_goals[] = {
     {"#13", "cpu add in cache vs copy bandwidth of its cache level", "cpu", "add", "f32", NULL, NULL, NULL, 0, 0, HB_ROOF_CACHE_FRACTION, 0.50, NULL},
     {"#13", "cpu matmul 128^3 vs single-core sgemm probe", "cpu", "matmul", "f32", NULL, NULL, "m=128 n=128 k=128", 0, 0, HB_ROOF_FRACTION_OF_1CORE, 1.0, NULL},
     {"#13", "cpu bmm 16x128^3 vs single-core sgemm probe", "cpu", "bmm", "f32", NULL, NULL, "batch=16 m=128 n=128 k=128", 0, 0, HB_ROOF_FRACTION_OF_1CORE, 1.0, NULL},
-    {"#13", "cpu silu > 4x LLC: time over relu's (at most)", "cpu", "silu", "f32", NULL, NULL, NULL, 4, 0, HB_ROOF_TIME_VS_RELU, 1.3, NULL},
-    {"#13", "cpu gelu > 4x LLC: time over relu's (at most)", "cpu", "gelu", "f32", NULL, NULL, NULL, 4, 0, HB_ROOF_TIME_VS_RELU, 1.3, NULL},
+    /* beyond the LLC: each tensor at least twice the LLC (at 1x a hot run keeps its input in the L3
+     * while streaming stores write the output: relu n = 2^23 ran at 81 GB/s on the 2-core VM, whose
+     * DRAM copy ceiling is 59); the largest such n measured with relu beside it (hb_roof_eval).
+     * --quick has no such case: at 2^24 cpu-ref's f64 loops alone took 2.5 minutes there */
+    {"#13", "cpu silu >= 2x LLC: time over relu's (at most)", "cpu", "silu", "f32", NULL, NULL, NULL, 2, 0, HB_ROOF_TIME_VS_RELU, 1.3, NULL},
+    {"#13", "cpu gelu >= 2x LLC: time over relu's (at most)", "cpu", "gelu", "f32", NULL, NULL, NULL, 2, 0, HB_ROOF_TIME_VS_RELU, 1.3, NULL},
     {"#13", "opencl add in cache vs copy bandwidth of its cache level", "opencl", "add", "f32", NULL, NULL, NULL, 0, 0, HB_ROOF_CACHE_FRACTION, 0.50, NULL},
     {"#4", "cuda add 2^16 compute time (us, at most)", "cuda", "add", "f32", NULL, NULL, "n=65536", 0, 0, HB_ROOF_COMPUTE_US_MAX, 5, NULL},
     /* 0.97: 3% is the spread of two best-of-3 timings of one kernel (kernels/cuda/NOTES.md) */
@@ -122,6 +126,7 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
     int found = 0;
     /* the kept case: the best, or the worst for a goal every case must reach */
     int lower_better = hb_roof_lower_better(t) != hb_roof_worst_case(t);
+    double relu_n = 0; /* HB_ROOF_TIME_VS_RELU: the largest n seen with relu beside it */
     *ratio = lower_better ? INFINITY : -INFINITY;
     json_array_foreach(r->cases, i, c) {
         if (strcmp(js(c, "status"), "ok") || !backend_is(js(c, "backend"), t->backend)) continue;
@@ -158,16 +163,40 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
             v = fig / cv;
             break;
         }
-        case HB_ROOF_FRACTION_OF_1CORE:
-            cv = hb_run_ceiling(r, js(c, "backend"), "peak_gflops_f32_1core");
+        case HB_ROOF_FRACTION_OF_1CORE: {
+            /* the single-core probe at the case's own size where the run has one (m = n = k = N:
+             * peak_gflops_f32_1core_nN), else the n = 512 probe */
+            json_t *sh = json_object_get(c, "shape");
+            double m = tnum(sh, "m");
+            char nm[64];
+            cv = NAN;
+            if (m > 0 && m == tnum(sh, "n") && m == tnum(sh, "k") && m < 1e9) {
+                snprintf(nm, sizeof nm, "peak_gflops_f32_1core_n%d", (int)m);
+                cv = hb_run_ceiling(r, js(c, "backend"), nm);
+                level = isnan(cv) ? NULL : "1-core sgemm at the same n";
+            }
+            if (isnan(cv))
+                cv = hb_run_ceiling(r, js(c, "backend"), "peak_gflops_f32_1core");
+            if (!level)
+                level = "1-core sgemm n=512";
             fig = tnum(c, "gflops");
             v = fig / cv;
             break;
-        case HB_ROOF_TIME_VS_RELU:
+        }
+        case HB_ROOF_TIME_VS_RELU: {
+            /* the largest n measured beside relu, not the case with the best ratio */
+            double n = tnum(json_object_get(c, "shape"), "n");
+            if (n < relu_n) continue;
             cv = relu_time(r, c) * 1e6;
             fig = comp * 1e6;
             v = fig / cv;
+            if (isnan(v)) continue;
+            if (n > relu_n) { /* a larger size: it replaces what the smaller ones gave */
+                relu_n = n;
+                *ratio = INFINITY;
+            }
             break;
+        }
         case HB_ROOF_COMPUTE_US_MAX: fig = comp * 1e6; cv = t->need; v = fig; break;
         case HB_ROOF_CONV_EXHAUSTIVE: {
             /* figure: the case's median (ms); ceiling: the exhaustive best (ms) */
@@ -210,7 +239,9 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
         if (lower_better ? v < *ratio : v > *ratio) {
             *ratio = v; *figure = fig; *ceil = cv;
             int w = snprintf(which, wl, "%s %s %s %s %s", js(c, "backend"), js(c, "shape_str"), js(c, "mode"), js(c, "route"), js(c, "dtype"));
-            if (level && w >= 0 && (size_t)w < wl) /* the cache level the case is held to */
+            if (level && t->m == HB_ROOF_FRACTION_OF_1CORE && w >= 0 && (size_t)w < wl) /* the probe used */
+                snprintf(which + w, wl - (size_t)w, " [vs %s]", level);
+            else if (level && w >= 0 && (size_t)w < wl) /* the cache level the case is held to */
                 snprintf(which + w, wl - (size_t)w, " [%s: working set %.3g MiB]", level, tnum(c, "bytes") / 1048576.0);
         }
         found = 1;

@@ -13,9 +13,12 @@ typedef enum {HB_ROOF_FRACTION, HB_ROOF_FRACTION_OF_CPU, HB_ROOF_TFLOPS, HB_ROOF
                /* a cache-resident memory-bound case's GB/s over the copy ceiling of the cache level its
                 * working set fits (hb_roof_cache_level); cases that fit no cache are left out */
                HB_ROOF_CACHE_FRACTION,
-               /* GFLOP/s over the backend's single-core sgemm ceiling (peak_gflops_f32_1core) */
+               /* GFLOP/s over the backend's single-core sgemm ceiling at the case's own size
+                * (peak_gflops_f32_1core_nN for an N^3 case, where the run measured it; else
+                * peak_gflops_f32_1core, n = 512) */
                HB_ROOF_FRACTION_OF_1CORE,
-               /* compute median over that of relu at the same shape, backend, mode and dtype (lower is better) */
+               /* compute median over that of relu at the same shape, backend, mode and dtype (lower is
+                * better), at the largest n the run measured both at (within the size condition) */
                HB_ROOF_TIME_VS_RELU,
                /* cuda conv2d: the exhaustive cuDNN best the plugin timed for the shape
                 * (extra.conv_choice.exhaustive_best_ms: either layout for an NCHW case, its own layout

@@ -198,10 +198,32 @@ static hb_status cpu_describe(hb_instance *inst, char *buf, size_t len)
     if (o && ctx && ctx->calibrated) {
         /* thread thresholds measured at open (hb_cpu_kernel_calibrate) */
         json_t *cal = json_pack("{s:s, s:i, s:[I,I], s:f, s:f}", "how",
-                                "best of 7, one thread vs all, in cache, measured when the backend opened",
+                                "best of 7 per thread count (1, 2, 4, ..., all; sgemm also rows split over "
+                                "OpenMP threads), in cache, measured when the backend opened",
                                 "threads", ctx->cal.threads, "ew_par_min_elems", (json_int_t)ctx->cal.ew_par_min[0],
                                 (json_int_t)ctx->cal.ew_par_min[1], "gemm_par_min_flops", ctx->cal.gemm_par_flops,
                                 "gemv_par_min_flops", ctx->cal.gemv_par_flops);
+        if (cal && ctx->cal.ew_threads[0][0] > 0) {
+            /* the choice per size: elementwise threads for n = 4096 << j; sgemm plans for n^3
+             * (negative: rows split over that many OpenMP threads), sgemv threads for 1 x n x n */
+            json_t *ew = json_array(), *gm = json_array(), *gv = json_array();
+            for (int cls = 0; cls < 2; cls++) {
+                json_t *row = json_array();
+                for (int j = 0; j < HB_CPU_CAL_EW; j++)
+                    json_array_append_new(row, json_integer(ctx->cal.ew_threads[cls][j]));
+                json_array_append_new(ew, row);
+            }
+            for (int j = 0; j < HB_CPU_CAL_GEMM; j++)
+                json_array_append_new(gm, json_integer(ctx->cal.gemm_plan[j]));
+            for (int j = 0; j < HB_CPU_CAL_GEMV; j++)
+                json_array_append_new(gv, json_integer(ctx->cal.gemv_plan[j]));
+            json_object_set_new(cal, "ew_threads", ew);
+            json_object_set_new(cal, "ew_sizes", json_string("4096 << j"));
+            json_object_set_new(cal, "gemm_plan", gm);
+            json_object_set_new(cal, "gemm_sizes", json_pack("[i,i,i,i,i,i,i,i,i]", 16, 24, 32, 48, 64, 96, 128, 192, 256));
+            json_object_set_new(cal, "gemv_threads", gv);
+            json_object_set_new(cal, "gemv_sizes", json_pack("[i,i,i,i,i]", 128, 256, 512, 1024, 2048));
+        }
         if (cal)
             json_object_set_new(o, "thread_thresholds", cal);
     }

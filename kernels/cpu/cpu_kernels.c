@@ -71,6 +71,9 @@
 /* Measured thresholds (hb_cpu_kernel_calibrate); these defaults hold until it ran. */
 static int64_t g_ew_par_min[2] = { EW_PAR_MIN, EW_PAR_MIN }; /* [0] add/mul/relu, [1] gelu/silu */
 static double g_gemm_par_flops = 2.0 * 64 * 64 * 64;       /* 2mnk from which threads pay off */
+/* Thread counts chosen per calibrated size (HB_CPU_CAL_EW sizes n = 4096 << j; 0 = not calibrated:
+ * the thresholds above decide between one thread and all). */
+static int g_ew_threads[2][HB_CPU_CAL_EW];
 #define SUM_BLOCK 1024
 
 /* ------------------------------------------------------------------ helpers ---------- */
@@ -289,52 +292,79 @@ static void stream_fence(void)
  * Sleef_exp2f{16,8}_u35(y log2 e), the 3.5-ULP exp2f. On the development host (Zen 4, AVX-512) it
  * ran at 0.14 ns per element per core against 0.18 for the 1.0-ULP Sleef_expf16_u10 (SLEEF 3.5.1 has
  * no 3.5-ULP expf) and 4x faster than the 1.0-ULP tanhf; the rounding of y log2 e adds a relative
- * error of about |y| 2^-24, the size exp already turns y's own rounding into. Relative error against
- * the f64 formulas: about 1e-7 (tests/test_cpu_kernels.c, test_ew_range). The tail runs the scalar
- * Sleef_exp2f_u35. Returns n. exp overflowing to +inf gives -0 (silu for x < -88.7, gelu for x below
- * about -9.3): the limits. Built when SLEEF is found (Makefile). */
+ * error of about |y| 2^-24, the size exp already turns y's own rounding into. gelu's exp2 argument
+ * is x (k0 + k1 x^2) with k0 = -2 log2(e) sqrt(2/pi), k1 = k0 0.044715 folded (3 operations, not 5).
+ * Relative error against the f64 formulas: about 1e-7 (tests/test_cpu_kernels.c, test_ew_range).
+ * The tail runs the scalar Sleef_exp2f_u35. Returns n. exp overflowing to +inf gives -0 (silu for
+ * x < -88.7, gelu for x below about -9.3): the limits. Built when SLEEF is found (Makefile).
+ *
+ * nt: write o with streaming stores straight from the registers (o from a 64-byte boundary on; the
+ * caller fences). Beyond the last-level cache this keeps the stores draining while exp computes:
+ * computing a 1024-element block into an L1 buffer and then streaming it out (ew_range's path for
+ * the other ops) alternates the two, and the core stalls on the write-combining buffers during the
+ * copy-out. Measured on the 2-core Zen 5 VM, n = 2^25, 2 threads, best of 15 under load 6: silu
+ * 1.20x relu's time by blocks, 0.95x streamed directly; gelu 1.65x and 1.31x. ew_range takes this
+ * path with AVX-512 only (one store per 64-byte line; ew_range says why). */
 #define L2E 1.4426950408889634f /* log2(e) */
-static int64_t ew_sleef(int gelu, const float *restrict a, float *restrict o, int64_t n)
+#define GELU_K0 (-2.0f * L2E * 0.7978845608028654f)
+#define GELU_K1 (-2.0f * L2E * 0.7978845608028654f * 0.044715f)
+static int64_t ew_sleef(int gelu, const float *restrict a, float *restrict o, int64_t n, int nt)
 {
     int64_t i = 0;
+    if (nt) /* scalar up to o's first 64-byte boundary, streamed from there */
+        for (; i < n && ((uintptr_t)(o + i) & 63u); i++) {
+            const float x = a[i];
+            o[i] = x / (1.0f + Sleef_exp2f_u35(gelu ? x * (GELU_K0 + GELU_K1 * x * x) : -L2E * x));
+        }
 #if defined(__AVX512F__)
-    const __m512 one = _mm512_set1_ps(1.0f), m2l = _mm512_set1_ps(-2.0f * L2E), ml = _mm512_set1_ps(-L2E);
-    const __m512 c0 = _mm512_set1_ps(0.7978845608028654f), c1 = _mm512_set1_ps(0.044715f);
-    if (gelu)
-        for (; i + 16 <= n; i += 16) {
-            const __m512 x = _mm512_loadu_ps(a + i);
-            const __m512 u = _mm512_mul_ps(c0, _mm512_fmadd_ps(_mm512_mul_ps(c1, x), _mm512_mul_ps(x, x), x));
-            const __m512 e = Sleef_exp2f16_u35(_mm512_mul_ps(m2l, u));
-            _mm512_storeu_ps(o + i, _mm512_div_ps(x, _mm512_add_ps(one, e)));
+    const __m512 one = _mm512_set1_ps(1.0f), ml = _mm512_set1_ps(-L2E);
+    const __m512 k0 = _mm512_set1_ps(GELU_K0), k1 = _mm512_set1_ps(GELU_K1);
+#define EW_SLEEF_LOOP(STORE)                                                                          \
+    if (gelu)                                                                                     \
+        for (; i + 16 <= n; i += 16) {                                                            \
+            const __m512 x = _mm512_loadu_ps(a + i);                                              \
+            const __m512 y = _mm512_mul_ps(x, _mm512_fmadd_ps(k1, _mm512_mul_ps(x, x), k0));      \
+            STORE(o + i, _mm512_div_ps(x, _mm512_add_ps(one, Sleef_exp2f16_u35(y))));             \
+        }                                                                                         \
+    else                                                                                          \
+        for (; i + 16 <= n; i += 16) {                                                            \
+            const __m512 x = _mm512_loadu_ps(a + i);                                              \
+            const __m512 e = Sleef_exp2f16_u35(_mm512_mul_ps(ml, x));                             \
+            STORE(o + i, _mm512_div_ps(x, _mm512_add_ps(one, e)));                                \
         }
-    else
-        for (; i + 16 <= n; i += 16) {
-            const __m512 x = _mm512_loadu_ps(a + i);
-            const __m512 e = Sleef_exp2f16_u35(_mm512_mul_ps(ml, x));
-            _mm512_storeu_ps(o + i, _mm512_div_ps(x, _mm512_add_ps(one, e)));
-        }
+    if (nt) {
+        EW_SLEEF_LOOP(_mm512_stream_ps)
+    } else {
+        EW_SLEEF_LOOP(_mm512_storeu_ps)
+    }
+#undef EW_SLEEF_LOOP
 #elif defined(__AVX2__) && defined(__FMA__)
-    const __m256 one = _mm256_set1_ps(1.0f), m2l = _mm256_set1_ps(-2.0f * L2E), ml = _mm256_set1_ps(-L2E);
-    const __m256 c0 = _mm256_set1_ps(0.7978845608028654f), c1 = _mm256_set1_ps(0.044715f);
-    if (gelu)
-        for (; i + 8 <= n; i += 8) {
-            const __m256 x = _mm256_loadu_ps(a + i);
-            const __m256 u = _mm256_mul_ps(c0, _mm256_fmadd_ps(_mm256_mul_ps(c1, x), _mm256_mul_ps(x, x), x));
-            const __m256 e = Sleef_exp2f8_u35(_mm256_mul_ps(m2l, u));
-            _mm256_storeu_ps(o + i, _mm256_div_ps(x, _mm256_add_ps(one, e)));
+    const __m256 one = _mm256_set1_ps(1.0f), ml = _mm256_set1_ps(-L2E);
+    const __m256 k0 = _mm256_set1_ps(GELU_K0), k1 = _mm256_set1_ps(GELU_K1);
+#define EW_SLEEF_LOOP(STORE)                                                                          \
+    if (gelu)                                                                                     \
+        for (; i + 8 <= n; i += 8) {                                                              \
+            const __m256 x = _mm256_loadu_ps(a + i);                                              \
+            const __m256 y = _mm256_mul_ps(x, _mm256_fmadd_ps(k1, _mm256_mul_ps(x, x), k0));      \
+            STORE(o + i, _mm256_div_ps(x, _mm256_add_ps(one, Sleef_exp2f8_u35(y))));              \
+        }                                                                                         \
+    else                                                                                          \
+        for (; i + 8 <= n; i += 8) {                                                              \
+            const __m256 x = _mm256_loadu_ps(a + i);                                              \
+            const __m256 e = Sleef_exp2f8_u35(_mm256_mul_ps(ml, x));                              \
+            STORE(o + i, _mm256_div_ps(x, _mm256_add_ps(one, e)));                                \
         }
-    else
-        for (; i + 8 <= n; i += 8) {
-            const __m256 x = _mm256_loadu_ps(a + i);
-            const __m256 e = Sleef_exp2f8_u35(_mm256_mul_ps(ml, x));
-            _mm256_storeu_ps(o + i, _mm256_div_ps(x, _mm256_add_ps(one, e)));
-        }
+    if (nt) {
+        EW_SLEEF_LOOP(_mm256_stream_ps)
+    } else {
+        EW_SLEEF_LOOP(_mm256_storeu_ps)
+    }
+#undef EW_SLEEF_LOOP
 #endif
     /* the tail (and everything without a vector ISA) with SLEEF's scalar 3.5-ULP exp2f */
     for (; i < n; i++) {
         const float x = a[i];
-        const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-        o[i] = x / (1.0f + Sleef_exp2f_u35(gelu ? -2.0f * L2E * u : -L2E * x));
+        o[i] = x / (1.0f + Sleef_exp2f_u35(gelu ? x * (GELU_K0 + GELU_K1 * x * x) : -L2E * x));
     }
     return i;
 }
@@ -373,7 +403,7 @@ static void ew_plain(hb_op op, const float *restrict a, const float *restrict b,
     case HB_OP_SILU: {
         int64_t i = 0;
 #if defined(HB_HAVE_SLEEF)
-        i = ew_sleef(op == HB_OP_GELU, a, o, n);
+        i = ew_sleef(op == HB_OP_GELU, a, o, n, 0);
 #endif
         if (op == HB_OP_GELU) {
 #pragma omp simd
@@ -403,6 +433,17 @@ static void ew_range(hb_op op, const float *a, const float *b, float *o, int64_t
         ew_plain(op, a, b, o, n);
         return;
     }
+#if defined(HB_HAVE_SLEEF) && defined(__AVX512F__)
+    /* streamed from the registers, one whole 64-byte line per store; the AVX2 build (the GPU
+     * machine's bundle) keeps the blocks: with two 32-byte streaming stores per line and exp between
+     * them, the 16-core Xeon host measured 1.83x relu's time (n = 2^28) against 1.39x by blocks, but
+     * on a lease whose single-core sgemm read half the other's, so the cause is not established */
+    if (op == HB_OP_GELU || op == HB_OP_SILU) {
+        ew_sleef(op == HB_OP_GELU, a, o, n, 1);
+        stream_fence();
+        return;
+    }
+#endif
     float tmp[EW_BLOCK] __attribute__((aligned(64)));
     for (int64_t i = 0; i < n; i += EW_BLOCK) {
         const int64_t m = n - i < EW_BLOCK ? n - i : EW_BLOCK;
@@ -414,29 +455,53 @@ static void ew_range(hb_op op, const float *a, const float *b, float *o, int64_t
 
 static int ew_class(hb_op op) { return op == HB_OP_GELU || op == HB_OP_SILU; }
 
-/* o = op(a[, b]) over n elements, on the calling thread (par == 0) or split over the OpenMP threads. */
-static void ew_run(hb_op op, const float *a, const float *b, float *o, int64_t n, int par)
+/* o = op(a[, b]) over n elements, on the calling thread (nth <= 1) or split over the first nth threads
+ * of the whole OpenMP team (the others have nothing to do: a region of fewer threads than the team
+ * would make libgomp end the surplus pool threads, and the ones it starts again later inherit the
+ * master's one-core binding, hb_cpu_bind_threads: on the 16-core host every later region then ran
+ * on one core). */
+static void ew_run(hb_op op, const float *a, const float *b, float *o, int64_t n, int nth)
 {
     const int nt = (double)n * 4.0 >= (double)nt_min_bytes();
-    if (!par) {
+    if (nth <= 1) {
         ew_range(op, a, b, o, n, nt);
         return;
     }
 #pragma omp parallel
     {
-        const int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
+        const int64_t team = omp_get_num_threads(), T = nth < team ? nth : team, t = omp_get_thread_num();
+        if (t < T) {
         const int64_t lo = n * t / T / 16 * 16, hi = t + 1 == T ? n : n * (t + 1) / T / 16 * 16;
         if (hi > lo)
             ew_range(op, a + lo, b ? b + lo : NULL, o + lo, hi - lo, nt);
+        }
     }
 }
 
-/* Threads pay for an elementwise op from the measured size g_ew_par_min of its class on. */
-static int ew_par(hb_op op, int64_t n) { return omp_get_max_threads() > 1 && n >= g_ew_par_min[ew_class(op)]; }
+/* Threads for an elementwise op of n elements: the count calibrated for the largest size measured
+ * that is not above n (one thread below the smallest, all threads from twice the largest, 4 Mi
+ * elements: beyond the caches the threads' bandwidth is what counts); before calibration, all
+ * threads from the threshold g_ew_par_min of its class on. */
+static int ew_threads(hb_op op, int64_t n)
+{
+    const int T = omp_get_max_threads(), cls = ew_class(op);
+    if (T < 2)
+        return 1;
+    if (!g_ew_threads[cls][0])
+        return n >= g_ew_par_min[cls] ? T : 1;
+    if (n < 4096)
+        return 1;
+    if (n >= ((int64_t)4096 << HB_CPU_CAL_EW))
+        return T;
+    int j = 0;
+    while (j + 1 < HB_CPU_CAL_EW && ((int64_t)4096 << (j + 1)) <= n)
+        j++;
+    return g_ew_threads[cls][j];
+}
 
 static void k_elementwise(hb_op op, const float *a, const float *b, float *o, int64_t n)
 {
-    ew_run(op, a, b, o, n, ew_par(op, n));
+    ew_run(op, a, b, o, n, ew_threads(op, n));
 }
 
 /* ------------------------------------------------------------------ reductions ------- */
@@ -805,10 +870,10 @@ static void gemm_or_gemv(int64_t m, int64_t n, int64_t k, const float *A, const 
         sgemm_nn(m, n, k, A, B, C);
 }
 
-/* gemm_or_gemv on the calling thread alone (one) or with OpenBLAS's threads. The OpenMP build of
- * OpenBLAS takes its thread count from omp_get_max_threads() at each call and, once set to 1, keeps
- * 1 until openblas_set_num_threads raises it; so both counts are set to 1 and restored (outside
- * any parallel region only: inside one the call would also shrink the team, see blas_serial_begin). */
+/* OpenBLAS on one thread for the BLAS calls that follow. The OpenMP build of OpenBLAS takes its
+ * thread count from omp_get_max_threads() at each call and, once set to 1, keeps 1 until
+ * openblas_set_num_threads raises it; so both counts are set to 1 and restored (outside any parallel
+ * region only: inside one the call would also shrink the team, see blas_serial_begin). */
 int hb_cpu_blas_one_thread(void)
 {
     const int T = omp_get_max_threads();
@@ -822,30 +887,163 @@ void hb_cpu_blas_restore(int threads)
     omp_set_num_threads(threads);
 }
 
-static void gemm_threads(int one, int64_t m, int64_t n, int64_t k, const float *A, const float *B, float *C)
+/* Thread plans of a product, measured per size by hb_cpu_kernel_calibrate (0 until then):
+ * 1: OpenBLAS on the calling thread alone; the team size T: OpenBLAS's own threading as it comes;
+ * p <= -2: the rows of A and C cut into -p blocks, one single-threaded sgemm on each of the first -p
+ * threads of the OpenMP team (the split bmm and conv2d use; OpenBLAS 0.3.21 threads a 128^3 sgemm
+ * over 8 threads with a synchronised shared packing of B). OpenBLAS is never run on fewer threads
+ * than the team: its OpenMP region would end libgomp's surplus pool threads (ew_run). */
+static const int g_gs[HB_CPU_CAL_GEMM] = { 16, 24, 32, 48, 64, 96, 128, 192, 256 }; /* n^3 sgemm */
+static const int g_vs[HB_CPU_CAL_GEMV] = { 128, 256, 512, 1024, 2048 };           /* 1 x n x n sgemv */
+static int g_gemm_plan[HB_CPU_CAL_GEMM], g_gemv_plan[HB_CPU_CAL_GEMV];
+static double g_gemv_par_flops = 2.0 * 256 * 256;
+
+/* Row blocks of at least 4 rows: a split plan's thread count for m rows (1: no split). */
+static int split_threads(int plan, int64_t m)
 {
-    if (!one || omp_get_max_threads() < 2) {
+    int64_t q = -plan;
+    if (q > m / 4)
+        q = m / 4;
+    return q < 2 ? 1 : (int)q;
+}
+
+/* Threads of a split sgemv (m or n = 1): blocks of at least 64 of the split dimension (k for m = 1,
+ * m for n = 1); 1: no split. */
+static int gemv_split_threads(int plan, int64_t m, int64_t k)
+{
+    int64_t q = -plan, d = (m == 1 ? k : m) / 64;
+    if (q > d)
+        q = d;
+    return q < 2 ? 1 : (int)q;
+}
+
+/* sgemv split over the first q threads of the team, each with single-threaded OpenBLAS on a contiguous
+ * block: for m = 1 (y = B^T x) the rows of B (k) in q blocks, each thread's partial y in its scratch,
+ * summed after a barrier (each thread sums a slice of the columns, in thread order: the same result
+ * on every run); for n = 1 (y = A x) the rows of A. OpenBLAS's threaded sgemv splits y instead, so
+ * each thread reads a 4n/q-byte piece of every row. Returns 0 when the scratch cannot be had (the
+ * caller runs it on one thread). */
+static int gemv_split_run(int q, int64_t m, int64_t n, int64_t k, const float *A, const float *B, float *C)
+{
+    const int T = omp_get_max_threads();
+    if (m == 1)
+        for (int t = 0; t < q; t++)
+            if (!scratch(t, (size_t)n))
+                return 0;
+    blas_serial_begin();
+#pragma omp parallel /* the whole team, q of it working (ew_run says why) */
+    {
+        const int64_t t = omp_get_thread_num(), nt = q < omp_get_num_threads() ? q : omp_get_num_threads();
+        if (m == 1) {
+            if (t < nt) {
+                const int64_t lo = k * t / nt, hi = k * (t + 1) / nt;
+                cblas_sgemv(CblasRowMajor, CblasTrans, (int)(hi - lo), (int)n, 1.0f, B + lo * n, (int)n, A + lo, 1,
+                            0.0f, g_scratch[t], 1);
+            }
+#pragma omp barrier
+            if (t < nt) {
+                const int64_t c0 = n * t / nt, c1 = n * (t + 1) / nt;
+                for (int64_t j = c0; j < c1; j++)
+                    C[j] = g_scratch[0][j];
+                for (int64_t u = 1; u < nt; u++) {
+                    const float *restrict pu = g_scratch[u];
+#pragma omp simd
+                    for (int64_t j = c0; j < c1; j++)
+                        C[j] += pu[j];
+                }
+            }
+        } else if (t < nt) {
+            const int64_t lo = m * t / nt, hi = m * (t + 1) / nt;
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)(hi - lo), (int)k, 1.0f, A + lo * k, (int)k, B, 1, 0.0f,
+                        C + lo, 1);
+        }
+    }
+    blas_serial_end(T);
+    return 1;
+}
+
+/* C (m x n) = A (m x k) B (k x n) under plan p (above), called outside any parallel region. */
+static void gemm_plan_run(int p, int64_t m, int64_t n, int64_t k, const float *A, const float *B, float *C)
+{
+    const int T = omp_get_max_threads();
+    if (p <= -2 && (m == 1 || n == 1) && !(m == 1 && n == 1)) {
+        const int q = gemv_split_threads(p, m, k);
+        if (q >= 2 && gemv_split_run(q, m, n, k, A, B, C))
+            return;
+        p = 1;
+    }
+    if (p <= -2 && m > 1 && n > 1) {
+        const int q = split_threads(p, m);
+        if (q >= 2) {
+            blas_serial_begin();
+#pragma omp parallel /* the whole team, q of it working (ew_run says why) */
+            {
+                const int64_t t = omp_get_thread_num(), nt = q < omp_get_num_threads() ? q : omp_get_num_threads();
+                const int64_t lo = t < nt ? m * t / nt : m, hi = t < nt ? m * (t + 1) / nt : m;
+                if (hi > lo)
+                    sgemm_nn(hi - lo, n, k, A + lo * k, B, C + lo * n);
+            }
+            blas_serial_end(T);
+            return;
+        }
+        p = 1;
+    }
+    if (p > 1 || T < 2) { /* OpenBLAS's own threads: never fewer than the team (ew_run says why) */
         gemm_or_gemv(m, n, k, A, B, C);
         return;
     }
-    const int T = hb_cpu_blas_one_thread();
+    p = hb_cpu_blas_one_thread();
     gemm_or_gemv(m, n, k, A, B, C);
-    hb_cpu_blas_restore(T);
+    hb_cpu_blas_restore(p);
 }
 
-/* Threads pay for one product of 2mnk flops from the measured g_gemm_par_flops (g_gemv_par_flops
- * for m or n = 1) on. */
-static double g_gemv_par_flops = 2.0 * 256 * 256;
+/* The plan for one product of 2mnk flops: that of the largest calibrated size of its kind (sgemv for
+ * m or n = 1) whose flops do not exceed it; one thread below the smallest, OpenBLAS's own threads
+ * from twice the largest (2 x 2 x 256^3, 2 x 2 x 2048^2) on. Before calibration: one thread below
+ * g_gemm_par_flops (g_gemv_par_flops), else OpenBLAS's threads. */
+static int gemm_plan_for(int64_t m, int64_t n, int64_t k)
+{
+    const int T = omp_get_max_threads();
+    const double f = 2.0 * (double)m * (double)n * (double)k;
+    const int gemv = m == 1 || n == 1;
+    const int ns = gemv ? HB_CPU_CAL_GEMV : HB_CPU_CAL_GEMM;
+    const int *plan = gemv ? g_gemv_plan : g_gemm_plan;
+    if (T < 2)
+        return 1;
+    if (!plan[0])
+        return f < (gemv ? g_gemv_par_flops : g_gemm_par_flops) ? 1 : T;
+    int j = -1;
+    double top = 0;
+    for (int i = 0; i < ns; i++) {
+        const double z = gemv ? g_vs[i] : g_gs[i];
+        top = gemv ? 2.0 * z * z : 2.0 * z * z * z;
+        if (top <= f)
+            j = i;
+    }
+    if (j < 0)
+        return 1;
+    if (f >= 2.0 * top)
+        return T;
+    return plan[j];
+}
+
+/* Threads a plan runs on for m rows. */
+static int plan_threads(int p, int64_t m, int64_t n, int64_t k)
+{
+    if (p <= -2)
+        return m > 1 && n > 1 ? split_threads(p, m) : (m == 1 && n == 1) ? 1 : gemv_split_threads(p, m, k);
+    return p < 1 ? 1 : p;
+}
+
 static int gemm_one_thread(int64_t m, int64_t n, int64_t k)
 {
-    const double f = 2.0 * (double)m * (double)n * (double)k;
-    return f < (m == 1 || n == 1 ? g_gemv_par_flops : g_gemm_par_flops);
+    return plan_threads(gemm_plan_for(m, n, k), m, n, k) == 1;
 }
 
 /* bmm plan: 0 = one matrix after the other on one thread (the whole batch is too small for threads),
  * 1 = parallel over the batch, one single-threaded sgemm per matrix (a single matrix does not pay
  * for threads, or there are at least as many matrices as threads and each is at most 256^3),
- * 2 = one matrix after the other, each with OpenBLAS's threads. */
+ * 2 = one matrix after the other, each under its own product plan (gemm_plan_for). */
 static int bmm_plan(int64_t batch, int64_t m, int64_t n, int64_t k)
 {
     const int T = omp_get_max_threads();
@@ -863,13 +1061,14 @@ static hb_status k_bmm(int64_t batch, int64_t m, int64_t n, int64_t k, const flo
     const int T = omp_get_max_threads();
     const int plan = bmm_plan(batch, m, n, k);
     if (plan != 1) {
+        const int p = plan == 0 ? 1 : gemm_plan_for(m, n, k);
         for (int64_t b = 0; b < batch; b++)
-            gemm_threads(plan == 0, m, n, k, A + b * m * k, B + b * k * n, C + b * m * n);
+            gemm_plan_run(p, m, n, k, A + b * m * k, B + b * k * n, C + b * m * n);
         return HB_OK;
     }
     blas_serial_begin();
-    const int nth = batch < T ? (int)batch : T;
-#pragma omp parallel for schedule(static) num_threads(nth)
+    /* the whole team (ew_run says why); with fewer matrices than threads the rest have none */
+#pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < batch; b++)
         gemm_or_gemv(m, n, k, A + b * m * k, B + b * k * n, C + b * m * n);
     blas_serial_end(T);
@@ -1269,7 +1468,14 @@ const char *hb_cpu_kernel_impl(const hb_case *c)
     hbk_conv p;
     const hb_shape *s = &c->shape;
     switch (c->op) {
-    case HB_OP_MATMUL: return s->m == 1 || s->n == 1 ? "openblas-sgemv" : "openblas-sgemm";
+    case HB_OP_MATMUL:
+        if (s->m == 1 || s->n == 1) /* split: blocks of rows over the threads (gemv_split_run) */
+            return plan_threads(gemm_plan_for(s->m, s->n, s->k), s->m, s->n, s->k) >= 2 &&
+                           gemm_plan_for(s->m, s->n, s->k) <= -2
+                       ? "openblas-sgemv-rows" : "openblas-sgemv";
+        /* rows split over OpenMP threads, one single-threaded sgemm each (gemm_plan_run) */
+        return gemm_plan_for(s->m, s->n, s->k) <= -2 && split_threads(gemm_plan_for(s->m, s->n, s->k), s->m) >= 2
+                   ? "openblas-sgemm-rows" : "openblas-sgemm";
     case HB_OP_BMM:
         if (bmm_plan(s->batch > 0 ? s->batch : 1, s->m, s->n, s->k) == 1)
             return s->m == 1 || s->n == 1 ? "openblas-sgemv-batch" : "openblas-sgemm-batch";
@@ -1293,13 +1499,13 @@ int hb_cpu_kernel_threads(const hb_case *c)
     const hb_shape *s = &c->shape;
     switch (c->op) {
     case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
-        return ew_par(c->op, s->n) ? T : 1;
+        return ew_threads(c->op, s->n);
     case HB_OP_MATMUL:
-        return gemm_one_thread(s->m, s->n, s->k) ? 1 : T;
+        return plan_threads(gemm_plan_for(s->m, s->n, s->k), s->m, s->n, s->k);
     case HB_OP_BMM: {
         const int64_t b = s->batch > 0 ? s->batch : 1;
         const int plan = bmm_plan(b, s->m, s->n, s->k);
-        return plan == 0 ? 1 : plan == 1 ? (b < T ? (int)b : T) : T;
+        return plan == 0 ? 1 : plan == 1 ? (b < T ? (int)b : T) : plan_threads(gemm_plan_for(s->m, s->n, s->k), s->m, s->n, s->k);
     }
     default:
         return T;
@@ -1316,18 +1522,38 @@ static double now_s(void)
 }
 
 #define CAL_REPS 7
-/* The first size of sizes[0..n) from which the threaded time tp[] stays below 0.9 of the one-thread
- * time t1[] (the threads save 10% or more at that size and every larger one), or -1. */
-static int first_winning(const double *t1, const double *tp, int n)
+/* Thread counts tried: 1, 2, 4, ... below T, and T. Returns how many (at most 16) in ks. */
+static int cal_counts(int T, int *ks)
 {
-    int first = -1;
-    for (int i = n - 1; i >= 0; i--) {
-        if (tp[i] < 0.9 * t1[i])
-            first = i;
-        else
-            break;
-    }
-    return first;
+    int n = 0;
+    for (int k = 1; k < T && n < 15; k *= 2)
+        ks[n++] = k;
+    ks[n++] = T;
+    return n;
+}
+
+/* The choice among candidates 0..n-1 (0: one thread) by best time t[]: the fastest that saves 10% or
+ * more against one thread, else one thread (0). */
+static int cal_pick(const double *t, int n)
+{
+    int best = 0;
+    for (int c = 1; c < n; c++)
+        if (t[c] < 0.9 * t[0] && t[c] < t[best])
+            best = c;
+    return best;
+}
+
+/* Threads only from the first size from which every larger size measured chose threads (plans[j] !=
+ * 1): a size where one thread won keeps every smaller one on one thread. Returns that first index,
+ * or -1 (threads never won at the largest size). */
+static int cal_monotone(int *plans, int n)
+{
+    int first = n;
+    while (first > 0 && plans[first - 1] != 1)
+        first--;
+    for (int j = 0; j < first; j++)
+        plans[j] = 1;
+    return first < n ? first : -1;
 }
 
 hb_status hb_cpu_kernel_calibrate(hb_cpu_calibration *out)
@@ -1342,10 +1568,9 @@ hb_status hb_cpu_kernel_calibrate(hb_cpu_calibration *out)
         out->gemm_par_flops = out->gemv_par_flops = -1;
         return HB_OK;
     }
-    enum { EW_SIZES = 9, GEMM_SIZES = 9, GEMV_SIZES = 5 };
-    const int64_t ew_max = (int64_t)4096 << (EW_SIZES - 1); /* 1 Mi floats */
-    static const int gs[GEMM_SIZES] = { 16, 24, 32, 48, 64, 96, 128, 192, 256 };
-    static const int vs[GEMV_SIZES] = { 128, 256, 512, 1024, 2048 };
+    int ks[16];
+    const int nk = cal_counts(T, ks);
+    const int64_t ew_max = (int64_t)4096 << (HB_CPU_CAL_EW - 1); /* 1 Mi floats */
     const size_t fl = (size_t)(ew_max > 2048 * 2048 + 2 * 2048 ? ew_max : 2048 * 2048 + 2 * 2048);
     float *a = aligned_alloc(64, fl * sizeof(float)), *o = aligned_alloc(64, fl * sizeof(float));
     float *w = aligned_alloc(64, (size_t)3 * 256 * 256 * sizeof(float));
@@ -1363,67 +1588,87 @@ hb_status hb_cpu_kernel_calibrate(hb_cpu_calibration *out)
     }
     for (size_t i = 0; i < (size_t)3 * 256 * 256; i++)
         w[i] = a[i];
-    /* elementwise: relu for add/mul/relu (memory-bound), silu for gelu/silu (transcendental) */
+    /* elementwise: relu for add/mul/relu (memory-bound), silu for gelu/silu (transcendental); each
+     * size on 1, 2, 4, ... and T threads, interleaved */
     for (int cls = 0; cls < 2; cls++) {
         const hb_op op = cls ? HB_OP_SILU : HB_OP_RELU;
-        double t1[EW_SIZES], tp[EW_SIZES];
-        for (int j = 0; j < EW_SIZES; j++) {
+        int plans[HB_CPU_CAL_EW];
+        for (int j = 0; j < HB_CPU_CAL_EW; j++) {
             const int64_t n = (int64_t)4096 << j;
-            t1[j] = tp[j] = HUGE_VAL;
+            double t[16];
+            for (int c = 0; c < nk; c++)
+                t[c] = HUGE_VAL;
             for (int r = 0; r <= CAL_REPS; r++) /* r = 0: warm-up */
-                for (int par = 0; par < 2; par++) {
+                for (int c = 0; c < nk; c++) {
                     const double t0 = now_s();
-                    ew_run(op, a, NULL, o, n, par);
-                    const double t = now_s() - t0;
-                    double *best = par ? &tp[j] : &t1[j];
-                    if (r > 0 && t < *best)
-                        *best = t;
+                    ew_run(op, a, NULL, o, n, ks[c]);
+                    const double dt = now_s() - t0;
+                    if (r > 0 && dt < t[c])
+                        t[c] = dt;
                 }
-            out->ew_t1[cls][j] = t1[j];
-            out->ew_tp[cls][j] = tp[j];
+            plans[j] = ks[cal_pick(t, nk)];
+            out->ew_t1[cls][j] = t[0];
+            out->ew_tp[cls][j] = t[nk - 1];
         }
-        const int f = first_winning(t1, tp, EW_SIZES);
+        const int f = cal_monotone(plans, HB_CPU_CAL_EW);
+        for (int j = 0; j < HB_CPU_CAL_EW; j++)
+            g_ew_threads[cls][j] = out->ew_threads[cls][j] = plans[j];
         g_ew_par_min[cls] = f < 0 ? 2 * ew_max : (int64_t)4096 << f;
         out->ew_par_min[cls] = g_ew_par_min[cls];
     }
-    /* sgemm n x n x n, one thread against T */
+    /* sgemm n x n x n: one thread, OpenBLAS's own T threads, rows split over 2, 4, ... T threads */
     {
-        double t1[GEMM_SIZES], tp[GEMM_SIZES];
-        for (int j = 0; j < GEMM_SIZES; j++) {
-            const int n = gs[j];
-            t1[j] = tp[j] = HUGE_VAL;
+        int plans[HB_CPU_CAL_GEMM], cand[17], nc = 0;
+        cand[nc++] = 1;
+        cand[nc++] = T;
+        for (int c = 1; c < nk; c++)
+            cand[nc++] = -ks[c];
+        for (int j = 0; j < HB_CPU_CAL_GEMM; j++) {
+            const int n = g_gs[j];
+            double t[17];
+            for (int c = 0; c < nc; c++)
+                t[c] = HUGE_VAL;
             for (int r = 0; r <= CAL_REPS; r++)
-                for (int par = 0; par < 2; par++) {
+                for (int c = 0; c < nc; c++) {
+                    if (cand[c] <= -2 && split_threads(cand[c], n) != -cand[c])
+                        continue; /* blocks under 4 rows: not a plan of its own */
                     const double t0 = now_s();
-                    gemm_threads(!par, n, n, n, w, w + 256 * 256, w + 2 * 256 * 256);
-                    const double t = now_s() - t0;
-                    double *best = par ? &tp[j] : &t1[j];
-                    if (r > 0 && t < *best)
-                        *best = t;
+                    gemm_plan_run(cand[c], n, n, n, w, w + 256 * 256, w + 2 * 256 * 256);
+                    const double dt = now_s() - t0;
+                    if (r > 0 && dt < t[c])
+                        t[c] = dt;
                 }
+            plans[j] = cand[cal_pick(t, nc)];
+            out->gemm_t[j][0] = t[0];
+            out->gemm_t[j][1] = t[cal_pick(t, nc)];
         }
-        const int f = first_winning(t1, tp, GEMM_SIZES);
-        g_gemm_par_flops = f < 0 ? 2.0 * 512 * 512 * 512 : 2.0 * gs[f] * gs[f] * gs[f];
+        const int f = cal_monotone(plans, HB_CPU_CAL_GEMM);
+        for (int j = 0; j < HB_CPU_CAL_GEMM; j++)
+            g_gemm_plan[j] = out->gemm_plan[j] = plans[j];
+        g_gemm_par_flops = f < 0 ? 2.0 * 512 * 512 * 512 : 2.0 * g_gs[f] * g_gs[f] * g_gs[f];
         out->gemm_par_flops = g_gemm_par_flops;
     }
-    /* sgemv 1 x n x n (y = B^T x), one thread against T */
+    /* sgemv 1 x n x n (y = B^T x): OpenBLAS on one thread or on T, or split over the rows of B */
     {
-        double t1[GEMV_SIZES], tp[GEMV_SIZES];
-        for (int j = 0; j < GEMV_SIZES; j++) {
-            const int n = vs[j];
-            t1[j] = tp[j] = HUGE_VAL;
+        int plans[HB_CPU_CAL_GEMV];
+        const int cand[3] = { 1, T, -T };
+        for (int j = 0; j < HB_CPU_CAL_GEMV; j++) {
+            const int n = g_vs[j];
+            double t[3] = { HUGE_VAL, HUGE_VAL, HUGE_VAL };
             for (int r = 0; r <= CAL_REPS; r++)
-                for (int par = 0; par < 2; par++) {
+                for (int c = 0; c < 3; c++) {
                     const double t0 = now_s();
-                    gemm_threads(!par, 1, n, n, a, a + (size_t)n, o);
-                    const double t = now_s() - t0;
-                    double *best = par ? &tp[j] : &t1[j];
-                    if (r > 0 && t < *best)
-                        *best = t;
+                    gemm_plan_run(cand[c], 1, n, n, a, a + (size_t)n, o);
+                    const double dt = now_s() - t0;
+                    if (r > 0 && dt < t[c])
+                        t[c] = dt;
                 }
+            plans[j] = cand[cal_pick(t, 3)];
         }
-        const int f = first_winning(t1, tp, GEMV_SIZES);
-        g_gemv_par_flops = f < 0 ? 2.0 * 4096 * 4096 : 2.0 * vs[f] * vs[f];
+        const int f = cal_monotone(plans, HB_CPU_CAL_GEMV);
+        for (int j = 0; j < HB_CPU_CAL_GEMV; j++)
+            g_gemv_plan[j] = out->gemv_plan[j] = plans[j];
+        g_gemv_par_flops = f < 0 ? 2.0 * 4096 * 4096 : 2.0 * g_vs[f] * g_vs[f];
         out->gemv_par_flops = g_gemv_par_flops;
     }
     free(a);
@@ -1450,7 +1695,7 @@ hb_status hb_cpu_kernel_run(const hb_case *c, const float *const *in, float *out
         k_elementwise(c->op, in[0], NULL, out, s->n);
         return HB_OK;
     case HB_OP_MATMUL:
-        gemm_threads(gemm_one_thread(s->m, s->n, s->k), s->m, s->n, s->k, in[0], in[1], out);
+        gemm_plan_run(gemm_plan_for(s->m, s->n, s->k), s->m, s->n, s->k, in[0], in[1], out);
         return HB_OK;
     case HB_OP_BMM:
         return k_bmm(hbk_def(s->batch, 1), s->m, s->n, s->k, in[0], in[1], out);

@@ -29,27 +29,41 @@ const char *hb_cpu_kernel_impl(const hb_case *c);
  * hb_cpu_blas_restore, which sets OpenBLAS's and OpenMP's counts to it again. */
 int hb_cpu_blas_one_thread(void);
 void hb_cpu_blas_restore(int threads);
-/* Threads the kernels use for case c (1 where a measured threshold says threads do not pay). */
+/* Threads the kernels use for case c (the count calibrated for its size; 1 where threads do not pay). */
 int hb_cpu_kernel_threads(const hb_case *c);
 
-/* What hb_cpu_kernel_calibrate measured: the smallest sizes from which the OpenMP/OpenBLAS threads
- * are 10% or more faster than one thread (at that size and every larger one measured). */
+/* Sizes hb_cpu_kernel_calibrate times: elementwise n = 4096 << j (4 Ki..1 Mi elements), sgemm n^3
+ * with n = 16, 24, 32, 48, 64, 96, 128, 192, 256, sgemv 1 x n x n with n = 128..2048 (powers of 2). */
+#define HB_CPU_CAL_EW 9
+#define HB_CPU_CAL_GEMM 9
+#define HB_CPU_CAL_GEMV 5
+
+/* What hb_cpu_kernel_calibrate measured and chose. A thread count is tried among 1, 2, 4, ... and
+ * the team size T (working threads: every parallel region keeps the whole team, cpu_kernels.c
+ * ew_run says why); a choice needs to save 10% or more against one thread, and a size where one
+ * thread won keeps every smaller size on one thread. */
 typedef struct hb_cpu_calibration {
-    int threads;               /* OpenMP threads (T) compared against one */
-    int64_t ew_par_min[2];     /* elements: [0] add/mul/relu (timed with relu), [1] gelu/silu (silu);
-                                * -1 when T = 1 */
+    int threads;               /* OpenMP threads (T) */
+    int64_t ew_par_min[2];     /* elements from which threads are used: [0] add/mul/relu (timed with
+                                * relu), [1] gelu/silu (silu); -1 when T = 1 */
     double gemm_par_flops;     /* 2mnk of the smallest n^3 sgemm (n = 16..256) threads win; -1 when T = 1 */
     double gemv_par_flops;     /* 2nk of the smallest 1 x n x n sgemv (n = 128..2048) threads win */
-    double ew_t1[2][9], ew_tp[2][9]; /* best seconds, n = 4096 << j, one thread / T threads */
+    int ew_threads[2][HB_CPU_CAL_EW]; /* threads chosen per elementwise size */
+    int gemm_plan[HB_CPU_CAL_GEMM];   /* per sgemm size: 1 OpenBLAS on one thread, T its own threading,
+                                       * p <= -2 rows split over -p threads of the OpenMP team with a
+                                       * single-threaded sgemm each */
+    int gemv_plan[HB_CPU_CAL_GEMV];   /* per sgemv size: OpenBLAS threads (1 or T) */
+    double ew_t1[2][HB_CPU_CAL_EW], ew_tp[2][HB_CPU_CAL_EW]; /* best seconds, one thread / T threads */
+    double gemm_t[HB_CPU_CAL_GEMM][2]; /* best seconds per sgemm size: one thread / the plan chosen */
 } hb_cpu_calibration;
 
-/* Measure, on this process's bound threads (after hb_cpu_bind_threads), from which sizes threads pay
- * for the elementwise ops, sgemm and sgemv: best of 7 timed calls after one warm-up, one thread
- * against all, in cache (the question is the thread pool's fixed cost, not memory). Sets the
- * kernels' thresholds; until called they use fixed defaults (32 Ki elements, 2 * 64^3 flops,
- * 2 * 256^2 flops). Where threads never win in the sizes tried the threshold is the next size up.
- * Takes some tens of milliseconds. HB_ENOMEM when its buffers (about 40 MiB) cannot be allocated
- * (the defaults stay). */
+/* Measure, on this process's bound threads (after hb_cpu_bind_threads), how many threads pay for the
+ * elementwise ops, sgemm and sgemv at each size above: best of 7 timed calls after one warm-up per
+ * candidate, interleaved, in cache (the question is the thread pool's fixed cost, not memory). Sets
+ * the kernels' choices; until called they use fixed thresholds (32 Ki elements, 2 * 64^3 flops,
+ * 2 * 256^2 flops; below one thread, from there all). Takes some tens of milliseconds (T = 16: about
+ * 5 candidates per size). HB_ENOMEM when its buffers (about 40 MiB) cannot be allocated (the
+ * defaults stay). */
 hb_status hb_cpu_kernel_calibrate(hb_cpu_calibration *out);
 
 /* HB_OK when the kernels can compute c's shape; otherwise HB_ESKIP with the reason written. */

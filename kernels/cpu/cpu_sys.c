@@ -13,6 +13,9 @@
  *   peak_gflops_f32: OpenBLAS cblas_sgemm, n x n x n with n = 1024 (4096 on 16 or more cores),
  *   2 n^3 flops per call, best of 2 x HB_SGEMM_REPS after one warm-up call.
  *   peak_gflops_f32_1core: the same at n = 512 on one thread (what more threads must beat).
+ *   peak_gflops_f32_1core_n128: one thread at n = 128, best of HB_SGEMM_SMALL_REPS calls: the single-core
+ *   ceiling of a 128^3 product (matmul 128^3, bmm 16x128^3), which at n = 512 was 10% above what one
+ *   core reaches at 128 (the Xeon host: 101 against 91 GFLOP/s).
  *   copy_gbps_l2, copy_gbps_llc: STREAM Copy on working sets that stay in a cache level (half of the
  *   L2 of each core the threads run on; half of the last-level cache), passes repeated inside one
  *   parallel region (cache_copy_gbps). copy_gbps itself is the DRAM figure.
@@ -405,14 +408,21 @@ void hb_cpu_cache_ws(size_t *l2_ws, size_t *llc_ws)
     *llc_ws = llc / 2 > *l2_ws && llc != l2 * (size_t)hb_cpu_ncores() ? llc / 2 : 0;
 }
 
-static int sgemm_probe(double *gflops, int *size, int one_core)
+/* Single-core sgemm sizes probed on their own (peak_gflops_f32_1core_n<N>): the sizes of the
+ * single-core goals (analysis/roofline.c: matmul 128^3, bmm 16x128^3). */
+#define HB_SGEMM_SMALL_N 128
+#define HB_SGEMM_SMALL_REPS 200 /* 42 us a call at 100 GFLOP/s: 8 ms in all */
+
+/* sgemm n^3 GFLOP/s, best of `reps` calls after one warm-up: on all threads, or one (one_core).
+ * n <= 0: the default size (1024; 4096 on 16 or more cores; 512 on one core). */
+static int sgemm_probe(double *gflops, int *size, int one_core, int n, int reps)
 {
     /* n = 1024 below 16 cores (was 2048: 86 ms a call on 2 cores, preempted on a loaded host, where
      * it read 31-41 GFLOP/s while 128^3 ran at 190) */
-    int n = hb_cpu_ncores() >= 16 ? 4096 : 1024;
-    if (one_core)
-        n = 512; /* 2.7 ms a call at 100 GFLOP/s: short enough that one of the 10 runs is not preempted
-                  * on a loaded host (n = 1024, best of 5, read half of what 64^3 reached there) */
+    if (n <= 0)
+        n = one_core ? 512 : hb_cpu_ncores() >= 16 ? 4096 : 1024;
+    /* one core, n = 512: 2.7 ms a call at 100 GFLOP/s: short enough that one of the 10 runs is not
+     * preempted on a loaded host (n = 1024, best of 5, read half of what 64^3 reached there) */
     int T = 0;
     *size = n;
     size_t nn = (size_t)n * (size_t)n;
@@ -433,7 +443,6 @@ static int sgemm_probe(double *gflops, int *size, int one_core)
     /* one core: OpenBLAS (OpenMP build) at one thread, restored after (cpu_priv.h) */
     if (one_core)
         T = hb_cpu_blas_one_thread();
-    const int reps = 2 * HB_SGEMM_REPS;
     for (int r = 0; r <= reps; r++) {
         double t0 = now_s();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n);
@@ -481,14 +490,20 @@ int hb_cpu_ceilings(hb_ceiling *out, int max)
         }
     }
     int n;
-    if (k < max && sgemm_probe(&gf, &n, 0) == 0) {
+    if (k < max && sgemm_probe(&gf, &n, 0, 0, 2 * HB_SGEMM_REPS) == 0) {
         snprintf(how, sizeof how, "OpenBLAS sgemm n=%d, %d threads, best of %d", n,
                  openblas_get_num_threads(), 2 * HB_SGEMM_REPS);
         set_ceiling(&out[k++], "peak_gflops_f32", gf, "GFLOP/s", how);
     }
-    if (k < max && sgemm_probe(&gf, &n, 1) == 0) {
+    if (k < max && sgemm_probe(&gf, &n, 1, 0, 2 * HB_SGEMM_REPS) == 0) {
         snprintf(how, sizeof how, "OpenBLAS sgemm n=%d, 1 thread, best of %d", n, 2 * HB_SGEMM_REPS);
         set_ceiling(&out[k++], "peak_gflops_f32_1core", gf, "GFLOP/s", how);
+    }
+    if (k < max && sgemm_probe(&gf, &n, 1, HB_SGEMM_SMALL_N, HB_SGEMM_SMALL_REPS) == 0) {
+        char name[sizeof out[0].name];
+        snprintf(name, sizeof name, "peak_gflops_f32_1core_n%d", n % 100000);
+        snprintf(how, sizeof how, "OpenBLAS sgemm n=%d, 1 thread, best of %d", n, HB_SGEMM_SMALL_REPS);
+        set_ceiling(&out[k++], name, gf, "GFLOP/s", how);
     }
     /* copy bandwidth of the caches: working sets sized from hwloc for L2 and the last level */
     size_t l2ws, llcws;
