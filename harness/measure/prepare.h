@@ -30,10 +30,11 @@
 #ifndef HB_PREPARE_H
 #define HB_PREPARE_H
 #include "core/backend.h"
+#include "analysis/modecheck.h"
 
-#define HB_SETTLE_TOL 0.05 /* 5%: the mode-invariance tolerance (modecheck.h) */
-#define HB_SETTLE_FAR 0.20 /* 20%: a run further over the fastest warm run is never settled (the mode
-                            * check's "far" bound, modecheck.h) */
+#define HB_SETTLE_TOL HB_MC_TOL /* the mode-invariance tolerance (5%, modecheck.h) */
+#define HB_SETTLE_FAR HB_MC_FAR /* a run further over the fastest warm run is never settled: the mode
+                                 * check's "far" bound (20%, modecheck.h) */
 #define HB_SETTLE_MAX 8
 #define HB_SETTLE_MAX_S 0.25 /* and at most this long (seconds) per call, past its first run: ops of
                               * tens of milliseconds stream their operands whatever the cache held */
