@@ -95,7 +95,8 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
     if (f64_host) {
         /* the f64 inputs are only read (converted, or uploaded and converted on the device): every
          * mode of a group reads the one copy the reference was computed from, instead of a copy each
-         * (on the 2-core VM, add n=2^25 spent most of its set-up copying 2 x 256 MiB per mode) */
+         * (on the 2-core VM, a third of perf's samples of opencl's add n=2^25 group were those
+         * copies of 2 x 256 MiB per mode and their page faults) */
         for (int i = 0; i < x->nin; i++) x->h64[i] = (double *)inputs[i];
         x->o64 = malloc(x->nout * sizeof(double));
         if (!x->o64) { snprintf(reason, rlen, "host f64 tensor allocation failed"); return HB_ENOMEM; }
