@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check_ab.sh - `hybench ab` end to end (run by tests/run_tests.sh): small case lists, few rounds.
-#  1. A/A (one build against itself, 3 rounds): exit 0; both builds' merged results files carry the
-#     pair id; compare of the two says nothing about interleaving, compare of two round files says
+#  1. A/A (one build against itself, 3 rounds): exit 0; rounds 2-3 in lockstep (the same number of
+#     turns for both builds), and an older build that does not take turns still completes a round;
+#     both builds' merged results files carry the pair id; compare of the two says nothing about interleaving, compare of two round files says
 #     they were not interleaved; report reads a merged file; JSON and JUnit are written.
 #  2. A planted slowdown (the PLANT=1 build, CUR run with HB_PLANT=add:1.5, 8 rounds, one thread:
 #     two OpenMP threads on a loaded 2-vCPU machine moved a 0.3 ms case up to 100x between rounds): exit 1, every
@@ -28,6 +29,26 @@ grep -q "3 rounds" $T/aa/gate.md || fail "A/A: the Markdown does not state the r
 out=$($HB compare $T/aa/base.jsonl $T/aa/cur.jsonl 2>/dev/null); echo "$out" | grep -q "Not interleaved" && fail "compare of the merged pair says not interleaved"
 out=$($HB compare $T/aa/rounds/base-r01.jsonl $T/aa/rounds/cur-r02.jsonl 2>/dev/null); echo "$out" | grep -q "Not interleaved" || fail "compare of two round files does not say they were not interleaved"
 grep -q '"how":"reused: ' $T/aa/rounds/base-r02.jsonl || fail "round 2 measured its ceilings again"
+# lockstep: rounds 2 and 3 took turns, both builds the same number of turns (one per case group and
+# one for the set-up), and the meta record says so
+python3 - "$T/aa" <<'PY' || fail "A/A: lockstep turns"
+import json, sys
+d = sys.argv[1]
+g = json.load(open(d + "/gate.json"))
+assert g["ab"]["lockstep_rounds"] == 2, g["ab"]
+metas = [json.loads(open(d + "/%s.jsonl" % s).readline())["ab"] for s in ("base", "cur")]
+tb, tc = metas[0]["turns"], metas[1]["turns"]
+assert tb[0] == 0 and tc[0] == 0, (tb, tc)            # round 1 measures the ceilings, one build after the other
+assert tb[1:] == tc[1:] and min(tb[1:]) >= 2, (tb, tc) # then one turn per case group each
+assert metas[0]["threads"] == 1 and metas[0]["pinned"], metas[0]
+PY
+grep -q "in lockstep" $T/aa/gate.md || fail "A/A: the Markdown does not name the lockstep rounds"
+# an older build that does not take turns (HB_LOCKSTEP dropped by a wrapper): the round still ends,
+# that build running alone in its first turn
+printf '#!/bin/sh\nunset HB_LOCKSTEP\nexec "%s" "$@"\n' "$PWD/$HB" > $T/oldbuild; chmod +x $T/oldbuild
+timeout 300 $HB ab $T/oldbuild $HB --rounds 2 --min-rounds 2 --out-dir $T/old --json $T/old/gate.json --quiet $L 2> $T/old.err
+rc=$?; [ $rc -eq 0 ] || { cat $T/old.err; fail "old BASE: exit $rc, wanted 0"; }
+grep -q "round 2 (lockstep.*base exit 0.*0 turns; cur exit 0" $T/old.err || { cat $T/old.err; fail "old BASE: round 2 not run with 0 turns for base"; }
 $HB report -q --svg-only --out $T/aa-report $T/aa/cur.jsonl >/dev/null 2>&1 || fail "report cannot read cur.jsonl"
 # 2. planted slowdown
 if [ -x $PL ]; then

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -57,13 +58,17 @@ static void ab_usage(FILE *f)
         "  --no-normalize      do not remove each round's whole-run shift per backend (docs/compare.md)\n"
         "  --redecide DIR      run nothing: decide again from DIR/rounds/ of an earlier hybench ab (other\n"
         "                      statistics options), writing into --out-dir (default DIR)\n"
+        "  --no-lockstep       run the two builds of a round one after the other (default: from round 2 on,\n"
+        "                      both start at once and take turns case group by case group, docs/compare.md)\n"
         "  --ceilings-each-round  measure the ceilings in every run (default: the first run measures them,\n"
         "                      later runs reuse them with `run --ceilings-from`, where the build has it)\n"
         "noise controls for both builds' processes (docs/compare.md, \"Between-process noise\"):\n"
         "  --aslr              keep address-space layout randomisation (default: off for the runs,\n"
         "                      personality(ADDR_NO_RANDOMIZE), so both builds' buffers land alike)\n"
-        "  --threads N         OMP_NUM_THREADS / OPENBLAS_NUM_THREADS for the runs (default: inherited)\n"
-        "  --pin CPULIST       run the builds on these CPUs only (sched_setaffinity), e.g. 1 or 0-1\n"
+        "  --threads N         threads of the runs: OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, PoCL's CPU\n"
+        "                      device (default 1; 0 inherits the environment)\n"
+        "  --pin CPULIST       run the builds on these CPUs only (sched_setaffinity), e.g. 1 or 0-1 (default:\n"
+        "                      the last CPU this process may use; all: no pinning)\n"
         "  --hugepages         transparent huge pages for malloc (GLIBC_TUNABLES=glibc.malloc.hugetlb=1)\n"
         "run options passed to both builds: --quick --backend --op --mode --route --dtype --filter --batch\n"
         "  --budget --ci-target --min-samples --max-samples --cold --ref-max-gflop --case-timeout\n"
@@ -152,10 +157,12 @@ static int parse_cpulist(const char *s, cpu_set_t *set)
     return CPU_COUNT(set) ? 0 : -1;
 }
 
-/* Run `exe run ARGS --out path` with stderr to log; returns its exit status (128+signal when killed),
- * or -1 when it could not start. *secs gets its wall time. */
-static int run_build(const char *exe, char **fwd, int nfwd, const char *ceilf, const char *path, const char *log,
-                     const noise_opts *no, char **env, int nenv, double *secs)
+/* Start `exe run ARGS --out path` with stderr to log; returns its pid, or -1 when it could not fork.
+ * ls: NULL, or the two pipe ends the run takes turns through (HB_LOCKSTEP, measure/lockstep.h: ls[0]
+ * the end it reads the token from, ls[1] the end it hands it back on). Every other descriptor of
+ * the controller is close-on-exec, so the run holds no end of the other build's pipes. */
+static pid_t spawn_build(const char *exe, char **fwd, int nfwd, const char *ceilf, const char *path, const char *log,
+                         const noise_opts *no, char **env, int nenv, const int *ls)
 {
     char *av[AB_MAX_FWD + 16];
     int k = 0;
@@ -167,37 +174,120 @@ static int run_build(const char *exe, char **fwd, int nfwd, const char *ceilf, c
     av[k++] = (char *)path;
     av[k++] = (char *)"--force";
     av[k] = NULL;
-    double t0 = hb_now();
+    fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        int lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644), nul = open("/dev/null", O_WRONLY);
-        if (lf >= 0) dup2(lf, 2);
-        if (nul >= 0) dup2(nul, 1);
-        if (!no->aslr && personality(0xffffffff) >= 0) personality((unsigned long)personality(0xffffffff) | ADDR_NO_RANDOMIZE);
-        if (no->threads > 0) {
-            char t[16];
-            snprintf(t, sizeof t, "%d", no->threads);
-            setenv("OMP_NUM_THREADS", t, 1);
-            setenv("OPENBLAS_NUM_THREADS", t, 1);
-        }
-        if (no->hugepages) {
-            const char *g = getenv("GLIBC_TUNABLES");
-            char buf[1024];
-            snprintf(buf, sizeof buf, "%s%sglibc.malloc.hugetlb=1", g ? g : "", g && *g ? ":" : "");
-            setenv("GLIBC_TUNABLES", buf, 1);
-        }
-        if (no->have_pin) sched_setaffinity(0, sizeof no->pin, &no->pin);
-        for (int i = 0; i < nenv; i++) putenv(env[i]);
-        execv(exe, av);
-        fprintf(stderr, "hybench ab: cannot run %s: %s\n", exe, strerror(errno));
-        _exit(127);
+    if (pid != 0) return pid;
+    /* a gate that is killed takes its runs along (SIGTERM: the run keeps what it measured and stops) */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(HB_EXIT_INTERRUPTED);
+    int lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644), nul = open("/dev/null", O_WRONLY);
+    if (lf >= 0) dup2(lf, 2);
+    if (nul >= 0) dup2(nul, 1);
+    if (!no->aslr && personality(0xffffffff) >= 0) personality((unsigned long)personality(0xffffffff) | ADDR_NO_RANDOMIZE);
+    if (no->threads > 0) {
+        char t[16];
+        snprintf(t, sizeof t, "%d", no->threads);
+        setenv("OMP_NUM_THREADS", t, 1);
+        setenv("OPENBLAS_NUM_THREADS", t, 1);
+        setenv("POCL_CPU_MAX_CU_COUNT", t, 1);  /* PoCL's CPU device: worker threads (PoCL >= 1.6) */
+        setenv("POCL_MAX_PTHREAD_COUNT", t, 1); /* the same for older PoCL */
     }
+    if (no->hugepages) {
+        const char *g = getenv("GLIBC_TUNABLES");
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s%sglibc.malloc.hugetlb=1", g ? g : "", g && *g ? ":" : "");
+        setenv("GLIBC_TUNABLES", buf, 1);
+    }
+    if (no->have_pin) sched_setaffinity(0, sizeof no->pin, &no->pin);
+    for (int i = 0; i < nenv; i++) putenv(env[i]);
+    if (ls) {
+        char v[32];
+        snprintf(v, sizeof v, "%d,%d", ls[0], ls[1]);
+        fcntl(ls[0], F_SETFD, 0);
+        fcntl(ls[1], F_SETFD, 0);
+        setenv("HB_LOCKSTEP", v, 1);
+    } else unsetenv("HB_LOCKSTEP");
+    signal(SIGPIPE, SIG_DFL);
+    execv(exe, av);
+    fprintf(stderr, "hybench ab: cannot run %s: %s\n", exe, strerror(errno));
+    _exit(127);
+}
+
+/* Wait for pid; its exit status (128+signal when killed), or -1. */
+static int wait_build(pid_t pid)
+{
     int ws;
     while (waitpid(pid, &ws, 0) < 0)
         if (errno != EINTR) return -1;
-    *secs = hb_now() - t0;
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+/* Run `exe run ARGS --out path` alone; returns its exit status, or -1 when it could not start.
+ * *secs gets its wall time. */
+static int run_build(const char *exe, char **fwd, int nfwd, const char *ceilf, const char *path, const char *log,
+                     const noise_opts *no, char **env, int nenv, double *secs)
+{
+    double t0 = hb_now();
+    pid_t pid = spawn_build(exe, fwd, nfwd, ceilf, path, log, no, env, nenv, NULL);
+    if (pid < 0) return -1;
+    int x = wait_build(pid);
+    *secs = hb_now() - t0;
+    return x;
+}
+
+/* One lockstep round: both builds' runs started at once, the token handed to one at a time (measure/
+ * lockstep.h), in steps: in each step each build runs up to its next hand-back (before its next
+ * case group; the first step is its set-up), the build that goes first alternating from step to step
+ * (ABBA: `first` leads steps 0, 3, 4, 7, ...; the other steps 1, 2, 5, 6, ...), so that the two
+ * measure the same case group within a fraction of a second of each other. A build that does not
+ * take turns (an older hybench) runs to its end within its first step, the other then alone.
+ * x[s]: exit status per side (-1: could not start); secs[s]: the time it held the token; steps[s]:
+ * its hand-backs (0: it did not take turns). args[s] describes side s's run. */
+typedef struct build_args { const char *exe, *ceilf, *path, *log; char **env; int nenv; } build_args;
+static void run_lockstep(const build_args *args, char **fwd, int nfwd, const noise_opts *no, int first, int x[2],
+                         double secs[2], long steps[2])
+{
+    int go[2][2] = {{-1, -1}, {-1, -1}}, done[2][2] = {{-1, -1}, {-1, -1}};
+    pid_t pid[2] = {-1, -1};
+    int active[2] = {0, 0};
+    void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
+    for (int s = 0; s < 2; s++) {
+        x[s] = -1;
+        secs[s] = 0;
+        steps[s] = 0;
+        if (pipe2(go[s], O_CLOEXEC) || pipe2(done[s], O_CLOEXEC)) continue;
+        int ls[2] = {go[s][0], done[s][1]};
+        const build_args *a = &args[s];
+        pid[s] = spawn_build(a->exe, fwd, nfwd, a->ceilf, a->path, a->log, no, a->env, a->nenv, ls);
+        close(go[s][0]);
+        close(done[s][1]);
+        go[s][0] = done[s][1] = -1;
+        active[s] = pid[s] > 0;
+    }
+    for (long step = 0; active[0] || active[1]; step++) {
+        int lead = (step % 4 == 0 || step % 4 == 3) ? first : !first;
+        for (int k = 0; k < 2; k++) {
+            int s = k == 0 ? lead : !lead;
+            if (!active[s]) continue;
+            double t0 = hb_now();
+            char c = 'g';
+            ssize_t n;
+            do n = write(go[s][1], &c, 1); while (n < 0 && errno == EINTR);
+            if (n == 1) {
+                do n = read(done[s][0], &c, 1); while (n < 0 && errno == EINTR);
+            }
+            secs[s] += hb_now() - t0;
+            if (n == 1) steps[s]++;
+            else active[s] = 0; /* the run ended (every write end closed) or its pipe failed */
+        }
+    }
+    for (int s = 0; s < 2; s++) {
+        if (go[s][1] >= 0) close(go[s][1]);
+        if (done[s][0] >= 0) close(done[s][0]);
+        if (pid[s] > 0) x[s] = wait_build(pid[s]);
+    }
+    signal(SIGPIPE, old_pipe);
 }
 
 static FILE *open_out(const char *p) { return strcmp(p, "-") ? fopen(p, "w") : stdout; }
@@ -224,8 +314,9 @@ int hb_cmd_ab(int argc, char **argv)
     hb_ab_options_default(&ao);
     hb_cmp_options *o = &ao.cmp;
     o->tool = "hybench ab";
-    noise_opts no = {0};
-    int no_share_ceil = 0, ncur_env = 0;
+    noise_opts no = {.threads = 1}; /* one thread, pinned to one CPU (below): the measured noise is lowest */
+    int pin_set = 0;
+    int no_share_ceil = 0, ncur_env = 0, lockstep = 1;
     const char *redecide = NULL;
     char *cur_env[16];
     int max_rounds = 16, quiet = 0, has_passes = 0, has_reps = 0, order_seed_set = 0;
@@ -236,7 +327,7 @@ int hb_cmd_ab(int argc, char **argv)
     int nfwd = 0;
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
-           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT,
+           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK,
            O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
@@ -252,8 +343,8 @@ int hb_cmd_ab(int argc, char **argv)
         {"threads", 1, 0, O_THREADS}, {"pin", 1, 0, O_PIN}, {"hugepages", 0, 0, O_HUGE}, {"help", 0, 0, O_HELP},
         {"ceilings-each-round", 0, 0, O_CEILEACH}, {"cur-env", 1, 0, O_CURENV},
         {"no-normalize", 0, 0, O_NONORM}, {"redecide", 1, 0, O_REDECIDE},
-        {"round-stat", 1, 0, O_RSTAT}};
-    int nlo = 28;
+        {"round-stat", 1, 0, O_RSTAT}, {"no-lockstep", 0, 0, O_NOLOCK}};
+    int nlo = 29;
     for (size_t i = 0; i < sizeof fwd0 / sizeof *fwd0; i++) lo[nlo++] = (struct option){fwd0[i], 0, 0, O_FWD0 + (int)i};
     for (size_t i = 0; i < sizeof fwd1 / sizeof *fwd1; i++) lo[nlo++] = (struct option){fwd1[i], 1, 0, O_FWD1 + (int)i};
     lo[nlo] = (struct option){0, 0, 0, 0};
@@ -298,10 +389,14 @@ int hb_cmd_ab(int argc, char **argv)
         case O_QUIET: quiet = 1; break;
         case O_OSEED: order_seed = strtoull(optarg, &end, 10); order_seed_set = 1; if (*end || !*optarg) { fprintf(stderr, "hybench ab: --order-seed wants an integer\n"); bad = 1; } break;
         case O_ASLR: no.aslr = 1; break;
-        case O_THREADS: no.threads = (int)strtol(optarg, &end, 10); if (*end || no.threads < 1 || no.threads > 1024) { fprintf(stderr, "hybench ab: --threads wants 1..1024\n"); bad = 1; } break;
-        case O_PIN: if (parse_cpulist(optarg, &no.pin)) { fprintf(stderr, "hybench ab: --pin wants a CPU list such as 0-1, not \"%s\"\n", optarg); bad = 1; } no.have_pin = 1; break;
+        case O_THREADS: no.threads = (int)strtol(optarg, &end, 10); if (*end || no.threads < 0 || no.threads > 1024) { fprintf(stderr, "hybench ab: --threads wants 0 (inherit) or 1..1024\n"); bad = 1; } break;
+        case O_PIN:
+            if (!strcmp(optarg, "all")) { no.have_pin = 0; pin_set = 1; break; }
+            if (parse_cpulist(optarg, &no.pin)) { fprintf(stderr, "hybench ab: --pin wants a CPU list such as 0-1, or all, not \"%s\"\n", optarg); bad = 1; }
+            no.have_pin = 1; pin_set = 1; break;
         case O_HUGE: no.hugepages = 1; break;
         case O_CEILEACH: no_share_ceil = 1; break;
+        case O_NOLOCK: lockstep = 0; break;
         case O_NONORM: ao.normalize = 0; break;
         case O_REDECIDE: redecide = optarg; break;
         case O_RSTAT:
@@ -322,6 +417,12 @@ int hb_cmd_ab(int argc, char **argv)
     if (npos < 2 && !redecide) { if (!bad) fprintf(stderr, "hybench ab: need BASE and CUR (two hybench executables or build trees)\n"); bad = 1; }
     if (redecide && !outdir) outdir = redecide;
     if (ao.min_rounds > max_rounds) ao.min_rounds = max_rounds;
+    if (!pin_set) { /* default: the last CPU this process may run on, the others left to the controller and the OS */
+        cpu_set_t mine;
+        if (sched_getaffinity(0, sizeof mine, &mine) == 0)
+            for (int c = CPU_SETSIZE - 1; c >= 0; c--)
+                if (CPU_ISSET(c, &mine)) { CPU_ZERO(&no.pin); CPU_SET(c, &no.pin); no.have_pin = 1; break; }
+    }
     static side_t sides[2];
     memset(sides, 0, sizeof sides);
     sides[0].name = "base";
@@ -369,7 +470,8 @@ int hb_cmd_ab(int argc, char **argv)
     const char *stop_why = "the round limit (--rounds)";
     hb_load_opts lopt = {.flags = 0, .metric = o->metric, .keep = slim_keep};
     char ceilf[1200];
-    int have_ceil = 0;
+    int have_ceil = 0, have_ceil_plan = !no_share_ceil, lockstep_rounds = 0;
+    static long sides_steps[AB_MAX_ROUNDS][2];
     snprintf(ceilf, sizeof ceilf, "%s/ceilings.jsonl", dir);
     for (int s = 0; s < 2 && !redecide; s++) sides[s].has_ceilf = exe_has_option(sides[s].exe, "--ceilings-from");
     if (redecide) { /* the rounds of an earlier run, as far as both builds have them */
@@ -405,24 +507,45 @@ int hb_cmd_ab(int argc, char **argv)
         if (r % 2 == 0) first_cur = (int)(hb_rng_next(&rng) >> 63);
         else first_cur = !first_cur;
         order[r] = first_cur ? 'C' : 'B';
+        /* lockstep (the default) from the round that reuses the first run's ceilings on: the two
+         * builds take turns case group by case group (run_lockstep); the first round, which measures
+         * the ceilings, runs them one after the other */
+        int ls_round = lockstep && (r > 0 || !have_ceil_plan);
+        char path[2][1300], log[2][1300];
+        int xs[2] = {0, 0};
+        build_args ba[2];
+        for (int s = 0; s < 2; s++) {
+            snprintf(path[s], sizeof path[s], "%s/%s-r%02d.jsonl", rdir, sides[s].name, r + 1);
+            snprintf(log[s], sizeof log[s], "%s/%s-r%02d.log", rdir, sides[s].name, r + 1);
+            ba[s] = (build_args){sides[s].exe, have_ceil && sides[s].has_ceilf ? ceilf : NULL, path[s], log[s],
+                                 s ? cur_env : NULL, s ? ncur_env : 0};
+        }
+        if (ls_round) {
+            double secs[2];
+            run_lockstep(ba, fwd, nfwd, &no, first_cur, xs, secs, sides_steps[r]);
+            for (int s = 0; s < 2; s++) sides[s].secs[r] = secs[s];
+            fprintf(stderr, "hybench ab: round %d (lockstep, %s first): base exit %d, %.1f s, %ld turns; cur exit %d, %.1f s, %ld turns\n",
+                    r + 1, first_cur ? "cur" : "base", xs[0], secs[0], sides_steps[r][0], xs[1], secs[1], sides_steps[r][1]);
+            lockstep_rounds++;
+        }
         for (int k = 0; k < 2; k++) {
             int s = k == 0 ? first_cur : !first_cur;
             side_t *sd = &sides[s];
-            char path[1300], log[1300];
-            snprintf(path, sizeof path, "%s/%s-r%02d.jsonl", rdir, sd->name, r + 1);
-            snprintf(log, sizeof log, "%s/%s-r%02d.log", rdir, sd->name, r + 1);
-            int x = run_build(sd->exe, fwd, nfwd, have_ceil && sd->has_ceilf ? ceilf : NULL, path, log, &no, s ? cur_env : NULL,
-                              s ? ncur_env : 0, &sd->secs[r]);
-            fprintf(stderr, "hybench ab: round %d %s: exit %d, %.1f s\n", r + 1, sd->name, x, sd->secs[r]);
+            int x = xs[s];
+            if (!ls_round) {
+                ba[s].ceilf = have_ceil && sd->has_ceilf ? ceilf : NULL;
+                x = run_build(sd->exe, fwd, nfwd, ba[s].ceilf, path[s], log[s], &no, ba[s].env, ba[s].nenv, &sd->secs[r]);
+                fprintf(stderr, "hybench ab: round %d %s: exit %d, %.1f s\n", r + 1, sd->name, x, sd->secs[r]);
+            }
             /* ok, wrong (5) and failed/crashed (8) runs have records: their cases decide; others do not */
             if (x != 0 && x != HB_EXIT_WRONG && x != HB_EXIT_FAILED) {
-                fprintf(stderr, "hybench ab: the %s build could not run the case list (exit %d): see %s\n", sd->name, x, log);
+                fprintf(stderr, "hybench ab: the %s build could not run the case list (exit %d): see %s\n", sd->name, x, log[s]);
                 rc = HB_EXIT_USAGE;
                 goto done;
             }
-            sd->path[r] = strdup(path);
-            if (!have_ceil && !no_share_ceil) have_ceil = copy_ceilings(path, ceilf) == 0;
-            if (hb_run_load_opts(path, &lopt, &sd->run[r], err, sizeof err) != HB_OK) {
+            sd->path[r] = strdup(path[s]);
+            if (!have_ceil && !no_share_ceil) have_ceil = copy_ceilings(path[s], ceilf) == 0;
+            if (hb_run_load_opts(path[s], &lopt, &sd->run[r], err, sizeof err) != HB_OK) {
                 fprintf(stderr, "hybench ab: %s\n", err);
                 rc = HB_EXIT_USAGE;
                 goto done;
@@ -465,6 +588,10 @@ int hb_cmd_ab(int argc, char **argv)
                                     "other", sides[!s].exe, "rounds", rounds, "order", order, "exe", sides[s].exe,
                                     "order_seed", (json_int_t)order_seed, "aslr", no.aslr, "threads", no.threads,
                                     "pinned", no.have_pin, "hugepages", no.hugepages);
+            json_t *turns = json_array();
+            for (int r = 0; r < rounds; r++) json_array_append_new(turns, json_integer(sides_steps[r][s]));
+            json_object_set_new(abm, "lockstep_rounds", json_integer(lockstep_rounds));
+            json_object_set_new(abm, "turns", turns);
             const hb_run *rr[AB_MAX_ROUNDS];
             for (int r = 0; r < rounds; r++) rr[r] = &sides[s].run[r];
             if (fd < 0 || hb_ab_write_merged(fd, rr, (const char *const *)sides[s].path, rounds, &res, s, o->metric, abm) != HB_OK ||
@@ -480,23 +607,32 @@ int hb_cmd_ab(int argc, char **argv)
                 goto done;
             }
         }
+        char thr[48] = ", threads inherited", pinb[600] = "";
+        if (no.threads) snprintf(thr, sizeof thr, ", %d thread%s per run", no.threads, no.threads > 1 ? "s" : "");
+        if (no.have_pin) {
+            size_t n = (size_t)snprintf(pinb, sizeof pinb, ", pinned to CPU");
+            for (int c = 0; c < CPU_SETSIZE && n + 8 < sizeof pinb; c++)
+                if (CPU_ISSET(c, &no.pin)) n += (size_t)snprintf(pinb + n, sizeof pinb - n, " %d", c);
+        }
         char method[4096];
         snprintf(method, sizeof method,
                  "Method (`hybench ab`): %d rounds (stopped at %s), each running every case once under each build in "
-                 "fresh processes, order %s (B = base first, C = current first; ABBA, first of each pair random). Per "
+                 "fresh processes, order %s (B = base first, C = current first; ABBA, first of each pair random); %d of "
+                 "them in lockstep (both builds' runs started at once, taking turns case group by case group, so both "
+                 "measure a case within a fraction of a second of each other). Per "
                  "case and round, the %s of every `%s` sample; the per-round ratios current/base%s; their median, a "
                  "two-sided Wilcoxon signed-rank test and a %g%% bootstrap CI over rounds (%d resamples); "
                  "Benjamini-Hochberg over the %zu compared cases (FDR %g). A regression needs q <= %g, the median "
                  "ratio above 1 + threshold (%g%% by default) and %s. A case that became wrong or crashed in any round, "
                  "lost its ok status, or went missing fails the gate whatever its speed. Time: %.0f s in all, base runs "
                  "%.0f s, current runs %.0f s, decisions %.1f s; ASLR %s%s%s%s.\n",
-                 rounds, stop_why, order,
+                 rounds, stop_why, order, lockstep_rounds,
                  ao.round_quantile == 0.5 ? "median" : ao.round_quantile == 0 ? "minimum" : "10th percentile", o->metric,
                  ao.normalize ? ", divided by the median ratio of the case's backend in that round (its process's whole-run "
                                 "shift; that shift is tested as the case `(whole run)`)" : "",
                  o->confidence * 100, o->resamples, res.tested, o->alpha, o->alpha,
                  o->threshold * 100, o->rule_point ? "the CI above 1" : "the whole CI above 1 + threshold", total, run_s[0],
-                 run_s[1], t_decide, no.aslr ? "on" : "off", no.threads ? ", threads set" : "", no.have_pin ? ", pinned" : "",
+                 run_s[1], t_decide, no.aslr ? "on" : "off", thr, pinb,
                  no.hugepages ? ", huge pages" : "");
         o->method_md = method;
         int io_fail = 0;
@@ -513,6 +649,7 @@ int hb_cmd_ab(int argc, char **argv)
                 json_t *ab = json_pack("{s:i,s:s,s:s,s:f,s:f,s:f,s:f,s:I}", "rounds", rounds, "order", order, "stopped_at",
                                        stop_why, "elapsed_s", total, "base_runs_s", run_s[0], "cur_runs_s", run_s[1],
                                        "decide_s", t_decide, "undecided", (json_int_t)undecided);
+                json_object_set_new(ab, "lockstep_rounds", json_integer(lockstep_rounds));
                 json_t *rs = json_array();
                 for (int r = 0; r < rounds; r++)
                     json_array_append_new(rs, json_pack("{s:f,s:f}", "base_s", sides[0].secs[r], "cur_s", sides[1].secs[r]));

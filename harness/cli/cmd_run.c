@@ -4,6 +4,7 @@
  * the run measured (measure/runner.c), and the exit status from what it found.
  */
 #include "cli/commands.h"
+#include "measure/lockstep.h"
 #include "measure/measure.h"
 #include "measure/registry.h"
 #include "workload/benchdnn.h"
@@ -286,6 +287,8 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         int crc = hb_measure_child_from_env(&o, casesp);
         if (crc >= 0) return crc;
     }
+    /* under `hybench ab`'s lockstep rounds: wait for the turn before any work (lockstep.h) */
+    hb_lockstep_begin();
     /* results file */
     char run_id[128], host[64] = "host", path[512];
     gethostname(host, sizeof host);
