@@ -11,7 +11,7 @@
 #   GATE_OUT      where the outputs go (default results/gate-<time>): gate.md, gate.json, gate.xml,
 #                 base.jsonl, cur.jsonl (both builds' results, readable by report and compare), rounds/
 #   GATE_ARGS     hybench ab options used when none follow "--"
-#                 (default: --quick --budget 0.05)
+#                 (default: --quick --budget 0.01)
 #   GATE_MAKE     make arguments for both builds (default: WITH_CUDA=no), e.g. "PLANT=1 WITH_CUDA=no"
 #   GATE_KEEP=1   keep the worktrees and builds (default: removed at the end)
 #   GATE_TMP      parent of the temporary folder (default: $TMPDIR or /tmp)
@@ -35,10 +35,14 @@ cleanup() {
   if [ "${GATE_KEEP:-0}" = 1 ]; then echo "gate.sh: kept $TMP" >&2; return; fi
   git -C "$REPO" worktree remove --force "$TMP/base" >/dev/null 2>&1
   git -C "$REPO" worktree remove --force "$TMP/head" >/dev/null 2>&1
+  rm -f "$TMP/shared"
   rm -rf "$TMP"
   git -C "$REPO" worktree prune >/dev/null 2>&1
 }
 trap cleanup EXIT
+# the workloads read shared data from ../shared (benchdnn shape lists): the worktrees get the
+# repository's, beside them
+[ -d "$REPO/../shared" ] && ln -s "$(cd "$REPO/../shared" && pwd)" "$TMP/shared"
 trap 'exit 130' INT TERM
 t0=$(date +%s)
 read -r -a MAKEARGS <<< "${GATE_MAKE:-WITH_CUDA=no}"
@@ -54,7 +58,7 @@ fi
 build base "$base_sha" || exit 9
 build head "$head_sha" || exit 9
 t1=$(date +%s)
-if [ $# -gt 0 ]; then ARGS=("$@"); else read -r -a ARGS <<< "${GATE_ARGS:---quick --budget 0.05}"; fi
+if [ $# -gt 0 ]; then ARGS=("$@"); else read -r -a ARGS <<< "${GATE_ARGS:---quick --budget 0.01}"; fi
 cd "$TMP/head"
 "$TMP/head/build/hybench" ab "$TMP/base" "$TMP/head" --out-dir "$OUT" --markdown "$OUT/gate.md" \
   --json "$OUT/gate.json" --junit "$OUT/gate.xml" "${ARGS[@]}"
