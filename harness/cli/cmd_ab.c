@@ -2,9 +2,11 @@
  * cmd_ab.c - `hybench ab BASE CUR [run options] [WORKLOAD.ini ...]`: the merge gate that runs two
  * builds interleaved (docs/compare.md "hybench ab"). Rounds: each runs the case list once under
  * each build (`EXE run --passes 1 ...`, a fresh process tree per build and round), the two in an
- * ABBA order whose first letter is drawn per pair of rounds; the decision (analysis/ab.c) after
- * every round from --min-rounds on, stopping when every case is decided, at --rounds, or when the
- * next round would pass --time-budget. Writes compare's Markdown / JSON / JUnit and exit codes, both
+ * ABBA order whose first letter is drawn per pair of rounds; from round 2 on (after the first run
+ * measured the ceilings) both runs of a round start at once and take turns case group by case group
+ * (run_lockstep, measure/lockstep.h), one thread each, pinned to one CPU by default; the decision
+ * (analysis/ab.c) after every round from --min-rounds on, stopping when every case is decided, at
+ * --rounds, or when the next round would pass --time-budget. Writes compare's Markdown / JSON / JUnit and exit codes, both
  * builds' merged results files and every round's file.
  */
 #include "analysis/ab.h"
