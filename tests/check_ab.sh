@@ -52,7 +52,9 @@ grep -q "round 2 (lockstep.*base exit 0.*0 turns; cur exit 0" $T/old.err || { ca
 $HB report -q --svg-only --out $T/aa-report $T/aa/cur.jsonl >/dev/null 2>&1 || fail "report cannot read cur.jsonl"
 # 2. planted slowdown
 if [ -x $PL ]; then
-  $PL ab $PL $PL --cur-env HB_PLANT=add:1.5 --threads 1 --rounds 8 --min-rounds 8 --out-dir $T/pl --json $T/pl/gate.json --quiet $L 2> $T/pl.err
+  # --threshold 5%: these cases last 1-3 us; once in four runs of this test under make test, an
+  # unplanted one (mul n=4096 convert) read 1.023 with 7 of 8 rounds the same way, over the 2% default
+  $PL ab $PL $PL --cur-env HB_PLANT=add:1.5 --threads 1 --threshold 5% --rounds 8 --min-rounds 8 --out-dir $T/pl --json $T/pl/gate.json --quiet $L 2> $T/pl.err
   rc=$?; [ $rc -eq 1 ] || { cat $T/pl.err; fail "planted: exit $rc, wanted 1"; }
   python3 - "$T/pl/gate.json" <<'PY' || fail "planted: wrong verdicts"
 import json, sys
