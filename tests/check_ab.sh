@@ -42,7 +42,9 @@ assert tb[0] == 0 and tc[0] == 0, (tb, tc)            # round 1 measures the cei
 assert tb[1:] == tc[1:] and min(tb[1:]) >= 2, (tb, tc) # then one turn per case group each
 assert metas[0]["threads"] == 1 and metas[0]["pinned"], metas[0]
 PY
-grep -q "in lockstep" $T/aa/gate.md || fail "A/A: the Markdown does not name the lockstep rounds"
+grep -q "2 of them in lockstep" $T/aa/gate.md || fail "A/A: the Markdown does not name the lockstep rounds"
+$HB ab --redecide $T/aa --out-dir $T/aa-re --markdown $T/aa-re.md --quiet >/dev/null 2>&1 || fail "redecide of the A/A failed"
+grep -q "2 of them in lockstep" $T/aa-re.md || fail "redecide: the lockstep rounds of the earlier gate are not carried"
 # an older build that does not take turns (HB_LOCKSTEP dropped by a wrapper): the round still ends,
 # that build running alone in its first turn
 printf '#!/bin/sh\nunset HB_LOCKSTEP\nexec "%s" "$@"\n' "$PWD/$HB" > $T/oldbuild; chmod +x $T/oldbuild

@@ -495,6 +495,23 @@ int hb_cmd_ab(int argc, char **argv)
             order[r] = '?';
             rounds = r + 1;
         }
+        { /* the order and the lockstep rounds the earlier gate recorded (its base.jsonl's meta.ab) */
+            char mp[1300];
+            snprintf(mp, sizeof mp, "%s/base.jsonl", redecide);
+            FILE *mf = fopen(mp, "r");
+            char *line = NULL;
+            size_t cap = 0;
+            if (mf && getline(&line, &cap, mf) > 0) {
+                json_t *m = json_loads(line, 0, NULL), *ab = m ? json_object_get(m, "ab") : NULL;
+                const char *ord = json_string_value(json_object_get(ab, "order"));
+                if (ord && strlen(ord) >= (size_t)rounds) memcpy(order, ord, (size_t)rounds);
+                json_t *lr = json_object_get(ab, "lockstep_rounds");
+                if (json_is_integer(lr)) lockstep_rounds = (int)json_integer_value(lr);
+                json_decref(m);
+            }
+            free(line);
+            if (mf) fclose(mf);
+        }
         stop_why = "re-decided from earlier rounds (--redecide)";
         snprintf(sides[0].exe, sizeof sides[0].exe, "(rounds of %s)", redecide);
         snprintf(sides[1].exe, sizeof sides[1].exe, "(rounds of %s)", redecide);
