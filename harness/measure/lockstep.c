@@ -65,9 +65,3 @@ void hb_lockstep_yield(void)
     }
     wait_token();
 }
-
-int hb_lockstep_active(void)
-{
-    parse();
-    return g_state == 1;
-}

@@ -1,10 +1,10 @@
 /*
- * lockstep.h - a run that takes turns with another build's run (`hybench ab`, docs/compare.md
- * "Lockstep rounds").
+ * lockstep.h - a run that takes turns with another build's run (`hybench ab`, docs/compare.md,
+ * "Lockstep").
  *
- * On a shared machine the time of a case moves by 10-50% over seconds (co-tenants, the host's
- * scheduling of the vCPUs), while the samples of one case, taken within a few tens of
- * milliseconds, agree to 1-2%. Two builds run one after the other see different host states; two
+ * On a shared machine the time of a case moves by 10-25% over seconds, at times 1.4-1.8x (the
+ * 2-vCPU VM: co-tenants, the host's scheduling of the vCPUs), while the samples of one case, taken
+ * within a few tens of milliseconds, agree to 1-2% (measured in docs/compare.md). Two builds run one after the other see different host states; two
  * builds that take turns case by case see nearly the same. `hybench ab` therefore starts both
  * builds' runs of a round at once and hands a token to one at a time: a run computes only while it
  * holds the token and gives it back before each case group, so the two builds measure the same
@@ -30,8 +30,5 @@ void hb_lockstep_begin(void);
  * again. Returns at once when lockstep is off. A write to a closed pipe turns lockstep off: the
  * caller must ignore SIGPIPE (hb_lockstep_begin does). */
 void hb_lockstep_yield(void);
-
-/* 1 when this process takes turns (HB_LOCKSTEP set, well formed, pipes alive), else 0. */
-int hb_lockstep_active(void);
 
 #endif
