@@ -33,6 +33,12 @@ ifeq ($(shell pkg-config --exists sleef 2>/dev/null && echo y),y)
 CFLAGS  += -DHB_HAVE_SLEEF $(shell pkg-config --cflags sleef)
 LDLIBS  += $(shell pkg-config --libs sleef)
 endif
+# gelu/silu's AVX-512 loop (kernels/cpu/ew_avx512.c) is compiled with AVX-512 on every x86-64 build
+# and chosen at run time from cpuid, so a build for AVX2 (ARCH=-march=x86-64-v3, the GPU bundle) runs
+# it on an AVX-512 CPU and an AVX-512 build's binary is the same code as the bundle's.
+ifneq ($(filter x86_64-%,$(shell $(CC) -dumpmachine 2>/dev/null)),)
+AVX512_FLAGS := -mavx512f -mfma
+endif
 # A sanitizer finding is fatal (UBSan would otherwise print and go on, and a test would pass).
 ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -102,6 +108,8 @@ deps:
 $(BUILD)/%.o: %.c $(wildcard harness/*/*.h) $(wildcard kernels/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+%/kernels/cpu/ew_avx512.o: CFLAGS += $(AVX512_FLAGS)
 
 # meta.c records the commit and flags the binary was built from: rebuild it whenever they change
 # (a stamp rewritten only when its text differs, so an unchanged tree rebuilds nothing).

@@ -25,7 +25,8 @@
  *              kv head h / (heads / kv_heads).
  * elementwise, pooling, reductions: plain loops vectorized by the compiler (-O3 -march=native,
  *              `omp simd`) and split over threads with a static schedule. gelu and silu use SLEEF's
- *              vector exp2f (3.5 ULP, ew_sleef) where built with SLEEF (else a vectorizable Cephes expf
+ *              vector exp2f (3.5 ULP, ew_sleef; 16 wide from ew_avx512.c where the CPU has AVX-512,
+ *              chosen at run time, else 8 wide where built for AVX2) where built with SLEEF (else a vectorizable Cephes expf
  *              polynomial, relative error ~1e-7) in the identities 0.5 x (1 + tanh(u)) =
  *              x / (1 + exp(-2u)) and silu(x) = x / (1 + exp(-x)). Elementwise ops run on one
  *              thread below the size measured at open (relu timed for add/mul/relu, silu for
@@ -41,7 +42,8 @@
  * written with streaming stores. Scratch memory (im2col blocks, score tiles, pooling rows) is kept
  * per thread between calls and freed by hb_cpu_kernel_release. Environment knobs for measurements:
  * HB_CPU_NT_MIN (bytes or "off"; read once), HB_CPU_COL_KIB (im2col block KiB, default 512; read
- * once), HB_CPU_ATTN_TQ (query rows per attention block, default 128; read per call).
+ * once), HB_CPU_ATTN_TQ (query rows per attention block, default 128; read per call), HB_CPU_ISA
+ * (avx2: gelu/silu's 8-wide loop on an AVX-512 CPU; read once).
  */
 #include <limits.h>
 #include <math.h>
@@ -304,10 +306,11 @@ static void stream_fence(void)
  * the other ops) alternates the two, and the core stalls on the write-combining buffers during the
  * copy-out. Measured on the 2-core Zen 5 VM, n = 2^25, 2 threads, best of 15 under load 6: silu
  * 1.20x relu's time by blocks, 0.95x streamed directly; gelu 1.65x and 1.31x. ew_range takes this
- * path with AVX-512 only (one store per 64-byte line; ew_range says why). */
-#define L2E 1.4426950408889634f /* log2(e) */
-#define GELU_K0 (-2.0f * L2E * 0.7978845608028654f)
-#define GELU_K1 (-2.0f * L2E * 0.7978845608028654f * 0.044715f)
+ * path with AVX-512 only (one store per 64-byte line; ew_range says why). The 16-wide body is
+ * hb_cpu_ew_sleef_avx512 (ew_avx512.c, compiled with AVX-512 in every x86-64 build). */
+#define L2E HB_EW_L2E
+#define GELU_K0 HB_EW_GELU_K0
+#define GELU_K1 HB_EW_GELU_K1
 static int64_t ew_sleef(int gelu, const float *restrict a, float *restrict o, int64_t n, int nt)
 {
     int64_t i = 0;
@@ -316,50 +319,32 @@ static int64_t ew_sleef(int gelu, const float *restrict a, float *restrict o, in
             const float x = a[i];
             o[i] = x / (1.0f + Sleef_exp2f_u35(gelu ? x * (GELU_K0 + GELU_K1 * x * x) : -L2E * x));
         }
-#if defined(__AVX512F__)
-    const __m512 one = _mm512_set1_ps(1.0f), ml = _mm512_set1_ps(-L2E);
-    const __m512 k0 = _mm512_set1_ps(GELU_K0), k1 = _mm512_set1_ps(GELU_K1);
+    if (hb_cpu_ew_isa() == 512) /* 16 wide, whatever -march this file was built with (ew_avx512.c) */
+        i = hb_cpu_ew_sleef_avx512(gelu, a, o, i, n, nt);
+#if defined(__AVX2__) && defined(__FMA__)
+    else if (hb_cpu_ew_isa() == 256) {
+        const __m256 one = _mm256_set1_ps(1.0f), ml = _mm256_set1_ps(-L2E);
+        const __m256 k0 = _mm256_set1_ps(GELU_K0), k1 = _mm256_set1_ps(GELU_K1);
 #define EW_SLEEF_LOOP(STORE)                                                                          \
-    if (gelu)                                                                                     \
-        for (; i + 16 <= n; i += 16) {                                                            \
-            const __m512 x = _mm512_loadu_ps(a + i);                                              \
-            const __m512 y = _mm512_mul_ps(x, _mm512_fmadd_ps(k1, _mm512_mul_ps(x, x), k0));      \
-            STORE(o + i, _mm512_div_ps(x, _mm512_add_ps(one, Sleef_exp2f16_u35(y))));             \
-        }                                                                                         \
-    else                                                                                          \
-        for (; i + 16 <= n; i += 16) {                                                            \
-            const __m512 x = _mm512_loadu_ps(a + i);                                              \
-            const __m512 e = Sleef_exp2f16_u35(_mm512_mul_ps(ml, x));                             \
-            STORE(o + i, _mm512_div_ps(x, _mm512_add_ps(one, e)));                                \
+        if (gelu)                                                                                     \
+            for (; i + 8 <= n; i += 8) {                                                              \
+                const __m256 x = _mm256_loadu_ps(a + i);                                              \
+                const __m256 y = _mm256_mul_ps(x, _mm256_fmadd_ps(k1, _mm256_mul_ps(x, x), k0));      \
+                STORE(o + i, _mm256_div_ps(x, _mm256_add_ps(one, Sleef_exp2f8_u35(y))));              \
+            }                                                                                         \
+        else                                                                                          \
+            for (; i + 8 <= n; i += 8) {                                                              \
+                const __m256 x = _mm256_loadu_ps(a + i);                                              \
+                const __m256 e = Sleef_exp2f8_u35(_mm256_mul_ps(ml, x));                              \
+                STORE(o + i, _mm256_div_ps(x, _mm256_add_ps(one, e)));                                \
+            }
+        if (nt) {
+            EW_SLEEF_LOOP(_mm256_stream_ps)
+        } else {
+            EW_SLEEF_LOOP(_mm256_storeu_ps)
         }
-    if (nt) {
-        EW_SLEEF_LOOP(_mm512_stream_ps)
-    } else {
-        EW_SLEEF_LOOP(_mm512_storeu_ps)
-    }
 #undef EW_SLEEF_LOOP
-#elif defined(__AVX2__) && defined(__FMA__)
-    const __m256 one = _mm256_set1_ps(1.0f), ml = _mm256_set1_ps(-L2E);
-    const __m256 k0 = _mm256_set1_ps(GELU_K0), k1 = _mm256_set1_ps(GELU_K1);
-#define EW_SLEEF_LOOP(STORE)                                                                          \
-    if (gelu)                                                                                     \
-        for (; i + 8 <= n; i += 8) {                                                              \
-            const __m256 x = _mm256_loadu_ps(a + i);                                              \
-            const __m256 y = _mm256_mul_ps(x, _mm256_fmadd_ps(k1, _mm256_mul_ps(x, x), k0));      \
-            STORE(o + i, _mm256_div_ps(x, _mm256_add_ps(one, Sleef_exp2f8_u35(y))));              \
-        }                                                                                         \
-    else                                                                                          \
-        for (; i + 8 <= n; i += 8) {                                                              \
-            const __m256 x = _mm256_loadu_ps(a + i);                                              \
-            const __m256 e = Sleef_exp2f8_u35(_mm256_mul_ps(ml, x));                              \
-            STORE(o + i, _mm256_div_ps(x, _mm256_add_ps(one, e)));                                \
-        }
-    if (nt) {
-        EW_SLEEF_LOOP(_mm256_stream_ps)
-    } else {
-        EW_SLEEF_LOOP(_mm256_storeu_ps)
     }
-#undef EW_SLEEF_LOOP
 #endif
     /* the tail (and everything without a vector ISA) with SLEEF's scalar 3.5-ULP exp2f */
     for (; i < n; i++) {
@@ -370,14 +355,12 @@ static int64_t ew_sleef(int gelu, const float *restrict a, float *restrict o, in
 }
 #endif
 
-/* SLEEF runs gelu and silu in this build (vector ISA and library present). */
-static int ew_uses_sleef(void)
+/* The implementation gelu and silu run: SLEEF's 16- or 8-wide loop (hb_cpu_ew_isa: AVX-512 chosen at
+ * run time, AVX2 where built for it), else hybench's own polynomial in OpenMP loops. */
+static const char *ew_impl(void)
 {
-#if defined(HB_HAVE_SLEEF) && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
-    return 1;
-#else
-    return 0;
-#endif
+    const int isa = hb_cpu_ew_isa();
+    return isa == 512 ? "sleef-avx512" : isa == 256 ? "sleef-avx2" : "own-omp";
 }
 
 /* Plain vectorized loop over n elements (no threads). b is NULL for the one-input ops. */
@@ -433,12 +416,13 @@ static void ew_range(hb_op op, const float *a, const float *b, float *o, int64_t
         ew_plain(op, a, b, o, n);
         return;
     }
-#if defined(HB_HAVE_SLEEF) && defined(__AVX512F__)
-    /* streamed from the registers, one whole 64-byte line per store; the AVX2 build (the GPU
-     * machine's bundle) keeps the blocks: with two 32-byte streaming stores per line and exp between
-     * them, the 16-core Xeon host measured 1.83x relu's time (n = 2^28) against 1.39x by blocks, but
-     * on a lease whose single-core sgemm read half the other's, so the cause is not established */
-    if (op == HB_OP_GELU || op == HB_OP_SILU) {
+#if defined(HB_HAVE_SLEEF)
+    /* streamed from the registers, one whole 64-byte line per store, where the CPU has AVX-512
+     * (chosen at run time, so the GPU machine's x86-64-v3 bundle takes it too); the AVX2 loop keeps
+     * the blocks: with two 32-byte streaming stores per line and exp between them, the 16-core Xeon
+     * host measured 1.83x relu's time (n = 2^28) against 1.39x by blocks, but on a lease whose
+     * single-core sgemm read half the other's, so the cause is not established */
+    if ((op == HB_OP_GELU || op == HB_OP_SILU) && hb_cpu_ew_isa() == 512) {
         ew_sleef(op == HB_OP_GELU, a, o, n, 1);
         stream_fence();
         return;
@@ -1334,6 +1318,48 @@ static hb_status k_conv2d_nhwc(const hbk_conv *p, const float *x, const float *w
 
 /* ------------------------------------------------------------------ attention -------- */
 
+/* One work item of k_attention: query rows q0..q0+nq of head bh, on the calling thread, S its
+ * nq x kv_seq score scratch. */
+static void attn_item(const hbk_attn *a, const float *q, const float *k, const float *v, float *o, float *S,
+                      int64_t bh, int64_t q0, int64_t nq, float scale)
+{
+    const int64_t bi = bh / a->heads, h = bh % a->heads;
+    const int64_t kvoff = (bi * a->kvh + h / a->rep) * a->kvs * a->d;
+    const float *qb = q + (bh * a->seq + q0) * a->d;
+    float *ob = o + (bh * a->seq + q0) * a->d;
+    const int64_t nk = hbk_attn_keys(a, q0 + nq - 1); /* the most any row of the block sees */
+    if (nk == 0) {
+        memset(ob, 0, (size_t)(nq * a->d) * sizeof(float));
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)a->d, scale, qb,
+                (int)a->d, k + kvoff, (int)a->d, 0.0f, S, (int)nk);
+    for (int64_t i = 0; i < nq; i++) {
+        float *srow = S + i * nk;
+        const int64_t ni = hbk_attn_keys(a, q0 + i);
+        if (ni == 0) {
+            memset(srow, 0, (size_t)nk * sizeof(float));
+            continue;
+        }
+        const float mx = max_f32(srow, ni);
+        float den = 0.0f;
+#pragma omp simd reduction(+ : den)
+        for (int64_t j = 0; j < ni; j++) {
+            const float e = fexp(srow[j] - mx);
+            srow[j] = e;
+            den += e;
+        }
+        const float inv = 1.0f / den;
+#pragma omp simd
+        for (int64_t j = 0; j < ni; j++)
+            srow[j] *= inv;
+        for (int64_t j = ni; j < nk; j++)
+            srow[j] = 0.0f;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)a->d, (int)nk, 1.0f, S,
+                (int)nk, v + kvoff, (int)a->d, 0.0f, ob, (int)a->d);
+}
+
 static hb_status k_attention(const hbk_attn *a, const float *q, const float *k, const float *v, float *o)
 {
     const int T = omp_get_max_threads();
@@ -1347,6 +1373,12 @@ static hb_status k_attention(const hbk_attn *a, const float *q, const float *k, 
         tq = a->seq;
     const int64_t nblk = (a->seq + tq - 1) / tq, items = heads_total * nblk;
     const float scale = (float)(1.0 / sqrt((double)a->d));
+    /* Items of equal work (no causal mask, or one block per head: decode) go to the threads in a
+     * fixed static split, so that every call reads a head's K and V on the core that read them the
+     * call before (the hot rule's settle runs then leave them in that core's L2 in every mode); a
+     * causal prefill's blocks differ in work (later blocks see more keys) and are handed out
+     * dynamically. */
+    const int uniform = !a->causal || nblk == 1;
     int failed = 0;
     blas_serial_begin();
 #pragma omp parallel if (items > 1)
@@ -1356,47 +1388,20 @@ static hb_status k_attention(const hbk_attn *a, const float *q, const float *k, 
 #pragma omp atomic write
             failed = 1;
         }
+        if (uniform) {
+#pragma omp for schedule(static)
+            for (int64_t it = 0; it < items; it++)
+                if (S) {
+                    const int64_t q0 = it % nblk * tq;
+                    attn_item(a, q, k, v, o, S, it / nblk, q0, a->seq - q0 < tq ? a->seq - q0 : tq, scale);
+                }
+        } else {
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t it = 0; it < items; it++) {
-            if (!S)
-                continue;
-            const int64_t bh = it / nblk, blk = it % nblk;
-            const int64_t bi = bh / a->heads, h = bh % a->heads;
-            const int64_t q0 = blk * tq, nq = a->seq - q0 < tq ? a->seq - q0 : tq;
-            const int64_t kvoff = (bi * a->kvh + h / a->rep) * a->kvs * a->d;
-            const float *qb = q + (bh * a->seq + q0) * a->d;
-            float *ob = o + (bh * a->seq + q0) * a->d;
-            const int64_t nk = hbk_attn_keys(a, q0 + nq - 1); /* the most any row of the block sees */
-            if (nk == 0) {
-                memset(ob, 0, (size_t)(nq * a->d) * sizeof(float));
-                continue;
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)a->d, scale, qb,
-                        (int)a->d, k + kvoff, (int)a->d, 0.0f, S, (int)nk);
-            for (int64_t i = 0; i < nq; i++) {
-                float *srow = S + i * nk;
-                const int64_t ni = hbk_attn_keys(a, q0 + i);
-                if (ni == 0) {
-                    memset(srow, 0, (size_t)nk * sizeof(float));
-                    continue;
+            for (int64_t it = 0; it < items; it++)
+                if (S) {
+                    const int64_t q0 = it % nblk * tq;
+                    attn_item(a, q, k, v, o, S, it / nblk, q0, a->seq - q0 < tq ? a->seq - q0 : tq, scale);
                 }
-                const float mx = max_f32(srow, ni);
-                float den = 0.0f;
-#pragma omp simd reduction(+ : den)
-                for (int64_t j = 0; j < ni; j++) {
-                    const float e = fexp(srow[j] - mx);
-                    srow[j] = e;
-                    den += e;
-                }
-                const float inv = 1.0f / den;
-#pragma omp simd
-                for (int64_t j = 0; j < ni; j++)
-                    srow[j] *= inv;
-                for (int64_t j = ni; j < nk; j++)
-                    srow[j] = 0.0f;
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)a->d, (int)nk, 1.0f, S,
-                        (int)nk, v + kvoff, (int)a->d, 0.0f, ob, (int)a->d);
         }
     }
     blas_serial_end(T);
@@ -1488,7 +1493,7 @@ const char *hb_cpu_kernel_impl(const hb_case *c)
         return "openblas-sgemm-im2col";
     case HB_OP_ATTENTION: return "openblas-sgemm-attn";
     case HB_OP_GELU:
-    case HB_OP_SILU: return ew_uses_sleef() ? "sleef" : "own-omp";
+    case HB_OP_SILU: return ew_impl();
     default: return "own-omp";
     }
 }

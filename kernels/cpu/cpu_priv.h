@@ -29,6 +29,21 @@ const char *hb_cpu_kernel_impl(const hb_case *c);
  * hb_cpu_blas_restore, which sets OpenBLAS's and OpenMP's counts to it again. */
 int hb_cpu_blas_one_thread(void);
 void hb_cpu_blas_restore(int threads);
+/* gelu and silu by SLEEF (cpu_kernels.c ew_sleef): exp(y) as exp2(y log2 e); gelu's exp2 argument is
+ * x (K0 + K1 x^2) with K0 = -2 log2(e) sqrt(2/pi) and K1 = K0 * 0.044715 (the tanh form's constants). */
+#define HB_EW_L2E 1.4426950408889634f /* log2(e) */
+#define HB_EW_GELU_K0 (-2.0f * HB_EW_L2E * 0.7978845608028654f)
+#define HB_EW_GELU_K1 (-2.0f * HB_EW_L2E * 0.7978845608028654f * 0.044715f)
+/* The vector width gelu and silu run at: 512 (AVX-512F present at run time, this build has SLEEF
+ * and an x86 compiler: ew_avx512.c), 256 (this build's AVX2+FMA loop), 0 (scalar SLEEF or the own
+ * polynomial). HB_CPU_ISA=avx2 steps 512 down to 256 (tests cover both loops on an AVX-512 CPU).
+ * Decided once per process. */
+int hb_cpu_ew_isa(void);
+/* The AVX-512 body: gelu (gelu != 0) or silu of a[i..n) into o, 16 elements at a time, from index i
+ * on; returns the index it stopped at (n rounded down to 16 past i; the caller does the tail).
+ * With nt, o + i must be 64-byte aligned and the stores are streaming (the caller fences). Callable
+ * only when hb_cpu_ew_isa() == 512. */
+int64_t hb_cpu_ew_sleef_avx512(int gelu, const float *a, float *o, int64_t i, int64_t n, int nt);
 /* Threads the kernels use for case c (the count calibrated for its size; 1 where threads do not pay). */
 int hb_cpu_kernel_threads(const hb_case *c);
 
