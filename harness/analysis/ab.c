@@ -20,7 +20,7 @@ void hb_ab_options_default(hb_ab_options *o)
     memset(o, 0, sizeof *o);
     hb_cmp_options_default(&o->cmp);
     o->cmp.threshold = 0.02;
-    o->cmp.rule_point = 1;
+    o->cmp.rule_point = 0; /* compare's rule: the whole CI beyond 1 + t (docs/compare.md, P10b/P10c) */
     o->cmp.min_samples = 1;
     o->min_rounds = 8;
     o->normalize = 1;

@@ -17,8 +17,8 @@
  *   p          = two-sided Wilcoxon signed-rank test of d against 0 (exact below 26 rounds without
  *                ties, else the normal approximation with tie and continuity corrections)
  *   q          = p adjusted by Benjamini-Hochberg over every tested case (hb_rs_bh_adjust)
- *   regression : q <= alpha and ratio > 1 + t and ci_lo > 1    (rule "ci": ci_lo > 1 + t)
- *   improvement: q <= alpha and ratio < 1/(1+t) and ci_hi < 1  (rule "ci": ci_hi < 1/(1+t))
+ *   regression : q <= alpha and ratio > 1 + t and ci_lo > 1 + t        (rule "point": ci_lo > 1)
+ *   improvement: q <= alpha and ratio < 1/(1+t) and ci_hi < 1/(1+t)    (rule "point": ci_hi < 1)
  * A change of every case alike is not lost by the normalisation: each backend gets one more case,
  * key "(whole run)|BACKEND", op "(whole run)", tested the same way from s[b][.] (ratio
  * exp(median s), in BH with the others), which fails the gate as a regression like any case.
@@ -38,8 +38,9 @@
 
 typedef struct hb_ab_options {
     hb_cmp_options cmp;   /* metric, threshold(s), alpha, confidence, resamples, seed, min_delta,
-                             allow_missing, max_rows; rule_point 1 (default here): the point ratio
-                             beyond the threshold and the CI beyond 1; 0: the CI beyond 1 + t */
+                             allow_missing, max_rows; rule_point 0 (default, as compare): the
+                             whole CI beyond 1 + t; 1: the point ratio beyond the threshold and
+                             the CI beyond 1 (flags more noise: docs/compare.md) */
     int min_rounds;       /* no early stop before this many rounds (default 8) */
     int normalize;        /* 1 (default): each case's d[r] less its backend's whole-run shift s[b][r] */
     int whole_run;        /* 1 (default): one "(whole run)|BACKEND" case per backend tests s[b][.] */
@@ -47,7 +48,7 @@ typedef struct hb_ab_options {
                               default; 0: the minimum, least touched by co-tenants) */
 } hb_ab_options;
 
-/* Defaults: hb_cmp_options_default, then threshold 2%, rule_point 1, min_samples 1 (per round),
+/* Defaults: hb_cmp_options_default, then threshold 2%, rule_point 0, min_samples 1 (per round),
  * min_rounds 8. */
 void hb_ab_options_default(hb_ab_options *o);
 

@@ -49,7 +49,7 @@ static void ab_usage(FILE *f)
         "  --time-budget S     start no round that would end after S seconds (default 840)\n"
         "  --threshold T       regression threshold: 2%% (default), 0.02, BACKEND=3%%; repeatable\n"
         "  --alpha A           false discovery rate (0.05)   --confidence C (0.95)   --bootstrap N (2000)\n"
-        "  --rule point|ci     point (default): ratio > 1+t and CI above 1; ci: CI above 1+t\n"
+        "  --rule ci|point     ci (default): the whole CI above 1+t; point: ratio > 1+t and CI above 1\n"
         "  --metric total|compute   --min-delta S   --allow-missing   --max-rows N (50)\n"
         "  --out-dir DIR       where rounds, merged results and reports go (default results/ab-<time>)\n"
         "  --markdown FILE     (default: stdout, unless --quiet)   --json FILE   --junit FILE   --quiet\n"
