@@ -147,121 +147,161 @@ static hb_status chain_once(chain_ctx *x, double ph[P_N])
     return HB_OK;
 }
 
-json_t *hb_chain_measure(hb_instance *inst, const hb_case *c, const hb_options *o, const hb_ceiling *cl, int ncl,
-                         hb_status *st_out)
-{
-    json_t *rec = hb_case_record(c, inst->name);
+/* One mode of a chain case, from set-up to its record: chain_open (buffers, parameters, the
+ * verified run), chain_sample (one timed call), chain_close (the record). */
+typedef struct chain_var {
     chain_ctx x;
-    memset(&x, 0, sizeof x);
-    x.inst = inst;
-    x.c = c;
-    x.device = !inst->host_memory;
-    x.cold = o->cold;
-    char reason[512] = "";
+    json_t *rec;
+    hb_status st;
+    char reason[512];
+    double *samp[P_N];
+    size_t ns;
+    int ci_met, done;
+    double spent;      /* seconds in its timed calls (and their settle runs) so far */
+    long long host_bytes, staging, dev_bytes, rss_peak;
+    double rel;
+} chain_var;
+
+static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const hb_options *o, long long rss_base)
+{
+    chain_ctx *x = &v->x;
+    memset(v, 0, sizeof *v);
+    v->rec = hb_case_record(c, inst->name);
+    v->rel = NAN;
+    x->inst = inst;
+    x->c = c;
+    x->device = !inst->host_memory;
+    x->cold = o->cold;
     hb_status st = HB_OK;
-    double *samp[P_N] = {0};
-    size_t ns = 0;
-    int ci_met = 0;
-    long long host_bytes = 0, staging = 0, dev_bytes = 0;
-    double rel = NAN;
-    if (c->dtype != HB_F32) { st = HB_ESKIP; snprintf(reason, sizeof reason, "the chain runs in f32 only"); goto out; }
+    char *reason = v->reason;
+    size_t rl = sizeof v->reason;
+    long long rss0 = hb_rss_now();
+    hb_rss_reset();
+    if (c->dtype != HB_F32) { st = HB_ESKIP; snprintf(reason, rl, "the chain runs in f32 only"); goto out; }
     for (int i = 0; i < HB_CHAIN_NSTEPS; i++) {
-        x.sc[i] = hb_chain_step_case(c, i, x.sin[i]);
+        x->sc[i] = hb_chain_step_case(c, i, x->sin[i]);
         char r2[256] = "";
-        if (inst->ops->supports(inst, &x.sc[i], r2, sizeof r2) != HB_OK) {
+        if (inst->ops->supports(inst, &x->sc[i], r2, sizeof r2) != HB_OK) {
             st = HB_ESKIP;
-            snprintf(reason, sizeof reason, "step %d (%s): %s", i, hb_op_get(x.sc[i].op)->name, r2);
+            snprintf(reason, rl, "step %d (%s): %s", i, hb_op_get(x->sc[i].op)->name, r2);
             goto out;
         }
     }
     st = ref_get(c, o->seed);
-    if (st != HB_OK) { snprintf(reason, sizeof reason, "reference chain failed: %s", hb_status_name(st)); goto out; }
+    if (st != HB_OK) { snprintf(reason, rl, "reference chain failed: %s", hb_status_name(st)); goto out; }
     for (int t = 0; t < HB_CT_COUNT; t++) {
         size_t n = hb_chain_tensor_elems(t, &c->shape);
         if (!n) continue;
-        st = inst->ops->buf_alloc(inst, n * 4, c->route, &x.buf[t]);
-        if (st != HB_OK) { snprintf(reason, sizeof reason, "buf_alloc of tensor %d failed", t); goto out; }
-        x.have[t] = 1;
-        if (x.device) dev_bytes += (long long)n * 4;
+        st = inst->ops->buf_alloc(inst, n * 4, c->route, &x->buf[t]);
+        if (st != HB_OK) { snprintf(reason, rl, "buf_alloc of tensor %d failed", t); goto out; }
+        x->have[t] = 1;
+        if (x->device) v->dev_bytes += (long long)n * 4;
         if (c->mode == HB_MODE_CONVERT) {
-            x.h64[t] = malloc(n * sizeof(double));
-            if (!x.h64[t]) { st = HB_ENOMEM; snprintf(reason, sizeof reason, "host f64 tensor"); goto out; }
-            if (t < HB_CHAIN_NINPUTS) memcpy(x.h64[t], ref.t[t], n * sizeof(double));
-            host_bytes += (long long)n * 8;
-            staging += (long long)n * 4;
+            x->h64[t] = malloc(n * sizeof(double));
+            if (!x->h64[t]) { st = HB_ENOMEM; snprintf(reason, rl, "host f64 tensor"); goto out; }
+            if (t < HB_CHAIN_NINPUTS) memcpy(x->h64[t], ref.t[t], n * sizeof(double));
+            v->host_bytes += (long long)n * 8;
+            v->staging += (long long)n * 4;
         } else {
-            if (t < HB_CHAIN_NINPUTS) hb_convert(x.buf[t].host, HB_ELEM_F32, ref.t[t], HB_ELEM_F64, n);
-            host_bytes += (long long)n * 4;
+            if (t < HB_CHAIN_NINPUTS) hb_convert(x->buf[t].host, HB_ELEM_F32, ref.t[t], HB_ELEM_F64, n);
+            v->host_bytes += (long long)n * 4;
         }
     }
     for (int p = 0; p < P_N; p++) {
-        samp[p] = calloc((size_t)o->max_samples + 1, sizeof(double));
-        if (!samp[p]) { st = HB_ENOMEM; goto out; }
+        v->samp[p] = calloc((size_t)o->max_samples + 1, sizeof(double));
+        if (!v->samp[p]) { st = HB_ENOMEM; goto out; }
     }
     /* resident: parameters (weights, norms, KV cache) cross once, outside the timed calls */
-    if (c->mode == HB_MODE_RESIDENT && x.device)
+    if (c->mode == HB_MODE_RESIDENT && x->device)
         for (int t = 0; t < HB_CHAIN_NINPUTS && st == HB_OK; t++)
-            if (x.have[t] && t != HB_CT_X) st = inst->ops->upload(inst, &x.buf[t]);
-    if (st != HB_OK) { snprintf(reason, sizeof reason, "parameter upload failed: %s", hb_status_name(st)); goto out; }
+            if (x->have[t] && t != HB_CT_X) st = inst->ops->upload(inst, &x->buf[t]);
+    if (st != HB_OK) { snprintf(reason, rl, "parameter upload failed: %s", hb_status_name(st)); goto out; }
     /* poison the output, one verified run (also the warm-up), then sample */
     {
-        float *y = x.buf[HB_CT_Y].host;
+        float *y = x->buf[HB_CT_Y].host;
         size_t ny = hb_chain_tensor_elems(HB_CT_Y, &c->shape);
         for (size_t i = 0; i < ny; i++) y[i] = NAN;
-        if (x.h64[HB_CT_Y]) for (size_t i = 0; i < ny; i++) x.h64[HB_CT_Y][i] = NAN;
-        if (x.device && c->route != HB_ROUTE_MAPPED) st = inst->ops->upload(inst, &x.buf[HB_CT_Y]);
+        if (x->h64[HB_CT_Y]) for (size_t i = 0; i < ny; i++) x->h64[HB_CT_Y][i] = NAN;
+        if (x->device && c->route != HB_ROUTE_MAPPED) st = inst->ops->upload(inst, &x->buf[HB_CT_Y]);
         double ph[P_N];
-        if (st == HB_OK) st = chain_once(&x, ph);
-        if (st != HB_OK) { snprintf(reason, sizeof reason, "chain run failed: %s", hb_status_name(st)); goto out; }
+        if (st == HB_OK) st = chain_once(x, ph);
+        if (st != HB_OK) { snprintf(reason, rl, "chain run failed: %s", hb_status_name(st)); goto out; }
         double num = 0, den = 0;
         long long bad = 0;
         for (size_t i = 0; i < ny; i++) {
-            double v = c->mode == HB_MODE_CONVERT ? x.h64[HB_CT_Y][i] : (double)y[i];
-            if (!isfinite(v)) { bad++; continue; }
-            num += (v - ref.t[HB_CT_Y][i]) * (v - ref.t[HB_CT_Y][i]);
+            double val = c->mode == HB_MODE_CONVERT ? x->h64[HB_CT_Y][i] : (double)y[i];
+            if (!isfinite(val)) { bad++; continue; }
+            num += (val - ref.t[HB_CT_Y][i]) * (val - ref.t[HB_CT_Y][i]);
             den += ref.t[HB_CT_Y][i] * ref.t[HB_CT_Y][i];
         }
-        rel = bad ? (double)INFINITY : sqrt(num / (den > 0 ? den : 1));
-        int iters = o->verify_only ? 0 : 1;
-        for (int w = 0; w < iters && st == HB_OK; w++) st = chain_once(&x, ph);
-        double tb = hb_now();
-        while (st == HB_OK && !o->verify_only) {
-            st = chain_once(&x, ph);
-            if (st != HB_OK) break;
-            for (int p = 0; p < P_N; p++) samp[p][ns] = ph[p];
-            ns++;
-            if ((int)ns >= o->max_samples) break;
-            if ((int)ns >= o->min_samples) {
-                hb_stats s;
-                hb_stats_compute(samp[P_TOTAL], ns, &s);
-                if (s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median) { ci_met = 1; break; }
-                if (hb_now() - tb > 4 * o->budget_s) break;
-            }
-        }
-        if (o->verify_only) { for (int p = 0; p < P_N; p++) samp[p][0] = ph[p]; ns = 1; ci_met = 1; }
-        if (st != HB_OK) snprintf(reason, sizeof reason, "chain run failed while sampling: %s", hb_status_name(st));
+        v->rel = bad ? (double)INFINITY : sqrt(num / (den > 0 ? den : 1));
+        /* one more warm-up call */
+        if (!o->verify_only) st = chain_once(x, ph);
+        if (st != HB_OK) snprintf(reason, rl, "chain run failed while warming up: %s", hb_status_name(st));
+        if (o->verify_only) { for (int p = 0; p < P_N; p++) v->samp[p][0] = ph[p]; v->ns = 1; v->ci_met = 1; }
     }
 out:
+    {
+        /* its own set-up's peak: the peak since the reset, less what the group's other modes held
+         * when it started (as sample.c's var_prepare) */
+        long long pk = hb_rss_peak();
+        v->rss_peak = pk >= 0 && rss0 >= 0 && rss_base >= 0 ? pk - rss0 + rss_base : pk;
+    }
+    v->st = st;
+    v->done = st != HB_OK || o->verify_only;
+}
+
+/* One timed call of v; done when the median's CI meets the target after min_samples, at
+ * max_samples, or when its own calls have taken 4x the budget (a call is a whole layer) */
+static void chain_sample(chain_var *v, const hb_options *o)
+{
+    double ph[P_N];
+    double t0 = hb_now();
+    hb_status st = chain_once(&v->x, ph);
+    v->spent += hb_now() - t0;
+    if (st != HB_OK) {
+        v->st = st;
+        snprintf(v->reason, sizeof v->reason, "chain run failed while sampling: %s", hb_status_name(st));
+        v->done = 1;
+        return;
+    }
+    for (int p = 0; p < P_N; p++) v->samp[p][v->ns] = ph[p];
+    v->ns++;
+    if ((int)v->ns >= o->max_samples) { v->done = 1; return; }
+    if ((int)v->ns >= o->min_samples) {
+        hb_stats s;
+        hb_stats_compute(v->samp[P_TOTAL], v->ns, &s);
+        if (s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median) { v->ci_met = 1; v->done = 1; return; }
+        if (v->spent > 4 * o->budget_s) v->done = 1;
+    }
+}
+
+static json_t *chain_close(chain_var *v, const hb_options *o, const hb_ceiling *cl, int ncl, int in_group, hb_status *st_out)
+{
+    json_t *rec = v->rec;
+    const hb_case *c = v->x.c;
+    hb_status st = v->st;
     if (st == HB_OK) {
         json_t *phases = json_object();
         hb_stats sp[P_N];
         for (int p = 0; p < P_N; p++) {
-            hb_stats_compute(samp[p], ns, &sp[p]);
+            hb_stats_compute(v->samp[p], v->ns, &sp[p]);
             json_object_set_new(phases, pnames[p], hb_stats_json(&sp[p]));
         }
         json_object_set_new(rec, "phases", phases);
         json_t *sj = json_array(), *sc = json_array();
-        for (size_t i = 0; i < ns; i++) {
-            json_array_append_new(sj, json_real(samp[P_TOTAL][i]));
-            json_array_append_new(sc, json_real(samp[P_COMP][i]));
+        for (size_t i = 0; i < v->ns; i++) {
+            json_array_append_new(sj, json_real(v->samp[P_TOTAL][i]));
+            json_array_append_new(sc, json_real(v->samp[P_COMP][i]));
         }
         json_object_set_new(rec, "samples", json_pack("{s:o,s:o}", "total", sj, "compute", sc));
-        json_object_set_new(rec, "ci_met", json_boolean(ci_met));
+        json_object_set_new(rec, "ci_met", json_boolean(v->ci_met));
         {
             long runs = 0, calls = 0;
-            for (int k = 0; k < HB_CHAIN_NSTEPS; k++) { runs += x.prep[k].runs; calls += x.prep[k].calls; }
+            for (int k = 0; k < HB_CHAIN_NSTEPS; k++) { runs += v->x.prep[k].runs; calls += v->x.prep[k].calls; }
             if (calls && !o->cold) json_object_set_new(rec, "settle_runs", json_real((double)runs / (double)calls));
         }
+        if (in_group > 1 && !o->verify_only) json_object_set_new(rec, "interleaved_with", json_integer(in_group - 1));
         json_object_set_new(rec, "ci_target", json_real(o->ci_target));
         double flops = hb_chain_flops(&c->shape), bytes = hb_chain_bytes(&c->shape, 4);
         double tc = sp[P_COMP].median, tt = sp[P_TOTAL].median;
@@ -275,19 +315,55 @@ out:
         json_object_set_new(rec, "ceiling_value", isnan(peak) ? json_null() : json_real(peak));
         json_object_set_new(rec, "fraction", isnan(peak) || tc <= 0 ? json_null() : json_real(flops / tc / 1e9 / peak));
         double tol = hb_op_tolerance(HB_OP_CHAIN, &c->shape, HB_F32);
-        json_object_set_new(rec, "rel_err", isfinite(rel) ? json_real(rel) : json_string("inf"));
+        json_object_set_new(rec, "rel_err", isfinite(v->rel) ? json_real(v->rel) : json_string("inf"));
         json_object_set_new(rec, "tolerance", json_real(tol));
         json_object_set_new(rec, "verified_fraction", json_real(1));
         json_object_set_new(rec, "steps", json_integer(HB_CHAIN_NSTEPS));
-        if (!(rel <= tol)) { st = HB_EWRONG; snprintf(reason, sizeof reason, "relative error %.3g over tolerance %.3g", rel, tol); }
+        if (!(v->rel <= tol)) { st = HB_EWRONG; snprintf(v->reason, sizeof v->reason, "relative error %.3g over tolerance %.3g", v->rel, tol); }
     }
-    json_object_set_new(rec, "mem", json_pack("{s:I,s:I,s:I,s:I}", "host_bytes", (json_int_t)host_bytes, "staging_bytes",
-                                              (json_int_t)staging, "device_bytes", (json_int_t)dev_bytes,
-                                              "peak_rss_bytes", (json_int_t)hb_rss_peak()));
+    json_object_set_new(rec, "mem", json_pack("{s:I,s:I,s:I,s:I}", "host_bytes", (json_int_t)v->host_bytes, "staging_bytes",
+                                              (json_int_t)v->staging, "device_bytes", (json_int_t)v->dev_bytes,
+                                              "peak_rss_bytes", (json_int_t)v->rss_peak));
     json_object_set_new(rec, "status", json_string(hb_status_name(st)));
-    if (st != HB_OK) json_object_set_new(rec, "reason", json_string(reason));
-    for (int p = 0; p < P_N; p++) free(samp[p]);
-    cc_free(&x);
+    if (st != HB_OK) json_object_set_new(rec, "reason", json_string(v->reason));
+    for (int p = 0; p < P_N; p++) { free(v->samp[p]); v->samp[p] = NULL; }
+    cc_free(&v->x);
+    v->rec = NULL;
     *st_out = st;
+    return rec;
+}
+
+void hb_chain_measure_group(hb_instance *inst, const hb_case *cases, int n, const hb_options *o, const hb_ceiling *cl,
+                            int ncl, json_t **recs, hb_status *st_out)
+{
+    chain_var *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
+    if (!v) {
+        for (int k = 0; k < n; k++) {
+            recs[k] = hb_case_record(&cases[k], inst->name);
+            json_object_set_new(recs[k], "status", json_string(hb_status_name(HB_ENOMEM)));
+            json_object_set_new(recs[k], "reason", json_string("no host memory for the chain's group"));
+            st_out[k] = HB_ENOMEM;
+        }
+        return;
+    }
+    long long rss_base = hb_rss_now();
+    for (int k = 0; k < n; k++) chain_open(&v[k], inst, &cases[k], o, rss_base);
+    for (int round = 0;; round++) {
+        int nact = 0;
+        for (int t = 0; t < n; t++) {
+            chain_var *w = &v[(t + round) % n];
+            if (!w->done) { chain_sample(w, o); nact++; }
+        }
+        if (!nact) break;
+    }
+    for (int k = 0; k < n; k++) recs[k] = chain_close(&v[k], o, cl, ncl, n, &st_out[k]);
+    free(v);
+}
+
+json_t *hb_chain_measure(hb_instance *inst, const hb_case *c, const hb_options *o, const hb_ceiling *cl, int ncl,
+                         hb_status *st_out)
+{
+    json_t *rec = NULL;
+    hb_chain_measure_group(inst, c, 1, o, cl, ncl, &rec, st_out);
     return rec;
 }

@@ -42,6 +42,16 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
 json_t *hb_chain_measure(hb_instance *inst, const hb_case *c, const hb_options *o, const hb_ceiling *cl, int ncl,
                          hb_status *st);
 
+/* Measure the chain cases cases[0..n-1] (one chain shape in several modes, on inst) together: each is
+ * set up, verified and warmed, then they take their timed calls in turns, the order rotating every
+ * round, as hb_measure_group does for ops (measured one after the other, the decode chain's
+ * convert/f32 compute ratio on the H200 host read 1.05 in one run and 1.20 in the next, the f32
+ * mode itself moving 26% between the runs). Each mode keeps its own buffers, budget and CI target.
+ * recs[k] gets case k's new record (the caller owns it), st_out[k] its status as hb_chain_measure's;
+ * records of more than one mode carry "interleaved_with". */
+void hb_chain_measure_group(hb_instance *inst, const hb_case *cases, int n, const hb_options *o, const hb_ceiling *cl,
+                            int ncl, json_t **recs, hb_status *st_out);
+
 /* Merge pass `pass` (2..P, 1-based) of a multi-pass run into the results file `path` (merge.c): its
  * pass_case / pass_backend records folded into the case and backend records of the passes before,
  * the merged file written to path.tmp (path's real name), locked, synced and renamed over path; *fd

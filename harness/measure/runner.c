@@ -221,7 +221,7 @@ int hb_measure_child_from_env(const hb_options *o, const hb_case_list *cases)
 
 /* Case j's mode group into grp[0..n) (returns n >= 1, grp[0] = j): the cases after j of the same
  * workload item, dtype and route that this instance runs, in other modes, up to HB_MAX_GROUP;
- * cases it does not run are passed over. Alone: the chain, collectives, cases under --no-interleave or before
+ * cases it does not run are passed over; a chain case groups only with chain cases. Alone: collectives, cases under --no-interleave or before
  * nogroup_until (the retry after a group's process died), and cases a fault injection names. */
 static int injected(const hb_instance *inst, const hb_case *c)
 {
@@ -241,15 +241,15 @@ static int group_of(const hb_instance *inst, const child_args *a, size_t j, size
     int n = 0;
     grp[n++] = j;
     /* collectives stay alone: every rank must make the same calls in the same order (coll_vote) */
-    if (a->o->no_interleave || (long)j <= (long)a->nogroup_until || c0->op == HB_OP_CHAIN || hb_op_is_collective(c0->op) ||
-        injected(inst, c0))
+    if (a->o->no_interleave || (long)j <= (long)a->nogroup_until || hb_op_is_collective(c0->op) || injected(inst, c0))
         return n;
     for (size_t k = j + 1; k < l->n && n < HB_MAX_GROUP; k++) {
         const hb_case *c = &l->v[k];
         if (l->item[k] != l->item[j] || c->dtype != c0->dtype) break;
         if (!case_applies(inst, l, k)) continue;
         if (!inst->host_memory && c->route != c0->route) break;
-        if (c->op == HB_OP_CHAIN || hb_op_is_collective(c->op) || injected(inst, c)) break;
+        /* a chain's modes form a group of their own (chain.c measures them in turns) */
+        if ((c->op == HB_OP_CHAIN) != (c0->op == HB_OP_CHAIN) || hb_op_is_collective(c->op) || injected(inst, c)) break;
         grp[n++] = k;
     }
     return n;

@@ -390,6 +390,7 @@ typedef struct mvar {
     int deferred;               /* out of memory beside the others: measured alone after the group */
     json_t *rec;                /* the case record (NULL until created) */
     int final;                  /* rec is complete as it is (skipped, set-up failed, the chain's) */
+    int chain;                  /* a chain case (measured by chain.c with the group's other chain cases) */
     hb_status st;
     char reason[512];
     double rel, vfrac, tol;
@@ -722,10 +723,19 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
             var_status(&v[k], inst->name, HB_ESKIP, reason);
             continue;
         }
-        if (c->op == HB_OP_CHAIN) {
-            hb_rss_reset();
-            v[k].rec = hb_chain_measure(inst, c, o, cl->v, cl->n, &v[k].st);
-            v[k].final = 1;
+        if (c->op == HB_OP_CHAIN) v[k].chain = 1;
+    }
+    /* the chain's modes (runner.c groups chains only with chains): measured together in chain.c */
+    {
+        hb_case cc[HB_MAX_GROUP];
+        int ck[HB_MAX_GROUP], nc = 0;
+        for (int k = 0; k < n; k++)
+            if (v[k].chain && !v[k].rec) { cc[nc] = *v[k].c; ck[nc++] = k; }
+        if (nc) {
+            json_t *cr[HB_MAX_GROUP];
+            hb_status cs[HB_MAX_GROUP];
+            hb_chain_measure_group(inst, cc, nc, o, cl->v, cl->n, cr, cs);
+            for (int j = 0; j < nc; j++) { v[ck[j]].rec = cr[j]; v[ck[j]].st = cs[j]; v[ck[j]].final = 1; }
         }
     }
     int need_ref = 0;
