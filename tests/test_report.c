@@ -323,6 +323,9 @@ static void test_known_answers(void **state)
     /* the card of opencl uses the chain, cpu's every op */
     c = find_obj(json_object_get(q1, "verdicts"), "device", "opencl:0:0", NULL, NULL);
     assert_string_equal(js(c, "basis"), "chain");
+    assert_close(28.0, jv(c, "median_saving_pct"), 1e-9); /* its one chain, a decode layer */
+    assert_close(28.0, jv(c, "decode_saving_pct"), 1e-9);
+    assert_true(json_is_null(json_object_get(c, "prefill_saving_pct")));
     c = find_obj(json_object_get(q1, "verdicts"), "device", "cpu", NULL, NULL);
     assert_string_equal(js(c, "basis"), "all ops");
     assert_close(20.0, jv(c, "median_saving_pct"), 1e-9);
