@@ -157,6 +157,8 @@ typedef struct chain_var {
     double *samp[P_N];
     size_t ns;
     int ci_met, done;
+    int want;          /* measured with other modes: its own rule still wants samples (the group ends
+                        * every mode together: hb_chain_measure_group) */
     double spent;      /* seconds in its timed calls (and their settle runs) so far */
     long long host_bytes, staging, dev_bytes, rss_peak;
     double rel;
@@ -252,8 +254,10 @@ out:
 }
 
 /* One timed call of v; done when the median's CI meets the target after min_samples, at
- * max_samples, or when its own calls have taken 4x the budget (a call is a whole layer) */
-static void chain_sample(chain_var *v, const hb_options *o)
+ * max_samples, or when its own calls have taken 4x the budget (a call is a whole layer). grouped:
+ * one of several modes in the same rounds: the CI and budget tests only clear v->want, and the
+ * group ends its modes together (max_samples and a failure still end v itself). */
+static void chain_sample(chain_var *v, const hb_options *o, int grouped)
 {
     double ph[P_N];
     double t0 = hb_now();
@@ -271,8 +275,15 @@ static void chain_sample(chain_var *v, const hb_options *o)
     if ((int)v->ns >= o->min_samples) {
         hb_stats s;
         hb_stats_compute(v->samp[P_TOTAL], v->ns, &s);
-        if (s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median) { v->ci_met = 1; v->done = 1; return; }
-        if (v->spent > 4 * o->budget_s) v->done = 1;
+        int met = s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median;
+        int stop = met || v->spent > 4 * o->budget_s;
+        if (grouped) {
+            v->ci_met = met;
+            v->want = !stop;
+        } else if (stop) {
+            v->ci_met = met;
+            v->done = 1;
+        }
     }
 }
 
@@ -347,14 +358,38 @@ void hb_chain_measure_group(hb_instance *inst, const hb_case *cases, int n, cons
         return;
     }
     long long rss_base = hb_rss_now();
-    for (int k = 0; k < n; k++) chain_open(&v[k], inst, &cases[k], o, rss_base);
+    int ready = 0;
+    for (int k = 0; k < n; k++) {
+        chain_open(&v[k], inst, &cases[k], o, rss_base);
+        v[k].want = 1;
+        ready += !v[k].done;
+    }
+    /* Every ready mode takes one call per round, and the rounds end for all of them together (as
+     * sample.c's hb_measure_group): when none wants more, one has reached max_samples, or the group
+     * has spent its modes' budgets; a mode that went on alone would be timed without the others'
+     * work between its calls. */
+    const int grouped = ready > 1;
     for (int round = 0;; round++) {
         int nact = 0;
         for (int t = 0; t < n; t++) {
             chain_var *w = &v[(t + round) % n];
-            if (!w->done) { chain_sample(w, o); nact++; }
+            if (!w->done) { chain_sample(w, o, grouped); nact++; }
         }
         if (!nact) break;
+        if (grouped) {
+            int want = 0, full = 0, act = 0;
+            double gspent = 0;
+            for (int k = 0; k < n; k++) {
+                if (v[k].st != HB_OK) continue;
+                full |= v[k].done; /* max_samples */
+                if (v[k].done) continue;
+                act++;
+                want |= v[k].want;
+                gspent += v[k].spent;
+            }
+            if (!want || full || gspent > 4 * o->budget_s * act)
+                for (int k = 0; k < n; k++) v[k].done = 1;
+        }
     }
     for (int k = 0; k < n; k++) recs[k] = chain_close(&v[k], o, cl, ncl, n, &st_out[k]);
     free(v);

@@ -399,9 +399,11 @@ typedef struct mvar {
     double *samp[HB_PH_COUNT], *hostc;
     size_t nsw[HB_MAX_REPETITIONS];
     double wmed[HB_MAX_REPETITIONS];
+    int wmet[HB_MAX_REPETITIONS];  /* the CI target met in each window */
     int best, ci_met;
     size_t n;                   /* samples in the current window */
     int met, active;
+    int want;                   /* grouped sampling: this variant's own stopping rule still wants samples */
     double spent;               /* wall seconds of this variant's calls in the current window */
     int64_t mem_before, mem_after, dfree, dtotal;
     long long rss_peak;         /* peak RSS of its set-up and verification, as if it were alone */
@@ -520,8 +522,13 @@ static void var_check_last(mvar *v, hb_ref_cache *rc)
 }
 
 /* One sample of variant v in window win; updates its stop state (max samples, CI met, budget). When
- * it stops in the last window (last), its output is checked (var_check_last). */
-static void var_sample(mvar *v, const hb_options *o, int win, double budget, int last, hb_ref_cache *rc)
+ * it stops in the last window (last), its output is checked (var_check_last).
+ * grouped: one of several modes sampled in the same rounds (hb_measure_group): the variant does not
+ * stop by itself; its rule only sets v->want (it would take more samples) and v->met, and the group
+ * ends every variant together. closing: the group's last round: the variant stops after this sample
+ * (and its output is checked in the last window). */
+static void var_sample(mvar *v, const hb_options *o, int win, double budget, int last, hb_ref_cache *rc, int grouped,
+                       int closing)
 {
     int max_s = window_cap(o);
     double ph[HB_PH_COUNT], hc;
@@ -549,6 +556,15 @@ static void var_sample(mvar *v, const hb_options *o, int win, double budget, int
     if (!stop && (int)n >= o->min_samples && v->spent > budget) stop = 1;
     /* a single sample longer than the budget: stop at min_samples anyway */
     if (!stop && (int)n >= 3 && v->spent > 4 * budget && ph[HB_PH_TOTAL] > budget) stop = 1;
+    if (grouped) {
+        v->want = !stop;
+        if (met) v->met = 1;
+        if (closing) {
+            v->active = 0;
+            if (last) var_check_last(v, rc);
+        }
+        return;
+    }
     /* collectives (never grouped): every rank stops at the same sample (a rank that still wanted
      * more keeps its met flag 0); max_s is the same on every rank, so n never exceeds it */
     if (agreed(&v->x, stop)) {
@@ -776,17 +792,43 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
             if (win > 0) usleep(20000); /* separate the windows in time */
             int nact = 0;
             for (int k = 0; k < n; k++) {
-                v[k].n = 0; v[k].met = 0; v[k].spent = 0;
+                v[k].n = 0; v[k].met = 0; v[k].spent = 0; v[k].want = 1;
                 v[k].active = v[k].ready;
                 nact += v[k].active;
             }
+            /* With more than one variant ready, every variant takes one sample in every round, and the
+             * rounds end for all of them together: when none of them wants more samples (each one's
+             * CI target met, or its budget spent), when the group has spent the sum of their budgets,
+             * or when one reaches the sample cap; then one closing round, whose outputs are checked.
+             * When a variant stopped by itself, the others went on sampling alone, back to back with
+             * no other mode's work between their calls: on the VM the resident mode of relu n=4Mi
+             * (opencl) took 44 samples, most of them alone, and read 0.66x f32's 7; every mode now
+             * has the same rounds, so their medians compare like with like. */
+            const int grouped = nact > 1;
+            int closing = 0;
             for (int round = 0; nact; round++) {
                 for (int t = 0; t < n; t++) {
                     mvar *w = &v[(t + round) % n];
-                    if (w->active) var_sample(w, o, win, budget, win == nwin - 1, rc);
+                    if (w->active) var_sample(w, o, win, budget, win == nwin - 1, rc, grouped, closing);
                 }
                 nact = 0;
-                for (int k = 0; k < n; k++) nact += v[k].active;
+                int want = 0, full = 0;
+                double gspent = 0;
+                for (int k = 0; k < n; k++) {
+                    if (!v[k].active) continue;
+                    nact++;
+                    want |= v[k].want;
+                    gspent += v[k].spent;
+                    full |= (int)v[k].n >= window_cap(o) - 1;
+                }
+                if (grouped && nact && !closing && (!want || full || gspent > budget * nact)) closing = 1;
+            }
+            /* the CI target as met at the end of the rounds (grouped variants sampled on after meeting it) */
+            for (int k = 0; grouped && k < n; k++) {
+                if (!v[k].ready || !v[k].n) continue;
+                hb_stats s;
+                hb_stats_compute(v[k].samp[HB_PH_TOTAL] + (size_t)win * (size_t)window_cap(o), v[k].n, &s);
+                v[k].met = s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median;
             }
             for (int k = 0; k < n; k++) {
                 if (!v[k].ready) continue;
@@ -794,10 +836,32 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
                 hb_stats_compute(v[k].samp[HB_PH_TOTAL] + (size_t)win * (size_t)window_cap(o), v[k].n, &s);
                 v[k].nsw[win] = v[k].n;
                 v[k].wmed[win] = s.median;
+                v[k].wmet[win] = v[k].met;
                 if (win == 0 || s.median < v[k].wmed[v[k].best]) { v[k].best = win; v[k].ci_met = v[k].met; }
             }
         }
         if (!o->verify_only) hb_clock_probe(&ck[2], &ck[3]);
+        /* Modes sampled in the same rounds keep the same window, the one whose medians are lowest
+         * together (geometric mean of each mode's median over its own lowest), so that the modes
+         * compared by the mode-invariance check were measured at the same moments; each mode picking
+         * its own window compared, e.g., convert's third window with f32's first. */
+        int nr = 0;
+        for (int k = 0; k < n; k++) nr += v[k].ready;
+        if (nr > 1 && nwin > 1) {
+            int bw = -1;
+            double bscore = 0;
+            for (int w = 0; w < nwin; w++) {
+                double sc = 0;
+                for (int k = 0; k < n; k++) {
+                    if (!v[k].ready) continue;
+                    double lo = v[k].wmed[v[k].best];
+                    sc += (lo > 0 && v[k].wmed[w] > 0) ? log(v[k].wmed[w] / lo) : 0;
+                }
+                if (bw < 0 || sc < bscore) { bw = w; bscore = sc; }
+            }
+            for (int k = 0; k < n; k++)
+                if (v[k].ready) { v[k].best = bw; v[k].ci_met = v[k].wmet[bw]; }
+        }
     }
     for (int k = 0; k < n; k++) {
         if (v[k].deferred) continue;
