@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -65,6 +66,7 @@ static int g_allocs;          /* buf_alloc calls */
 static int64_t g_dev_bytes;   /* "device" bytes held */
 static long g_f32_runs;       /* run calls of the f32-mode case */
 static long g_corrupt_after;  /* > 0: the f32 mode's runs after this many write a wrong result */
+static useconds_t g_convert_sleep_us; /* > 0: every run of the convert-mode case takes this much longer */
 
 static int fake_enumerate(hb_instance *out, int max, char *reason, size_t len)
 {
@@ -126,6 +128,7 @@ static hb_status fake_run(hb_instance *inst, const hb_case *c, hb_buf *const *in
     size_t n = (size_t)c->shape.n;
     for (size_t i = 0; i < n; i++) y[i] = a[i] + b[i];
     if (c->mode == HB_MODE_F32 && ++g_f32_runs > g_corrupt_after && g_corrupt_after > 0) y[n / 2] += 1000.0f;
+    if (c->mode == HB_MODE_CONVERT && g_convert_sleep_us) usleep(g_convert_sleep_us);
     return HB_OK;
 }
 static void fake_mem_info(hb_instance *inst, int64_t *alloc, int64_t *free_b, int64_t *total_b)
@@ -258,12 +261,57 @@ static void test_last_output_checked_per_mode(void **state)
     json_decref(recs[1]);
 }
 
+/* Two modes whose own stopping rules end far apart (convert's runs take 1 ms and spend its budget in a
+ * few samples, f32's take microseconds and would run to the cap): measured together, they take the
+ * same rounds to the end, so neither is sampled alone; the group stops on the sum of their budgets,
+ * far below the cap. */
+static void test_modes_share_rounds(void **state)
+{
+    (void)state;
+    const long n = 4099;
+    hb_case cs[2] = {add_case(HB_MODE_CONVERT, HB_ROUTE_PAGEABLE, n), add_case(HB_MODE_F32, HB_ROUTE_PAGEABLE, n)};
+    json_t *recs[2] = {0};
+    hb_status st[2];
+    hb_instance inst;
+    memset(&inst, 0, sizeof inst);
+    snprintf(inst.name, sizeof inst.name, "fake:0");
+    inst.ops = &fake_ops;
+    hb_options o = test_options();
+    o.budget_s = 0.02;
+    o.max_samples = 200;
+    hb_ref_cache rc;
+    memset(&rc, 0, sizeof rc);
+    rc.item = -1;
+    hb_ceiling_set cl;
+    memset(&cl, 0, sizeof cl);
+    g_corrupt_after = 0;
+    g_convert_sleep_us = 1000;
+    assert_int_equal(hb_measure_group(&inst, cs, 2, 0, "", &o, &rc, &cl, recs, st), 0);
+    g_convert_sleep_us = 0;
+    hb_ref_cache_free(&rc);
+    long long ns[2];
+    for (int k = 0; k < 2; k++) {
+        assert_string_equal(rec_str(recs[k], "status"), "ok");
+        ns[k] = json_integer_value(json_object_get(json_object_get(json_object_get(recs[k], "phases"), "total"), "n"));
+        assert_int_equal(json_array_size(json_object_get(json_object_get(recs[k], "samples"), "compute")), (size_t)ns[k]);
+    }
+    assert_int_equal(ns[0], ns[1]);
+    assert_true(ns[0] >= o.min_samples);
+    assert_true(ns[0] < 40); /* ~9 ms per convert sample (1 + 8 settle runs): the group's 0.04 s, not f32's cap */
+    double cf = json_number_value(json_object_get(json_object_get(json_object_get(recs[0], "phases"), "compute"), "median"));
+    double ff = json_number_value(json_object_get(json_object_get(json_object_get(recs[1], "phases"), "compute"), "median"));
+    assert_true(cf > 0.0009 && ff < cf / 10); /* the sleep is in convert's compute only */
+    json_decref(recs[0]);
+    json_decref(recs[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_evict_keeps_data),
         cmocka_unit_test(test_group_shares_buffers),
         cmocka_unit_test(test_last_output_checked_per_mode),
+        cmocka_unit_test(test_modes_share_rounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
