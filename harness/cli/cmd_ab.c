@@ -201,7 +201,12 @@ static pid_t spawn_build(const char *exe, char **fwd, int nfwd, const char *ceil
         snprintf(buf, sizeof buf, "%s%sglibc.malloc.hugetlb=1", g ? g : "", g && *g ? ":" : "");
         setenv("GLIBC_TUNABLES", buf, 1);
     }
-    if (no->have_pin) sched_setaffinity(0, sizeof no->pin, &no->pin);
+    if (no->have_pin) {
+        sched_setaffinity(0, sizeof no->pin, &no->pin);
+        /* PoCL's own binding (the opencl plugin sets POCL_AFFINITY=1) numbers CPUs from 0 and could move
+         * a worker off the pinned set: the pinned runs keep the inherited mask instead */
+        setenv("POCL_AFFINITY", "0", 1);
+    }
     for (int i = 0; i < nenv; i++) putenv(env[i]);
     if (ls) {
         char v[32];
