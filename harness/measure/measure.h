@@ -101,8 +101,9 @@ json_t *hb_threads_json(void);
  * the backend's host-side time spent before its device work started (NaN when it does not report one).
  * Returns a new object {host_s, device_s, diff = host/device - 1, agree = |diff| <= HB_TIMER_AGREE,
  * host_enqueue_s?, why?, explained?}: when they disagree, `why` says whether the device time is too
- * short for the host timer (< HB_TIMER_MIN_S), or the gap is the host-side enqueue time (within
- * HB_TIMER_AGREE of the device time plus HB_TIMER_SYNC_S of synchronization latency), or unexplained. */
+ * short for the host timer (< HB_TIMER_MIN_S), or the gap is the host-side enqueue time plus launch
+ * and synchronization latency, or that latency alone (the rest within HB_TIMER_AGREE of the device
+ * time plus HB_TIMER_SYNC_S), or unexplained. */
 #define HB_TIMER_AGREE 0.03   /* 3%: the agreement the design asks of cases of 100 us and more */
 #define HB_TIMER_MIN_S 100e-6
 #define HB_TIMER_SYNC_S 20e-6 /* launch + event-synchronize latency allowance: the H100 reference run's

@@ -1118,7 +1118,12 @@ static hb_status cuda_run(hb_instance *inst, const hb_case *cs, hb_buf *const *i
         st = hbc_rmsnorm(c, e, in[0]->dev, in[1]->dev, out->dev, s->rows, s->cols);
         break;
     case HB_OP_ALL_REDUCE: case HB_OP_ALL_GATHER: case HB_OP_REDUCE_SCATTER: case HB_OP_BROADCAST:
-        st = hbc_coll_run(c, cs, in[0]->dev, out->dev, tmark_begin_gated); /* cuda_collective.cu; marks its own start */
+        /* cuda_collective.cu; marks its own start. Not gated on the mapped route: NCCL's one-rank copy
+         * between host-mapped buffers did not run behind the gate kernel, which then spun to its 100 ms
+         * timeout in every sample (H100 reference 2026-11-26: all_reduce n=16Mi mapped, host clock
+         * 103-106 ms against 3-6 ms of events); ungated, the events include the launch latency, a few
+         * microseconds of these millisecond cases. */
+        st = hbc_coll_run(c, cs, in[0]->dev, out->dev, cs->route == HB_ROUTE_MAPPED ? tmark_begin : tmark_begin_gated);
         break;
     case HB_OP_ATTENTION: {
         attn_p a;
