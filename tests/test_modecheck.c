@@ -240,6 +240,78 @@ static void test_set(void **state)
     json_decref(cs);
 }
 
+/* Rounds: two modes sampled in the same rounds under a host state that switches between 1x and 2.2x in
+ * stretches (random lengths): paired by round, a true ratio of 1 is invariant and one of 1.3 is moved
+ * (its CI covering 1.3 in at least 16 of 20 trials); without interleaved_with, or with unequal counts, no round pairing. */
+static json_t *round_rec(const char *mode, const double *st, int n, double m, double rel, hb_rng *g, int interleaved)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++) json_array_append_new(a, json_real(m * st[i] * (1 + rel * hb_rng_normal(g))));
+    json_t *r = json_pack("{s:s,s:s,s:s,s:{s:i},s:s,s:s,s:s,s:s,s:s,s:s,s:{s:{s:f}},s:{s:o}}", "type", "case", "backend", "cpu",
+                          "op", "relu", "shape", "n", 4096, "shape_str", "n=4096", "name", "t", "dtype", "f32", "route", "pageable",
+                          "mode", mode, "status", "ok", "phases", "compute", "median", m, "samples", "compute", a);
+    if (interleaved) json_object_set_new(r, "interleaved_with", json_integer(1));
+    return r;
+}
+
+static void test_rounds(void **state)
+{
+    (void)state;
+    hb_rng g;
+    hb_rng_seed(&g, 7);
+    int covered = 0;
+    for (int trial = 0; trial < 20; trial++) {
+        const int n = 21 + trial;
+        double st[64];
+        double s = 1;
+        for (int i = 0; i < n; i++) {
+            if (hb_rng_uniform(&g) < 0.2) s = s > 1.5 ? 1.0 : 2.2; /* stretches of about 5 rounds */
+            st[i] = s;
+        }
+        for (int k = 0; k < 2; k++) {
+            const double truth = k ? 1.3 : 1.0;
+            json_t *cs = json_array();
+            json_array_append_new(cs, round_rec("f32", st, n, 1e-4, 0.02, &g, 1));
+            json_array_append_new(cs, round_rec("convert", st, n, truth * 1e-4, 0.02, &g, 1));
+            hb_mc_set set;
+            assert_int_equal(hb_mc_check(cs, 0, &set), HB_OK);
+            assert_int_equal(set.n, 1);
+            const hb_mc_pair *p = &set.v[0];
+            assert_int_equal(p->r.nround, n);
+            /* the ratio is the median of the per-round ratios */
+            json_t *a = json_object_get(json_object_get(p->rec, "samples"), "compute");
+            json_t *b = json_object_get(json_object_get(p->ref, "samples"), "compute");
+            double q[64];
+            for (int i = 0; i < n; i++) q[i] = json_real_value(json_array_get(a, i)) / json_real_value(json_array_get(b, i));
+            hb_rs_sort(q, (size_t)n);
+            assert_true(fabs(p->r.ratio - hb_rs_median_sorted(q, (size_t)n)) < 1e-12);
+            if (k == 0) assert_int_equal(p->r.verdict, HB_MC_INVARIANT);
+            else {
+                assert_int_equal(p->r.verdict, HB_MC_MOVED);
+                assert_true(fabs(p->r.ratio - 1.3) < 0.05);
+                covered += p->r.lo <= 1.3 && 1.3 <= p->r.hi;
+            }
+            json_t *rec = hb_mc_pair_json(p);
+            assert_int_equal(json_integer_value(json_object_get(rec, "paired_rounds")), n);
+            json_decref(rec);
+            hb_mc_set_free(&set);
+            /* not measured together: the medians' ratio */
+            json_object_del(json_array_get(cs, 0), "interleaved_with");
+            assert_int_equal(hb_mc_check(cs, 0, &set), HB_OK);
+            assert_int_equal(set.v[0].r.nround, 0);
+            hb_mc_set_free(&set);
+            /* unequal counts: the medians' ratio */
+            json_object_set_new(json_array_get(cs, 0), "interleaved_with", json_integer(1));
+            json_array_remove(json_object_get(json_object_get(json_array_get(cs, 1), "samples"), "compute"), 0);
+            assert_int_equal(hb_mc_check(cs, 0, &set), HB_OK);
+            assert_int_equal(set.v[0].r.nround, 0);
+            hb_mc_set_free(&set);
+            json_decref(cs);
+        }
+    }
+    assert_true(covered >= 16); /* a 95% interval: 19 of 20 expected */
+}
+
 /* duplicates: a case listed twice stays two groups, matched by occurrence */
 static void test_occurrence(void **state)
 {
@@ -337,6 +409,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_set),
+        cmocka_unit_test(test_rounds),
         cmocka_unit_test(test_occurrence),
         cmocka_unit_test(test_file_and_report),
     };

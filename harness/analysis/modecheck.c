@@ -87,9 +87,59 @@ static int pass_pairing(json_t *rec, json_t *ref, hb_mc_result *r)
     r->hi = q[P - 1];
     r->has_ci = 1;
     r->npass = (int)P;
+    r->nround = 0;
     if (fabs(r->ratio - 1.0) <= HB_MC_TOL) r->verdict = HB_MC_INVARIANT;
     else if ((q[0] > 1.0 + HB_MC_TOL) || (q[P - 1] < 1.0 - HB_MC_TOL)) r->verdict = HB_MC_MOVED;
     else r->verdict = HB_MC_NOISY;
+    return 1;
+}
+
+/* Round pairing (see modecheck.h, "Rounds"): when the two records were measured in the same rounds
+ * (both carry interleaved_with, the same best_pass or none, and as many raw compute samples, at least
+ * HB_MC_MIN_SAMPLES), sample i of each was taken in round i, one right after the other: the ratio is
+ * the median of the per-round ratios and its CI the percentile bootstrap of that median. Returns 1
+ * when it applied, 0 when it does not apply, -1 out of memory. */
+static int round_pairing(json_t *rec, json_t *ref, uint64_t seed, unsigned flags, hb_mc_result *r)
+{
+    if (!json_is_integer(json_object_get(rec, "interleaved_with")) || !json_is_integer(json_object_get(ref, "interleaved_with")))
+        return 0;
+    json_t *pa = json_object_get(rec, "best_pass"), *pb = json_object_get(ref, "best_pass");
+    if ((pa || pb) && !(json_is_integer(pa) && json_is_integer(pb) && json_integer_value(pa) == json_integer_value(pb)))
+        return 0;
+    json_t *a = json_object_get(json_object_get(rec, "samples"), "compute");
+    json_t *b = json_object_get(json_object_get(ref, "samples"), "compute");
+    size_t n = json_array_size(a);
+    if (n < HB_MC_MIN_SAMPLES || n != json_array_size(b)) return 0;
+    double *q = malloc(n * sizeof *q), *m = malloc(HB_MC_RESAMPLES * sizeof *m);
+    if (!q || !m) { free(q); free(m); return -1; }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = json_number_value(json_array_get(a, i)), y = json_number_value(json_array_get(b, i));
+        if (!json_is_number(json_array_get(a, i)) || !json_is_number(json_array_get(b, i)) || !(x > 0) || !(y > 0) ||
+            !isfinite(x) || !isfinite(y)) {
+            free(q); free(m);
+            return 0;
+        }
+        q[k++] = x / y;
+    }
+    hb_rs_sort(q, k);
+    r->ratio = hb_rs_median_sorted(q, k);
+    r->nround = (int)k;
+    int within = fabs(r->ratio - 1.0) <= HB_MC_TOL;
+    r->has_ci = 0;
+    r->lo = r->hi = DNAN;
+    if (!(within && (flags & HB_MC_CI_BEYOND_TOL)) &&
+        hb_rs_bootstrap_medians(q, k, HB_MC_RESAMPLES, seed, HB_BOOT_AUTO, m) == HB_OK) {
+        hb_rs_sort(m, HB_MC_RESAMPLES);
+        r->lo = hb_rs_quantile_sorted(m, HB_MC_RESAMPLES, (1 - HB_MC_CONF) / 2);
+        r->hi = hb_rs_quantile_sorted(m, HB_MC_RESAMPLES, (1 + HB_MC_CONF) / 2);
+        r->has_ci = 1;
+    }
+    if (within) r->verdict = HB_MC_INVARIANT;
+    else if (r->has_ci && (r->lo > 1.0 || r->hi < 1.0)) r->verdict = HB_MC_MOVED;
+    else r->verdict = HB_MC_NOISY;
+    free(q);
+    free(m);
     return 1;
 }
 
@@ -201,7 +251,9 @@ hb_status hb_mc_check(json_t *cases, unsigned flags, hb_mc_set *out)
         double *rs = record_samples(p->ref, &nr), *cs = record_samples(p->rec, &nc);
         char sk[700];
         snprintf(sk, sizeof sk, "%s|%s", p->group, jstr(p->rec, "mode", ""));
-        hb_status s = (rs && cs) ? hb_mc_classify(rs, nr, cs, nc, HB_MC_SEED ^ hb_hash64(sk), flags, &p->r) : HB_ENOMEM;
+        const uint64_t seed = HB_MC_SEED ^ hb_hash64(sk);
+        hb_status s = (rs && cs) ? hb_mc_classify(rs, nr, cs, nc, seed, flags, &p->r) : HB_ENOMEM;
+        if (s == HB_OK && round_pairing(p->rec, p->ref, seed, flags, &p->r) < 0) s = HB_ENOMEM;
         if (s == HB_ENOMEM) oom = 1;
         if (s != HB_OK) p->r.ratio = DNAN;
         else pass_pairing(p->rec, p->ref, &p->r);
@@ -245,6 +297,7 @@ json_t *hb_mc_pair_json(const hb_mc_pair *p)
                      "n", (json_int_t)p->r.ncur, "ref_n", (json_int_t)p->r.nref,
                      "verdict", hb_mc_verdict_name(p->r.verdict));
     if (o && p->r.npass) json_object_set_new(o, "paired_passes", json_integer(p->r.npass));
+    else if (o && p->r.nround) json_object_set_new(o, "paired_rounds", json_integer(p->r.nround));
     return o;
 }
 

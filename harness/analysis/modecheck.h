@@ -27,6 +27,16 @@
  *             moved:     otherwise, and the CI excludes 1 (the move is beyond the samples' noise).
  *             noisy:     otherwise (beyond 5%, but the CI includes 1, or there is no CI because a side
  *                        has fewer than HB_MC_MIN_SAMPLES samples).
+ *   Rounds.   The modes of a case are measured together (measure/sample.c hb_measure_group): each
+ *             takes one sample per round, in turns, so the i-th samples of two modes were taken
+ *             moments apart. When both records carry interleaved_with, the same best_pass (or
+ *             none) and as many raw compute samples (at least HB_MC_MIN_SAMPLES), the pair is
+ *             paired by round: ratio = median over rounds of (mode / reference), its CI the
+ *             percentile bootstrap of that median (HB_MC_RESAMPLES replicates, the same seed);
+ *             verdicts as above. A host state that comes and goes over seconds (the H100 host's
+ *             relu n=4Mi read 90 us and 195 us in stretches) then reaches both sides of each
+ *             ratio: the unpaired medians read 0.68x there, the paired ones 0.95x. Files from
+ *             before the shared rounds (unequal sample counts) keep the unpaired ratio.
  *   Passes.   A run of several passes (--passes P, 3 with --quick) keeps per case the pass with the
  *             lowest total, so the two records of a pair may come from different processes, whose
  *             medians differ by far more than one process's samples say (docs/compare.md). When
@@ -74,6 +84,7 @@ typedef struct hb_mc_result {
     size_t nref, ncur;        /* finite samples used */
     int has_ci;               /* both sides had at least HB_MC_MIN_SAMPLES samples, or passes were paired */
     int npass;                /* 0, or the P passes paired (then lo/hi are the per-pass range) */
+    int nround;               /* 0, or the rounds paired (ratio: median of the per-round ratios) */
     hb_mc_verdict verdict;
 } hb_mc_result;
 
