@@ -11,6 +11,7 @@
 #include "measure/plant.h"
 #include "core/convert.h"
 #include "cpu_ref/ref.h"
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -804,8 +805,9 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
             }
             /* With more than one variant ready, every variant takes one sample in every round, and the
              * rounds end for all of them together: when none of them wants more samples (each one's
-             * CI target met, or its budget spent), when the group has spent the sum of their budgets,
-             * or when one reaches the sample cap; then one closing round, whose outputs are checked.
+             * CI target met, or its budget spent) or the group has spent the sum of their budgets,
+             * once every one has --min-samples; or when one reaches the sample cap. Then one closing
+             * round, whose outputs are checked.
              * When a variant stopped by itself, the others went on sampling alone, back to back with
              * no other mode's work between their calls: on the VM the resident mode of relu n=4Mi
              * (opencl) took 44 samples, most of them alone, and read 0.66x f32's 7; every mode now
@@ -818,7 +820,7 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
                     if (w->active) var_sample(w, o, win, budget, win == nwin - 1, rc, grouped, closing);
                 }
                 nact = 0;
-                int want = 0, full = 0;
+                int want = 0, full = 0, minn = INT_MAX;
                 double gspent = 0;
                 for (int k = 0; k < n; k++) {
                     if (!v[k].active) continue;
@@ -826,8 +828,13 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
                     want |= v[k].want;
                     gspent += v[k].spent;
                     full |= (int)v[k].n >= window_cap(o) - 1;
+                    if ((int)v[k].n < minn) minn = (int)v[k].n;
                 }
-                if (grouped && nact && !closing && (!want || full || gspent > budget * nact)) closing = 1;
+                /* the rounds end only once every mode has --min-samples (with the closing round's): a
+                 * mode whose calls take longer than the window's budget (a 1 GB conversion) would
+                 * otherwise leave the group after two rounds, too few samples for the mode check's CI */
+                const int enough = minn + 1 >= o->min_samples;
+                if (grouped && nact && !closing && (full || (enough && (!want || gspent > budget * nact)))) closing = 1;
             }
             /* the CI target as met at the end of the rounds (grouped variants sampled on after meeting it) */
             for (int k = 0; grouped && k < n; k++) {
