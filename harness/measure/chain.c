@@ -5,6 +5,7 @@
 #include "measure/prepare.h"
 #include "cpu_ref/ref.h"
 #include "core/stats.h"
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -377,7 +378,7 @@ void hb_chain_measure_group(hb_instance *inst, const hb_case *cases, int n, cons
         }
         if (!nact) break;
         if (grouped) {
-            int want = 0, full = 0, act = 0;
+            int want = 0, full = 0, act = 0, minn = INT_MAX;
             double gspent = 0;
             for (int k = 0; k < n; k++) {
                 if (v[k].st != HB_OK) continue;
@@ -386,8 +387,10 @@ void hb_chain_measure_group(hb_instance *inst, const hb_case *cases, int n, cons
                 act++;
                 want |= v[k].want;
                 gspent += v[k].spent;
+                if ((int)v[k].ns < minn) minn = (int)v[k].ns;
             }
-            if (!want || full || gspent > 4 * o->budget_s * act)
+            /* the budget ends the rounds once every mode has --min-samples (its want already waits) */
+            if (!want || full || (gspent > 4 * o->budget_s * act && minn >= o->min_samples))
                 for (int k = 0; k < n; k++) v[k].done = 1;
         }
     }
