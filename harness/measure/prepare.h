@@ -11,7 +11,8 @@
  *     getting faster: on a noisy machine
  *     the fastest warm run is an outlier that later runs seldom match, and runs past the plateau only
  *     cost time: in a --quick run on the 2-vCPU VM they were 2.5x the timed time); at most
- *     HB_SETTLE_MAX runs and HB_SETTLE_MAX_S seconds per call. One
+ *     HB_SETTLE_MAX runs and HB_SETTLE_MAX_S seconds per call. A run's time is the device timer's
+ *     where the backend has one (timer_begin/timer_end), else the host clock's. One
  *     run is not always enough: after a conversion has streamed f64 data through the caches, a
  *     victim L3 with insertion-priority replacement (AMD Zen) takes several passes over a 16 MiB
  *     operand before it holds it again (measured on a 2-vCPU EPYC VM: max over 4096x1024 computed
