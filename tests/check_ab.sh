@@ -4,7 +4,7 @@
 #     turns for both builds), and an older build that does not take turns still completes a round;
 #     both builds' merged results files carry the pair id; compare of the two says nothing about interleaving, compare of two round files says
 #     they were not interleaved; report reads a merged file; JSON and JUnit are written.
-#  2. A planted slowdown (the PLANT=1 build, CUR run with HB_PLANT=add:1.5, 8 rounds, one thread:
+#  2. A planted slowdown (the PLANT=1 build, CUR run with HB_PLANT=add:1.5, 12 rounds, one thread:
 #     two OpenMP threads on a loaded 2-vCPU machine moved a 0.3 ms case up to 100x between rounds): exit 1, every
 #     add case a regression, the mul cases not.
 #  3. A case that crashes in CUR only (HB_INJECT_CRASH in CUR's runs, 2 rounds): exit 1, verdict crashed.
@@ -56,7 +56,7 @@ $HB report -q --svg-only --out $T/aa-report $T/aa/cur.jsonl >/dev/null 2>&1 || f
 if [ -x $PL ]; then
   # --threshold 5%: these cases last 1-3 us; once in four runs of this test under make test, an
   # unplanted one (mul n=4096 convert) read 1.023 with 7 of 8 rounds the same way, over the 2% default
-  $PL ab $PL $PL --cur-env HB_PLANT=add:1.5 --threads 1 --threshold 5% --rounds 8 --min-rounds 8 --out-dir $T/pl --json $T/pl/gate.json --quiet $L 2> $T/pl.err
+  $PL ab $PL $PL --cur-env HB_PLANT=add:1.5 --threads 1 --threshold 5% --rounds 12 --min-rounds 12 --out-dir $T/pl --json $T/pl/gate.json --quiet $L 2> $T/pl.err
   rc=$?; [ $rc -eq 1 ] || { cat $T/pl.err; fail "planted: exit $rc, wanted 1"; }
   python3 - "$T/pl/gate.json" <<'PY' || fail "planted: wrong verdicts"
 import json, sys
