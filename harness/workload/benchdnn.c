@@ -229,8 +229,8 @@ static hb_status parse_spatial(hb_batch_kind kind, const char *desc, bd_conv *d,
         /* the padding and output-size formulas below multiply these: refuse what overflows 64 bits
          * (found by tests/fuzz/fuzz_benchdnn.c: sh=2222222222222222222 with an oh) */
         int64_t t;
-        if (__builtin_mul_overflow(x->k, x->d + 1, &t) || __builtin_mul_overflow(x->o, x->s, &t) ||
-            __builtin_add_overflow(x->i, 2 * (x->p > 0 ? x->p : 0), &t) || x->p > INT64_MAX / 4) {
+        if (x->p > INT64_MAX / 4 || __builtin_mul_overflow(x->k, x->d + 1, &t) || __builtin_mul_overflow(x->o, x->s, &t) ||
+            __builtin_add_overflow(x->i, 2 * (x->p > 0 ? x->p : 0), &t)) { /* p first: 2 * p overflowed (fuzz, p=5.1e18) */
             seterr(err, errlen, "spatial sizes of dimension %c overflow a 64-bit size", dimc[i]);
             return HB_EINVAL;
         }
