@@ -178,15 +178,15 @@ static hb_options test_options(void)
 static const char *rec_str(json_t *r, const char *k) { return json_string_value(json_object_get(r, k)); }
 static long long mem_num(json_t *r, const char *k) { return json_integer_value(json_object_get(json_object_get(r, "mem"), k)); }
 
-/* hb_measure_group over cs[0..nm-1] on the fake device, with the test options and a fresh reference
- * cache (freed here); returns its result */
-static int measure_on_fake(const hb_case *cs, int nm, json_t **recs, hb_status *st)
+/* hb_measure_group over cs[0..nm-1] on the fake device, with options opt (NULL: the test options) and a
+ * fresh reference cache (freed here); returns its result */
+static int measure_on_fake(const hb_case *cs, int nm, json_t **recs, hb_status *st, const hb_options *opt)
 {
     hb_instance inst;
     memset(&inst, 0, sizeof inst);
     snprintf(inst.name, sizeof inst.name, "fake:0");
     inst.ops = &fake_ops;
-    hb_options o = test_options();
+    hb_options o = opt ? *opt : test_options();
     hb_ref_cache rc;
     memset(&rc, 0, sizeof rc);
     rc.item = -1;
@@ -208,7 +208,7 @@ static void group_on_route(hb_route route, const hb_mode *modes, int nm)
     g_allocs = 0;
     g_f32_runs = 0;
     g_corrupt_after = 0;
-    assert_int_equal(measure_on_fake(cs, nm, recs, st), 0);
+    assert_int_equal(measure_on_fake(cs, nm, recs, st, NULL), 0);
     assert_int_equal(g_allocs, 3); /* a, b and the output: once for the whole group */
     assert_int_equal(g_dev_bytes, 0); /* and freed once */
     long long dev0 = -1, host0 = -1;
@@ -251,7 +251,7 @@ static void test_last_output_checked_per_mode(void **state)
     hb_status st[2];
     g_f32_runs = 0;
     g_corrupt_after = 12; /* past its verification run (at most 9 runs: 8 settle + the timed one) */
-    assert_int_equal(measure_on_fake(cs, 2, recs, st), 0);
+    assert_int_equal(measure_on_fake(cs, 2, recs, st, NULL), 0);
     g_corrupt_after = 0;
     assert_true(g_f32_runs > 3 * 12); /* it kept running wrong through its samples */
     assert_string_equal(rec_str(recs[0], "status"), "ok");
@@ -272,23 +272,13 @@ static void test_modes_share_rounds(void **state)
     hb_case cs[2] = {add_case(HB_MODE_CONVERT, HB_ROUTE_PAGEABLE, n), add_case(HB_MODE_F32, HB_ROUTE_PAGEABLE, n)};
     json_t *recs[2] = {0};
     hb_status st[2];
-    hb_instance inst;
-    memset(&inst, 0, sizeof inst);
-    snprintf(inst.name, sizeof inst.name, "fake:0");
-    inst.ops = &fake_ops;
     hb_options o = test_options();
     o.budget_s = 0.02;
     o.max_samples = 200;
-    hb_ref_cache rc;
-    memset(&rc, 0, sizeof rc);
-    rc.item = -1;
-    hb_ceiling_set cl;
-    memset(&cl, 0, sizeof cl);
     g_corrupt_after = 0;
     g_convert_sleep_us = 1000;
-    assert_int_equal(hb_measure_group(&inst, cs, 2, 0, "", &o, &rc, &cl, recs, st), 0);
+    assert_int_equal(measure_on_fake(cs, 2, recs, st, &o), 0);
     g_convert_sleep_us = 0;
-    hb_ref_cache_free(&rc);
     long long ns[2];
     for (int k = 0; k < 2; k++) {
         assert_string_equal(rec_str(recs[k], "status"), "ok");

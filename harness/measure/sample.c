@@ -563,9 +563,8 @@ static void var_sample(mvar *v, const hb_options *o, int win, double budget, int
     if (!stop && (int)n >= o->min_samples && v->spent > budget) stop = 1;
     /* a single sample longer than the budget: stop at min_samples anyway */
     if (!stop && (int)n >= 3 && v->spent > 4 * budget && ph[HB_PH_TOTAL] > budget) stop = 1;
-    if (grouped) {
+    if (grouped) { /* v->met is decided from the window's samples when the group's rounds end */
         v->want = !stop;
-        if (met) v->met = 1;
         if (closing) {
             v->active = 0;
             if (last) var_check_last(v, rc);
@@ -840,17 +839,12 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
                 const int enough = minn + 1 >= 3;
                 if (grouped && nact && !closing && (full || !want || (enough && gspent > budget * nact))) closing = 1;
             }
-            /* the CI target as met at the end of the rounds (grouped variants sampled on after meeting it) */
-            for (int k = 0; grouped && k < n; k++) {
-                if (!v[k].ready || !v[k].n) continue;
-                hb_stats s;
-                hb_stats_compute(v[k].samp[HB_PH_TOTAL] + (size_t)win * (size_t)window_cap(o), v[k].n, &s);
-                v[k].met = s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median;
-            }
             for (int k = 0; k < n; k++) {
                 if (!v[k].ready) continue;
                 hb_stats s;
                 hb_stats_compute(v[k].samp[HB_PH_TOTAL] + (size_t)win * (size_t)window_cap(o), v[k].n, &s);
+                /* grouped variants sampled on after meeting their CI target: met as at the end */
+                if (grouped) v[k].met = v[k].n && s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median;
                 v[k].nsw[win] = v[k].n;
                 v[k].wmed[win] = s.median;
                 v[k].wmet[win] = v[k].met;
