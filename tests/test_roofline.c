@@ -66,20 +66,60 @@ static void test_cache_level(void **state)
     hb_run r;
     make_run(&r);
     double cv = NAN;
-    assert_string_equal(hb_roof_cache_level(&r, "cpu", 1.5 * MiB, &cv), "L2");
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 1.5 * MiB, &cv, NULL), "L2");
     assert_true(cv == 400);
-    assert_string_equal(hb_roof_cache_level(&r, "cpu", 2 * MiB, &cv), "L2");
-    assert_string_equal(hb_roof_cache_level(&r, "cpu", 2 * MiB + 1, &cv), "LLC");
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 2 * MiB, &cv, NULL), "L2");
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 2 * MiB + 1, &cv, NULL), "LLC");
     assert_true(cv == 200);
-    assert_string_equal(hb_roof_cache_level(&r, "cpu", 32 * MiB, &cv), "LLC");
-    assert_string_equal(hb_roof_cache_level(&r, "cpu", 33 * MiB, &cv), "DRAM");
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 32 * MiB, &cv, NULL), "LLC");
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 33 * MiB, &cv, NULL), "DRAM");
     assert_true(cv == 10);
     /* opencl has no L2 probe: an L2-sized set is held to its LLC figure, and named so */
-    assert_string_equal(hb_roof_cache_level(&r, "opencl:0:0", 1 * MiB, &cv), "LLC");
+    assert_string_equal(hb_roof_cache_level(&r, "opencl:0:0", 1 * MiB, &cv, NULL), "LLC");
     assert_true(cv == 50);
     /* a backend with no ceilings at all: NaN, level DRAM */
-    assert_string_equal(hb_roof_cache_level(&r, "cuda:0", 1 * MiB, &cv), "DRAM");
+    assert_string_equal(hb_roof_cache_level(&r, "cuda:0", 1 * MiB, &cv, NULL), "DRAM");
     assert_true(isnan(cv));
+    hb_run_free(&r);
+}
+
+/* The copy sweep (copy_gbps_ws_<N>MiB) takes over from the level's probe where a backend has it: a
+ * working set is held to the sweep's figure at its own size, log-log interpolated between the probes
+ * around it; below the smallest probe, that probe's; beyond the largest, the level's probe again. */
+static void test_copy_sweep(void **state)
+{
+    (void)state;
+    hb_run r;
+    make_run(&r);
+    json_t *cl = json_object_get(json_array_get(r.backends, 0), "ceilings");
+    json_array_append_new(cl, ceil_("copy_gbps_ws_1MiB", 500));
+    json_array_append_new(cl, ceil_("copy_gbps_ws_2MiB", 320));
+    json_array_append_new(cl, ceil_("copy_gbps_ws_8MiB", 80));
+    double cv = NAN;
+    int sw = -1;
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 0.5 * MiB, &cv, &sw), "L2");
+    assert_true(cv == 500 && sw == 1);
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 2 * MiB, &cv, &sw), "L2");
+    assert_true(fabs(cv - 320) < 1e-9 && sw == 1); /* the whole L2: the sweep's 320, not the L2 probe's 400 */
+    for (int i = 0; i < 50; i++) { /* random sizes between the probes: monotone, inside the bracket */
+        double u = (double)((i * 7919) % 1000) / 1000.0;
+        double b = 2 * MiB * pow(4.0, u);
+        hb_roof_cache_level(&r, "cpu", b, &cv, &sw);
+        assert_true(sw == 1 && cv <= 320 && cv >= 80);
+        double want = exp(log(320.0) + (log(b / (2 * MiB)) / log(4.0)) * (log(80.0) - log(320.0)));
+        assert_true(fabs(cv - want) < 1e-9 * want);
+    }
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 4 * MiB, &cv, &sw), "LLC");
+    assert_true(fabs(cv - 160) < 1e-9); /* halfway in log size: the geometric mean of 320 and 80 */
+    /* beyond the largest probe (still in the LLC): the LLC probe */
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 16 * MiB, &cv, &sw), "LLC");
+    assert_true(cv == 200 && sw == 0);
+    /* DRAM stays DRAM */
+    assert_string_equal(hb_roof_cache_level(&r, "cpu", 64 * MiB, &cv, &sw), "DRAM");
+    assert_true(cv == 10 && sw == 0);
+    /* another backend without a sweep keeps its levels */
+    assert_string_equal(hb_roof_cache_level(&r, "opencl:0:0", 1 * MiB, &cv, &sw), "LLC");
+    assert_true(cv == 50 && sw == 0);
     hb_run_free(&r);
 }
 
@@ -195,6 +235,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cache_level),
+        cmocka_unit_test(test_copy_sweep),
         cmocka_unit_test(test_goals),
         cmocka_unit_test(test_conv_exhaustive),
     };

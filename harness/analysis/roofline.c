@@ -68,8 +68,31 @@ static double cpu_ceiling(const hb_run *r, const char *name)
     return v;
 }
 
-const char *hb_roof_cache_level(const hb_run *r, const char *backend, double bytes, double *ceil)
+/* The copy sweep's figure at a working set of `bytes` (copy_gbps_ws_<N>MiB, N = 1, 2, 4, ...): log-log
+ * interpolation between the probes around it, the smallest probe's figure below it; NaN beyond the
+ * largest probe or without a sweep. */
+static double swept_copy(const hb_run *r, const char *backend, double bytes)
 {
+    double ps = NAN, pv = NAN;
+    for (int k = 0; k < 24; k++) {
+        char nm[48];
+        snprintf(nm, sizeof nm, "copy_gbps_ws_%lluMiB", 1ULL << k);
+        double v = hb_run_ceiling(r, backend, nm), sz = (double)(1ULL << (20 + k));
+        if (!(v > 0)) continue;
+        if (bytes <= sz) {
+            if (isnan(ps)) return v;
+            double t = log(bytes / ps) / log(sz / ps);
+            return exp(log(pv) + t * (log(v) - log(pv)));
+        }
+        ps = sz;
+        pv = v;
+    }
+    return NAN;
+}
+
+const char *hb_roof_cache_level(const hb_run *r, const char *backend, double bytes, double *ceil, int *swept)
+{
+    if (swept) *swept = 0;
     json_t *cpu = json_object_get(r->meta, "cpu");
     double l2 = tnum(cpu, "l2_bytes"), l3 = tnum(cpu, "l3_bytes"), cores = tnum(cpu, "cores");
     double l2all = l2 > 0 && cores > 0 ? l2 * cores : (double)NAN;
@@ -80,6 +103,14 @@ const char *hb_roof_cache_level(const hb_run *r, const char *backend, double byt
     } else if (bytes > 0 && l3 > 0 && !(l3 <= l2all) && bytes <= l3) {
         level = "LLC";
         name = "copy_gbps_llc";
+    }
+    if (strcmp(level, "DRAM") && bytes > 0) {
+        double sv = swept_copy(r, backend, bytes);
+        if (!isnan(sv)) {
+            *ceil = sv;
+            if (swept) *swept = 1;
+            return level;
+        }
     }
     *ceil = hb_run_ceiling(r, backend, name);
     /* a backend without a probe at this level (opencl has none for L2) is held to the next level
@@ -145,6 +176,7 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
         if (t->min_llc_multiple > 0 && !(size * 4 >= t->min_llc_multiple * l3)) continue;
         double v = NAN, fig = NAN, cv = NAN;
         const char *level = NULL;
+        int swept = 0;
         double comp = hb_case_phase(c, "compute", "median"), tot = hb_case_phase(c, "total", "median");
         switch (t->m) {
         case HB_ROOF_FRACTION: v = tnum(c, "fraction"); cv = tnum(c, "ceiling_value"); fig = v * cv; break;
@@ -157,7 +189,7 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
         }
         case HB_ROOF_TFLOPS: fig = tnum(c, "gflops") / 1e3; cv = t->need; v = fig; break;
         case HB_ROOF_CACHE_FRACTION: {
-            level = hb_roof_cache_level(r, js(c, "backend"), tnum(c, "bytes"), &cv);
+            level = hb_roof_cache_level(r, js(c, "backend"), tnum(c, "bytes"), &cv, &swept);
             if (!strcmp(level, "DRAM")) break; /* not cache-resident: other goals hold it */
             fig = tnum(c, "gbps");
             v = fig / cv;
@@ -246,7 +278,8 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
             if (level && t->m == HB_ROOF_FRACTION_OF_1CORE && w >= 0 && (size_t)w < wl) /* the probe used */
                 snprintf(which + w, wl - (size_t)w, " [vs %s]", level);
             else if (level && w >= 0 && (size_t)w < wl) /* the cache level the case is held to */
-                snprintf(which + w, wl - (size_t)w, " [%s: working set %.3g MiB]", level, tnum(c, "bytes") / 1048576.0);
+                snprintf(which + w, wl - (size_t)w, " [%s: working set %.3g MiB%s]", level, tnum(c, "bytes") / 1048576.0,
+                         swept ? ", vs the copy sweep at that size" : "");
         }
         found = 1;
     }

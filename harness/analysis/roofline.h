@@ -10,8 +10,9 @@
 /* What a goal measures. */
 typedef enum {HB_ROOF_FRACTION, HB_ROOF_FRACTION_OF_CPU, HB_ROOF_TFLOPS, HB_ROOF_COMPUTE_US_MAX, HB_ROOF_CONVERT_FRACTION, HB_ROOF_TRANSFER_FRACTION,
                HB_ROOF_MAPPED_ZERO,
-               /* a cache-resident memory-bound case's GB/s over the copy ceiling of the cache level its
-                * working set fits (hb_roof_cache_level); cases that fit no cache are left out */
+               /* a cache-resident memory-bound case's GB/s over the copy ceiling at its working set (the
+                * copy sweep's, else that of the cache level it fits: hb_roof_cache_level); cases that
+                * fit no cache are left out */
                HB_ROOF_CACHE_FRACTION,
                /* GFLOP/s over the backend's single-core sgemm ceiling at the case's own size
                 * (peak_gflops_f32_1core_nN for an N^3 case, where the run measured it; else
@@ -47,10 +48,13 @@ extern const int hb_roof_ngoals;
 
 /* The cache level that holds a working set of `bytes` on run r's host (meta.cpu from hwloc): "L2" when
  * it fits the L2 of all cores (l2_bytes x cores), "LLC" when it fits the L3 (l3_bytes, when larger),
- * else "DRAM"; *ceil receives backend's copy ceiling for that level (copy_gbps_l2, copy_gbps_llc,
- * copy_gbps). A backend without that level's ceiling is held to the next level up it has (the name
- * returned is the level used); NaN when it has none. Returns the level's name (static string). */
-const char *hb_roof_cache_level(const hb_run *r, const char *backend, double bytes, double *ceil);
+ * else "DRAM"; *ceil receives backend's copy ceiling for that working set: where the backend measured
+ * the copy sweep (copy_gbps_ws_<N>MiB, kernels/cpu/cpu_sys.c), the sweep's figure at `bytes` (log-log
+ * interpolation between the two probes around it, the smallest probe below it) and *swept = 1;
+ * else the level's probe (copy_gbps_l2, copy_gbps_llc, copy_gbps) and *swept = 0. A backend without
+ * that level's probe is held to the next level up it has (the name returned is the level used); NaN
+ * when it has none. swept may be NULL. Returns the level's name (static string). */
+const char *hb_roof_cache_level(const hb_run *r, const char *backend, double bytes, double *ceil, int *swept);
 
 /* 1 when a smaller figure is better (a time, a share of the total), else 0. */
 int hb_roof_lower_better(const hb_roof_goal *g);

@@ -161,6 +161,7 @@ typedef struct chain_var {
     int want;          /* measured with other modes: its own rule still wants samples (the group ends
                         * every mode together: hb_chain_measure_group) */
     double spent;      /* seconds in its timed calls (and their settle runs) so far */
+    double wall_setup; /* seconds in chain_open (set-up, the verified run): record "wall_s" */
     long long host_bytes, staging, dev_bytes, rss_peak;
     double rel;
 } chain_var;
@@ -312,6 +313,8 @@ static json_t *chain_close(chain_var *v, const hb_options *o, const hb_ceiling *
             long runs = 0, calls = 0;
             for (int k = 0; k < HB_CHAIN_NSTEPS; k++) { runs += v->x.prep[k].runs; calls += v->x.prep[k].calls; }
             if (calls && !o->cold) json_object_set_new(rec, "settle_runs", json_real((double)runs / (double)calls));
+            /* a chain computes its reference inside set-up (chain_open) */
+            json_object_set_new(rec, "wall_s", json_pack("{s:f,s:f}", "setup", v->wall_setup, "sampling", v->spent));
         }
         if (in_group > 1 && !o->verify_only) json_object_set_new(rec, "interleaved_with", json_integer(in_group - 1));
         json_object_set_new(rec, "ci_target", json_real(o->ci_target));
@@ -361,7 +364,9 @@ void hb_chain_measure_group(hb_instance *inst, const hb_case *cases, int n, cons
     long long rss_base = hb_rss_now();
     int ready = 0;
     for (int k = 0; k < n; k++) {
+        double tp = hb_now();
         chain_open(&v[k], inst, &cases[k], o, rss_base);
+        v[k].wall_setup = hb_now() - tp;
         v[k].want = 1;
         ready += !v[k].done;
     }

@@ -412,6 +412,9 @@ typedef struct mvar {
     int met, active;
     int want;                   /* grouped sampling: this variant's own stopping rule still wants samples */
     double spent;               /* wall seconds of this variant's calls in the current window */
+    double wall_setup, wall_sampling, wall_ref; /* where its wall time went (record "wall_s"): set-up,
+                                 * verification and warm-up; timed calls (with their settle runs) over
+                                 * every window; the reference computation it waited for */
     int64_t mem_before, mem_after, dfree, dtotal;
     long long rss_peak;         /* peak RSS of its set-up and verification, as if it were alone */
     long long group_dev, group_host; /* a variant on the group's buffers (x.borrowed): the device
@@ -613,6 +616,8 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, const hb
     double rel = v->rel;
     json_object_set_new(rec, "ci_target", json_real(o->ci_target));
     json_object_set_new(rec, "warmup_runs", json_integer(v->warmups));
+    json_object_set_new(rec, "wall_s", json_pack("{s:f,s:f,s:f}", "setup", v->wall_setup, "sampling", v->wall_sampling,
+                                                 "reference", v->wall_ref));
     if (v->x.prep.calls && !o->cold)
         json_object_set_new(rec, "settle_runs", json_real((double)v->x.prep.runs / (double)v->x.prep.calls));
     if (in_group > 1 && !o->verify_only) json_object_set_new(rec, "interleaved_with", json_integer(in_group - 1));
@@ -763,7 +768,11 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
     int need_ref = 0;
     for (int k = 0; k < n; k++) need_ref |= !v[k].rec;
     if (need_ref) {
+        double tr = hb_now();
         hb_status st = ref_cache_get(rc, v[0].c, item, o->seed);
+        tr = hb_now() - tr; /* 0 when cached; the group's modes share it: counted once, on the first */
+        for (int k = 0; k < n; k++)
+            if (!v[k].rec) { v[k].wall_ref = tr; break; }
         if (st != HB_OK)
             for (int k = 0; k < n; k++)
                 if (!v[k].rec) var_status(&v[k], inst->name, st == HB_ENOMEM ? HB_ENOMEM : HB_EINVAL, "reference computation failed (out of host memory?)");
@@ -777,7 +786,9 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
     const mvar *owner = NULL;
     for (int k = 0; k < n; k++) {
         if (v[k].rec) continue;
+        double tp = hb_now();
         var_prepare(&v[k], inst, o, rc, n > 1 ? &shared_best : NULL, rss_base, owner);
+        v[k].wall_setup = hb_now() - tp;
         if (!owner && v[k].opened && v[k].x.have_out && !v[k].deferred) owner = &v[k];
         nready += v[k].ready;
     }
@@ -846,6 +857,7 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
                 /* grouped variants sampled on after meeting their CI target: met as at the end */
                 if (grouped) v[k].met = v[k].n && s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median;
                 v[k].nsw[win] = v[k].n;
+                v[k].wall_sampling += v[k].spent;
                 v[k].wmed[win] = s.median;
                 v[k].wmet[win] = v[k].met;
                 if (win == 0 || s.median < v[k].wmed[v[k].best]) { v[k].best = win; v[k].ci_met = v[k].met; }

@@ -4,6 +4,8 @@
  * (figures.c) into rp->summary (summary.json) and the document; docs/report.md defines each answer. */
 #include "report/common.h"
 #include "results/machine.h"
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* ---------------------------------------------------------------- metadata ---- */
@@ -63,10 +65,25 @@ static void metadata(ctx *c)
         char ce[1000] = "";
         size_t o = 0, i;
         json_t *x;
-        json_array_foreach(json_object_get(dv->rec, "ceilings"), i, x)
+        int nsw = 0;
+        json_array_foreach(json_object_get(dv->rec, "ceilings"), i, x) {
+            const char *nm = jtext(json_object_get(x, "name"));
+            if (!strncmp(nm, "copy_gbps_ws_", 13)) { nsw++; continue; } /* the copy sweep: one entry, below */
             if (o < sizeof ce - 1)
-                o += (size_t)snprintf(ce + o, sizeof ce - o, "%s%s %s %s", o ? "; " : "", jtext(json_object_get(x, "name")),
+                o += (size_t)snprintf(ce + o, sizeof ce - o, "%s%s %s %s", o ? "; " : "", nm,
                                       hb_report_fmt_num(json_number_value(json_object_get(x, "value"))), jtext(json_object_get(x, "unit")));
+        }
+        if (nsw && o < sizeof ce - 1) { /* "copy by working set (GB/s): 1 MiB 900, 2 MiB 850, ..." */
+            o += (size_t)snprintf(ce + o, sizeof ce - o, "%scopy by working set (GB/s):", o ? "; " : "");
+            int k = 0;
+            json_array_foreach(json_object_get(dv->rec, "ceilings"), i, x) {
+                const char *nm = jtext(json_object_get(x, "name"));
+                if (strncmp(nm, "copy_gbps_ws_", 13) || o >= sizeof ce - 1) continue;
+                int mib = atoi(nm + 13);
+                o += (size_t)snprintf(ce + o, sizeof ce - o, "%s %d MiB %s", k++ ? "," : "", mib,
+                                      hb_report_fmt_num(json_number_value(json_object_get(x, "value"))));
+            }
+        }
         hb_doc_row(rows, 5, dv->id, dv->available ? "[good] yes" : "[bad] no", dv->available ? dv->description : dv->reason,
                    dv->host_memory ? "yes" : "no", ce);
     }

@@ -9,7 +9,8 @@ extern const hb_backend_ops hb_cpu_ops;
 /* Measure the host ceilings (STREAM-style copy and triad in GB/s on arrays of 4x the last-level
  * cache or more, and an sgemm peak probe in GFLOP/s) with the calling process's threads.
  * Fills out[0..n-1] (names copy_gbps, triad_gbps, peak_gflops_f32, peak_gflops_f32_1core,
- * peak_gflops_f32_1core_n128, copy_gbps_l2, copy_gbps_llc: see cpu_sys.c) and returns n. */
+ * peak_gflops_f32_1core_n128, copy_gbps_l2, copy_gbps_llc, then the copy sweep copy_gbps_ws_<N>MiB for
+ * N = 1, 2, 4, ... up to twice the LLC, at most 12 sizes: see cpu_sys.c) and returns n (<= max). */
 int hb_cpu_ceilings(hb_ceiling *out, int max);
 /* Working-set bytes of the cache-level copy probes (ceilings copy_gbps_l2 and copy_gbps_llc): half of
  * the per-core L2 (hwloc) times the OpenMP threads, and half of the last-level cache; 0 for a level
