@@ -295,37 +295,6 @@ static void test_modes_share_rounds(void **state)
     json_decref(recs[1]);
 }
 
-/* --mode-stop each (hybench ab's default): the same two modes, interleaved, each stop by its own rule:
- * convert after its budget (a few 1 ms samples), f32 (CI target 0: never met) at its budget or the cap,
- * so f32 takes many more samples; and the run's options record it. */
-static void test_modes_stop_each(void **state)
-{
-    (void)state;
-    const long n = 4099;
-    hb_case cs[2] = {add_case(HB_MODE_CONVERT, HB_ROUTE_PAGEABLE, n), add_case(HB_MODE_F32, HB_ROUTE_PAGEABLE, n)};
-    json_t *recs[2] = {0};
-    hb_status st[2];
-    hb_options o = test_options();
-    o.budget_s = 0.02;
-    o.ci_target = 0;
-    o.max_samples = 200;
-    o.mode_stop_each = 1;
-    g_corrupt_after = 0;
-    g_convert_sleep_us = 1000;
-    assert_int_equal(measure_on_fake(cs, 2, recs, st, &o), 0);
-    g_convert_sleep_us = 0;
-    long long ns[2];
-    for (int k = 0; k < 2; k++) {
-        assert_string_equal(rec_str(recs[k], "status"), "ok");
-        assert_int_equal(json_integer_value(json_object_get(recs[k], "interleaved_with")), 1);
-        ns[k] = json_integer_value(json_object_get(json_object_get(json_object_get(recs[k], "phases"), "total"), "n"));
-    }
-    assert_true(ns[0] >= o.min_samples && ns[0] < 40);
-    assert_true(ns[1] > 2 * ns[0]); /* joint stopping would have given both ns[0] (test_modes_share_rounds) */
-    json_decref(recs[0]);
-    json_decref(recs[1]);
-}
-
 /* Timer agreement: which gap between the host clock and the device events each verdict explains. Random
  * device times of 0.1-10 ms; gaps drawn inside and outside each allowance (HB_TIMER_SYNC_S plus
  * HB_TIMER_AGREE of the device time). */
@@ -381,7 +350,6 @@ int main(void)
         cmocka_unit_test(test_group_shares_buffers),
         cmocka_unit_test(test_last_output_checked_per_mode),
         cmocka_unit_test(test_modes_share_rounds),
-        cmocka_unit_test(test_modes_stop_each),
         cmocka_unit_test(test_timer_agreement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

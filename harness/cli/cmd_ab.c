@@ -74,7 +74,7 @@ static void ab_usage(FILE *f)
         "  --hugepages         transparent huge pages for malloc (GLIBC_TUNABLES=glibc.malloc.hugetlb=1)\n"
         "run options passed to both builds: --quick --backend --op --mode --route --dtype --filter --batch\n"
         "  --budget --ci-target --min-samples --max-samples --cold --ref-max-gflop --case-timeout\n"
-        "  --repetitions --seed --mode-stop (default each, where both builds have it)\n"
+        "  --repetitions --seed\n"
         "exit status: as compare: 0 pass, 1 a case fails the gate, 2 usage or a build that cannot run its\n"
         "cases (its log is named), 7 an output cannot be written\n");
 }
@@ -326,7 +326,7 @@ int hb_cmd_ab(int argc, char **argv)
     int no_share_ceil = 0, ncur_env = 0, lockstep = 1;
     const char *redecide = NULL;
     char *cur_env[16];
-    int max_rounds = 32, quiet = 0, has_passes = 0, has_reps = 0, has_mstop = 0, order_seed_set = 0;
+    int max_rounds = 32, quiet = 0, has_passes = 0, has_reps = 0, order_seed_set = 0;
     double budget = 840;
     unsigned long long order_seed = 0;
     const char *outdir = NULL, *md = NULL, *js = NULL, *ju = NULL;
@@ -340,7 +340,7 @@ int hb_cmd_ab(int argc, char **argv)
     static const char *const fwd0[] = {"quick", "cold"};
     static const char *const fwd1[] = {"backend", "op", "mode", "route", "dtype", "filter", "batch", "budget", "ci-target",
                                        "min-samples", "max-samples", "ref-max-gflop", "case-timeout", "repetitions", "seed",
-                                       "passes", "mode-stop"};
+                                       "passes"};
     struct option lo[64] = {
         {"rounds", 1, 0, O_ROUNDS}, {"min-rounds", 1, 0, O_MINR}, {"time-budget", 1, 0, O_TB}, {"threshold", 1, 0, O_THR},
         {"alpha", 1, 0, O_ALPHA}, {"confidence", 1, 0, O_CONF}, {"bootstrap", 1, 0, O_BOOT}, {"rule", 1, 0, O_RULE},
@@ -373,7 +373,6 @@ int hb_cmd_ab(int argc, char **argv)
             const char *nm = fwd1[ch - O_FWD1];
             if (!strcmp(nm, "passes")) { has_passes = 1; if (strcmp(optarg, "1")) { fprintf(stderr, "hybench ab: --passes: a round is one pass (--passes 1); ask for more --rounds\n"); bad = 1; } continue; }
             if (!strcmp(nm, "repetitions")) has_reps = 1;
-            if (!strcmp(nm, "mode-stop")) has_mstop = 1;
             if (nfwd < AB_MAX_FWD - 2) { fwd[nfwd] = malloc(strlen(nm) + 3); sprintf(fwd[nfwd++], "--%s", nm); fwd[nfwd++] = strdup(optarg); }
             continue;
         }
@@ -446,8 +445,7 @@ int hb_cmd_ab(int argc, char **argv)
     fwd[nfwd++] = strdup("--passes");
     fwd[nfwd++] = strdup("1");
     if (!has_reps) { fwd[nfwd++] = strdup("--repetitions"); fwd[nfwd++] = strdup("1"); }
-    const int nfwd_opts = nfwd; /* the run options end here; workload files follow */
-    for (int i = redecide ? 0 : 2; i < npos && nfwd < AB_MAX_FWD - 3; i++) fwd[nfwd++] = strdup(pos[i]);
+    for (int i = redecide ? 0 : 2; i < npos && nfwd < AB_MAX_FWD - 1; i++) fwd[nfwd++] = strdup(pos[i]);
     /* output folder */
     char host[64] = "host", dir[1024], ts[32], pair[96];
     gethostname(host, sizeof host);
@@ -483,21 +481,6 @@ int hb_cmd_ab(int argc, char **argv)
     static long sides_steps[AB_MAX_ROUNDS][2];
     snprintf(ceilf, sizeof ceilf, "%s/ceilings.jsonl", dir);
     for (int s = 0; s < 2 && !redecide; s++) sides[s].has_ceilf = exe_has_option(sides[s].exe, "--ceilings-from");
-    /* The gate compares each mode with itself in the other build, never modes with each other: each
-     * mode stops by its own rule (run --mode-stop each), so that a cheap mode is not held to its
-     * dearest mode's sample count (shared stopping made a quick-list run 31 s instead of 24 s on the
-     * VM: 13 rounds in 840 s instead of 16-18; docs/compare.md). Only where both builds have the
-     * option: the two must sample alike. */
-    if (!has_mstop && !redecide) {
-        int both = exe_has_option(sides[0].exe, "--mode-stop") && exe_has_option(sides[1].exe, "--mode-stop");
-        if (both) {
-            memmove(fwd + nfwd_opts + 2, fwd + nfwd_opts, (size_t)(nfwd - nfwd_opts) * sizeof *fwd);
-            fwd[nfwd_opts] = strdup("--mode-stop");
-            fwd[nfwd_opts + 1] = strdup("each");
-            nfwd += 2;
-        } else
-            fprintf(stderr, "hybench ab: a build has no run --mode-stop: the modes of a case stop as that build decides\n");
-    }
     if (redecide) { /* the rounds of an earlier run, as far as both builds have them */
         char rd[1300];
         snprintf(rd, sizeof rd, "%s/rounds", redecide);

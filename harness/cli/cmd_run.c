@@ -54,11 +54,6 @@ static void usage(FILE *f, const char *cmd)
         "  --no-interleave    measure each mode of a case alone; by default the modes of one case\n"
         "                     (same op, shape, dtype, route) take their samples in turns, so that\n"
         "                     drift on a shared machine does not read as a difference between modes\n"
-        "  --mode-stop joint|each\n"
-        "                     joint (default): the interleaved modes of a case stop together, so that\n"
-        "                     the mode check compares the same rounds; each: every mode stops by its\n"
-        "                     own rule (a cheap mode is not held to its dearest mode's sample count);\n"
-        "                     hybench ab uses each: a merge gate compares builds, not modes\n"
         "  --ref-max-gflop G  do not time cpu-ref above G GFLOP per call (default 2; 0.05 with --quick)\n"
         "  --energy[=SECONDS] after sampling, run each case for an energy window of at least SECONDS\n"
         "                     (default 1; 0.2..600) and record J/op, W, GFLOP/J, GB/J from the device's\n"
@@ -152,15 +147,14 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
     int has_budget = 0, has_ref = 0, has_reps = 0, has_passes = 0, has_maxs = 0;
     enum { O_BACKEND = 256, O_OP, O_MODE, O_ROUTE, O_DTYPE, O_FILTER, O_QUICK, O_BATCH, O_BUDGET, O_CI, O_MINS, O_MAXS,
            O_COLD, O_NOIL, O_REFMAX, O_TMO, O_REPS, O_PASSES, O_SEED, O_OUT, O_DRY, O_FORCE, O_HELP,
-           O_ENERGY, O_CEILF, O_MSTOP };
+           O_ENERGY, O_CEILF };
     static const struct option lo[] = {
         {"backend", 1, 0, O_BACKEND}, {"op", 1, 0, O_OP}, {"mode", 1, 0, O_MODE}, {"route", 1, 0, O_ROUTE},
         {"dtype", 1, 0, O_DTYPE}, {"filter", 1, 0, O_FILTER}, {"quick", 0, 0, O_QUICK}, {"batch", 1, 0, O_BATCH},
         {"budget", 1, 0, O_BUDGET}, {"ci-target", 1, 0, O_CI}, {"min-samples", 1, 0, O_MINS},
         {"max-samples", 1, 0, O_MAXS}, {"cold", 0, 0, O_COLD}, {"no-interleave", 0, 0, O_NOIL}, {"ref-max-gflop", 1, 0, O_REFMAX},
         {"case-timeout", 1, 0, O_TMO}, {"repetitions", 1, 0, O_REPS}, {"passes", 1, 0, O_PASSES}, {"seed", 1, 0, O_SEED}, {"out", 1, 0, O_OUT}, {"dry-run", 0, 0, O_DRY}, {"force", 0, 0, O_FORCE},
-        {"help", 0, 0, O_HELP}, {"energy", 2, 0, O_ENERGY}, {"ceilings-from", 1, 0, O_CEILF},
-        {"mode-stop", 1, 0, O_MSTOP}, {0, 0, 0, 0}};
+        {"help", 0, 0, O_HELP}, {"energy", 2, 0, O_ENERGY}, {"ceilings-from", 1, 0, O_CEILF}, {0, 0, 0, 0}};
     /* join argv for the metadata */
     size_t jl = 16;
     for (int i = 0; i < argc; i++) jl += strlen(argv[i]) + 1;
@@ -200,11 +194,6 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         case O_MAXS: bad |= !int_opt(optarg, "max-samples", 1, 100000, &o.max_samples); has_maxs = 1; break;
         case O_COLD: o.cold = 1; break;
         case O_NOIL: o.no_interleave = 1; break;
-        case O_MSTOP:
-            if (!strcmp(optarg, "each")) o.mode_stop_each = 1;
-            else if (!strcmp(optarg, "joint")) o.mode_stop_each = 0;
-            else { fprintf(stderr, "hybench: --mode-stop wants joint or each, not \"%s\"\n", optarg); bad = 1; }
-            break;
         case O_REFMAX: bad |= !num_opt(optarg, "ref-max-gflop", 1, 0, 1e9, 1, &o.ref_max_gflop); has_ref = 1; break;
         case O_TMO: bad |= !num_opt(optarg, "case-timeout", 0, 0, 1e6, 1, &o.case_timeout_s); break;
         case O_ENERGY:

@@ -374,7 +374,7 @@ void hb_chain_measure_group(hb_instance *inst, const hb_case *cases, int n, cons
      * sample.c's hb_measure_group): when none wants more, one has reached max_samples, or the group
      * has spent its modes' budgets; a mode that went on alone would be timed without the others'
      * work between its calls. */
-    const int grouped = ready > 1 && !o->mode_stop_each; /* --mode-stop each: each its own rule */
+    const int grouped = ready > 1;
     for (int round = 0;; round++) {
         int nact = 0;
         for (int t = 0; t < n; t++) {

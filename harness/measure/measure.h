@@ -29,8 +29,6 @@ typedef struct hb_options {
     int dry_run;
     int cold;                  /* flush caches between samples (backend flush_cache hook) */
     int no_interleave;         /* measure the modes of a case one after another (runner.c group_of) */
-    int mode_stop_each;        /* --mode-stop each: interleaved modes stop by their own rules instead of
-                                * together (sample.c hb_measure_group, chain.c); hybench ab's default */
     double budget_s;           /* sampling budget per case (seconds) */
     double ci_target;          /* target half-width of the median's 95% CI, fraction of the median */
     int min_samples, max_samples;

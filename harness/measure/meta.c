@@ -151,11 +151,10 @@ json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads
                 json_string_value(json_object_get(thr, "blas_threading")));
     json_object_set_new(m, "threads", thr);
     json_object_set_new(m, "options",
-                        json_pack("{s:f,s:f,s:i,s:i,s:b,s:b,s:b,s:o,s:I,s:i,s:i,s:s}", "budget_s", o->budget_s, "ci_target",
+                        json_pack("{s:f,s:f,s:i,s:i,s:b,s:b,s:b,s:o,s:I,s:i,s:i}", "budget_s", o->budget_s, "ci_target",
                                   o->ci_target, "min_samples", o->min_samples, "max_samples", o->max_samples,
                                   "quick", o->quick, "verify_only", o->verify_only, "cold", o->cold, "workloads", wl,
-                                  "seed", (json_int_t)o->seed, "passes", o->passes, "repetitions", o->repetitions,
-                                  "mode_stop", o->no_interleave ? "alone" : o->mode_stop_each ? "each" : "joint"));
+                                  "seed", (json_int_t)o->seed, "passes", o->passes, "repetitions", o->repetitions));
     json_object_set_new(m, "clock", json_pack("{s:s,s:f,s:f}", "name", "CLOCK_MONOTONIC", "resolution_ns", res_ns,
                                               "overhead_ns", ovh_ns));
     json_object_set_new(m, "host_clock", hb_clock_selfcheck_json()); /* probe vs kernel vs perf: clockprobe.c */

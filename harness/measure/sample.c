@@ -822,7 +822,7 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
              * no other mode's work between their calls: on the VM the resident mode of relu n=4Mi
              * (opencl) took 44 samples, most of them alone, and read 0.66x f32's 7; every mode now
              * has the same rounds, so their medians compare like with like. */
-            const int grouped = nact > 1 && !o->mode_stop_each; /* --mode-stop each: each its own rule */
+            const int grouped = nact > 1;
             int closing = 0;
             for (int round = 0; nact; round++) {
                 for (int t = 0; t < n; t++) {
