@@ -7,6 +7,8 @@
 #  2. A planted slowdown (the PLANT=1 build, CUR run with HB_PLANT=add:1.5, 12 rounds, one thread:
 #     two OpenMP threads on a loaded 2-vCPU machine moved a 0.3 ms case up to 100x between rounds): exit 1, every
 #     add case a regression, the mul cases not.
+#  1b. Duet (--duet, where the machine has two CPUs): both builds at once on their own CPUs, the same
+#     steps, the CPUs named; on one CPU or with --no-lockstep a usage error.
 #  3. A case that crashes in CUR only (HB_INJECT_CRASH in CUR's runs, 2 rounds): exit 1, verdict crashed.
 #  4. Usage errors: exit 2, with the reason.
 set -u
@@ -68,6 +70,26 @@ PY
   grep -q "PLANTED SLOWDOWN active" $T/pl/rounds/cur-r01.log || fail "planted: the plant does not announce itself"
   grep -q "PLANTED" $T/pl/rounds/base-r01.log && fail "planted: BASE got the plant"
 else echo "check_ab: no $PL (make BUILD=build/plant PLANT=1): planted test skipped"; fi
+# 1b. duet (two CPUs): both builds at the same time, one CPU each, swapped with the round order
+if [ "$(nproc)" -ge 2 ]; then
+  $HB ab $HB $HB --duet --rounds 3 --min-rounds 3 --out-dir $T/du --json $T/du/gate.json --markdown $T/du/gate.md --quiet $L 2> $T/du.err
+  rc=$?; [ $rc -eq 0 ] || { cat $T/du.err; fail "duet A/A: exit $rc, wanted 0"; }
+  grep -q "duet, base on CPU" $T/du.err || fail "duet: the rounds do not say duet"
+  grep -q "each on its own CPU" $T/du/gate.md || fail "duet: the Markdown's method does not say duet"
+  python3 - "$T/du" <<'PY' || fail "duet: steps or CPUs"
+import json, sys
+d = sys.argv[1]
+g = json.load(open(d + "/gate.json"))
+assert g["ab"]["duet"] is True and g["ab"]["lockstep_rounds"] == 2, g["ab"]
+metas = [json.loads(open(d + "/%s.jsonl" % s).readline())["ab"] for s in ("base", "cur")]
+c = metas[0]["duet_cpus"]
+assert len(c) == 2 and c[0] != c[1], c
+tb, tc = metas[0]["turns"], metas[1]["turns"]
+assert tb[1:] == tc[1:] and min(tb[1:]) >= 2, (tb, tc)
+PY
+fi
+out=$($HB ab $HB $HB --duet --pin 0 $L 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "needs two CPUs" || fail "--duet on one CPU accepted: $out"
+out=$($HB ab $HB $HB --duet --no-lockstep $L 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "no-lockstep" || fail "--duet --no-lockstep accepted: $out"
 # 3. a crash in CUR only
 $HB ab $HB $HB --cur-env 'HB_INJECT_CRASH=mul|n=4096' --rounds 2 --min-rounds 2 --out-dir $T/cr --json $T/cr/gate.json --quiet $L 2> $T/cr.err
 rc=$?; [ $rc -eq 1 ] || { cat $T/cr.err; fail "crash: exit $rc, wanted 1"; }

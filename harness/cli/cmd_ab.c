@@ -61,7 +61,9 @@ static void ab_usage(FILE *f)
         "  --redecide DIR      run nothing: decide again from DIR/rounds/ of an earlier hybench ab (other\n"
         "                      statistics options), writing into --out-dir (default DIR)\n"
         "  --no-lockstep       run the two builds of a round one after the other (default: from round 2 on,\n"
-        "                      both start at once and take turns case group by case group, docs/compare.md)\n"
+        "                      both start at once and take turns case group by case group, docs/compare.md)\n"        "  --duet              lockstep rounds with both builds at the same time, each on its own CPU (the\n"
+        "                      first two of --pin, else the last two CPUs; swapped with the round order):\n"
+        "                      rounds take half the time; both builds see the same moments (docs/compare.md)\n"
         "  --ceilings-each-round  measure the ceilings in every run (default: the first run measures them,\n"
         "                      later runs reuse them with `run --ceilings-from`, where the build has it)\n"
         "noise controls for both builds' processes (docs/compare.md, \"Between-process noise\"):\n"
@@ -252,8 +254,8 @@ static int run_build(const char *exe, char **fwd, int nfwd, const char *ceilf, c
  * x[s]: exit status per side (-1: could not start); secs[s]: the time it held the token; steps[s]:
  * its hand-backs (0: it did not take turns). args[s] describes side s's run. */
 typedef struct build_args { const char *exe, *ceilf, *path, *log; char **env; int nenv; } build_args;
-static void run_lockstep(const build_args *args, char **fwd, int nfwd, const noise_opts *no, int first, int x[2],
-                         double secs[2], long steps[2])
+static void run_lockstep(const build_args *args, char **fwd, int nfwd, const noise_opts no[2], int first, int duet,
+                         int x[2], double secs[2], long steps[2])
 {
     int go[2][2] = {{-1, -1}, {-1, -1}}, done[2][2] = {{-1, -1}, {-1, -1}};
     pid_t pid[2] = {-1, -1};
@@ -266,13 +268,35 @@ static void run_lockstep(const build_args *args, char **fwd, int nfwd, const noi
         if (pipe2(go[s], O_CLOEXEC) || pipe2(done[s], O_CLOEXEC)) continue;
         int ls[2] = {go[s][0], done[s][1]};
         const build_args *a = &args[s];
-        pid[s] = spawn_build(a->exe, fwd, nfwd, a->ceilf, a->path, a->log, no, a->env, a->nenv, ls);
+        pid[s] = spawn_build(a->exe, fwd, nfwd, a->ceilf, a->path, a->log, &no[s], a->env, a->nenv, ls);
         close(go[s][0]);
         close(done[s][1]);
         go[s][0] = done[s][1] = -1;
         active[s] = pid[s] > 0;
     }
-    for (long step = 0; active[0] || active[1]; step++) {
+    for (long step = 0; duet && (active[0] || active[1]); step++) {
+        /* duet: both hold the token at once, each on its own CPU, and the step ends when both have
+         * reached their next hand-back: the two builds measure the same case group at the same time */
+        double t0 = hb_now();
+        char c = 'g';
+        ssize_t n[2] = {0, 0};
+        const int was[2] = {active[0], active[1]};
+        for (int s = 0; s < 2; s++) {
+            if (!active[s]) continue;
+            do n[s] = write(go[s][1], &c, 1); while (n[s] < 0 && errno == EINTR);
+        }
+        for (int s = 0; s < 2; s++) {
+            if (!active[s]) continue;
+            if (n[s] == 1) {
+                do n[s] = read(done[s][0], &c, 1); while (n[s] < 0 && errno == EINTR);
+            }
+            if (n[s] == 1) steps[s]++;
+            else active[s] = 0;
+        }
+        for (int s = 0; s < 2; s++)
+            if (was[s]) secs[s] += hb_now() - t0;
+    }
+    for (long step = 0; !duet && (active[0] || active[1]); step++) {
         int lead = (step % 4 == 0 || step % 4 == 3) ? first : !first;
         for (int k = 0; k < 2; k++) {
             int s = k == 0 ? lead : !lead;
@@ -323,7 +347,7 @@ int hb_cmd_ab(int argc, char **argv)
     o->tool = "hybench ab";
     noise_opts no = {.threads = 1}; /* one thread, pinned to one CPU (below): the measured noise is lowest */
     int pin_set = 0;
-    int no_share_ceil = 0, ncur_env = 0, lockstep = 1;
+    int no_share_ceil = 0, ncur_env = 0, lockstep = 1, duet = 0;
     const char *redecide = NULL;
     char *cur_env[16];
     int max_rounds = 32, quiet = 0, has_passes = 0, has_reps = 0, order_seed_set = 0;
@@ -334,7 +358,7 @@ int hb_cmd_ab(int argc, char **argv)
     int nfwd = 0;
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
-           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK,
+           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK, O_DUET,
            O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
@@ -350,8 +374,8 @@ int hb_cmd_ab(int argc, char **argv)
         {"threads", 1, 0, O_THREADS}, {"pin", 1, 0, O_PIN}, {"hugepages", 0, 0, O_HUGE}, {"help", 0, 0, O_HELP},
         {"ceilings-each-round", 0, 0, O_CEILEACH}, {"cur-env", 1, 0, O_CURENV},
         {"no-normalize", 0, 0, O_NONORM}, {"redecide", 1, 0, O_REDECIDE},
-        {"round-stat", 1, 0, O_RSTAT}, {"no-lockstep", 0, 0, O_NOLOCK}};
-    int nlo = 29;
+        {"round-stat", 1, 0, O_RSTAT}, {"no-lockstep", 0, 0, O_NOLOCK}, {"duet", 0, 0, O_DUET}};
+    int nlo = 30;
     for (size_t i = 0; i < sizeof fwd0 / sizeof *fwd0; i++) lo[nlo++] = (struct option){fwd0[i], 0, 0, O_FWD0 + (int)i};
     for (size_t i = 0; i < sizeof fwd1 / sizeof *fwd1; i++) lo[nlo++] = (struct option){fwd1[i], 1, 0, O_FWD1 + (int)i};
     lo[nlo] = (struct option){0, 0, 0, 0};
@@ -404,6 +428,7 @@ int hb_cmd_ab(int argc, char **argv)
         case O_HUGE: no.hugepages = 1; break;
         case O_CEILEACH: no_share_ceil = 1; break;
         case O_NOLOCK: lockstep = 0; break;
+        case O_DUET: duet = 1; break;
         case O_NONORM: ao.normalize = 0; break;
         case O_REDECIDE: redecide = optarg; break;
         case O_RSTAT:
@@ -429,6 +454,24 @@ int hb_cmd_ab(int argc, char **argv)
         if (sched_getaffinity(0, sizeof mine, &mine) == 0)
             for (int c = CPU_SETSIZE - 1; c >= 0; c--)
                 if (CPU_ISSET(c, &mine)) { CPU_ZERO(&no.pin); CPU_SET(c, &no.pin); no.have_pin = 1; break; }
+    }
+    /* --duet: two CPUs, one per build (which build gets which follows the round order, ABBA); the
+     * first two of --pin, else the last two this process may use */
+    int duet_cpu[2] = {-1, -1};
+    if (duet) {
+        cpu_set_t from;
+        if (pin_set && no.have_pin) from = no.pin;
+        else if (sched_getaffinity(0, sizeof from, &from)) CPU_ZERO(&from);
+        int k = 0;
+        if (pin_set && no.have_pin) {
+            for (int c = 0; c < CPU_SETSIZE && k < 2; c++)
+                if (CPU_ISSET(c, &from)) duet_cpu[k++] = c;
+        } else {
+            for (int c = CPU_SETSIZE - 1; c >= 0 && k < 2; c--)
+                if (CPU_ISSET(c, &from)) duet_cpu[1 - k++] = c;
+        }
+        if (k < 2) { fprintf(stderr, "hybench ab: --duet needs two CPUs (--pin with two, or two this process may use)\n"); bad = 1; }
+        if (!lockstep) { fprintf(stderr, "hybench ab: --duet runs the builds in lockstep; it cannot go with --no-lockstep\n"); bad = 1; }
     }
     static side_t sides[2];
     memset(sides, 0, sizeof sides);
@@ -535,6 +578,13 @@ int hb_cmd_ab(int argc, char **argv)
          * builds take turns case group by case group (run_lockstep); the first round, which measures
          * the ceilings, runs them one after the other */
         int ls_round = lockstep && (r > 0 || !have_ceil_plan);
+        noise_opts nos[2] = {no, no};
+        if (duet) /* base on the first CPU when base leads the round: each build on each CPU alike */
+            for (int s2 = 0; s2 < 2; s2++) {
+                CPU_ZERO(&nos[s2].pin);
+                CPU_SET(duet_cpu[s2 == 0 ? first_cur : !first_cur], &nos[s2].pin);
+                nos[s2].have_pin = 1;
+            }
         char path[2][1300], log[2][1300];
         int xs[2] = {0, 0};
         build_args ba[2];
@@ -546,10 +596,15 @@ int hb_cmd_ab(int argc, char **argv)
         }
         if (ls_round) {
             double secs[2];
-            run_lockstep(ba, fwd, nfwd, &no, first_cur, xs, secs, sides_steps[r]);
+            run_lockstep(ba, fwd, nfwd, nos, first_cur, duet, xs, secs, sides_steps[r]);
             for (int s = 0; s < 2; s++) sides[s].secs[r] = secs[s];
-            fprintf(stderr, "hybench ab: round %d (lockstep, %s first): base exit %d, %.1f s, %ld turns; cur exit %d, %.1f s, %ld turns\n",
-                    r + 1, first_cur ? "cur" : "base", xs[0], secs[0], sides_steps[r][0], xs[1], secs[1], sides_steps[r][1]);
+            if (duet)
+                fprintf(stderr, "hybench ab: round %d (duet, base on CPU %d, cur on CPU %d): base exit %d, cur exit %d, %.1f s, %ld steps\n",
+                        r + 1, duet_cpu[first_cur], duet_cpu[!first_cur], xs[0], xs[1], secs[0] > secs[1] ? secs[0] : secs[1],
+                        sides_steps[r][0]);
+            else
+                fprintf(stderr, "hybench ab: round %d (lockstep, %s first): base exit %d, %.1f s, %ld turns; cur exit %d, %.1f s, %ld turns\n",
+                        r + 1, first_cur ? "cur" : "base", xs[0], secs[0], sides_steps[r][0], xs[1], secs[1], sides_steps[r][1]);
             lockstep_rounds++;
         }
         for (int k = 0; k < 2; k++) {
@@ -558,7 +613,7 @@ int hb_cmd_ab(int argc, char **argv)
             int x = xs[s];
             if (!ls_round) {
                 ba[s].ceilf = have_ceil && sd->has_ceilf ? ceilf : NULL;
-                x = run_build(sd->exe, fwd, nfwd, ba[s].ceilf, path[s], log[s], &no, ba[s].env, ba[s].nenv, &sd->secs[r]);
+                x = run_build(sd->exe, fwd, nfwd, ba[s].ceilf, path[s], log[s], &nos[s], ba[s].env, ba[s].nenv, &sd->secs[r]);
                 fprintf(stderr, "hybench ab: round %d %s: exit %d, %.1f s\n", r + 1, sd->name, x, sd->secs[r]);
             }
             /* ok, wrong (5) and failed/crashed (8) runs have records: their cases decide; others do not */
@@ -615,6 +670,7 @@ int hb_cmd_ab(int argc, char **argv)
             json_t *turns = json_array();
             for (int r = 0; r < rounds; r++) json_array_append_new(turns, json_integer(sides_steps[r][s]));
             json_object_set_new(abm, "lockstep_rounds", json_integer(lockstep_rounds));
+            if (duet) json_object_set_new(abm, "duet_cpus", json_pack("[i,i]", duet_cpu[0], duet_cpu[1]));
             json_object_set_new(abm, "turns", turns);
             const hb_run *rr[AB_MAX_ROUNDS];
             for (int r = 0; r < rounds; r++) rr[r] = &sides[s].run[r];
@@ -638,19 +694,26 @@ int hb_cmd_ab(int argc, char **argv)
             for (int c = 0; c < CPU_SETSIZE && n + 8 < sizeof pinb; c++)
                 if (CPU_ISSET(c, &no.pin)) n += (size_t)snprintf(pinb + n, sizeof pinb - n, " %d", c);
         }
+        char duetb[400];
+        if (duet)
+            snprintf(duetb, sizeof duetb, "duet: both builds' runs started at once, each on its own CPU (%d and %d, "
+                     "swapped with the round order), stepping through the case groups together, so both measure a case "
+                     "at the same time", duet_cpu[0], duet_cpu[1]);
+        else
+            snprintf(duetb, sizeof duetb, "both builds' runs started at once, taking turns case group by case group, so "
+                     "both measure a case within a fraction of a second of each other");
         char method[4096];
         snprintf(method, sizeof method,
                  "Method (`hybench ab`): %d rounds (stopped at %s), each running every case once under each build in "
                  "fresh processes, order %s (B = base first, C = current first; ABBA, first of each pair random); %d of "
-                 "them in lockstep (both builds' runs started at once, taking turns case group by case group, so both "
-                 "measure a case within a fraction of a second of each other). Per "
+                 "them in lockstep (%s). Per "
                  "case and round, the %s of every `%s` sample; the per-round ratios current/base%s; their median, a "
                  "two-sided Wilcoxon signed-rank test and a %g%% bootstrap CI over rounds (%d resamples); "
                  "Benjamini-Hochberg over the %zu compared cases (FDR %g). A regression needs q <= %g, the median "
                  "ratio above 1 + threshold (%g%% by default) and %s. A case that became wrong or crashed in any round, "
                  "lost its ok status, or went missing fails the gate whatever its speed. Time: %.0f s in all, base runs "
                  "%.0f s, current runs %.0f s, decisions %.1f s; ASLR %s%s%s%s.\n",
-                 rounds, stop_why, order, lockstep_rounds,
+                 rounds, stop_why, order, lockstep_rounds, duetb,
                  ao.round_quantile == 0.5 ? "median" : ao.round_quantile == 0 ? "minimum" : "10th percentile", o->metric,
                  ao.normalize ? ", divided by the median ratio of the case's backend in that round (its process's whole-run "
                                 "shift; that shift is tested as the case `(whole run)`)" : "",
@@ -674,6 +737,7 @@ int hb_cmd_ab(int argc, char **argv)
                                        stop_why, "elapsed_s", total, "base_runs_s", run_s[0], "cur_runs_s", run_s[1],
                                        "decide_s", t_decide, "undecided", (json_int_t)undecided);
                 json_object_set_new(ab, "lockstep_rounds", json_integer(lockstep_rounds));
+                json_object_set_new(ab, "duet", json_boolean(duet));
                 json_t *rs = json_array();
                 for (int r = 0; r < rounds; r++)
                     json_array_append_new(rs, json_pack("{s:f,s:f}", "base_s", sides[0].secs[r], "cur_s", sides[1].secs[r]));

@@ -574,7 +574,7 @@ static void var_sample(mvar *v, const hb_options *o, int win, double budget, int
         }
         return;
     }
-    /* collectives (never grouped): every rank stops at the same sample (a rank that still wanted
+    /* collectives over several ranks (never grouped): every rank stops at the same sample (a rank that still wanted
      * more keeps its met flag 0); max_s is the same on every rank, so n never exceeds it */
     if (agreed(&v->x, stop)) {
         v->active = 0;
