@@ -23,6 +23,7 @@
 #include "core/backend.h"
 #include "core/convert.h"
 #include "cpu/cpu.h"
+#include "cpu/cpu_priv.h" /* hb_cpu_llc_bytes: the copy sweep's top size */
 #include "cpu_ref/ref.h"
 
 #define REL_TOL 1e-4
@@ -751,11 +752,22 @@ static void test_ceilings(void **state)
     int n = g_cpu.ops->ceilings(&g_cpu, cl, HB_MAX_CEILINGS);
     size_t l2ws, llcws;
     hb_cpu_cache_ws(&l2ws, &llcws);
-    assert_int_equal(n, 5 + (l2ws > 0) + (llcws > 0));
+    const int nfix = 5 + (l2ws > 0) + (llcws > 0);
+    /* then the copy sweep: 1 MiB, 2 MiB, ... up to twice the LLC (at least 8 MiB), at most 12 sizes */
+    size_t top = 2 * hb_cpu_llc_bytes(), nsw = 0;
+    if (top < ((size_t)8 << 20)) top = (size_t)8 << 20;
+    for (size_t ws = (size_t)1 << 20; ws <= top && nsw < 12; ws *= 2) nsw++;
+    if (nsw > (size_t)(HB_MAX_CEILINGS - nfix)) nsw = (size_t)(HB_MAX_CEILINGS - nfix);
+    assert_int_equal(n, nfix + (int)nsw);
     const char *names[7] = { "copy_gbps", "triad_gbps", "peak_gflops_f32", "peak_gflops_f32_1core",
                              "peak_gflops_f32_1core_n128", l2ws ? "copy_gbps_l2" : "copy_gbps_llc", "copy_gbps_llc" };
     for (int i = 0; i < n; i++) {
-        assert_string_equal(cl[i].name, names[i]);
+        if (i < nfix) assert_string_equal(cl[i].name, names[i]);
+        else {
+            char want[40];
+            snprintf(want, sizeof want, "copy_gbps_ws_%dMiB", 1 << (i - nfix));
+            assert_string_equal(cl[i].name, want);
+        }
         assert_true(cl[i].value > 0.1 && cl[i].value < 1e5);
         assert_true(strlen(cl[i].how) > 0);
         print_message("  %s = %.1f %s (%s)\n", cl[i].name, cl[i].value, cl[i].unit, cl[i].how);
