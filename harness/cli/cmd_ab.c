@@ -61,7 +61,8 @@ static void ab_usage(FILE *f)
         "  --redecide DIR      run nothing: decide again from DIR/rounds/ of an earlier hybench ab (other\n"
         "                      statistics options), writing into --out-dir (default DIR)\n"
         "  --no-lockstep       run the two builds of a round one after the other (default: from round 2 on,\n"
-        "                      both start at once and take turns case group by case group, docs/compare.md)\n"        "  --duet              lockstep rounds with both builds at the same time, each on its own CPU (the\n"
+        "                      both start at once and take turns case group by case group, docs/compare.md)\n"
+        "  --duet              lockstep rounds with both builds at the same time, each on its own CPU (the\n"
         "                      first two of --pin, else the last two CPUs; swapped with the round order):\n"
         "                      rounds take half the time; both builds see the same moments (docs/compare.md)\n"
         "  --ceilings-each-round  measure the ceilings in every run (default: the first run measures them,\n"
@@ -251,8 +252,10 @@ static int run_build(const char *exe, char **fwd, int nfwd, const char *ceilf, c
  * (ABBA: `first` leads steps 0, 3, 4, 7, ...; the other steps 1, 2, 5, 6, ...), so that the two
  * measure the same case group within a fraction of a second of each other. A build that does not
  * take turns (an older hybench) runs to its end within its first step, the other then alone.
+ * duet: both hold the token at once (each on its own CPU: no[s].pin) and a step ends when both have
+ * handed it back, so both measure the same case group at the same time.
  * x[s]: exit status per side (-1: could not start); secs[s]: the time it held the token; steps[s]:
- * its hand-backs (0: it did not take turns). args[s] describes side s's run. */
+ * its hand-backs (0: it did not take turns). args[s] describes side s's run, no[s] its noise options. */
 typedef struct build_args { const char *exe, *ceilf, *path, *log; char **env; int nenv; } build_args;
 static void run_lockstep(const build_args *args, char **fwd, int nfwd, const noise_opts no[2], int first, int duet,
                          int x[2], double secs[2], long steps[2])
@@ -689,7 +692,8 @@ int hb_cmd_ab(int argc, char **argv)
         }
         char thr[48] = ", threads inherited", pinb[600] = "";
         if (no.threads) snprintf(thr, sizeof thr, ", %d thread%s per run", no.threads, no.threads > 1 ? "s" : "");
-        if (no.have_pin) {
+        if (duet) snprintf(pinb, sizeof pinb, ", one CPU each (duet)");
+        else if (no.have_pin) {
             size_t n = (size_t)snprintf(pinb, sizeof pinb, ", pinned to CPU");
             for (int c = 0; c < CPU_SETSIZE && n + 8 < sizeof pinb; c++)
                 if (CPU_ISSET(c, &no.pin)) n += (size_t)snprintf(pinb + n, sizeof pinb - n, " %d", c);
