@@ -750,22 +750,24 @@ static void test_ceilings(void **state)
     (void)state;
     hb_ceiling cl[HB_MAX_CEILINGS];
     int n = g_cpu.ops->ceilings(&g_cpu, cl, HB_MAX_CEILINGS);
-    size_t l2ws, llcws;
-    hb_cpu_cache_ws(&l2ws, &llcws);
-    const int nfix = 5 + (l2ws > 0) + (llcws > 0);
-    /* then the copy sweep: 1 MiB, 2 MiB, ... up to twice the LLC (at least 8 MiB), at most 12 sizes */
-    size_t top = 2 * hb_cpu_llc_bytes(), nsw = 0;
+    /* the copy sweep: 1 MiB doubling up to twice the LLC (at least 8 MiB), at most HB_COPY_SWEEP sizes */
+    size_t ws[HB_COPY_SWEEP];
+    int nsw = hb_cpu_copy_sweep(ws, HB_COPY_SWEEP);
+    size_t top = 2 * hb_cpu_llc_bytes();
     if (top < ((size_t)8 << 20)) top = (size_t)8 << 20;
-    for (size_t ws = (size_t)1 << 20; ws <= top && nsw < 12; ws *= 2) nsw++;
-    if (nsw > (size_t)(HB_MAX_CEILINGS - nfix)) nsw = (size_t)(HB_MAX_CEILINGS - nfix);
-    assert_int_equal(n, nfix + (int)nsw);
-    const char *names[7] = { "copy_gbps", "triad_gbps", "peak_gflops_f32", "peak_gflops_f32_1core",
-                             "peak_gflops_f32_1core_n128", l2ws ? "copy_gbps_l2" : "copy_gbps_llc", "copy_gbps_llc" };
+    assert_true(nsw >= 4);
+    for (int i = 0; i < nsw; i++) assert_true(ws[i] == ((size_t)1 << (20 + i)) && ws[i] <= top);
+    assert_true(nsw == HB_COPY_SWEEP || ws[nsw - 1] * 2 > top); /* stops at the top, or at the cap */
+    assert_int_equal(hb_cpu_copy_sweep(ws, 2), 2);              /* respects max */
+    const int nfix = 5;
+    assert_int_equal(n, nfix + nsw);
+    const char *names[5] = { "copy_gbps", "triad_gbps", "peak_gflops_f32", "peak_gflops_f32_1core",
+                             "peak_gflops_f32_1core_n128" };
     for (int i = 0; i < n; i++) {
         if (i < nfix) assert_string_equal(cl[i].name, names[i]);
         else {
             char want[40];
-            snprintf(want, sizeof want, "copy_gbps_ws_%dMiB", 1 << (i - nfix));
+            snprintf(want, sizeof want, "copy_gbps_ws_%zuMiB", ws[i - nfix] >> 20);
             assert_string_equal(cl[i].name, want);
         }
         assert_true(cl[i].value > 0.1 && cl[i].value < 1e5);

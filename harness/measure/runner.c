@@ -234,19 +234,20 @@ static int injected(const hb_instance *inst, const hb_case *c)
     return 0;
 }
 
+/* Collectives over more than one rank stay alone: every rank must make the same calls in the same
+ * order and stop at the same sample (coll_vote), which a group's shared stopping does not agree
+ * across ranks. One rank has no one to agree with: its modes are measured together like any op's
+ * (measured alone, all_reduce 16Mi f16 on the mapped route read 1.42x slower in convert than in f32
+ * in one H100 run, its 5 samples a mode taken seconds apart). */
+static int coll_alone(const hb_case *c) { return hb_op_is_collective(c->op) && c->shape.ranks != 1; }
+
 static int group_of(const hb_instance *inst, const child_args *a, size_t j, size_t *grp)
 {
     const hb_case_list *l = a->cases;
     const hb_case *c0 = &l->v[j];
     int n = 0;
     grp[n++] = j;
-    /* collectives over more than one rank stay alone: every rank must make the same calls in the same
-     * order and stop at the same sample (coll_vote), which a group's shared stopping does not agree
-     * across ranks. One rank has no one to agree with: its modes are measured together like any op's
-     * (measured alone, all_reduce 16Mi f16 on the mapped route read 1.42x slower in convert than in
-     * f32 in one H100 run, its 5 samples a mode taken seconds apart). */
-    const int coll_alone = hb_op_is_collective(c0->op) && c0->shape.ranks != 1;
-    if (a->o->no_interleave || (long)j <= (long)a->nogroup_until || coll_alone || injected(inst, c0))
+    if (a->o->no_interleave || (long)j <= (long)a->nogroup_until || coll_alone(c0) || injected(inst, c0))
         return n;
     for (size_t k = j + 1; k < l->n && n < HB_MAX_GROUP; k++) {
         const hb_case *c = &l->v[k];
@@ -254,8 +255,7 @@ static int group_of(const hb_instance *inst, const child_args *a, size_t j, size
         if (!case_applies(inst, l, k)) continue;
         if (!inst->host_memory && c->route != c0->route) break;
         /* a chain's modes form a group of their own (chain.c measures them in turns) */
-        if ((c->op == HB_OP_CHAIN) != (c0->op == HB_OP_CHAIN) || (hb_op_is_collective(c->op) && c->shape.ranks != 1) ||
-            injected(inst, c)) break;
+        if ((c->op == HB_OP_CHAIN) != (c0->op == HB_OP_CHAIN) || coll_alone(c) || injected(inst, c)) break;
         grp[n++] = k;
     }
     return n;

@@ -531,6 +531,11 @@ static void var_check_last(mvar *v, hb_ref_cache *rc)
     if (nf2 > v->nonfinite) v->nonfinite = nf2;
 }
 
+/* Samples a variant takes at least when each of its calls outlasts its budget (a 1 GB conversion at
+ * the gate's --budget 0.01): the fewest a median and the mode check's bootstrap can use; the group's
+ * shared budget ends the rounds only once every mode has this many (hb_measure_group). */
+#define HB_LONG_CALL_SAMPLES 3
+
 /* One sample of variant v in window win; updates its stop state (max samples, CI met, budget). When
  * it stops in the last window (last), its output is checked (var_check_last).
  * grouped: one of several modes sampled in the same rounds (hb_measure_group): the variant does not
@@ -564,8 +569,8 @@ static void var_sample(mvar *v, const hb_options *o, int win, double budget, int
         if (s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median) met = stop = 1;
     }
     if (!stop && (int)n >= o->min_samples && v->spent > budget) stop = 1;
-    /* a single sample longer than the budget: stop at min_samples anyway */
-    if (!stop && (int)n >= 3 && v->spent > 4 * budget && ph[HB_PH_TOTAL] > budget) stop = 1;
+    /* a single sample longer than the budget: stop at HB_LONG_CALL_SAMPLES anyway */
+    if (!stop && (int)n >= HB_LONG_CALL_SAMPLES && v->spent > 4 * budget && ph[HB_PH_TOTAL] > budget) stop = 1;
     if (grouped) { /* v->met is decided from the window's samples when the group's rounds end */
         v->want = !stop;
         if (closing) {
@@ -842,12 +847,12 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
                 }
                 /* Each mode's own rule holds --min-samples, or 3 samples for calls longer than the budget
                  * (var_sample), so the group ends when none wants more; the group's budget ends it only
-                 * once every mode has those 3 (with the closing round's): a mode whose calls outlast the
+                 * once every mode has HB_LONG_CALL_SAMPLES (with the closing round's): a mode whose calls outlast the
                  * window's budget (a 1 GB conversion) would otherwise leave after two rounds. Requiring
                  * --min-samples here instead cost the merge gate a third of its rounds (its budget of
                  * 0.01 s makes most opencl cases long: 37 s runs instead of 24 s, 11 rounds instead of
                  * 16-18 in 840 s, 44 of 49 planted cases caught instead of 48-49). */
-                const int enough = minn + 1 >= 3;
+                const int enough = minn + 1 >= HB_LONG_CALL_SAMPLES;
                 if (grouped && nact && !closing && (full || !want || (enough && gspent > budget * nact))) closing = 1;
             }
             for (int k = 0; k < n; k++) {

@@ -9,13 +9,15 @@ extern const hb_backend_ops hb_cpu_ops;
 /* Measure the host ceilings (STREAM-style copy and triad in GB/s on arrays of 4x the last-level
  * cache or more, and an sgemm peak probe in GFLOP/s) with the calling process's threads.
  * Fills out[0..n-1] (names copy_gbps, triad_gbps, peak_gflops_f32, peak_gflops_f32_1core,
- * peak_gflops_f32_1core_n128, copy_gbps_l2, copy_gbps_llc, then the copy sweep copy_gbps_ws_<N>MiB for
- * N = 1, 2, 4, ... up to twice the LLC, at most 12 sizes: see cpu_sys.c) and returns n (<= max). */
+ * peak_gflops_f32_1core_n128, then the copy sweep copy_gbps_ws_<N>MiB at hb_cpu_copy_sweep's sizes:
+ * see cpu_sys.c) and returns n (<= max). */
 int hb_cpu_ceilings(hb_ceiling *out, int max);
-/* Working-set bytes of the cache-level copy probes (ceilings copy_gbps_l2 and copy_gbps_llc): half of
- * the per-core L2 (hwloc) times the OpenMP threads, and half of the last-level cache; 0 for a level
- * hwloc does not report or whose half is not larger than the L2 set. */
-void hb_cpu_cache_ws(size_t *l2_ws, size_t *llc_ws);
+/* At most this many sizes in the copy sweep (1 MiB .. 2 GiB). */
+#define HB_COPY_SWEEP 12
+/* The copy sweep's working sets in bytes (in + out): 1 MiB, 2 MiB, 4 MiB, ... up to twice the
+ * last-level cache (hwloc; at least 8 MiB), at most min(max, HB_COPY_SWEEP) of them, into sizes[]
+ * (caller's). Returns how many. */
+int hb_cpu_copy_sweep(size_t *sizes, int max);
 /* Bind OpenMP threads to cores with hwloc (once per process). Returns the thread count. */
 int hb_cpu_bind_threads(void);
 /* Evict the host caches (cold compute, docs/measurement.md): write and read back one byte per 64-byte

@@ -16,9 +16,9 @@
  *   peak_gflops_f32_1core_n128: one thread at n = 128, best of HB_SGEMM_SMALL_REPS calls: the single-core
  *   ceiling of a 128^3 product (matmul 128^3, bmm 16x128^3), which at n = 512 was 10% above what one
  *   core reaches at 128 (the Xeon host: 101 against 91 GFLOP/s).
- *   copy_gbps_l2, copy_gbps_llc: STREAM Copy on working sets that stay in a cache level (half of the
- *   L2 of each core the threads run on; half of the last-level cache), passes repeated inside one
- *   parallel region (cache_copy_gbps). copy_gbps itself is the DRAM figure.
+ *   copy_gbps_ws_<N>MiB: STREAM Copy on a working set of N MiB (in + out), N = 1, 2, 4, ... up to twice
+ *   the last-level cache (hb_cpu_copy_sweep), passes repeated inside one parallel region
+ *   (cache_copy_gbps). copy_gbps itself is the DRAM figure.
  */
 #include <hwloc.h>
 #if defined(__AVX__)
@@ -326,14 +326,6 @@ out:
     return rc;
 }
 
-/* Bytes of one instance of the level-2 cache (hwloc), 0 when unknown. */
-static size_t l2_bytes(void)
-{
-    hwloc_topology_t t = topo();
-    hwloc_obj_t o = t ? hwloc_get_obj_by_type(t, HWLOC_OBJ_L2CACHE, 0) : NULL;
-    return o && o->attr ? (size_t)o->attr->cache.size : 0;
-}
-
 /* STREAM Copy c[i] = a[i] over a working set of ws bytes (both arrays together) that stays in one
  * cache level: each thread copies its own static part, `passes` times over inside one parallel
  * region (a fork/join per pass would cost as much as an L2-sized pass), timed from the barrier
@@ -397,19 +389,15 @@ out:
     return isfinite(best) && best > 0 ? 2.0 * 8.0 * (double)n * passes / best * 1e-9 : -1;
 }
 
-/* Working sets of the cache-level probes: half of the L2 of every core the threads run on, half of
- * the last-level cache (0 when hwloc reports no such level, or when the LLC's half is not larger
- * than the L2 set, i.e. it would not measure a level of its own). */
-void hb_cpu_cache_ws(size_t *l2_ws, size_t *llc_ws)
+int hb_cpu_copy_sweep(size_t *sizes, int max)
 {
-    size_t l2 = l2_bytes(), llc = hb_cpu_llc_bytes();
-    int T = omp_get_max_threads();
-    *l2_ws = l2 / 2 * (size_t)(T > 0 ? T : 1);
-    *llc_ws = llc / 2 > *l2_ws && llc != l2 * (size_t)hb_cpu_ncores() ? llc / 2 : 0;
+    size_t top = 2 * hb_cpu_llc_bytes();
+    if (top < ((size_t)8 << 20))
+        top = (size_t)8 << 20;
+    int n = 0;
+    for (size_t ws = (size_t)1 << 20; ws <= top && n < max && n < HB_COPY_SWEEP; ws *= 2) sizes[n++] = ws;
+    return n;
 }
-
-/* Sizes of the copy-bandwidth sweep (hb_cpu_ceilings): 1 MiB .. 2 GiB at most */
-#define HB_COPY_SWEEP 12
 
 /* Single-core sgemm sizes probed on their own (peak_gflops_f32_1core_n<N>): the sizes of the
  * single-core goals (analysis/roofline.c: matmul 128^3, bmm 16x128^3). */
@@ -508,36 +496,23 @@ int hb_cpu_ceilings(hb_ceiling *out, int max)
         snprintf(how, sizeof how, "OpenBLAS sgemm n=%d, 1 thread, best of %d", n, HB_SGEMM_SMALL_REPS);
         set_ceiling(&out[k++], name, gf, "GFLOP/s", how);
     }
-    /* copy bandwidth of the caches: working sets sized from hwloc for L2 and the last level */
-    size_t l2ws, llcws;
-    hb_cpu_cache_ws(&l2ws, &llcws);
+    /* Copy bandwidth against working-set size (hb_cpu_copy_sweep): STREAM copy at every power of two
+     * from 1 MiB to twice the LLC, copy_gbps_ws_<N>MiB. A case that fits a cache is held to the probe
+     * at its own working set (analysis/roofline.c hb_roof_cache_level): a set as large as a whole level
+     * does not run at that level's rate (relu n=4Mi, 32 MiB in and out on 16 cores of 2 MiB L2 each,
+     * ran at 193 GB/s against 596 GB/s for a 16 MiB set and 190 GB/s for half the LLC), and one probe
+     * per level left it at 32% of a ceiling it cannot reach. The sweep replaced those probes
+     * (copy_gbps_l2 at half of every core's L2, copy_gbps_llc at half the LLC: both sizes are sweep
+     * points on the machines measured, 1 and 16 MiB). */
+    size_t ws[HB_COPY_SWEEP];
+    int nsw = hb_cpu_copy_sweep(ws, HB_COPY_SWEEP);
     double g;
-    if (k < max && l2ws && (g = cache_copy_gbps(l2ws)) > 0) {
-        snprintf(how, sizeof how, "STREAM copy in L2, %zu KiB set (half of L2 x %d threads), best of %d",
-                 l2ws >> 10, threads, HB_STREAM_REPS);
-        set_ceiling(&out[k++], "copy_gbps_l2", g, "GB/s", how);
-    }
-    if (k < max && llcws && (g = cache_copy_gbps(llcws)) > 0) {
-        snprintf(how, sizeof how, "STREAM copy in LLC, %zu KiB set (half of LLC), %d threads, best of %d",
-                 llcws >> 10, threads, HB_STREAM_REPS);
-        set_ceiling(&out[k++], "copy_gbps_llc", g, "GB/s", how);
-    }
-    /* Copy bandwidth against working-set size: STREAM copy at every power of two from 1 MiB to twice
-     * the LLC (at most HB_COPY_SWEEP sizes), copy_gbps_ws_<N>MiB. A case that fits a cache is held to
-     * the probe at its own working set (analysis/roofline.c hb_roof_cache_level): a set as large as a
-     * whole level does not run at that level's rate (relu n=4Mi, 32 MiB in and out on 16 cores of 2 MiB
-     * L2 each, ran at 193 GB/s against 596 GB/s for the L2 probe's 16 MiB set and 190 GB/s for the
-     * LLC's), and the levels' probes alone left it at 32% of a ceiling it cannot reach. */
-    size_t top = 2 * hb_cpu_llc_bytes();
-    if (top < ((size_t)8 << 20))
-        top = (size_t)8 << 20;
-    int nsw = 0;
-    for (size_t ws = (size_t)1 << 20; ws <= top && nsw < HB_COPY_SWEEP && k < max; ws *= 2, nsw++) {
-        if ((g = cache_copy_gbps(ws)) <= 0)
+    for (int i = 0; i < nsw && k < max; i++) {
+        if ((g = cache_copy_gbps(ws[i])) <= 0)
             continue;
         char name[sizeof out[0].name];
-        snprintf(name, sizeof name, "copy_gbps_ws_%zuMiB", ws >> 20);
-        snprintf(how, sizeof how, "STREAM copy, %zu MiB set (in + out), %d threads, best of %d", ws >> 20, threads,
+        snprintf(name, sizeof name, "copy_gbps_ws_%zuMiB", ws[i] >> 20);
+        snprintf(how, sizeof how, "STREAM copy, %zu MiB set (in + out), %d threads, best of %d", ws[i] >> 20, threads,
                  HB_STREAM_REPS);
         set_ceiling(&out[k++], name, g, "GB/s", how);
     }
