@@ -7,10 +7,13 @@
 #  2. A planted slowdown (the PLANT=1 build, CUR run with HB_PLANT=add:1.5, 12 rounds, one thread:
 #     two OpenMP threads on a loaded 2-vCPU machine moved a 0.3 ms case up to 100x between rounds): exit 1, every
 #     add case a regression, the mul cases not.
+#  2b. Subset rounds: from --min-rounds on, rounds run only the cases not yet cleared (the round files
+#     hold exactly the keys listed for them, the flagged ones among them); verdicts as in 2; redecide.
 #  1b. Duet (--duet, where the machine has two CPUs): both builds at once on their own CPUs, the same
 #     steps, the CPUs named; on one CPU or with --no-lockstep a usage error.
 #  3. A case that crashes in CUR only (HB_INJECT_CRASH in CUR's runs, 2 rounds): exit 1, verdict crashed.
-#  4. Usage errors: exit 2, with the reason.
+#  4. Usage errors: exit 2, with the reason; `run --cases-from` with a missing, an empty or a partly
+#     unknown list.
 set -u
 cd "$(dirname "$0")/.."
 HB=build/hybench
@@ -69,6 +72,36 @@ sys.exit(1 if bad else 0)
 PY
   grep -q "PLANTED SLOWDOWN active" $T/pl/rounds/cur-r01.log || fail "planted: the plant does not announce itself"
   grep -q "PLANTED" $T/pl/rounds/base-r01.log && fail "planted: BASE got the plant"
+  # 2b. from --min-rounds on a round runs only the cases not yet cleared (run --cases-from): the
+  # flagged add cases and the undecided ones go on, the cleared ones stop; the verdicts stay right
+  $PL ab $PL $PL --cur-env HB_PLANT=add:1.5 --threads 1 --threshold 5% --rounds 10 --min-rounds 4 --out-dir $T/pr --json $T/pr/gate.json --quiet $L 2> $T/pr.err
+  rc=$?; [ $rc -eq 1 ] || { cat $T/pr.err; fail "subset rounds: exit $rc, wanted 1"; }
+  python3 - "$T/pr" <<'PY' || fail "subset rounds: wrong rounds or verdicts"
+import json, sys, glob, os
+d = sys.argv[1]
+g = json.load(open(d + "/gate.json"))
+assert g["ab"]["subset_from_round"] == 5, g["ab"]
+bad = [(c["key"], c["verdict"]) for c in g["cases"] if (c["op"] == "add") != (c["verdict"] == "regression")]
+assert not bad, bad
+rounds = g["ab"]["rounds"]
+for r in range(1, rounds + 1):
+    keys = {}
+    for s in ("base", "cur"):
+        keys[s] = {json.loads(l)["key"] for l in open("%s/rounds/%s-r%02d.jsonl" % (d, s, r)) if '"type":"case"' in l}
+    assert keys["base"] == keys["cur"], (r, keys)
+    f = "%s/rounds/cases-r%02d.txt" % (d, r)
+    if r < 5:
+        assert not os.path.exists(f), f
+        continue
+    listed = {l.strip() for l in open(f) if l.strip() and not l.startswith("#")}
+    assert keys["base"] == listed, (r, keys["base"], listed)            # the round ran what was listed
+    assert all(k in listed for k in keys["base"] if k.startswith("add|")), (r, listed)   # flagged ones go on
+    assert g["ab"]["subset_cases"][r - 1] == len(listed), g["ab"]
+m = json.loads(open("%s/rounds/base-r05.jsonl" % d).readline())
+assert m["options"]["cases_from"].endswith("cases-r05.txt"), m["options"]
+PY
+  $HB ab --redecide $T/pr --out-dir $T/pr-re --json $T/pr-re.json --markdown $T/pr-re.md --quiet >/dev/null 2>&1
+  [ $? -eq 1 ] && grep -q "from round 5 on only the" $T/pr-re.md || fail "subset rounds: redecide does not carry them"
 else echo "check_ab: no $PL (make BUILD=build/plant PLANT=1): planted test skipped"; fi
 # 1b. duet (two CPUs): both builds at the same time, one CPU each, swapped with the round order
 if [ "$(nproc)" -ge 2 ]; then
@@ -99,4 +132,12 @@ out=$($HB ab $HB 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "BASE and CUR" || 
 out=$($HB ab $HB /nonexistent 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "/nonexistent" || fail "a missing build accepted: $out"
 out=$($HB ab $HB $HB --passes 3 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q -- "--passes" || fail "--passes 3 accepted: $out"
 out=$(tools/gate.sh 2>&1); [ $? -eq 2 ] || fail "gate.sh without BASE_REF"
+# run --cases-from: an unreadable or empty list is a usage error naming the file; a key that names
+# no case is said and ignored
+out=$($HB run --cases-from $T/none.txt --out $T/cf.jsonl $L 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "none.txt" || fail "--cases-from of a missing file: $out"
+printf '# nothing\n\n' > $T/empty.txt
+out=$($HB run --cases-from $T/empty.txt --out $T/cf.jsonl $L 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "no case key" || fail "--cases-from of an empty list: $out"
+printf 'mul|n=4096|cpu|f32|pageable|f32\nadd|n=7|cpu|f32|pageable|f32\n' > $T/two.txt
+out=$($HB run --cases-from $T/two.txt --out $T/cf.jsonl --force $L 2>&1); [ $? -eq 0 ] && echo "$out" | grep -q 'add|n=7|cpu|f32|pageable|f32" is no case' || fail "--cases-from with an unknown key: $out"
+[ "$(grep -c '"type":"case"' $T/cf.jsonl)" -eq 1 ] && grep -q '"key":"mul|n=4096|cpu|f32|pageable|f32"' $T/cf.jsonl || fail "--cases-from did not run exactly the one listed case"
 exit 0

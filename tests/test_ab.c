@@ -259,6 +259,47 @@ static void test_decide_aa_and_planted(void **state)
     free_rounds(runs);
 }
 
+/* Subset rounds (the gate's later rounds run only the cases still open, meta options.cases_from):
+ * they must not be normalised by their own median, which, over a subset made mostly of the slowed
+ * family, would be that family's own slowdown. Rounds 8-15 keep the 20 slowed cases and 5 others. */
+static void test_decide_subset_rounds(void **state)
+{
+    (void)state;
+    static hb_run runs[2][NR];
+    double mean_log = 0;
+    int n = 0;
+    for (uint64_t seed = 21; seed <= 22; seed++) {
+        make_rounds(runs, 1.10, seed);
+        for (int r = 8; r < NR; r++)
+            for (int sd = 0; sd < 2; sd++) {
+                hb_run *x = &runs[sd][r];
+                json_object_set_new(x->meta, "options", json_pack("{s:s}", "cases_from", "rounds/cases.txt"));
+                json_t *keep = json_array();
+                for (size_t i = 0; i < json_array_size(x->cases) && i < 25; i++) json_array_append(keep, json_array_get(x->cases, i));
+                json_decref(x->cases);
+                x->cases = keep;
+            }
+        hb_cmp_result res;
+        size_t und;
+        decide(runs, NR, &res, &und);
+        for (size_t i = 0; i < res.n; i++) {
+            hb_cmp_case *c = &res.cases[i];
+            if (strcmp(c->op, "matmul")) continue;
+            mean_log += log(c->ratio);
+            n++;
+            assert_int_equal(c->n_base, 15 * NR); /* every round has it */
+        }
+        for (size_t i = 0; i < res.n; i++) /* a case of the whole run only: 8 rounds */
+            if (!strncmp(res.cases[i].key, "add|n=100|", 10)) assert_int_equal(res.cases[i].n_base, 15 * 8);
+        hb_cmp_result_free(&res);
+        free_rounds(runs);
+    }
+    assert_int_equal(n, 40);
+    /* planted 10% (log 0.095); normalising the subset rounds by their own median took it to about 1.05 */
+    assert_true(exp(mean_log / n) > 1.075);
+    assert_true(exp(mean_log / n) < 1.13);
+}
+
 static json_t *find_key(hb_run *r, const char *prefix)
 {
     for (size_t i = 0; i < json_array_size(r->cases); i++) {
@@ -392,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_bootstrap),
         cmocka_unit_test(test_decide_aa_and_planted),
         cmocka_unit_test(test_decide_status),
+        cmocka_unit_test(test_decide_subset_rounds),
         cmocka_unit_test(test_merged_and_interleaved),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

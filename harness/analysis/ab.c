@@ -170,6 +170,12 @@ static json_t *keyed(const hb_run *r)
     return m;
 }
 
+/* 1 when run r measured a subset of the case list by key (its meta options.cases_from). */
+static int round_subset(const hb_run *r)
+{
+    return json_string_value(json_object_get(json_object_get(r->meta, "options"), "cases_from")) != NULL;
+}
+
 static int status_is(const char *s, const char *name) { return s && !strcmp(s, name); }
 
 /* The worse of two statuses for a side: wrong > crashed > other non-ok > ok. */
@@ -344,7 +350,10 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
             size_t k = 0;
             for (size_t j = i; j < nbase_cases; j++)
                 if (done[j] == 2 && isfinite(D[j * (size_t)nrounds + r])) col[k++] = D[j * (size_t)nrounds + r];
-            sh[r] = k >= AB_MIN_NORM ? median_of(col, k) : (double)NAN;
+            /* a round that ran a subset (--cases-from: the cases still undecided) has no whole-run
+             * shift: its cases are not a sample of the whole run, and a changed family would be most
+             * of them (its own change would be subtracted) */
+            sh[r] = k >= AB_MIN_NORM && !round_subset(base[r]) ? median_of(col, k) : (double)NAN;
             if (isfinite(sh[r])) msh++;
         }
         for (size_t j = i; j < nbase_cases; j++)

@@ -10,7 +10,10 @@
  *   s[b][r]             = median of d[r] over the ok cases of backend b (at least 10): the whole-run
  *                         shift of that backend's process in round r (co-tenants, frequency, the
  *                         host's minute), which pairing within a round does not remove
- *   d'[r]               = d[r] - s[b][r]  (normalize; d[r] itself when normalize is 0)
+ *   d'[r]               = d[r] - s[b][r]  (normalize; d[r] itself when normalize is 0, and in a
+ *                         round that ran a subset of the cases by key (meta options.cases_from:
+ *                         the gate's later rounds run only the cases not yet cleared), whose cases
+ *                         are no sample of the whole run)
  * and over the rounds, from d':
  *   ratio      = exp(median d)                               (> 1: CUR slower)
  *   ci_lo/hi   = percentile bootstrap over rounds (Efron & Tibshirani 1993, ch. 13) of exp(median d)

@@ -57,6 +57,9 @@ static void ab_usage(FILE *f)
         "  --cur-env VAR=VALUE set VAR in CUR's runs only (tests: --cur-env HB_PLANT=matmul:1.10 with a\n"
         "                      PLANT=1 build; repeatable, at most 16)\n"
         "  --round-stat S      each round's value per case: median (default), p10 or min of its samples\n"
+        "  --no-prune          run every case in every round (default: from --min-rounds on, a round runs\n"
+        "                      only the cases not yet cleared (`run --cases-from`): rounds get shorter,\n"
+        "                      more of them fit the budget, and they go to the cases that need them)\n"
         "  --no-normalize      do not remove each round's whole-run shift per backend (docs/compare.md)\n"
         "  --redecide DIR      run nothing: decide again from DIR/rounds/ of an earlier hybench ab (other\n"
         "                      statistics options), writing into --out-dir (default DIR)\n"
@@ -342,6 +345,29 @@ static hb_status decide(const side_t *sides, int rounds, const hb_ab_options *ao
     return st;
 }
 
+/* The cases a later round still runs (--cases-from), written to path one key per line: every case
+ * that is neither cleared (tested, not a regression, ci_hi <= 1 + t: the data exclude a regression
+ * beyond the threshold) nor decided by its status (wrong, crashed, missing, skipped, ...): the
+ * undecided, the flagged regressions (so that more rounds can still withdraw a flag) and those with
+ * too few rounds yet. Cleared cases stop: their verdict can only be "unchanged" or "improvement",
+ * and the rounds go to the cases that need them. Returns the number written, -1 when path cannot
+ * be written. */
+static long write_open_cases(const hb_cmp_result *res, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    long n = 0;
+    fprintf(f, "# hybench ab: the cases not yet decided (written for the next round's --cases-from)\n");
+    for (size_t i = 0; i < res->n; i++) {
+        const hb_cmp_case *c = &res->cases[i];
+        if (c->key[0] == '(') continue; /* a whole-run case */
+        int open_ = c->verdict == HB_CMP_REGRESSION || c->verdict == HB_CMP_INSUFFICIENT ||
+                    ((c->verdict == HB_CMP_UNCHANGED || c->verdict == HB_CMP_IMPROVEMENT) && !(c->ci_hi <= 1 + c->threshold));
+        if (open_) { fprintf(f, "%s\n", c->key); n++; }
+    }
+    return fclose(f) ? -1 : n;
+}
+
 int hb_cmd_ab(int argc, char **argv)
 {
     hb_ab_options ao;
@@ -350,7 +376,7 @@ int hb_cmd_ab(int argc, char **argv)
     o->tool = "hybench ab";
     noise_opts no = {.threads = 1}; /* one thread, pinned to one CPU (below): the measured noise is lowest */
     int pin_set = 0;
-    int no_share_ceil = 0, ncur_env = 0, lockstep = 1, duet = 0;
+    int no_share_ceil = 0, ncur_env = 0, lockstep = 1, duet = 0, prune = 1;
     const char *redecide = NULL;
     char *cur_env[16];
     int max_rounds = 32, quiet = 0, has_passes = 0, has_reps = 0, order_seed_set = 0;
@@ -361,7 +387,7 @@ int hb_cmd_ab(int argc, char **argv)
     int nfwd = 0;
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
-           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK, O_DUET,
+           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK, O_DUET, O_NOPRUNE,
            O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
@@ -377,8 +403,9 @@ int hb_cmd_ab(int argc, char **argv)
         {"threads", 1, 0, O_THREADS}, {"pin", 1, 0, O_PIN}, {"hugepages", 0, 0, O_HUGE}, {"help", 0, 0, O_HELP},
         {"ceilings-each-round", 0, 0, O_CEILEACH}, {"cur-env", 1, 0, O_CURENV},
         {"no-normalize", 0, 0, O_NONORM}, {"redecide", 1, 0, O_REDECIDE},
-        {"round-stat", 1, 0, O_RSTAT}, {"no-lockstep", 0, 0, O_NOLOCK}, {"duet", 0, 0, O_DUET}};
-    int nlo = 30;
+        {"round-stat", 1, 0, O_RSTAT}, {"no-lockstep", 0, 0, O_NOLOCK}, {"duet", 0, 0, O_DUET},
+        {"no-prune", 0, 0, O_NOPRUNE}};
+    int nlo = 31;
     for (size_t i = 0; i < sizeof fwd0 / sizeof *fwd0; i++) lo[nlo++] = (struct option){fwd0[i], 0, 0, O_FWD0 + (int)i};
     for (size_t i = 0; i < sizeof fwd1 / sizeof *fwd1; i++) lo[nlo++] = (struct option){fwd1[i], 1, 0, O_FWD1 + (int)i};
     lo[nlo] = (struct option){0, 0, 0, 0};
@@ -432,6 +459,7 @@ int hb_cmd_ab(int argc, char **argv)
         case O_CEILEACH: no_share_ceil = 1; break;
         case O_NOLOCK: lockstep = 0; break;
         case O_DUET: duet = 1; break;
+        case O_NOPRUNE: prune = 0; break;
         case O_NONORM: ao.normalize = 0; break;
         case O_REDECIDE: redecide = optarg; break;
         case O_RSTAT:
@@ -527,6 +555,14 @@ int hb_cmd_ab(int argc, char **argv)
     static long sides_steps[AB_MAX_ROUNDS][2];
     snprintf(ceilf, sizeof ceilf, "%s/ceilings.jsonl", dir);
     for (int s = 0; s < 2 && !redecide; s++) sides[s].has_ceilf = exe_has_option(sides[s].exe, "--ceilings-from");
+    /* later rounds run only the cases still open (write_open_cases), where both builds take --cases-from */
+    int can_prune = prune && !redecide && exe_has_option(sides[0].exe, "--cases-from") && exe_has_option(sides[1].exe, "--cases-from");
+    if (prune && !redecide && !can_prune)
+        fprintf(stderr, "hybench ab: a build has no `run --cases-from`: every round runs every case\n");
+    int nfwd_all = nfwd, pruned_from = 0;
+    char casesf[1300] = "";
+    static long open_cases[AB_MAX_ROUNDS + 1];
+    double last_round_s = 0;
     if (redecide) { /* the rounds of an earlier run, as far as both builds have them */
         char rd[1300];
         snprintf(rd, sizeof rd, "%s/rounds", redecide);
@@ -558,6 +594,10 @@ int hb_cmd_ab(int argc, char **argv)
                 if (ord && strlen(ord) >= (size_t)rounds) memcpy(order, ord, (size_t)rounds);
                 json_t *lr = json_object_get(ab, "lockstep_rounds");
                 if (json_is_integer(lr)) lockstep_rounds = (int)json_integer_value(lr);
+                json_t *sf = json_object_get(ab, "subset_from_round"), *sc = json_object_get(ab, "subset_cases");
+                if (json_is_integer(sf)) pruned_from = (int)json_integer_value(sf);
+                for (int r = 0; r < rounds && r < (int)json_array_size(sc); r++)
+                    open_cases[r] = json_is_integer(json_array_get(sc, r)) ? (long)json_integer_value(json_array_get(sc, r)) : -1;
                 json_decref(m);
             }
             free(line);
@@ -569,10 +609,12 @@ int hb_cmd_ab(int argc, char **argv)
         max_rounds = 0;
     }
     for (int r = 0; r < max_rounds; r++) {
-        if (r > 0) {
-            double per = (hb_now() - t_start) / r;
-            if (hb_now() - t_start + per > budget) { stop_why = "the time budget (--time-budget)"; break; }
-        }
+        /* the next round is taken to last as long as the last one (later rounds run fewer cases) */
+        if (r > 0 && hb_now() - t_start + last_round_s > budget) { stop_why = "the time budget (--time-budget)"; break; }
+        double t_round = hb_now();
+        for (int i = nfwd_all; i < nfwd; i++) free(fwd[i]);
+        nfwd = nfwd_all;
+        if (casesf[0] && nfwd < AB_MAX_FWD - 2) { fwd[nfwd++] = strdup("--cases-from"); fwd[nfwd++] = strdup(casesf); }
         /* ABBA: the first build of each pair of rounds drawn at random, the second round reversed */
         if (r % 2 == 0) first_cur = (int)(hb_rng_next(&rng) >> 63);
         else first_cur = !first_cur;
@@ -634,6 +676,7 @@ int hb_cmd_ab(int argc, char **argv)
             }
         }
         rounds = r + 1;
+        last_round_s = hb_now() - t_round;
         if (rounds >= ao.min_rounds) {
             double t0 = hb_now();
             if (have_res) hb_cmp_result_free(&res);
@@ -646,6 +689,19 @@ int hb_cmd_ab(int argc, char **argv)
             fprintf(stderr, "hybench ab: after %d rounds: %d gate failures, %zu cases undecided\n", rounds, res.fails,
                     undecided);
             if (undecided == 0) { stop_why = "every case decided"; break; }
+            if (can_prune && rounds < max_rounds) {
+                snprintf(casesf, sizeof casesf, "%s/cases-r%02d.txt", rdir, rounds + 1);
+                long k = write_open_cases(&res, casesf);
+                if (k < 0) {
+                    fprintf(stderr, "hybench ab: cannot write %s: %s; every round runs every case\n", casesf, strerror(errno));
+                    casesf[0] = 0;
+                    can_prune = 0;
+                } else {
+                    if (!pruned_from) pruned_from = rounds + 1;
+                    open_cases[rounds] = k;
+                    fprintf(stderr, "hybench ab: round %d runs the %ld cases still open (%s)\n", rounds + 1, k, casesf);
+                }
+            }
         }
     }
     if (!have_res && rounds >= 1) {
@@ -673,6 +729,12 @@ int hb_cmd_ab(int argc, char **argv)
             json_t *turns = json_array();
             for (int r = 0; r < rounds; r++) json_array_append_new(turns, json_integer(sides_steps[r][s]));
             json_object_set_new(abm, "lockstep_rounds", json_integer(lockstep_rounds));
+            /* from which round on the rounds ran only the open cases, and how many each ran */
+            json_object_set_new(abm, "subset_from_round", pruned_from && pruned_from <= rounds ? json_integer(pruned_from) : json_null());
+            json_t *oc = json_array();
+            for (int r = 0; r < rounds; r++)
+                json_array_append_new(oc, pruned_from && r + 1 >= pruned_from && open_cases[r] >= 0 ? json_integer(open_cases[r]) : json_null());
+            json_object_set_new(abm, "subset_cases", oc);
             if (duet) json_object_set_new(abm, "duet_cpus", json_pack("[i,i]", duet_cpu[0], duet_cpu[1]));
             json_object_set_new(abm, "turns", turns);
             const hb_run *rr[AB_MAX_ROUNDS];
@@ -706,9 +768,23 @@ int hb_cmd_ab(int argc, char **argv)
         else
             snprintf(duetb, sizeof duetb, "both builds' runs started at once, taking turns case group by case group, so "
                      "both measure a case within a fraction of a second of each other");
+        char subsetb[160] = "";
+        if (pruned_from && pruned_from <= rounds) {
+            long least = -1, most = -1;
+            for (int r = pruned_from - 1; r < rounds; r++)
+                if (open_cases[r] >= 0) {
+                    if (least < 0 || open_cases[r] < least) least = open_cases[r];
+                    if (open_cases[r] > most) most = open_cases[r];
+                }
+            if (least == most)
+                snprintf(subsetb, sizeof subsetb, " (from round %d on only the %ld cases not yet cleared)", pruned_from, most);
+            else
+                snprintf(subsetb, sizeof subsetb, " (from round %d on only the cases not yet cleared: %ld down to %ld)",
+                         pruned_from, most, least);
+        }
         char method[4096];
         snprintf(method, sizeof method,
-                 "Method (`hybench ab`): %d rounds (stopped at %s), each running every case once under each build in "
+                 "Method (`hybench ab`): %d rounds (stopped at %s), each running every case%s once under each build in "
                  "fresh processes, order %s (B = base first, C = current first; ABBA, first of each pair random); %d of "
                  "them in lockstep (%s). Per "
                  "case and round, the %s of every `%s` sample; the per-round ratios current/base%s; their median, a "
@@ -717,10 +793,10 @@ int hb_cmd_ab(int argc, char **argv)
                  "ratio above 1 + threshold (%g%% by default) and %s. A case that became wrong or crashed in any round, "
                  "lost its ok status, or went missing fails the gate whatever its speed. Time: %.0f s in all, base runs "
                  "%.0f s, current runs %.0f s, decisions %.1f s; ASLR %s%s%s%s.\n",
-                 rounds, stop_why, order, lockstep_rounds, duetb,
+                 rounds, stop_why, subsetb, order, lockstep_rounds, duetb,
                  ao.round_quantile == 0.5 ? "median" : ao.round_quantile == 0 ? "minimum" : "10th percentile", o->metric,
                  ao.normalize ? ", divided by the median ratio of the case's backend in that round (its process's whole-run "
-                                "shift; that shift is tested as the case `(whole run)`)" : "",
+                                "shift, in the rounds that ran every case; that shift is tested as the case `(whole run)`)" : "",
                  o->confidence * 100, o->resamples, res.tested, o->alpha, o->alpha,
                  o->threshold * 100, o->rule_point ? "the CI above 1" : "the whole CI above 1 + threshold", total, run_s[0],
                  run_s[1], t_decide, no.aslr ? "on" : "off", thr, pinb,
@@ -742,6 +818,11 @@ int hb_cmd_ab(int argc, char **argv)
                                        "decide_s", t_decide, "undecided", (json_int_t)undecided);
                 json_object_set_new(ab, "lockstep_rounds", json_integer(lockstep_rounds));
                 json_object_set_new(ab, "duet", json_boolean(duet));
+                json_object_set_new(ab, "subset_from_round", pruned_from && pruned_from <= rounds ? json_integer(pruned_from) : json_null());
+                json_t *oc = json_array();
+                for (int r = 0; r < rounds; r++)
+                    json_array_append_new(oc, pruned_from && r + 1 >= pruned_from && open_cases[r] >= 0 ? json_integer(open_cases[r]) : json_null());
+                json_object_set_new(ab, "subset_cases", oc);
                 json_t *rs = json_array();
                 for (int r = 0; r < rounds; r++)
                     json_array_append_new(rs, json_pack("{s:f,s:f}", "base_s", sides[0].secs[r], "cur_s", sides[1].secs[r]));

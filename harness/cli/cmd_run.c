@@ -61,6 +61,8 @@ static void usage(FILE *f, const char *cmd)
         "  --case-timeout S   kill a case after S seconds: timed_out (default 600)\n"
         "  --seed N           input seed (default 42)\n"
         "  --out FILE         results file (default results/<run-id>.jsonl)\n"
+        "  --cases-from FILE  only the case keys listed in FILE, one per line as results records spell\n"
+        "                     them (hybench ab's later rounds: the cases still undecided)\n"
         "  --ceilings-from F  reuse the ceilings of results file F (same backend instances, this machine)\n"
         "                     instead of measuring them (hybench ab's rounds: measured once)\n"
         "  --force            replace FILE when it is an existing results file (never done without it)\n"
@@ -147,14 +149,15 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
     int has_budget = 0, has_ref = 0, has_reps = 0, has_passes = 0, has_maxs = 0;
     enum { O_BACKEND = 256, O_OP, O_MODE, O_ROUTE, O_DTYPE, O_FILTER, O_QUICK, O_BATCH, O_BUDGET, O_CI, O_MINS, O_MAXS,
            O_COLD, O_NOIL, O_REFMAX, O_TMO, O_REPS, O_PASSES, O_SEED, O_OUT, O_DRY, O_FORCE, O_HELP,
-           O_ENERGY, O_CEILF };
+           O_ENERGY, O_CEILF, O_CASESF };
     static const struct option lo[] = {
         {"backend", 1, 0, O_BACKEND}, {"op", 1, 0, O_OP}, {"mode", 1, 0, O_MODE}, {"route", 1, 0, O_ROUTE},
         {"dtype", 1, 0, O_DTYPE}, {"filter", 1, 0, O_FILTER}, {"quick", 0, 0, O_QUICK}, {"batch", 1, 0, O_BATCH},
         {"budget", 1, 0, O_BUDGET}, {"ci-target", 1, 0, O_CI}, {"min-samples", 1, 0, O_MINS},
         {"max-samples", 1, 0, O_MAXS}, {"cold", 0, 0, O_COLD}, {"no-interleave", 0, 0, O_NOIL}, {"ref-max-gflop", 1, 0, O_REFMAX},
         {"case-timeout", 1, 0, O_TMO}, {"repetitions", 1, 0, O_REPS}, {"passes", 1, 0, O_PASSES}, {"seed", 1, 0, O_SEED}, {"out", 1, 0, O_OUT}, {"dry-run", 0, 0, O_DRY}, {"force", 0, 0, O_FORCE},
-        {"help", 0, 0, O_HELP}, {"energy", 2, 0, O_ENERGY}, {"ceilings-from", 1, 0, O_CEILF}, {0, 0, 0, 0}};
+        {"help", 0, 0, O_HELP}, {"energy", 2, 0, O_ENERGY}, {"ceilings-from", 1, 0, O_CEILF},
+        {"cases-from", 1, 0, O_CASESF}, {0, 0, 0, 0}};
     /* join argv for the metadata */
     size_t jl = 16;
     for (int i = 0; i < argc; i++) jl += strlen(argv[i]) + 1;
@@ -217,6 +220,10 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
             o.ceilings_from = optarg;
             if (access(optarg, R_OK)) { fprintf(stderr, "hybench: --ceilings-from %s: %s\n", optarg, strerror(errno)); bad = 1; }
             break;
+        case O_CASESF:
+            o.cases_from = optarg;
+            if (access(optarg, R_OK)) { fprintf(stderr, "hybench: --cases-from %s: %s\n", optarg, strerror(errno)); bad = 1; }
+            break;
         case O_DRY: o.dry_run = 1; break;
         case O_HELP: case 'h': usage(stdout, cmd); return HB_EXIT_OK;
         default: usage(stderr, cmd); return HB_EXIT_USAGE;
@@ -272,6 +279,10 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         }
     casesp->items = itemsp;
     if (hb_cases_expand(itemsp, &o, casesp)) { fprintf(stderr, "hybench: out of memory\n"); return HB_EXIT_IO; }
+    if (o.cases_from && hb_cases_keys_load(o.cases_from, casesp, err, sizeof err)) {
+        fprintf(stderr, "hybench %s: %s\n", cmd, err);
+        return HB_EXIT_USAGE;
+    }
     if (o.dry_run) {
         for (size_t i = 0; i < itemsp->n; i++) {
             const hb_item *it = &itemsp->v[i];

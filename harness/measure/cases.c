@@ -3,6 +3,8 @@
  * routes the options and the item allow, filtered by --op, --quick and --filter.
  */
 #include "measure/measure.h"
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,8 +87,92 @@ int hb_cases_expand(const hb_item_list *items, const hb_options *o, hb_case_list
 
 void hb_case_list_free(hb_case_list *l)
 {
+    for (size_t i = 0; i < l->nkeys; i++) free(l->keys[i]);
+    free(l->keys);
     free(l->v);
     free(l->item);
     free(l->host_route);
     memset(l, 0, sizeof *l);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* key with its third field (the backend instance) removed, into out */
+static void key_sans_backend(const char *key, char *out, size_t len)
+{
+    const char *p = key;
+    for (int f = 0; f < 2 && p; f++) p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL;
+    const char *q = p ? strchr(p, '|') : NULL;
+    if (!p || !q) { snprintf(out, len, "%s", key); return; }
+    snprintf(out, len, "%.*s%s", (int)(p - key), key, q + 1);
+}
+
+int hb_cases_keys_load(const char *path, hb_case_list *l, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) { snprintf(err, errlen, "--cases-from %s: %s", path, strerror(errno)); return -1; }
+    char *line = NULL, **v = NULL;
+    size_t cap = 0, n = 0, vcap = 0;
+    ssize_t len;
+    long ln = 0;
+    int rc = 0;
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        ln++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if (len == 0 || line[0] == '#') continue;
+        if (len >= 512) { snprintf(err, errlen, "%s:%ld: a case key of 512 characters or more", path, ln); rc = -1; break; }
+        char *h = strrchr(line, '#');
+        if (h && h[1] && strspn(h + 1, "0123456789") == strlen(h + 1)) *h = 0;
+        if (n == vcap) {
+            size_t nc = vcap ? 2 * vcap : 256;
+            char **v2 = realloc(v, nc * sizeof *v);
+            if (!v2) { snprintf(err, errlen, "out of memory"); rc = -1; break; }
+            v = v2;
+            vcap = nc;
+        }
+        if (!(v[n] = strdup(line))) { snprintf(err, errlen, "out of memory"); rc = -1; break; }
+        n++;
+    }
+    free(line);
+    fclose(f);
+    if (!rc && n == 0) { snprintf(err, errlen, "--cases-from %s: no case key in the file", path); rc = -1; }
+    if (rc) {
+        for (size_t i = 0; i < n; i++) free(v[i]);
+        free(v);
+        return -1;
+    }
+    qsort(v, n, sizeof *v, cmp_str);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (u && !strcmp(v[u - 1], v[i])) { free(v[i]); continue; }
+        v[u++] = v[i];
+    }
+    l->keys = v;
+    l->nkeys = u;
+    /* every listed key should name a case of the workloads (any backend): say which do not */
+    for (size_t i = 0; i < u; i++) {
+        char want[512], have[512], k[512];
+        key_sans_backend(v[i], want, sizeof want);
+        int found = 0;
+        for (size_t j = 0; j < l->n && !found; j++) {
+            hb_case c = l->v[j];
+            key_sans_backend(hb_case_key(&c, "-", k, sizeof k), have, sizeof have);
+            if (!strcmp(have, want)) found = 1;
+            c.route = HB_ROUTE_PAGEABLE; /* a host-memory backend's key */
+            key_sans_backend(hb_case_key(&c, "-", k, sizeof k), have, sizeof have);
+            if (!strcmp(have, want)) found = 1;
+        }
+        if (!found) fprintf(stderr, "hybench: --cases-from %s: \"%s\" is no case of the workloads and options (ignored)\n", path, v[i]);
+    }
+    return 0;
+}
+
+int hb_case_listed(const hb_case_list *l, size_t j, const char *inst_name, int host_memory)
+{
+    if (!l->keys) return 1;
+    hb_case c = l->v[j];
+    if (host_memory) c.route = HB_ROUTE_PAGEABLE;
+    char key[512];
+    const char *kp = hb_case_key(&c, inst_name, key, sizeof key);
+    return bsearch(&kp, l->keys, l->nkeys, sizeof *l->keys, cmp_str) != NULL;
 }

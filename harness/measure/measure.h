@@ -42,6 +42,8 @@ typedef struct hb_options {
     const char *out;           /* results path */
     const char *ceilings_from; /* --ceilings-from FILE: reuse the ceilings of FILE's backend records
                                   (same instance name) instead of measuring them; NULL: measure */
+    const char *cases_from;    /* --cases-from FILE: only the case keys listed there (hybench ab's later
+                                  rounds: the cases not yet decided); NULL: every selected case */
     char *argv_joined;         /* for the metadata record */
     int argc;                  /* the subcommand's arguments, argv[0] = "run" or "verify": a backend */
     char **argv;               /* child that needs another OpenMP wait policy re-executes with them */
@@ -54,6 +56,9 @@ typedef struct hb_case_list {
     unsigned char *host_route; /* 1 where the case's route is its item's first requested route: a
                                 * host-memory backend (one route: its own memory) runs that one */
     const hb_item_list *items;
+    char **keys;    /* --cases-from: the full case keys to run (op|shape|instance|mode|route|dtype),
+                     * sorted, owned by the list; NULL: every case (hb_case_list_free frees them) */
+    size_t nkeys;
     size_t n, cap;
 } hb_case_list;
 /* Expand workload items into cases (items outermost so that one reference serves all variants):
@@ -61,6 +66,16 @@ typedef struct hb_case_list {
  * defaults), kept when --op, --quick and --filter select it. 0, or -1 when out of memory. */
 int hb_cases_expand(const hb_item_list *items, const hb_options *o, hb_case_list *out);
 void hb_case_list_free(hb_case_list *l);
+/* Read a --cases-from file into l->keys (sorted, duplicates removed): one full case key per line
+ * as results records spell them ("matmul|m=1 n=2048 k=2048|opencl:0:0|f32|pageable|f32"); blank
+ * lines and lines starting with '#' are skipped, a trailing "#N" (a repeated key's suffix in
+ * hybench ab) is dropped. After hb_cases_expand: a key whose case (backend field aside) is not in l
+ * is named on stderr with its line and ignored. 0; -1 with the reason in err (file unreadable,
+ * a line of 512 characters or more: "FILE:LINE: ...", no key at all, out of memory). */
+int hb_cases_keys_load(const char *path, hb_case_list *l, char *err, size_t errlen);
+/* 1 when case j of l runs on the instance named inst_name (always, without --cases-from);
+ * host_memory: the instance's one route, recorded as pageable, is the key's route. */
+int hb_case_listed(const hb_case_list *l, size_t j, const char *inst_name, int host_memory);
 /* 1 when the comma list `list` names `name` exactly. */
 int hb_list_has(const char *list, const char *name);
 

@@ -98,6 +98,7 @@ static const char *case_refusal(const hb_instance *inst, const hb_case_list *l, 
     if (c->mode == HB_MODE_CONVERT_DEVICE && (!inst->ops->upload_f64 || !inst->ops->download_f64))
         return "convert-device needs a backend that converts on the device (upload_f64/download_f64 hooks)";
     if (c->mode == HB_MODE_CONVERT_DEVICE && c->op == HB_OP_CHAIN) return "the decoder-layer chain has no convert-device mode";
+    if (!hb_case_listed(l, j, inst->name, inst->host_memory)) return "not listed by --cases-from";
     return NULL;
 }
 static int case_applies(const hb_instance *inst, const hb_case_list *l, size_t j) { return case_refusal(inst, l, j) == NULL; }
@@ -315,7 +316,7 @@ static int child_main(const child_args *a)
     for (int i = 0; i < n; i++) {
         if (i < a->start_inst || !instance_selected(a->o, &inst[i])) continue;
         size_t total = 0;
-        const char *why_none = "no case of the workloads matches the selection (--op, --filter, --quick)";
+        const char *why_none = "no case of the workloads matches the selection (--op, --filter, --quick, --cases-from)";
         for (size_t j = 0; j < a->cases->n; j++) {
             const char *r = case_refusal(&inst[i], a->cases, j);
             if (!r) total++;
