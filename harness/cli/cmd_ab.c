@@ -44,7 +44,7 @@ static void ab_usage(FILE *f)
         "  bootstrap CI of the median ratio, Benjamini-Hochberg across cases (docs/compare.md).\n"
         "  Both builds run from the current directory: default workloads are ./workloads/*.ini.\n"
         "gate options:\n"
-        "  --rounds N          at most N rounds (default 32, at most 64; the time budget usually ends it)\n"
+        "  --rounds N          at most N rounds (default and most 64; the time budget usually ends it)\n"
         "  --min-rounds N      no early stop before N rounds (default 8; 2^-N bounds a case's p-value)\n"
         "  --time-budget S     start no round that would end after S seconds (default 840)\n"
         "  --threshold T       regression threshold: 2%% (default), 0.02, BACKEND=3%%; repeatable\n"
@@ -379,7 +379,7 @@ int hb_cmd_ab(int argc, char **argv)
     int no_share_ceil = 0, ncur_env = 0, lockstep = 1, duet = 0, prune = 1;
     const char *redecide = NULL;
     char *cur_env[16];
-    int max_rounds = 32, quiet = 0, has_passes = 0, has_reps = 0, order_seed_set = 0;
+    int max_rounds = AB_MAX_ROUNDS, quiet = 0, has_passes = 0, has_reps = 0, order_seed_set = 0;
     double budget = 840;
     unsigned long long order_seed = 0;
     const char *outdir = NULL, *md = NULL, *js = NULL, *ju = NULL;
