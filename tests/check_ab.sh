@@ -72,15 +72,16 @@ sys.exit(1 if bad else 0)
 PY
   grep -q "PLANTED SLOWDOWN active" $T/pl/rounds/cur-r01.log || fail "planted: the plant does not announce itself"
   grep -q "PLANTED" $T/pl/rounds/base-r01.log && fail "planted: BASE got the plant"
-  # 2b. from --min-rounds on a round runs only the cases not yet cleared (run --cases-from): the
-  # flagged add cases and the undecided ones go on, the cleared ones stop; the verdicts stay right
-  $PL ab $PL $PL --cur-env HB_PLANT=add:1.5 --threads 1 --threshold 5% --rounds 10 --min-rounds 4 --out-dir $T/pr --json $T/pr/gate.json --quiet $L 2> $T/pr.err
+  # 2b. after --subset-from rounds a round runs only the cases still undecided (run --cases-from):
+  # the cleared and the flagged ones stop; the verdicts stay right
+  $PL ab $PL $PL --cur-env HB_PLANT=add:1.5 --threads 1 --threshold 5% --rounds 12 --min-rounds 12 --subset-from 4 --out-dir $T/pr --json $T/pr/gate.json --quiet $L 2> $T/pr.err
   rc=$?; [ $rc -eq 1 ] || { cat $T/pr.err; fail "subset rounds: exit $rc, wanted 1"; }
-  python3 - "$T/pr" <<'PY' || fail "subset rounds: wrong rounds or verdicts"
-import json, sys, glob, os
+  python3 - "$T/pr" "$HB" <<'PY' || fail "subset rounds: wrong rounds or verdicts"
+import json, sys, glob, os, shutil, subprocess
 d = sys.argv[1]
 g = json.load(open(d + "/gate.json"))
 assert g["ab"]["subset_from_round"] == 5, g["ab"]
+seen_flagged_stop = False
 bad = [(c["key"], c["verdict"]) for c in g["cases"] if (c["op"] == "add") != (c["verdict"] == "regression")]
 assert not bad, bad
 rounds = g["ab"]["rounds"]
@@ -90,15 +91,34 @@ for r in range(1, rounds + 1):
         keys[s] = {json.loads(l)["key"] for l in open("%s/rounds/%s-r%02d.jsonl" % (d, s, r)) if '"type":"case"' in l}
     assert keys["base"] == keys["cur"], (r, keys)
     f = "%s/rounds/cases-r%02d.txt" % (d, r)
+    if r == 1: every = keys["base"]
     if r < 5:
         assert not os.path.exists(f), f
         continue
-    listed = {l.strip() for l in open(f) if l.strip() and not l.startswith("#")}
-    assert keys["base"] == listed, (r, keys["base"], listed)            # the round ran what was listed
-    assert all(k in listed for k in keys["base"] if k.startswith("add|")), (r, listed)   # flagged ones go on
-    assert g["ab"]["subset_cases"][r - 1] == len(listed), g["ab"]
+    if os.path.exists(f):
+        listed = {l.strip() for l in open(f) if l.strip() and not l.startswith("#")}
+        assert keys["base"] == listed, (r, keys["base"], listed)        # the round ran what was listed
+        assert g["ab"]["subset_cases"][r - 1] == len(listed), g["ab"]
+    else:                       # nothing was open: a full round (until --min-rounds lets the gate stop)
+        listed = set()
+        assert keys["base"] == every, (r, keys["base"])
+    # the list is the rule applied to the rounds before it: decide again from rounds 1..r-1 alone
+    sub = "%s/upto%02d" % (d, r - 1)
+    os.makedirs(sub + "/rounds", exist_ok=True)
+    for q in range(1, r):
+        for s in ("base", "cur"):
+            shutil.copy("%s/rounds/%s-r%02d.jsonl" % (d, s, q), "%s/rounds/" % sub)
+    subprocess.run([sys.argv[2], "ab", "--redecide", sub, "--threshold", "5%", "--json", sub + "/g.json", "--quiet"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    gs = json.load(open(sub + "/g.json"))
+    want = {c["key"] for c in gs["cases"] if not c["key"].startswith("(") and
+            (c["verdict"] == "insufficient" or (c["verdict"] in ("unchanged", "improvement") and not c["ci_hi"] <= 1.05))}
+    assert listed == want, (r, listed, want)                           # undecided only: cleared and flagged stop
+    flagged = {c["key"] for c in gs["cases"] if c["verdict"] == "regression"}
+    seen_flagged_stop = seen_flagged_stop or bool(flagged)
 m = json.loads(open("%s/rounds/base-r05.jsonl" % d).readline())
 assert m["options"]["cases_from"].endswith("cases-r05.txt"), m["options"]
+assert seen_flagged_stop, "no round after a case was flagged"  # the add cases, flagged by round 7-8, stopped
 PY
   $HB ab --redecide $T/pr --out-dir $T/pr-re --json $T/pr-re.json --markdown $T/pr-re.md --quiet >/dev/null 2>&1
   [ $? -eq 1 ] && grep -q "from round 5 on only the" $T/pr-re.md || fail "subset rounds: redecide does not carry them"

@@ -57,9 +57,10 @@ static void ab_usage(FILE *f)
         "  --cur-env VAR=VALUE set VAR in CUR's runs only (tests: --cur-env HB_PLANT=matmul:1.10 with a\n"
         "                      PLANT=1 build; repeatable, at most 16)\n"
         "  --round-stat S      each round's value per case: median (default), p10 or min of its samples\n"
-        "  --no-prune          run every case in every round (default: from --min-rounds on, a round runs\n"
-        "                      only the cases not yet cleared (`run --cases-from`): rounds get shorter,\n"
-        "                      more of them fit the budget, and they go to the cases that need them)\n"
+        "  --subset-from N     after N rounds (default 6) each round runs only the cases still undecided\n"
+        "                      (neither cleared nor flagged; `run --cases-from`): rounds get shorter, more\n"
+        "                      of them fit the budget, and they go to the cases that need them\n"
+        "  --no-prune          run every case in every round\n"
         "  --no-normalize      do not remove each round's whole-run shift per backend (docs/compare.md)\n"
         "  --redecide DIR      run nothing: decide again from DIR/rounds/ of an earlier hybench ab (other\n"
         "                      statistics options), writing into --out-dir (default DIR)\n"
@@ -345,13 +346,14 @@ static hb_status decide(const side_t *sides, int rounds, const hb_ab_options *ao
     return st;
 }
 
-/* The cases a later round still runs (--cases-from), written to path one key per line: every case
- * that is neither cleared (tested, not a regression, ci_hi <= 1 + t: the data exclude a regression
- * beyond the threshold) nor decided by its status (wrong, crashed, missing, skipped, ...): the
- * undecided, the flagged regressions (so that more rounds can still withdraw a flag) and those with
- * too few rounds yet. Cleared cases stop: their verdict can only be "unchanged" or "improvement",
- * and the rounds go to the cases that need them. Returns the number written, -1 when path cannot
- * be written. */
+/* The cases a later round still runs (--cases-from), written to path one key per line: the undecided
+ * ones (tested, neither flagged as a regression nor cleared: ci_hi <= 1 + t, the data exclude a
+ * regression beyond the threshold) and those with too few rounds yet. Decided cases stop: a cleared
+ * one can only end "unchanged" or "improvement", a flagged one already fails the gate, and one decided
+ * by its status (wrong, crashed, missing, skipped, ...) fails or passes whatever its speed; the rounds
+ * go to the cases that need them. (A flagged case that stops keeps its flag: in the 99 decisions
+ * after each round of eight A/A gates, GAP1-GAP5, GA6, AAD1-AAD2, no case was ever flagged.)
+ * Returns the number written, -1 when path cannot be written. */
 static long write_open_cases(const hb_cmp_result *res, const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -361,7 +363,7 @@ static long write_open_cases(const hb_cmp_result *res, const char *path)
     for (size_t i = 0; i < res->n; i++) {
         const hb_cmp_case *c = &res->cases[i];
         if (c->key[0] == '(') continue; /* a whole-run case */
-        int open_ = c->verdict == HB_CMP_REGRESSION || c->verdict == HB_CMP_INSUFFICIENT ||
+        int open_ = c->verdict == HB_CMP_INSUFFICIENT ||
                     ((c->verdict == HB_CMP_UNCHANGED || c->verdict == HB_CMP_IMPROVEMENT) && !(c->ci_hi <= 1 + c->threshold));
         if (open_) { fprintf(f, "%s\n", c->key); n++; }
     }
@@ -376,7 +378,7 @@ int hb_cmd_ab(int argc, char **argv)
     o->tool = "hybench ab";
     noise_opts no = {.threads = 1}; /* one thread, pinned to one CPU (below): the measured noise is lowest */
     int pin_set = 0;
-    int no_share_ceil = 0, ncur_env = 0, lockstep = 1, duet = 0, prune = 1;
+    int no_share_ceil = 0, ncur_env = 0, lockstep = 1, duet = 0, prune = 1, subset_from = 6;
     const char *redecide = NULL;
     char *cur_env[16];
     int max_rounds = AB_MAX_ROUNDS, quiet = 0, has_passes = 0, has_reps = 0, order_seed_set = 0;
@@ -387,7 +389,7 @@ int hb_cmd_ab(int argc, char **argv)
     int nfwd = 0;
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
-           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK, O_DUET, O_NOPRUNE,
+           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK, O_DUET, O_NOPRUNE, O_SUBFROM,
            O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
@@ -404,8 +406,8 @@ int hb_cmd_ab(int argc, char **argv)
         {"ceilings-each-round", 0, 0, O_CEILEACH}, {"cur-env", 1, 0, O_CURENV},
         {"no-normalize", 0, 0, O_NONORM}, {"redecide", 1, 0, O_REDECIDE},
         {"round-stat", 1, 0, O_RSTAT}, {"no-lockstep", 0, 0, O_NOLOCK}, {"duet", 0, 0, O_DUET},
-        {"no-prune", 0, 0, O_NOPRUNE}};
-    int nlo = 31;
+        {"no-prune", 0, 0, O_NOPRUNE}, {"subset-from", 1, 0, O_SUBFROM}};
+    int nlo = 32;
     for (size_t i = 0; i < sizeof fwd0 / sizeof *fwd0; i++) lo[nlo++] = (struct option){fwd0[i], 0, 0, O_FWD0 + (int)i};
     for (size_t i = 0; i < sizeof fwd1 / sizeof *fwd1; i++) lo[nlo++] = (struct option){fwd1[i], 1, 0, O_FWD1 + (int)i};
     lo[nlo] = (struct option){0, 0, 0, 0};
@@ -460,6 +462,7 @@ int hb_cmd_ab(int argc, char **argv)
         case O_NOLOCK: lockstep = 0; break;
         case O_DUET: duet = 1; break;
         case O_NOPRUNE: prune = 0; break;
+        case O_SUBFROM: subset_from = (int)strtol(optarg, &end, 10); if (*end || subset_from < 2 || subset_from > AB_MAX_ROUNDS) { fprintf(stderr, "hybench ab: --subset-from wants 2..%d\n", AB_MAX_ROUNDS); bad = 1; } break;
         case O_NONORM: ao.normalize = 0; break;
         case O_REDECIDE: redecide = optarg; break;
         case O_RSTAT:
@@ -677,7 +680,8 @@ int hb_cmd_ab(int argc, char **argv)
         }
         rounds = r + 1;
         last_round_s = hb_now() - t_round;
-        if (rounds >= ao.min_rounds) {
+        /* decide from --subset-from (the next round's subset) or --min-rounds (the early stop) on */
+        if (rounds >= ao.min_rounds || (can_prune && rounds >= subset_from)) {
             double t0 = hb_now();
             if (have_res) hb_cmp_result_free(&res);
             if (decide(sides, rounds, &ao, &res, &undecided) != HB_OK) {
@@ -688,11 +692,14 @@ int hb_cmd_ab(int argc, char **argv)
             t_decide += hb_now() - t0;
             fprintf(stderr, "hybench ab: after %d rounds: %d gate failures, %zu cases undecided\n", rounds, res.fails,
                     undecided);
-            if (undecided == 0) { stop_why = "every case decided"; break; }
-            if (can_prune && rounds < max_rounds) {
+            if (undecided == 0 && rounds >= ao.min_rounds) { stop_why = "every case decided"; break; }
+            if (can_prune && rounds >= subset_from && rounds < max_rounds) {
                 snprintf(casesf, sizeof casesf, "%s/cases-r%02d.txt", rdir, rounds + 1);
                 long k = write_open_cases(&res, casesf);
-                if (k < 0) {
+                if (k == 0) { /* every case decided before --min-rounds: full rounds until the early stop may come */
+                    unlink(casesf);
+                    casesf[0] = 0;
+                } else if (k < 0) {
                     fprintf(stderr, "hybench ab: cannot write %s: %s; every round runs every case\n", casesf, strerror(errno));
                     casesf[0] = 0;
                     can_prune = 0;
