@@ -70,7 +70,7 @@ void hb_case_list_free(hb_case_list *l);
  * as results records spell them ("matmul|m=1 n=2048 k=2048|opencl:0:0|f32|pageable|f32"); blank
  * lines and lines starting with '#' are skipped, a trailing "#N" (a repeated key's suffix in
  * hybench ab) is dropped. After hb_cases_expand: a key whose case (backend field aside) is not in l
- * is named on stderr with its line and ignored. 0; -1 with the reason in err (file unreadable,
+ * is named on stderr and ignored. 0; -1 with the reason in err (file unreadable,
  * a line of 512 characters or more: "FILE:LINE: ...", no key at all, out of memory). */
 int hb_cases_keys_load(const char *path, hb_case_list *l, char *err, size_t errlen);
 /* 1 when case j of l runs on the instance named inst_name (always, without --cases-from);

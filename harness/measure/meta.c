@@ -155,7 +155,7 @@ json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads
                                   o->ci_target, "min_samples", o->min_samples, "max_samples", o->max_samples,
                                   "quick", o->quick, "verify_only", o->verify_only, "cold", o->cold, "workloads", wl,
                                   "seed", (json_int_t)o->seed, "passes", o->passes, "repetitions", o->repetitions));
-    if (o->cases_from) /* a subset of the cases by key (hybench ab's later rounds; compare and ab read it) */
+    if (o->cases_from) /* a subset of the cases by key (hybench ab's later rounds; ab.c reads it) */
         json_object_set_new(json_object_get(m, "options"), "cases_from", json_string(o->cases_from));
     json_object_set_new(m, "clock", json_pack("{s:s,s:f,s:f}", "name", "CLOCK_MONOTONIC", "resolution_ns", res_ns,
                                               "overhead_ns", ovh_ns));
