@@ -112,7 +112,7 @@ for r in range(1, rounds + 1):
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     gs = json.load(open(sub + "/g.json"))
     want = {c["key"] for c in gs["cases"] if not c["key"].startswith("(") and
-            (c["verdict"] == "insufficient" or (c["verdict"] in ("unchanged", "improvement") and not c["ci_hi"] <= 1.05))}
+            (c["verdict"] == "insufficient" or (c["verdict"] in ("unchanged", "improvement") and not c["ci_hi"] <= 1 + c["threshold"]))}
     assert listed == want, (r, listed, want)                           # undecided only: cleared and flagged stop
     flagged = {c["key"] for c in gs["cases"] if c["verdict"] == "regression"}
     seen_flagged_stop = seen_flagged_stop or bool(flagged)

@@ -170,6 +170,11 @@ static json_t *keyed(const hb_run *r)
     return m;
 }
 
+int hb_ab_case_undecided(const hb_cmp_case *c)
+{
+    return isfinite(c->p) && c->verdict != HB_CMP_REGRESSION && !(c->ci_hi <= 1 + c->threshold);
+}
+
 /* 1 when run r measured a subset of the case list by key (its meta options.cases_from). */
 static int round_subset(const hb_run *r)
 {
@@ -446,7 +451,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
             faster = faster && c->ci_hi < 1 / (1 + t);
         }
         c->verdict = slower ? HB_CMP_REGRESSION : faster ? HB_CMP_IMPROVEMENT : HB_CMP_UNCHANGED;
-        if (undecided && !slower && !(c->ci_hi <= 1 + t)) (*undecided)++;
+        if (undecided && hb_ab_case_undecided(c)) (*undecided)++;
     }
     qsort(cs, n, sizeof *cs, cmp_case_key);
     for (size_t i = 0; i < n; i++) {

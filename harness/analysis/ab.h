@@ -66,6 +66,11 @@ void hb_ab_options_default(hb_ab_options *o);
 hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int nrounds, const hb_ab_options *o,
                        hb_cmp_result *res, size_t *undecided, char *err, size_t errlen);
 
+/* 1 when c (a case of hb_ab_decide's result) is tested and still undecided: not flagged as a
+ * regression, and not cleared (ci_hi <= 1 + threshold: the data exclude a regression beyond the
+ * threshold). The gate stops early when no case is; its subset rounds run these (cmd_ab.c). */
+int hb_ab_case_undecided(const hb_cmp_case *c);
+
 /* Two-sided Wilcoxon signed-rank test of d[n] against a zero median (Wilcoxon 1945). Zeros are
  * dropped (Wilcoxon's convention, scipy's zero_method="wilcox"); ranks of |d| with ties averaged.
  * Exact null distribution (all 2^n sign patterns, counted by dynamic programming over the rank

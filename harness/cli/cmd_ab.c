@@ -363,11 +363,21 @@ static long write_open_cases(const hb_cmp_result *res, const char *path)
     for (size_t i = 0; i < res->n; i++) {
         const hb_cmp_case *c = &res->cases[i];
         if (c->key[0] == '(') continue; /* a whole-run case */
-        int open_ = c->verdict == HB_CMP_INSUFFICIENT ||
-                    ((c->verdict == HB_CMP_UNCHANGED || c->verdict == HB_CMP_IMPROVEMENT) && !(c->ci_hi <= 1 + c->threshold));
-        if (open_) { fprintf(f, "%s\n", c->key); n++; }
+        if (hb_ab_case_undecided(c) || c->verdict == HB_CMP_INSUFFICIENT) { fprintf(f, "%s\n", c->key); n++; }
     }
     return fclose(f) ? -1 : n;
+}
+
+/* obj.subset_from_round (null: every round ran every case) and obj.subset_cases (per round: the cases
+ * a subset round ran, null for a full one), from the round the subsets began (0: never) and
+ * open_cases[r] (-1: round r + 1 ran every case). */
+static void set_subset_json(json_t *obj, int from, const long *open_cases, int rounds)
+{
+    json_object_set_new(obj, "subset_from_round", from && from <= rounds ? json_integer(from) : json_null());
+    json_t *oc = json_array();
+    for (int r = 0; r < rounds; r++)
+        json_array_append_new(oc, from && r + 1 >= from && open_cases[r] >= 0 ? json_integer(open_cases[r]) : json_null());
+    json_object_set_new(obj, "subset_cases", oc);
 }
 
 int hb_cmd_ab(int argc, char **argv)
@@ -564,7 +574,7 @@ int hb_cmd_ab(int argc, char **argv)
         fprintf(stderr, "hybench ab: a build has no `run --cases-from`: every round runs every case\n");
     int nfwd_all = nfwd, pruned_from = 0;
     char casesf[1300] = "";
-    static long open_cases[AB_MAX_ROUNDS + 1];
+    static long open_cases[AB_MAX_ROUNDS + 1]; /* cases subset round r + 1 ran; -1: every case */
     double last_round_s = 0;
     if (redecide) { /* the rounds of an earlier run, as far as both builds have them */
         char rd[1300];
@@ -699,6 +709,7 @@ int hb_cmd_ab(int argc, char **argv)
                 if (k == 0) { /* every case decided before --min-rounds: full rounds until the early stop may come */
                     unlink(casesf);
                     casesf[0] = 0;
+                    open_cases[rounds] = -1;
                 } else if (k < 0) {
                     fprintf(stderr, "hybench ab: cannot write %s: %s; every round runs every case\n", casesf, strerror(errno));
                     casesf[0] = 0;
@@ -736,12 +747,7 @@ int hb_cmd_ab(int argc, char **argv)
             json_t *turns = json_array();
             for (int r = 0; r < rounds; r++) json_array_append_new(turns, json_integer(sides_steps[r][s]));
             json_object_set_new(abm, "lockstep_rounds", json_integer(lockstep_rounds));
-            /* from which round on the rounds ran only the open cases, and how many each ran */
-            json_object_set_new(abm, "subset_from_round", pruned_from && pruned_from <= rounds ? json_integer(pruned_from) : json_null());
-            json_t *oc = json_array();
-            for (int r = 0; r < rounds; r++)
-                json_array_append_new(oc, pruned_from && r + 1 >= pruned_from && open_cases[r] >= 0 ? json_integer(open_cases[r]) : json_null());
-            json_object_set_new(abm, "subset_cases", oc);
+            set_subset_json(abm, pruned_from, open_cases, rounds);
             if (duet) json_object_set_new(abm, "duet_cpus", json_pack("[i,i]", duet_cpu[0], duet_cpu[1]));
             json_object_set_new(abm, "turns", turns);
             const hb_run *rr[AB_MAX_ROUNDS];
@@ -783,10 +789,11 @@ int hb_cmd_ab(int argc, char **argv)
                     if (least < 0 || open_cases[r] < least) least = open_cases[r];
                     if (open_cases[r] > most) most = open_cases[r];
                 }
-            if (least == most)
-                snprintf(subsetb, sizeof subsetb, " (from round %d on only the %ld cases not yet cleared)", pruned_from, most);
+            if (most < 0) { /* every round after the first subset ran every case again */ }
+            else if (least == most)
+                snprintf(subsetb, sizeof subsetb, " (from round %d on only the %ld cases still undecided)", pruned_from, most);
             else
-                snprintf(subsetb, sizeof subsetb, " (from round %d on only the cases not yet cleared: %ld down to %ld)",
+                snprintf(subsetb, sizeof subsetb, " (from round %d on only the cases still undecided: %ld down to %ld)",
                          pruned_from, most, least);
         }
         char method[4096];
@@ -825,11 +832,7 @@ int hb_cmd_ab(int argc, char **argv)
                                        "decide_s", t_decide, "undecided", (json_int_t)undecided);
                 json_object_set_new(ab, "lockstep_rounds", json_integer(lockstep_rounds));
                 json_object_set_new(ab, "duet", json_boolean(duet));
-                json_object_set_new(ab, "subset_from_round", pruned_from && pruned_from <= rounds ? json_integer(pruned_from) : json_null());
-                json_t *oc = json_array();
-                for (int r = 0; r < rounds; r++)
-                    json_array_append_new(oc, pruned_from && r + 1 >= pruned_from && open_cases[r] >= 0 ? json_integer(open_cases[r]) : json_null());
-                json_object_set_new(ab, "subset_cases", oc);
+                set_subset_json(ab, pruned_from, open_cases, rounds);
                 json_t *rs = json_array();
                 for (int r = 0; r < rounds; r++)
                     json_array_append_new(rs, json_pack("{s:f,s:f}", "base_s", sides[0].secs[r], "cur_s", sides[1].secs[r]));

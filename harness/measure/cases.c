@@ -149,21 +149,36 @@ int hb_cases_keys_load(const char *path, hb_case_list *l, char *err, size_t errl
     }
     l->keys = v;
     l->nkeys = u;
-    /* every listed key should name a case of the workloads (any backend): say which do not */
-    for (size_t i = 0; i < u; i++) {
-        char want[512], have[512], k[512];
-        key_sans_backend(v[i], want, sizeof want);
-        int found = 0;
-        for (size_t j = 0; j < l->n && !found; j++) {
+    /* every listed key should name a case of the workloads (any backend): say which do not. The
+     * cases' keys without their backend field, as listed for any route and for the one route of a
+     * host-memory backend (pageable), sorted once and searched per listed key. */
+    char **have = malloc(2 * (l->n ? l->n : 1) * sizeof *have);
+    size_t nh = 0;
+    for (size_t j = 0; have && !rc && j < l->n; j++)
+        for (int host = 0; host < 2; host++) {
             hb_case c = l->v[j];
-            key_sans_backend(hb_case_key(&c, "-", k, sizeof k), have, sizeof have);
-            if (!strcmp(have, want)) found = 1;
-            c.route = HB_ROUTE_PAGEABLE; /* a host-memory backend's key */
-            key_sans_backend(hb_case_key(&c, "-", k, sizeof k), have, sizeof have);
-            if (!strcmp(have, want)) found = 1;
+            if (host) c.route = HB_ROUTE_PAGEABLE;
+            char k[512], sans[512];
+            key_sans_backend(hb_case_key(&c, "-", k, sizeof k), sans, sizeof sans);
+            if (!(have[nh] = strdup(sans))) { snprintf(err, errlen, "out of memory"); rc = -1; break; }
+            nh++;
         }
-        if (!found) fprintf(stderr, "hybench: --cases-from %s: \"%s\" is no case of the workloads and options (ignored)\n", path, v[i]);
+    if (!have || rc) {
+        if (!have) snprintf(err, errlen, "out of memory");
+        for (size_t i = 0; i < nh; i++) free(have[i]);
+        free(have);
+        return -1; /* l->keys stays set: hb_case_list_free frees it */
     }
+    qsort(have, nh, sizeof *have, cmp_str);
+    for (size_t i = 0; i < u; i++) {
+        char want[512];
+        const char *wp = want;
+        key_sans_backend(v[i], want, sizeof want);
+        if (!bsearch(&wp, have, nh, sizeof *have, cmp_str))
+            fprintf(stderr, "hybench: --cases-from %s: \"%s\" is no case of the workloads and options (ignored)\n", path, v[i]);
+    }
+    for (size_t i = 0; i < nh; i++) free(have[i]);
+    free(have);
     return 0;
 }
 
