@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define HB_BACKEND_ABI 1
+#define HB_BACKEND_ABI 2 /* 2: hb_case.seq */
 
 /* A tensor's memory for one backend. `host` is the host-side tensor/staging memory the driver
  * reads and writes, allocated according to `route`:
@@ -60,7 +60,11 @@ typedef struct hb_backend_ops {
     /* Required: release the instance's context. */
     void (*close)(hb_instance *inst);
     /* Required: HB_OK if this instance can run case c (op, dtype, route, mode, shape), else HB_ESKIP
-     * with the reason in reason (e.g. "f16 needs cl_khr_fp16"). Must not allocate device memory. */
+     * with the reason in reason (e.g. "f16 needs cl_khr_fp16"). Must not allocate device memory.
+     * For a collective case of several ranks it is also the ranks' agreement on the case (c->seq,
+     * core/rendezvous.h): every rank gets the same answer, and the driver calls it once before the
+     * case begins (so that waiting for the other ranks is not counted in --case-timeout) and again
+     * inside it; the second call returns the first one's answer. */
     hb_status (*supports)(hb_instance *inst, const hb_case *c, char *reason, size_t reasonlen);
     /* Required: allocate a buffer of `bytes` for `route`. HB_ENOMEM when memory is short. */
     hb_status (*buf_alloc)(hb_instance *inst, size_t bytes, hb_route route, hb_buf *out);
@@ -103,8 +107,8 @@ typedef struct hb_backend_ops {
      * counter (RAPL, measure/energy.c); device backends record energy as unavailable. */
     hb_status (*energy_read)(hb_instance *inst, double *joules, char *why, size_t whylen);
     /* Optional (collectives with several ranks, docs/collectives.md): every rank's process samples a
-     * collective case in lock step, so each decision to stop a loop (warm-up, sampling, the energy
-     * window) is agreed: returns 1 when any rank votes 1 (an all-reduce with max over the case's
+     * collective case in lock step, so each decision to stop a loop (the settle runs before a timed
+     * call, measure/prepare.c; warm-up, sampling, the energy window) is agreed: returns 1 when any rank votes 1 (an all-reduce with max over the case's
      * communicator), else 0; with one rank it returns `stop`. Called for collective cases only.
      * NULL: the backend runs no multi-rank collective. */
     int (*coll_vote)(hb_instance *inst, const hb_case *c, int stop);

@@ -36,6 +36,7 @@ hb_status hb_compute_prepare(hb_instance *inst, int cold, const hb_case *c, hb_b
          * move the one pair the H100 runs mark: cuda gemv m=1 n=k=2048 computes 9.3 us in
          * convert-device and 8.9 us in f32 after settling either way.) */
         const int dev_timer = inst->ops->timer_begin && inst->ops->timer_end;
+        const int coll = hb_op_is_collective(c->op) && inst->ops->coll_vote;
         for (int i = 0; i < HB_SETTLE_MAX; i++) {
             double t = hb_now(), dev = 0;
             int timed = dev_timer && inst->ops->timer_begin(inst) == HB_OK;
@@ -55,7 +56,14 @@ hb_status hb_compute_prepare(hb_instance *inst, int cold, const hb_case *c, hb_b
                                         (prev > 0 && t >= (1 - HB_SETTLE_TOL) * prev && t <= (1 + HB_SETTLE_FAR) * *best));
             if (*best <= 0 || t < *best) *best = t;
             prev = t;
-            if (settled || hb_now() - t0 > HB_SETTLE_MAX_S) break;
+            int stop = settled || hb_now() - t0 > HB_SETTLE_MAX_S || i == HB_SETTLE_MAX - 1;
+            /* a collective's ranks must make the same calls: each rank's settle decision differs (its
+             * own times), so they stop together, at the first rank that is settled (backend.h
+             * coll_vote); without this one rank's next call met the other's vote, NCCL paired an
+             * all-reduce of one int with the case's data (all_reduce n=2 over 2 ranks came out with
+             * a relative error of 0.5) and the ranks then hung */
+            if (coll) stop = inst->ops->coll_vote(inst, c, stop);
+            if (stop) break;
         }
     }
     *spent_s = hb_now() - t0;

@@ -370,7 +370,16 @@ static int child_main(const child_args *a)
             hb_case hc[HB_MAX_GROUP];
             for (int g = 0; g < ng; g++) {
                 hc[g] = a->cases->v[grp[g]];
+                hc[g].seq = (long long)(a->pass - 1) * (long long)a->cases->n + (long long)grp[g] + 1;
                 if (inst[i].host_memory) hc[g].route = HB_ROUTE_PAGEABLE; /* its one route (case_refusal) */
+            }
+            /* a collective over several ranks: the ranks agree on the case before it begins (the
+             * backend's supports, core/rendezvous.h), so that waiting for a rank that is still
+             * measuring its ceilings or restarting after a crash does not count in --case-timeout;
+             * hb_measure_group's own supports call then gets the same answer */
+            if (coll_alone(&hc[0])) {
+                char why[512];
+                (void)inst[i].ops->supports(&inst[i], &hc[0], why, sizeof why);
             }
             /* under `hybench ab`'s lockstep: the other build measures its next group now, then the turn
              * comes back (lockstep.h); before "B", so the wait is not counted in the case's time limit */
@@ -584,6 +593,19 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         if (pipe(pfd)) { perror("pipe"); return HB_EXIT_IO; }
         if (pg->host_ceilings) setenv("HB_HOST_CEILINGS", pg->host_ceilings, 1);
         else unsetenv("HB_HOST_CEILINGS");
+        /* for the ranks' per-case agreement (core/rendezvous.h): the process that stands for this
+         * rank (children come and go with crashes; this one lives as long as the rank) and how long
+         * a rank waits for the others, at a case's start and inside it (the backend's watchdog) */
+        if (!getenv("HB_RANK_PID")) {
+            char pidtxt[32];
+            snprintf(pidtxt, sizeof pidtxt, "%d", (int)getpid());
+            setenv("HB_RANK_PID", pidtxt, 1);
+        }
+        {
+            char tmo[32];
+            snprintf(tmo, sizeof tmo, "%g", o->case_timeout_s);
+            setenv("HB_CASE_TIMEOUT", tmo, 1);
+        }
         fflush(NULL);
         pid_t pid = fork();
         if (pid < 0) { perror("fork"); return HB_EXIT_IO; }

@@ -24,6 +24,7 @@
 #include "cuda/cuda_internal.h"
 #include "cuda/hb_cuda.h"
 #include "cuda/cuda_collective.h"
+#include "core/launch.h"
 
 #include <time.h>
 #include <algorithm>
@@ -358,7 +359,12 @@ static int cuda_enumerate(hb_instance *out, int max, char *reason, size_t reason
         return 0;
     }
     int k = 0;
-    for (int d = 0; d < n && k < max; d++) {
+    /* several ranks (core/launch.h): this process opens only the GPU its rank drives (local rank mod
+     * the visible GPUs), so that no rank measures ceilings or cases on another rank's GPU, and every
+     * rank's case list is the same (one instance each) */
+    int d0 = 0, d1 = n;
+    if (hb_launch_ranks() > 1) { d0 = hb_launch_local_rank() % n; d1 = d0 + 1; }
+    for (int d = d0; d < d1 && k < max; d++) {
         hbc_ctx *c = (hbc_ctx *)calloc(1, sizeof *c);
         if (!c) break;
         c->dev = d;

@@ -4,9 +4,19 @@
  * (ncclGetUniqueId + ncclCommInitRank), and the alternative data paths the plan would take instead:
  * host-staged (D2H, reduce on the CPU, H2D) and peer copies (cudaMemcpyPeer); the peer-to-peer
  * ceilings and the topology for describe().
+ *
+ * Several ranks: each collective case begins with the ranks' agreement (core/rendezvous.h, made in
+ * supports): run it, skip it on every rank (one rank cannot run it, or one did not come), or make a
+ * new communicator first (after a rank's process was restarted or a communicator was aborted). The
+ * communicator is non-blocking (ncclCommInitRankConfig, blocking = 0), and a watchdog thread aborts
+ * it (ncclCommAbort) when the case's stream has made no progress for HB_COLL_TIMEOUT seconds while
+ * nothing new was enqueued: a rank that died inside a case then costs the others that case, not the
+ * run.
  */
 #include "cuda/cuda_collective.h"
 #include "core/launch.h"
+#include "core/rendezvous.h"
+#include <pthread.h>
 #if __has_include(<nccl.h>)
 #include <nccl.h>
 #else
@@ -15,7 +25,7 @@
 #define NCCL_UNIQUE_ID_BYTES 128
 typedef struct { char internal[NCCL_UNIQUE_ID_BYTES]; } ncclUniqueId;
 typedef struct ncclComm *ncclComm_t;
-typedef enum { ncclSuccess = 0 } ncclResult_t;
+typedef enum { ncclSuccess = 0, ncclInProgress = 7 } ncclResult_t;
 typedef enum { ncclSum = 0, ncclMax = 2 } ncclRedOp_t;
 typedef enum { ncclInt32 = 2, ncclFloat16 = 6, ncclFloat32 = 7, ncclBfloat16 = 9 } ncclDataType_t;
 #endif
@@ -36,6 +46,11 @@ struct nccl_api {
     ncclResult_t (*get_unique_id)(ncclUniqueId *);
     ncclResult_t (*comm_init_rank)(ncclComm_t *, int, ncclUniqueId, int);
     ncclResult_t (*comm_destroy)(ncclComm_t);
+    ncclResult_t (*comm_abort)(ncclComm_t);                 /* NULL before NCCL 2.4 */
+    ncclResult_t (*comm_async_error)(ncclComm_t, ncclResult_t *); /* NULL before NCCL 2.4 */
+#if __has_include(<nccl.h>)
+    ncclResult_t (*comm_init_config)(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *); /* NULL before 2.14 */
+#endif
     const char *(*error_string)(ncclResult_t);
     ncclResult_t (*all_reduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
     ncclResult_t (*all_gather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
@@ -53,8 +68,23 @@ struct coll_state {
     ncclComm_t comm;
     int *vote_d, *vote_h;      /* one int on the device and pinned on the host */
     void *stage_in, *stage_out; size_t stage_in_bytes, stage_out_bytes; /* host path: pinned staging */
+    /* several ranks (core/rendezvous.h) */
+    int rdv;                   /* 1: the ranks agree per case through the files in rdv_dir */
+    char rdv_dir[1024];
+    long long token;           /* the case seq at which the communicator was made; 0: none */
+    long long last_seq;        /* the case whose agreement is cached below */
+    hb_status last_st;
+    char last_reason[400];
+    /* the watchdog */
+    pthread_t wd;
+    int wd_started;
+    cudaStream_t stream;       /* the stream the collectives are enqueued on */
+    double last_enqueue;       /* monotonic seconds of the last NCCL call; 0: nothing outstanding */
+    double timeout_s;          /* HB_COLL_TIMEOUT, or half of --case-timeout (at most 60 s) */
+    int aborted;               /* the watchdog aborted the communicator (the case fails; the next rebuilds) */
 };
 static coll_state g;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER; /* guards comm against the watchdog's abort */
 
 template <class F> static bool sym(void *lib, const char *name, F *out)
 {
@@ -79,6 +109,13 @@ static nccl_api *api_load(void)
               sym(lib, "ncclGetErrorString", &a->error_string) && sym(lib, "ncclAllReduce", &a->all_reduce) &&
               sym(lib, "ncclAllGather", &a->all_gather) && sym(lib, "ncclReduceScatter", &a->reduce_scatter) &&
               sym(lib, "ncclBroadcast", &a->broadcast);
+    if (ok) { /* optional: the failure handling of several ranks */
+        if (!sym(lib, "ncclCommAbort", &a->comm_abort)) a->comm_abort = nullptr;
+        if (!sym(lib, "ncclCommGetAsyncError", &a->comm_async_error)) a->comm_async_error = nullptr;
+#if __has_include(<nccl.h>)
+        if (!sym(lib, "ncclCommInitRankConfig", &a->comm_init_config)) a->comm_init_config = nullptr;
+#endif
+    }
     if (!ok || a->get_version(&a->version) != ncclSuccess) {
         snprintf(a->why, sizeof a->why, "libnccl.so.2 lacks the NCCL 2 API (ncclGetVersion, ncclCommInitRank, ...)");
         dlclose(lib);
@@ -88,8 +125,27 @@ static nccl_api *api_load(void)
     return a;
 }
 
+static double mono_s(void) { return hb_rdv_now_(); }
+
+/* A non-blocking communicator's call may return ncclInProgress: wait for it to finish (its state
+ * through ncclCommGetAsyncError) up to the watchdog's timeout. */
+static ncclResult_t nccl_settle(ncclResult_t r)
+{
+    if (r != ncclInProgress || !g.api.comm_async_error || !g.comm) return r;
+    double t0 = mono_s();
+    while (r == ncclInProgress) {
+        if (g.api.comm_async_error(g.comm, &r) != ncclSuccess) break;
+        if (r == ncclInProgress) {
+            if (mono_s() - t0 > g.timeout_s) break;
+            usleep(100);
+        }
+    }
+    return r;
+}
+
 static hb_status nccl_check(ncclResult_t r, const char *what, const char *file, int line)
 {
+    r = nccl_settle(r);
     if (r == ncclSuccess) return HB_OK;
     fprintf(stderr, "hb_cuda: %s failed: %s (%s:%d)\n", what, g.api.error_string ? g.api.error_string(r) : "?", file, line);
     return HB_EDEVICE;
@@ -165,33 +221,193 @@ static hb_status get_unique_id(int rank, int ranks, ncclUniqueId *id)
     return HB_EDEVICE;
 }
 
-/* Make the communicator once per process, on c's GPU. */
+/* How long a collective may make no progress before the watchdog aborts the communicator, and how
+ * long a non-blocking call may stay in progress: HB_COLL_TIMEOUT seconds, else half of
+ * --case-timeout (HB_CASE_TIMEOUT, which the run sets), between 1 and 60 s. */
+static double coll_timeout(void)
+{
+    const char *e = getenv("HB_COLL_TIMEOUT");
+    if (e && atof(e) > 0) return atof(e);
+    const char *ct = getenv("HB_CASE_TIMEOUT");
+    double t = ct && atof(ct) > 0 ? atof(ct) / 2 : 60;
+    return t > 60 ? 60 : t < 1 ? 1 : t;
+}
+
+/* The watchdog: every 100 ms, when a collective was enqueued and the stream is still busy although
+ * nothing was enqueued for timeout_s, the communicator is aborted (ncclCommAbort ends its kernels,
+ * so the host's wait on the stream returns). The case then fails on this rank; the next case's
+ * agreement makes a new communicator. */
+static void *watchdog(void *)
+{
+    cudaSetDevice(g.dev);
+    for (;;) {
+        usleep(100000);
+        pthread_mutex_lock(&g_mu);
+        if (g.comm_ok && g.last_enqueue > 0 && g.stream) {
+            cudaError_t q = cudaStreamQuery(g.stream);
+            if (q == cudaSuccess) {
+                g.last_enqueue = 0; /* everything enqueued has finished */
+            } else if (q == cudaErrorNotReady && mono_s() - g.last_enqueue > g.timeout_s) {
+                fprintf(stderr, "hb_cuda: rank %d of %d: a collective made no progress for %.0f s (another rank left the case): "
+                        "aborting the NCCL communicator\n", g.rank, g.ranks, g.timeout_s);
+                if (g.api.comm_abort) g.api.comm_abort(g.comm);
+                g.comm = nullptr;
+                g.comm_ok = 0;
+                g.aborted = 1;
+                g.token = 0;
+                g.last_enqueue = 0;
+            }
+        }
+        pthread_mutex_unlock(&g_mu);
+    }
+    return nullptr;
+}
+
+/* Before each NCCL call: HB_EDEVICE when the watchdog aborted the communicator, else notes the call
+ * for the watchdog. */
+static hb_status enqueue_begin(hbc_ctx *c)
+{
+    pthread_mutex_lock(&g_mu);
+    int ok = g.comm_ok;
+    if (ok) {
+        g.stream = c->stream;
+        g.last_enqueue = mono_s();
+    }
+    pthread_mutex_unlock(&g_mu);
+    if (!ok) {
+        fprintf(stderr, "hb_cuda: rank %d: the NCCL communicator was aborted (a rank left a collective): this case fails\n", g.rank);
+        return HB_EDEVICE;
+    }
+    return HB_OK;
+}
+
+/* Drop the communicator (ncclCommAbort where the library has it: a peer may be gone, and
+ * ncclCommDestroy would wait for it). */
+static void comm_drop(void)
+{
+    pthread_mutex_lock(&g_mu);
+    if (g.comm) {
+        if (g.api.comm_abort) g.api.comm_abort(g.comm);
+        else g.api.comm_destroy(g.comm);
+    }
+    g.comm = nullptr;
+    g.comm_ok = 0;
+    g.token = 0;
+    g.last_enqueue = 0;
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* Make the communicator of id on c's GPU: non-blocking (ncclCommInitRankConfig with blocking = 0)
+ * where NCCL has it, so that a rank that never joins costs timeout_s, not the run. */
+static hb_status comm_make(hbc_ctx *c, const ncclUniqueId *id)
+{
+    g.rank = hb_launch_rank();
+    g.ranks = hb_launch_ranks();
+    g.timeout_s = coll_timeout();
+    HBC_TRY(HBC_RT(c, cudaSetDevice(c->dev)));
+    ncclComm_t comm = nullptr;
+    ncclResult_t r;
+#if __has_include(<nccl.h>)
+    if (g.api.comm_init_config && g.api.comm_async_error) {
+        ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+        cfg.blocking = 0;
+        r = g.api.comm_init_config(&comm, g.ranks, *id, g.rank, &cfg);
+        double t0 = mono_s();
+        while (r == ncclInProgress && comm) {
+            if (g.api.comm_async_error(comm, &r) != ncclSuccess) break;
+            if (r == ncclInProgress && mono_s() - t0 > g.timeout_s) {
+                snprintf(g.api.why, sizeof g.api.why, "ncclCommInitRankConfig: the other ranks did not join within %.0f s", g.timeout_s);
+                if (g.api.comm_abort) g.api.comm_abort(comm);
+                return HB_EDEVICE;
+            }
+            if (r == ncclInProgress) usleep(1000);
+        }
+    } else
+#endif
+        r = g.api.comm_init_rank(&comm, g.ranks, *id, g.rank);
+    if (r != ncclSuccess) {
+        snprintf(g.api.why, sizeof g.api.why, "ncclCommInitRank: %s", g.api.error_string ? g.api.error_string(r) : "failed");
+        if (comm && g.api.comm_abort) g.api.comm_abort(comm);
+        return HB_EDEVICE;
+    }
+    if (!g.vote_d) HBC_TRY(HBC_RT(c, cudaMalloc((void **)&g.vote_d, 64)));
+    if (!g.vote_h) HBC_TRY(HBC_RT(c, cudaHostAlloc((void **)&g.vote_h, 64, cudaHostAllocDefault)));
+    pthread_mutex_lock(&g_mu);
+    g.comm = comm;
+    g.dev = c->dev;
+    g.comm_ok = 1;
+    g.aborted = 0;
+    g.last_enqueue = 0;
+    pthread_mutex_unlock(&g_mu);
+    if (!g.wd_started && g.ranks > 1 && pthread_create(&g.wd, nullptr, watchdog, nullptr) == 0) {
+        pthread_detach(g.wd);
+        g.wd_started = 1;
+    }
+    return HB_OK;
+}
+
+/* The communicator of this process, on c's GPU. With the per-case agreement it is made in supports
+ * (REBUILD); without it (one rank, or HB_NCCL_ID and no rendezvous directory), once, here. */
 static hb_status comm_ready(hbc_ctx *c)
 {
     if (g.comm_ok) return g.dev == c->dev ? HB_OK : HB_ESKIP;
+    if (g.rdv || g.aborted) return HB_EDEVICE; /* aborted: the next case's agreement makes a new one */
     if (g.comm_failed || !api_load()) return HB_EDEVICE;
     g.rank = hb_launch_rank();
     g.ranks = hb_launch_ranks();
     ncclUniqueId id;
     hb_status st = get_unique_id(g.rank, g.ranks, &id);
-    if (st == HB_OK) st = HBC_RT(c, cudaSetDevice(c->dev));
-    if (st == HB_OK) st = HBC_NCCL(g.api.comm_init_rank(&g.comm, g.ranks, id, g.rank));
-    if (st == HB_OK) st = HBC_RT(c, cudaMalloc((void **)&g.vote_d, 64));
-    if (st == HB_OK) st = HBC_RT(c, cudaHostAlloc((void **)&g.vote_h, 64, cudaHostAllocDefault));
+    if (st == HB_OK) st = comm_make(c, &id);
     if (st != HB_OK) {
         g.comm_failed = 1;
         if (!g.api.why[0]) snprintf(g.api.why, sizeof g.api.why, "ncclCommInitRank failed");
         fprintf(stderr, "hb_cuda: no NCCL communicator: %s\n", g.api.why);
         return HB_EDEVICE;
     }
-    g.dev = c->dev;
-    g.comm_ok = 1;
     return HB_OK;
+}
+
+/* REBUILD at case seq: rank 0 makes the id and writes it to the rendezvous directory, the others
+ * read it; every rank makes the communicator; its token is seq. */
+static hb_status comm_rebuild(hbc_ctx *c, long long seq, char *why, size_t whylen)
+{
+    comm_drop();
+    ncclUniqueId id;
+    char hex[2 * NCCL_UNIQUE_ID_BYTES + 2] = "";
+    int rank = hb_launch_rank();
+    if (rank == 0) {
+        if (HBC_NCCL(g.api.get_unique_id(&id)) != HB_OK) { snprintf(why, whylen, "ncclGetUniqueId failed"); return HB_EDEVICE; }
+        id_to_hex(&id, hex);
+    }
+    if (hb_rdv_id(g.rdv_dir, seq, rank, hex, sizeof hex, coll_timeout(), why, whylen) != 0) return HB_EDEVICE;
+    if (rank != 0 && !id_from_hex(hex, &id)) { snprintf(why, whylen, "rank 0's communicator id is malformed"); return HB_EDEVICE; }
+    g.api.why[0] = 0;
+    if (comm_make(c, &id) != HB_OK) { snprintf(why, whylen, "%s", g.api.why); return HB_EDEVICE; }
+    g.token = seq;
+    return HB_OK;
+}
+
+/* HB_INJECT_SKIP="R:SEQ[,SEQ...]" (the tests' fault injection): rank R skips the cases of those seqs. */
+static int injected_skip(long long seq)
+{
+    const char *e = getenv("HB_INJECT_SKIP");
+    if (!e || !*e) return 0;
+    char *end;
+    long r = strtol(e, &end, 10);
+    if (*end != ':' || r != hb_launch_rank()) return 0;
+    for (const char *p = end + 1; *p;) {
+        long long q = strtoll(p, &end, 10);
+        if (end == p) break;
+        if (q == seq) return 1;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ supports */
 
-hb_status hbc_coll_supports(hbc_ctx *c, const hb_case *cs, char *reason, size_t len)
+/* This rank's own answer for case cs (nothing agreed yet). */
+static hb_status coll_local_supports(hbc_ctx *c, const hb_case *cs, char *reason, size_t len)
 {
     const hb_shape *s = &cs->shape;
     if (!api_load()) { snprintf(reason, len, "%s", g.api.why); return HB_ESKIP; }
@@ -225,7 +441,40 @@ hb_status hbc_coll_supports(hbc_ctx *c, const hb_case *cs, char *reason, size_t 
         return HB_ESKIP;
     }
     if (cs->dtype == HB_TF32) { snprintf(reason, len, "tf32 is a matrix-product mode"); return HB_ESKIP; }
+    if (injected_skip(cs->seq)) { snprintf(reason, len, "rank %d skips it by fault injection (HB_INJECT_SKIP)", rank); return HB_ESKIP; }
     return HB_OK;
+}
+
+hb_status hbc_coll_supports(hbc_ctx *c, const hb_case *cs, char *reason, size_t len)
+{
+    int ranks = hb_launch_ranks(), rank = hb_launch_rank();
+    if (ranks < 2 || cs->shape.ranks != ranks || cs->seq <= 0 || !c) return coll_local_supports(c, cs, reason, len);
+    if (!g.rdv && !g.rdv_dir[0]) g.rdv = hb_rdv_dir(g.rdv_dir, sizeof g.rdv_dir) == 0;
+    if (!g.rdv) return coll_local_supports(c, cs, reason, len);
+    if (cs->seq == g.last_seq) { snprintf(reason, len, "%s", g.last_reason); return g.last_st; }
+    char why[400] = "";
+    hb_status mine = coll_local_supports(c, cs, why, sizeof why);
+    const char *ct = getenv("HB_CASE_TIMEOUT");
+    double wait_s = ct && atof(ct) > 0 ? atof(ct) : 600;
+    hb_rdv_result res;
+    hb_status st = HB_ESKIP;
+    char out[400] = "";
+    if (hb_rdv_case(g.rdv_dir, cs->seq, rank, ranks, mine == HB_OK, why, g.comm_ok ? g.token : 0, wait_s, &res) != 0) {
+        snprintf(out, sizeof out, "the ranks' agreement failed: %s", res.reason);
+    } else if (res.verdict == HB_RDV_RUN) {
+        st = HB_OK;
+    } else if (res.verdict == HB_RDV_REBUILD) {
+        char e[400] = "";
+        if (comm_rebuild(c, cs->seq, e, sizeof e) == HB_OK) st = HB_OK;
+        else snprintf(out, sizeof out, "no NCCL communicator for this case: %s", e);
+    } else {
+        snprintf(out, sizeof out, "%s", res.reason);
+    }
+    g.last_seq = cs->seq;
+    g.last_st = st;
+    snprintf(g.last_reason, sizeof g.last_reason, "%s", out);
+    snprintf(reason, len, "%s", out);
+    return st;
 }
 
 /* ------------------------------------------------------------------ run */
@@ -333,6 +582,7 @@ hb_status hbc_coll_run(hbc_ctx *c, const hb_case *cs, const void *in, void *out,
         send = dst;
     }
     HBC_TRY(mark(c));
+    HBC_TRY(enqueue_begin(c));
     switch (cs->op) {
     case HB_OP_ALL_REDUCE: return HBC_NCCL(g.api.all_reduce(send, out, n, t, ncclSum, g.comm, c->stream));
     case HB_OP_ALL_GATHER: return HBC_NCCL(g.api.all_gather(send, out, n, t, g.comm, c->stream));
@@ -348,7 +598,8 @@ int hbc_coll_vote(hb_instance *inst, const hb_case *cs, int stop)
     hbc_ctx *c = inst ? (hbc_ctx *)inst->ctx : nullptr;
     if (!c || comm_ready(c) != HB_OK) return stop; /* no communicator: the case fails on its own */
     *g.vote_h = stop ? 1 : 0;
-    if (HBC_RT(c, cudaMemcpyAsync(g.vote_d, g.vote_h, sizeof(int), cudaMemcpyHostToDevice, c->stream)) != HB_OK ||
+    if (enqueue_begin(c) != HB_OK ||
+        HBC_RT(c, cudaMemcpyAsync(g.vote_d, g.vote_h, sizeof(int), cudaMemcpyHostToDevice, c->stream)) != HB_OK ||
         HBC_NCCL(g.api.all_reduce(g.vote_d, g.vote_d, 1, ncclInt32, ncclMax, g.comm, c->stream)) != HB_OK ||
         HBC_RT(c, cudaMemcpyAsync(g.vote_h, g.vote_d, sizeof(int), cudaMemcpyDeviceToHost, c->stream)) != HB_OK ||
         HBC_RT(c, cudaStreamSynchronize(c->stream)) != HB_OK)
@@ -360,6 +611,9 @@ int hbc_coll_vote(hb_instance *inst, const hb_case *cs, int stop)
 
 void hbc_coll_ceilings(hbc_ctx *c, hb_ceiling *out, int max, int *n)
 {
+    /* several ranks: each process measures only the GPU it drives (the probe would copy into
+     * another rank's GPU while that rank measures) */
+    if (hb_launch_ranks() > 1) return;
     int nd = 0;
     if (cudaGetDeviceCount(&nd) != cudaSuccess) { (void)cudaGetLastError(); return; }
     const size_t bytes = (size_t)256 << 20;
@@ -450,6 +704,22 @@ void hbc_coll_describe(hbc_ctx *c, char *buf, size_t len)
     if (need > 0 && (l - 1) + (size_t)need < len) memcpy(buf + l - 1, tail, (size_t)need + 1);
 }
 
+/* The transport NCCL was told to use, from its environment (NCCL picks among those allowed and has no
+ * call that names the one it chose; NCCL_DEBUG=INFO's "via" lines do): "net:Socket" where NCCL_NET
+ * names a network plugin or P2P and SHM are both disabled (the inter-node path on one host), "shm"
+ * where only P2P is disabled, else "p2p" (NVLink or PCIe peer access between the GPUs of one host;
+ * one rank moves no byte between GPUs: "local"). */
+static void coll_transport(char *out, size_t len)
+{
+    const char *net = getenv("NCCL_NET"), *p2p = getenv("NCCL_P2P_DISABLE"), *shm = getenv("NCCL_SHM_DISABLE");
+    int p2p_off = p2p && atoi(p2p) == 1, shm_off = shm && atoi(shm) == 1;
+    if (hb_launch_ranks() < 2) snprintf(out, len, "local");
+    else if (net && *net) snprintf(out, len, "net:%.40s", net);
+    else if (p2p_off && shm_off) snprintf(out, len, "net:Socket");
+    else if (p2p_off) snprintf(out, len, "shm");
+    else snprintf(out, len, "p2p");
+}
+
 void hbc_coll_case_info(const hb_case *cs, char *buf, size_t len, size_t *j)
 {
     if (!hbc_is_coll(cs->op) || *j >= len) return;
@@ -458,4 +728,9 @@ void hbc_coll_case_info(const hb_case *cs, char *buf, size_t len, size_t *j)
     *j += (size_t)snprintf(buf + *j, len - *j, ",\"coll_path\":\"%s\",\"in_place\":%s,\"ranks\":%lld,\"rank\":%lld,\"nccl_version\":%d",
                            p >= 0 && p < 3 ? paths[p] : "?", cs->shape.inplace ? "true" : "false", (long long)cs->shape.ranks,
                            (long long)cs->shape.rank, g.api.version);
+    if (*j < len && p == HB_COLL_NCCL) {
+        char tr[200];
+        coll_transport(tr, sizeof tr);
+        *j += (size_t)snprintf(buf + *j, len - *j, ",\"transport\":\"%s\"", tr);
+    }
 }
