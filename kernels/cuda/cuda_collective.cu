@@ -67,7 +67,7 @@ struct coll_state {
     int rank, ranks;
     ncclComm_t comm;
     int *vote_d, *vote_h;      /* one int on the device and pinned on the host */
-    void *stage_in, *stage_out; size_t stage_in_bytes, stage_out_bytes; /* host path: pinned staging */
+    char *xbuf;                /* device scratch of hbc_coll_allgather_host */
     /* several ranks (core/rendezvous.h) */
     int rdv;                   /* 1: the ranks agree per case through the files in rdv_dir */
     char rdv_dir[1024];
@@ -431,13 +431,12 @@ static hb_status coll_local_supports(hbc_ctx *c, const hb_case *cs, char *reason
         snprintf(reason, len, "in-place reduce_scatter writes into its ranks*n input; the case's output holds n: not offered");
         return HB_ESKIP;
     }
-    if (s->path == HB_COLL_HOST && ranks > 1) {
-        snprintf(reason, len, "host-staged path across %d processes needs a shared host buffer: not implemented yet "
-                 "(the two-GPU issue)", ranks);
+    if (s->path == HB_COLL_PEER && ranks > 1 && cs->route == HB_ROUTE_MAPPED) {
+        snprintf(reason, len, "peer copies between processes map device buffers (CUDA IPC); the mapped route's buffers are host memory");
         return HB_ESKIP;
     }
-    if (s->path == HB_COLL_PEER && ranks > 1) {
-        snprintf(reason, len, "peer copies between processes need CUDA IPC handles: not implemented yet (the two-GPU issue)");
+    if (s->path != HB_COLL_NCCL && ranks > 16) {
+        snprintf(reason, len, "the host-staged and peer paths serve at most 16 ranks of one machine");
         return HB_ESKIP;
     }
     if (cs->dtype == HB_TF32) { snprintf(reason, len, "tf32 is a matrix-product mode"); return HB_ESKIP; }
@@ -484,75 +483,6 @@ static ncclDataType_t nccl_type(hb_dtype d)
     return d == HB_F16 ? ncclFloat16 : d == HB_BF16 ? ncclBfloat16 : ncclFloat32;
 }
 
-static float ld(const void *p, size_t i, hb_dtype d)
-{
-    if (d == HB_F16) return __half2float(((const __half *)p)[i]);
-    if (d == HB_BF16) return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
-    return ((const float *)p)[i];
-}
-static void st(void *p, size_t i, hb_dtype d, float v)
-{
-    if (d == HB_F16) ((__half *)p)[i] = __float2half(v);
-    else if (d == HB_BF16) ((__nv_bfloat16 *)p)[i] = __float2bfloat16(v);
-    else ((float *)p)[i] = v;
-}
-
-static hb_status grow_pinned(hbc_ctx *c, void **p, size_t *have, size_t bytes)
-{
-    if (*p && *have >= bytes) return HB_OK;
-    if (*p) { cudaFreeHost(*p); *p = nullptr; *have = 0; }
-    HBC_TRY(HBC_RT(c, cudaHostAlloc(p, bytes, cudaHostAllocDefault)));
-    *have = bytes;
-    return HB_OK;
-}
-
-/* The host-staged path: the input crosses to pinned host memory, the CPU combines every rank's
- * contribution (sum in f32 for the reductions, placement for all_gather and broadcast), the result
- * crosses back. contrib[q] is rank q's staged input; this process holds its own only (one rank). */
-static hb_status run_host(hbc_ctx *c, const hb_case *cs, const void *in, void *out)
-{
-    const hb_shape *s = &cs->shape;
-    const size_t es = hbc_esize(cs->dtype), n = (size_t)s->n, R = (size_t)s->ranks;
-    const size_t in_el = cs->op == HB_OP_REDUCE_SCATTER ? n * R : n;
-    const size_t out_el = cs->op == HB_OP_ALL_GATHER ? n * R : n;
-    HBC_TRY(grow_pinned(c, &g.stage_in, &g.stage_in_bytes, in_el * es));
-    HBC_TRY(grow_pinned(c, &g.stage_out, &g.stage_out_bytes, out_el * es));
-    hbc_gate_release(c); /* the path synchronizes in the middle */
-    HBC_TRY(HBC_RT(c, cudaMemcpyAsync(g.stage_in, in, in_el * es, cudaMemcpyDeviceToHost, c->stream)));
-    HBC_TRY(HBC_RT(c, cudaStreamSynchronize(c->stream)));
-    const void *contrib[1] = {g.stage_in};
-    const size_t nc = 1; /* contributions held by this process (R == 1: supports) */
-    const hb_dtype d = cs->dtype;
-    switch (cs->op) {
-    case HB_OP_ALL_REDUCE: case HB_OP_REDUCE_SCATTER: {
-        const size_t off = cs->op == HB_OP_REDUCE_SCATTER ? (size_t)s->rank * n : 0;
-        for (size_t i = 0; i < n; i++) {
-            float acc = 0;
-            for (size_t q = 0; q < nc; q++) acc += ld(contrib[q], off + i, d);
-            st(g.stage_out, i, d, acc);
-        }
-        break;
-    }
-    case HB_OP_ALL_GATHER:
-        for (size_t q = 0; q < nc; q++) memcpy((char *)g.stage_out + q * n * es, contrib[q], n * es);
-        break;
-    default: /* broadcast: the root's (rank 0's) input */
-        memcpy(g.stage_out, contrib[0], n * es);
-        break;
-    }
-    return HBC_RT(c, cudaMemcpyAsync(out, g.stage_out, out_el * es, cudaMemcpyHostToDevice, c->stream));
-}
-
-/* The peer-copy path: every block of the result is a cudaMemcpyPeer from the GPU that holds it
- * (one rank: this GPU itself, so each block is one device-to-device copy through the peer API). */
-static hb_status run_peer(hbc_ctx *c, const hb_case *cs, const void *in, void *out)
-{
-    const hb_shape *s = &cs->shape;
-    const size_t es = hbc_esize(cs->dtype), n = (size_t)s->n;
-    const char *src = (const char *)in + (cs->op == HB_OP_REDUCE_SCATTER ? (size_t)s->rank * n * es : 0);
-    return HBC_RT(c, cudaMemcpyPeerAsync(out, c->dev, src, c->dev, n * es, c->stream));
-}
-
 hb_status hbc_coll_run(hbc_ctx *c, const hb_case *cs, const void *in, void *out, hb_status (*mark)(hbc_ctx *))
 {
     hb_status r = comm_ready(c);
@@ -562,15 +492,19 @@ hb_status hbc_coll_run(hbc_ctx *c, const hb_case *cs, const void *in, void *out,
     const ncclDataType_t t = nccl_type(cs->dtype);
     if (s->path == HB_COLL_HOST) {
         snprintf(c->last_impl, sizeof c->last_impl, "host-staged");
-        snprintf(c->last_algo, sizeof c->last_algo, "D2H, f64 reduce on the host, H2D through pinned staging");
+        snprintf(c->last_algo, sizeof c->last_algo, s->ranks > 1 ? "D2H into a shared host buffer, f32 reduce of each rank's share on the host, H2D"
+                                                                 : "D2H, f32 reduce on the host, H2D through pinned staging");
+        HBC_TRY(hbc_coll_host_prepare(c, cs)); /* once per case, before the timer */
         HBC_TRY(mark(c));
-        return run_host(c, cs, in, out);
+        return hbc_coll_run_host(c, cs, in, out);
     }
     if (s->path == HB_COLL_PEER) {
         snprintf(c->last_impl, sizeof c->last_impl, "cuda-peer");
-        snprintf(c->last_algo, sizeof c->last_algo, "cudaMemcpyPeerAsync");
+        snprintf(c->last_algo, sizeof c->last_algo, s->ranks > 1 ? "CUDA IPC: direct reads of the other ranks' buffers (copies, or a summing kernel)"
+                                                                 : "cudaMemcpyPeerAsync");
+        HBC_TRY(hbc_coll_peer_prepare(c, cs, in)); /* once per case, before the timer */
         HBC_TRY(mark(c));
-        return run_peer(c, cs, in, out);
+        return hbc_coll_run_peer(c, cs, in, out);
     }
     snprintf(c->last_impl, sizeof c->last_impl, "nccl");
     snprintf(c->last_algo, sizeof c->last_algo, "NCCL %d, %s", g.api.version, s->inplace ? "in place" : "out of place");
@@ -605,6 +539,27 @@ int hbc_coll_vote(hb_instance *inst, const hb_case *cs, int stop)
         HBC_RT(c, cudaStreamSynchronize(c->stream)) != HB_OK)
         return 1; /* cannot agree: stop (a collective error follows on every rank) */
     return *g.vote_h != 0;
+}
+
+hb_status hbc_coll_barrier(hbc_ctx *c, int host_sync)
+{
+    HBC_TRY(comm_ready(c));
+    HBC_TRY(enqueue_begin(c));
+    HBC_TRY(HBC_NCCL(g.api.all_reduce(g.vote_d + 1, g.vote_d + 1, 1, ncclInt32, ncclMax, g.comm, c->stream)));
+    return host_sync ? HBC_RT(c, cudaStreamSynchronize(c->stream)) : HB_OK;
+}
+
+hb_status hbc_coll_allgather_host(hbc_ctx *c, const void *mine, void *all, size_t bytes)
+{
+    HBC_TRY(comm_ready(c));
+    const size_t R = (size_t)g.ranks, need = R * bytes;
+    if (need > 16 * 1024) return HB_EINVAL;
+    if (!g.xbuf) HBC_TRY(HBC_RT(c, cudaMalloc((void **)&g.xbuf, 16 * 1024)));
+    HBC_TRY(HBC_RT(c, cudaMemcpyAsync(g.xbuf + (size_t)g.rank * bytes, mine, bytes, cudaMemcpyHostToDevice, c->stream)));
+    HBC_TRY(enqueue_begin(c));
+    HBC_TRY(HBC_NCCL(g.api.all_gather(g.xbuf + (size_t)g.rank * bytes, g.xbuf, bytes, (ncclDataType_t)0 /* ncclInt8 */, g.comm, c->stream)));
+    HBC_TRY(HBC_RT(c, cudaMemcpyAsync(all, g.xbuf, need, cudaMemcpyDeviceToHost, c->stream)));
+    return HBC_RT(c, cudaStreamSynchronize(c->stream));
 }
 
 /* ------------------------------------------------------------------ ceilings and facts */

@@ -43,6 +43,25 @@ void hbc_coll_describe(hbc_ctx *c, char *buf, size_t len);
  * text being built at buf + *j. */
 void hbc_coll_case_info(const hb_case *cs, char *buf, size_t len, size_t *j);
 
+/* Every rank of the communicator reaches this point: an all-reduce (max) of one int on c->stream;
+ * with host_sync the host then waits for it (the host-staged path reads what the others wrote). The
+ * stream order makes it a barrier for the device work before and after it. HB_EDEVICE when the
+ * communicator is gone. */
+hb_status hbc_coll_barrier(hbc_ctx *c, int host_sync);
+/* All-gather of `bytes` host bytes per rank (at most 16 KiB in all): all[q * bytes ..] = rank q's
+ * `mine`. Through NCCL and a device scratch buffer; synchronizes. Used for the CUDA IPC handles. */
+hb_status hbc_coll_allgather_host(hbc_ctx *c, const void *mine, void *all, size_t bytes);
+
+/* The data paths (cuda_coll_paths.cu; docs/collectives.md "Data paths"). *_prepare: once per case
+ * and buffer, before the device timer starts (several ranks: map the other ranks' inputs through
+ * CUDA IPC; set up the shared host staging buffer); HB_OK with one rank. run_*: the path itself on
+ * c->stream, in (device, the op's input) to out (device, its output); the host path synchronizes in
+ * the middle (it releases the launch gate first). */
+hb_status hbc_coll_peer_prepare(hbc_ctx *c, const hb_case *cs, const void *in);
+hb_status hbc_coll_run_peer(hbc_ctx *c, const hb_case *cs, const void *in, void *out);
+hb_status hbc_coll_host_prepare(hbc_ctx *c, const hb_case *cs);
+hb_status hbc_coll_run_host(hbc_ctx *c, const hb_case *cs, const void *in, void *out);
+
 /* energy_read hook (cuda_energy.cu): NVML's nvmlDeviceGetTotalEnergyConsumption for the instance's
  * GPU, mJ since the driver loaded, returned in joules. HB_ESKIP with the reason when NVML or the
  * counter is not available (Volta and later have it). */
