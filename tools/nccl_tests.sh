@@ -17,21 +17,29 @@
 #
 # Environment: NCCL_HOME, CUDA_HOME (where to look first); NCCLT_BIN (a folder or .tar.xz of prebuilt
 #   *_perf binaries); NCCLT_FORCE_BUILD=1; NCCLT_RUNS ("op:dtype ..." instead of the default list);
-#   NCCLT_MAXBYTES (1G); NCCLT_ITERS (50); NCCLT_WARMUP (10); NCCLT_RUN_TIMEOUT (90 s a run);
+#   NCCLT_MINBYTES / NCCLT_MAXBYTES (instead of the sizes below); NCCLT_ITERS (50); NCCLT_WARMUP (10);
+#   NCCLT_RUN_TIMEOUT (90 s a run);
 #   NCCLT_BUDGET_S (240: no run starts after this many seconds of runs); NCCLT_WORK (/tmp/ncclt-build).
 #
 # No MPI: nccl-tests built with MPI=0 drives all NGPUS GPUs from one process (-g NGPUS: one thread, one
-# communicator rank per GPU, ncclCommInitRank for each inside ncclGroupStart/End). Its time is the host
+# communicator rank per GPU, ncclCommInitRank(Config) for each inside ncclGroupStart/End). Its time is the host
 # wall time of ITERS back-to-back launches divided by ITERS (-a 1, the default, averages it over ranks;
 # with one process there is one value); hybench's is the median of device-event-timed single calls.
 #
 # Runs (each under timeout; multicast stays off: NCCL_NVLS_ENABLE=0, never -R 2 / -D):
-#   <op>_perf -b 8 -e 1G -f 2 -g NGPUS -d DTYPE -w 10 -n 50 -c 1
+#   <op>_perf -b MIN -e MAX -f 2 -g NGPUS -d DTYPE -w 10 -n 50 -c 1
 #   for all_reduce, all_gather, reduce_scatter, broadcast in float first, then half and bfloat16
-#   (all_reduce first). 28 sizes, out of place and in place, each size checked once (-c 1: #wrong).
+#   (all_reduce first); out of place and in place, each size checked once (-c 1: #wrong).
+#   MIN = 8 B for float, 4 B for half/bfloat16 (two elements: hybench's smallest n=2 in every dtype).
+#   MAX = 1G for all_reduce and broadcast; NGPUS x 1G for all_gather and reduce_scatter, whose nccl-tests
+#   size is the total (count x element size x ranks, as hybench's size_bytes): 1 GiB per rank, the
+#   largest case of workloads/collectives-ranks.ini (n=256Mi f32). So with 2 GPUs:
+#     all_reduce_perf -b 8 -e 1G ... -d float;  all_gather_perf -b 8 -e 2147483648 ... -d float;
+#     all_reduce_perf -b 4 -e 1G ... -d half   (28-29 sizes a run)
 # Why -w 10 -n 50: at 8 B a call takes ~10 us, so 20 calls (the default) are a 0.2 ms window in which
-#   one 10 us hiccup moves the mean by 5%; 50 calls halve that. At 1 GiB (~3 ms a call on 2 H100s) 50
-#   calls x 2 placements cost 0.3 s, and all 28 sizes together about twice the largest, so each run is
+#   one 10 us hiccup moves the mean by 5%; 50 calls cut that to 2%. At 1 GiB (~3 ms a call on 2 H100s) 50
+#   calls x 2 placements cost 0.3 s (0.6 s for the 2 GiB all_gather), and all sizes together about
+#   twice the largest, so each run is
 #   dominated by process start, CUDA context and NCCL init (~3-6 s). 10 warm-up calls per size (done
 #   once for all sizes before timing) cover NCCL's lazy connection set-up.
 # Expected time on 2 H100s: 12 runs x ~4-8 s = ~1-1.5 min with the prebuilt binaries; building there
@@ -40,7 +48,7 @@
 #   run succeeded; 2 usage.
 set -euo pipefail
 
-usage() { sed -n '2,20p' "$0" >&2; exit 2; }
+usage() { sed -n '2,22p' "$0" >&2; exit 2; }
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then usage; fi
 SRC_DIR=$1
 OUT_DIR=$2
@@ -279,7 +287,6 @@ say "NGPUS=$NGPUS (one process, -g $NGPUS), NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"
 # ---------------------------------------------------------------------------------------------------
 # Runs, most wanted first (NCCLT_BUDGET_S may cut the tail)
 RUNS=${NCCLT_RUNS:-"all_reduce:float all_gather:float reduce_scatter:float broadcast:float all_reduce:half all_reduce:bfloat16 all_gather:half all_gather:bfloat16 reduce_scatter:half reduce_scatter:bfloat16 broadcast:half broadcast:bfloat16"}
-MAXB=${NCCLT_MAXBYTES:-1G}
 ITERS=${NCCLT_ITERS:-50}
 WARM=${NCCLT_WARMUP:-10}
 RT=${NCCLT_RUN_TIMEOUT:-90}
@@ -293,7 +300,10 @@ for r in $RUNS; do
     say "skipped $op $dt: the runs' budget of $BUDGET s is spent"; echo "$op $dt skipped budget" >> "$OUT_DIR/summary.txt"; continue
   fi
   [ -x "$BIN/${op}_perf" ] || { say "no $BIN/${op}_perf"; echo "$op $dt missing" >> "$OUT_DIR/summary.txt"; continue; }
-  cmd=("$BIN/${op}_perf" -b 8 -e "$MAXB" -f 2 -g "$NGPUS" -d "$dt" -w "$WARM" -n "$ITERS" -c 1)
+  case $dt in half|bfloat16) minb=4;; *) minb=8;; esac
+  case $op in all_gather|reduce_scatter) maxb=$((NGPUS * 1073741824));; *) maxb=1G;; esac
+  minb=${NCCLT_MINBYTES:-$minb}; maxb=${NCCLT_MAXBYTES:-$maxb}
+  cmd=("$BIN/${op}_perf" -b "$minb" -e "$maxb" -f 2 -g "$NGPUS" -d "$dt" -w "$WARM" -n "$ITERS" -c 1)
   say "run: NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE timeout -k 10 $RT ${cmd[*]} > $out"
   t0=$SECONDS
   if timeout -k 10 "$RT" "${cmd[@]}" > "$out" 2>&1; then rc=0; else rc=$?; fi

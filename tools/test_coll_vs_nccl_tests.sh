@@ -211,7 +211,8 @@ NCCL_NVLS_ENABLE=1 NCCL_HOME=$FN NCCLT_BIN=$FB NCCLT_WORK=$T/work NCCLT_RUNS="al
 set -e
 [ "$rc" = 0 ] && ok || { bad "nccl_tests.sh with fake binaries: exit $rc"; cat "$T/run.log" >&2; }
 has "$T/args.all_reduce" "-b 8 -e 1G -f 2 -g 2 -d float -w 10 -n 50 -c 1" "all_reduce options"
-has "$T/args.broadcast" "-b 8 -e 1G -f 2 -g 2 -d half -w 10 -n 50 -c 1" "broadcast half options"
+has "$T/args.broadcast" "-b 4 -e 1G -f 2 -g 2 -d half -w 10 -n 50 -c 1" "broadcast half options"
+has "$T/args.all_gather" "-b 8 -e 2147483648 -f 2 -g 2 -d float -w 10 -n 50 -c 1" "all_gather: 1 GiB per rank, total size"
 has "$T/ntout/summary.txt" "all_reduce float rc=0" "summary.txt"
 has "$T/ntout/env.sh" "export NCCL_NVLS_ENABLE=0" "env.sh keeps multicast off"
 has "$T/ntout/env.sh" "export HB_NCCL_LIB=$FN/lib/libnccl.so.2" "env.sh names the library"
