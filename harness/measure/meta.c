@@ -2,6 +2,7 @@
  * meta.c - the run's metadata record (host, CPU topology from hwloc, OpenBLAS, compiler, git commit,
  * clock check), result-record writing, deterministic random inputs and peak-RSS accounting.
  */
+#include "core/launch.h"
 #include "measure/measure.h"
 #include <cblas.h>
 #include <errno.h>
@@ -157,6 +158,10 @@ json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads
                                   "seed", (json_int_t)o->seed, "passes", o->passes, "repetitions", o->repetitions));
     if (o->cases_from) /* a subset of the cases by key (hybench ab's later rounds; ab.c reads it) */
         json_object_set_new(json_object_get(m, "options"), "cases_from", json_string(o->cases_from));
+    /* this process's place in a multi-process launch (core/launch.h): hb_ranks_merge (results/ranks.h)
+     * reads it to tell which file is which rank */
+    json_object_set_new(m, "launch", json_pack("{s:i,s:i,s:i}", "rank", hb_launch_rank(), "ranks", hb_launch_ranks(),
+                                               "local_rank", hb_launch_local_rank()));
     json_object_set_new(m, "clock", json_pack("{s:s,s:f,s:f}", "name", "CLOCK_MONOTONIC", "resolution_ns", res_ns,
                                               "overhead_ns", ovh_ns));
     json_object_set_new(m, "host_clock", hb_clock_selfcheck_json()); /* probe vs kernel vs perf: clockprobe.c */

@@ -186,7 +186,7 @@ static hb_status check_meta(json_t *rec, char *err, size_t errlen)
                                       "os", "compiler", "cflags", NULL};
     hb_status st;
     if ((st = strings(rec, opt, 0, err, errlen))) return st;
-    static const char *const objs[] = {"cpu", "options", "clock", "openblas", "threads", "host_clock", NULL};
+    static const char *const objs[] = {"cpu", "options", "clock", "openblas", "threads", "host_clock", "launch", "ranks", NULL};
     for (const char *const *o = objs; *o; o++)
         if ((st = object_or_absent(rec, *o, err, errlen))) return st;
     return HB_OK;
