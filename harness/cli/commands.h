@@ -17,6 +17,7 @@ int hb_cmd_history(int argc, char **argv);   /* cmd_history.c:  the history stor
 int hb_cmd_baseline(int argc, char **argv);  /* cmd_baseline.c: baseline set|show */
 int hb_cmd_csv(int argc, char **argv);       /* cmd_csv.c:      CSV export */
 int hb_cmd_gbench(int argc, char **argv);    /* cmd_gbench.c:   Google Benchmark JSON export */
+int hb_cmd_merge_ranks(int argc, char **argv); /* cmd_merge_ranks.c: the ranks' results files of a launch -> one */
 int hb_cmd_roofline(int argc, char **argv);  /* cmd_roofline.c: each case family's fraction of its ceiling
                                                 (also dispatched as "targets", its former name) */
 #endif

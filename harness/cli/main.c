@@ -16,6 +16,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"baseline", hb_cmd_baseline, "baseline set|show: the stored baseline of this machine"},
     {"csv", hb_cmd_csv, "export a results file as CSV"},
     {"gbench", hb_cmd_gbench, "export a results file as Google Benchmark JSON"},
+    {"merge-ranks", hb_cmd_merge_ranks, "merge the results files of a multi-rank launch into one"},
     {"roofline", hb_cmd_roofline, "each case family's fraction of its measured ceiling, against a goal"},
     {"targets", hb_cmd_roofline, "the former name of `roofline`"},
 };
@@ -23,7 +24,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
 static void usage(FILE *f)
 {
     fprintf(f, "hybench %s - which device, which precision, which data path?\n\nusage: hybench COMMAND [options]\n\n", HB_VERSION);
-    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) fprintf(f, "  %-11s %s\n", cmds[i].name, cmds[i].help);
     fprintf(f, "\n`hybench COMMAND --help` for each command's options.\n");
 }
 
