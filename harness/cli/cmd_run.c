@@ -4,6 +4,8 @@
  * the run measured (measure/runner.c), and the exit status from what it found.
  */
 #include "cli/commands.h"
+#include "cli/launch_ranks.h"
+#include "core/launch.h"
 #include "measure/lockstep.h"
 #include "measure/measure.h"
 #include "measure/registry.h"
@@ -61,6 +63,11 @@ static void usage(FILE *f, const char *cmd)
         "  --case-timeout S   kill a case after S seconds: timed_out (default 600)\n"
         "  --seed N           input seed (default 42)\n"
         "  --out FILE         results file (default results/<run-id>.jsonl)\n"
+        "  --ranks N          one process per rank, N of them (1..1024; default 1): each with HB_RANK,\n"
+        "                     HB_NRANKS, HB_LOCAL_RANK and a rendezvous folder set, writing FILE without\n"
+        "                     .jsonl + .ranks/rank<r>.jsonl (ranks 1.. log to rank<r>.log there); their\n"
+        "                     files merged into FILE (collectives: one record with every rank's figures;\n"
+        "                     docs/collectives.md). Ignored inside a launch (mpirun, srun, HB_RANK set)\n"
         "  --cases-from FILE  only the case keys listed in FILE, one per line as results records spell\n"
         "                     them (hybench ab's later rounds: the cases still undecided)\n"
         "  --ceilings-from F  reuse the ceilings of results file F (same backend instances, this machine)\n"
@@ -146,10 +153,10 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
     const char *cmd = verify ? "verify" : "run";
     const char *batches[32];
     int nbatches = 0, bad = 0, force = 0;
-    int has_budget = 0, has_ref = 0, has_reps = 0, has_passes = 0, has_maxs = 0;
+    int has_budget = 0, has_ref = 0, has_reps = 0, has_passes = 0, has_maxs = 0, nranks = 1;
     enum { O_BACKEND = 256, O_OP, O_MODE, O_ROUTE, O_DTYPE, O_FILTER, O_QUICK, O_BATCH, O_BUDGET, O_CI, O_MINS, O_MAXS,
            O_COLD, O_NOIL, O_REFMAX, O_TMO, O_REPS, O_PASSES, O_SEED, O_OUT, O_DRY, O_FORCE, O_HELP,
-           O_ENERGY, O_CEILF, O_CASESF };
+           O_ENERGY, O_CEILF, O_CASESF, O_RANKS };
     static const struct option lo[] = {
         {"backend", 1, 0, O_BACKEND}, {"op", 1, 0, O_OP}, {"mode", 1, 0, O_MODE}, {"route", 1, 0, O_ROUTE},
         {"dtype", 1, 0, O_DTYPE}, {"filter", 1, 0, O_FILTER}, {"quick", 0, 0, O_QUICK}, {"batch", 1, 0, O_BATCH},
@@ -157,7 +164,7 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         {"max-samples", 1, 0, O_MAXS}, {"cold", 0, 0, O_COLD}, {"no-interleave", 0, 0, O_NOIL}, {"ref-max-gflop", 1, 0, O_REFMAX},
         {"case-timeout", 1, 0, O_TMO}, {"repetitions", 1, 0, O_REPS}, {"passes", 1, 0, O_PASSES}, {"seed", 1, 0, O_SEED}, {"out", 1, 0, O_OUT}, {"dry-run", 0, 0, O_DRY}, {"force", 0, 0, O_FORCE},
         {"help", 0, 0, O_HELP}, {"energy", 2, 0, O_ENERGY}, {"ceilings-from", 1, 0, O_CEILF},
-        {"cases-from", 1, 0, O_CASESF}, {0, 0, 0, 0}};
+        {"cases-from", 1, 0, O_CASESF}, {"ranks", 1, 0, O_RANKS}, {0, 0, 0, 0}};
     /* join argv for the metadata */
     size_t jl = 16;
     for (int i = 0; i < argc; i++) jl += strlen(argv[i]) + 1;
@@ -225,6 +232,7 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
             if (access(optarg, R_OK)) { fprintf(stderr, "hybench: --cases-from %s: %s\n", optarg, strerror(errno)); bad = 1; }
             break;
         case O_DRY: o.dry_run = 1; break;
+        case O_RANKS: bad |= !int_opt(optarg, "ranks", 1, 1024, &nranks); break;
         case O_HELP: case 'h': usage(stdout, cmd); return HB_EXIT_OK;
         default: usage(stderr, cmd); return HB_EXIT_USAGE;
         }
@@ -247,6 +255,11 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
             fprintf(stderr, "hybench: --min-samples %d is above --max-samples %d\n", o.min_samples, o.max_samples);
             bad = 1;
         } else o.max_samples = o.min_samples; /* only --min-samples given: the default maximum follows it */
+    }
+    if (!bad && nranks > 1 && hb_ranks_in_launch() && nranks != hb_launch_ranks()) {
+        fprintf(stderr, "hybench %s: --ranks %d, but this process is already rank %d of a %d-process launch (HB_RANK, "
+                "mpirun or srun): give --ranks only to start the ranks\n", cmd, nranks, hb_launch_rank(), hb_launch_ranks());
+        bad = 1;
     }
     if (bad) return HB_EXIT_USAGE;
     /* backends named must exist */
@@ -340,6 +353,12 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
                 "results file: give a file or --passes 1\n", cmd, path, o.passes);
         close(fd);
         return HB_EXIT_USAGE;
+    }
+    if (nranks > 1 && !hb_ranks_in_launch()) {
+        /* --ranks N: N processes, one per rank, their files merged into this one (launch_ranks.h) */
+        int lrc = hb_ranks_launch(nranks, argc, argv, lo, cmd, path);
+        close(fd);
+        return lrc;
     }
     errno = 0;
     if (hb_record_write(fd, hb_meta_record(&o, run_id, wl, nwl)) != HB_OK) {
