@@ -168,7 +168,7 @@ static void test_two_ranks(void **state)
         double t[2][2], rel[2];
         json_t *rf[2];
         for (int r = 0; r < 2; r++) {
-            char be[16], name[32];
+            char be[32], name[32];
             snprintf(be, sizeof be, "cuda:%d", r);
             snprintf(name, sizeof name, "rank%d.jsonl", r);
             t[r][0] = 1e-5 + drand48() * 1e-3;
@@ -248,7 +248,7 @@ static void test_four_ranks_status(void **state)
     const int N = 4;
     double t[4];
     for (int r = 0; r < N; r++) {
-        char be[16], name[32];
+        char be[32], name[32];
         snprintf(be, sizeof be, "cuda:%d", r);
         snprintf(name, sizeof name, "r%d.jsonl", r);
         t[r] = 1e-4 * (1 + drand48());
@@ -376,7 +376,9 @@ static void test_refusals(void **state)
     path_of(p, sizeof p, "bad1.jsonl");
     FILE *f = fopen(p, "w");
     assert_non_null(f);
-    char *ms = json_dumps(meta_rec(1, 2, "bad1.jsonl"), JSON_COMPACT);
+    json_t *bm = meta_rec(1, 2, "bad1.jsonl");
+    char *ms = json_dumps(bm, JSON_COMPACT);
+    json_decref(bm);
     fprintf(f, "%s\n%s\n{\"type\": \"case\", oops\n{}\n", ms, "{\"type\":\"backend\",\"backend\":\"cuda:1\"}");
     free(ms);
     fclose(f);
