@@ -312,7 +312,9 @@ static json_t *merge_collective(json_t **per, int N, rank_file **byrank, size_t 
             worst = lv;
             wrank = r;
             snprintf(wstatus, sizeof wstatus, "%s", !strcmp(st, "missing") || !strcmp(st, "invalid") ? "failed" : st);
-            snprintf(wreason, sizeof wreason, "%.20s%s%.560s", st, why && *why ? ": " : "", why && *why ? why : "");
+            /* the rank's own reason (a missing case: "missing: ..."), else its status */
+            if (!strcmp(st, "missing")) snprintf(wreason, sizeof wreason, "missing: %.560s", why);
+            else snprintf(wreason, sizeof wreason, "%.580s", why && *why ? why : st);
         }
     }
     json_object_set_new(m, "status", json_string(wstatus));
