@@ -194,7 +194,16 @@ def read_hybench(paths):
                     stats["not_ok"][st] = stats["not_ok"].get(st, 0) + 1
                     continue
                 try:
-                    size = int(round(float(coll["size_bytes"])))
+                    # the record's size_bytes is a JSON real written with 7 significant digits
+                    # (1073742000 for 1 GiB): the exact size comes from the shape (count n per rank,
+                    # element size, and the ranks for all_gather and reduce_scatter)
+                    es = {"f32": 4, "f16": 2, "bf16": 2}.get(r.get("dtype"))
+                    if es and shape.get("n") is not None:
+                        size = int(shape["n"]) * es
+                        if r.get("op") in ("all_gather", "reduce_scatter"):
+                            size *= int(coll.get("ranks", shape.get("ranks", 1)))
+                    else:
+                        size = int(round(float(coll["size_bytes"])))
                     t = float(coll["time_s"])
                 except (KeyError, TypeError, ValueError):
                     stats["bad_lines"] += 1

@@ -24,7 +24,7 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 NG=${3:-$(nvidia-smi -L 2>/dev/null | wc -l)}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-W=/tmp/hb-coll
+W=${HB_COLL_WORK:-/tmp/hb-coll}
 mkdir -p "$W"
 # the bundle: .gpu, or the packed copy of tools/gpu_run.md (HB_BUNDLE=.gpu-final, lib/ in lib.tar.xz)
 BUNDLE=${HB_BUNDLE:-.gpu}
@@ -150,5 +150,5 @@ EOF
   NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCLT_RUNS="all_reduce:float all_gather:float" NCCLT_BUDGET_S=60 \
     timeout 100 bash tools/nccl_tests.sh .ncclt/src "$W/ncclt-socket" "$NG" >> "$W/socket.log" 2>&1
 fi
-tar czf "$OUT/logs.tar.gz" -C /tmp hb-coll 2>/dev/null
+tar czf "$OUT/logs.tar.gz" -C "$(dirname "$W")" "$(basename "$W")" 2>/dev/null
 say "done"

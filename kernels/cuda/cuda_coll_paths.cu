@@ -187,6 +187,8 @@ hb_status hbc_coll_run_peer(hbc_ctx *c, const hb_case *cs, const void *in, void 
     }
     /* several ranks (inputs mapped by hbc_coll_peer_prepare before the timer started) */
     HBC_TRY(hbc_coll_barrier(c, 0)); /* every rank's input is written */
+    /* timed: from here (every rank has arrived), as the NCCL path's hbc_coll_aligned_start */
+    if (c->tarmed && c->tstarted) HBC_TRY(HBC_RT(c, cudaEventRecord(c->ev_begin, c->stream)));
     switch (cs->op) {
     case HB_OP_ALL_GATHER:
         for (int q = 0; q < xp.ranks; q++)

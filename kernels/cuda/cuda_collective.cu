@@ -516,6 +516,7 @@ hb_status hbc_coll_run(hbc_ctx *c, const hb_case *cs, const void *in, void *out,
         send = dst;
     }
     HBC_TRY(mark(c));
+    HBC_TRY(hbc_coll_aligned_start(c));
     HBC_TRY(enqueue_begin(c));
     switch (cs->op) {
     case HB_OP_ALL_REDUCE: return HBC_NCCL(g.api.all_reduce(send, out, n, t, ncclSum, g.comm, c->stream));
@@ -547,6 +548,13 @@ hb_status hbc_coll_barrier(hbc_ctx *c, int host_sync)
     HBC_TRY(enqueue_begin(c));
     HBC_TRY(HBC_NCCL(g.api.all_reduce(g.vote_d + 1, g.vote_d + 1, 1, ncclInt32, ncclMax, g.comm, c->stream)));
     return host_sync ? HBC_RT(c, cudaStreamSynchronize(c->stream)) : HB_OK;
+}
+
+hb_status hbc_coll_aligned_start(hbc_ctx *c)
+{
+    if (g.ranks < 2 || !c->tarmed || !c->tstarted) return HB_OK;
+    HBC_TRY(hbc_coll_barrier(c, 0));
+    return HBC_RT(c, cudaEventRecord(c->ev_begin, c->stream));
 }
 
 hb_status hbc_coll_allgather_host(hbc_ctx *c, const void *mine, void *all, size_t bytes)

@@ -48,6 +48,13 @@ void hbc_coll_case_info(const hb_case *cs, char *buf, size_t len, size_t *j);
  * stream order makes it a barrier for the device work before and after it. HB_EDEVICE when the
  * communicator is gone. */
 hb_status hbc_coll_barrier(hbc_ctx *c, int host_sync);
+/* A timed call over several ranks (the device timer armed and started by mark): a barrier, then the
+ * start event recorded again after it, so that the device time starts when every rank has reached
+ * the collective. A single call's time otherwise includes the skew between the ranks' launches (the
+ * first rank's kernel waits for the last): on 2 H200s all_reduce 1-16 MiB read 0.4-0.9x of
+ * nccl-tests' busbw, whose figure is an average over 50 back-to-back calls, where the skew is paid
+ * once. The barrier's own time is not counted. With one rank, or untimed: nothing. */
+hb_status hbc_coll_aligned_start(hbc_ctx *c);
 /* All-gather of `bytes` host bytes per rank (at most 16 KiB in all): all[q * bytes ..] = rank q's
  * `mine`. Through NCCL and a device scratch buffer; synchronizes. Used for the CUDA IPC handles. */
 hb_status hbc_coll_allgather_host(hbc_ctx *c, const void *mine, void *all, size_t bytes);
