@@ -67,16 +67,24 @@ static inline int hb_rdv_dir(char *buf, size_t len)
     return 0;
 }
 
-/* Write text to path atomically (a temporary file renamed over it). 0 or -1. */
-static inline int hb_rdv_put_(const char *path, const char *text)
+/* Write text to a temporary file beside path (its name into tmp, len bytes). 0 or -1 (nothing left). */
+static inline int hb_rdv_write_tmp_(const char *path, const char *text, char *tmp, size_t len)
 {
-    char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    snprintf(tmp, len, "%s.tmp.%d", path, (int)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) return -1;
     int bad = fputs(text, f) < 0;
     bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) { unlink(tmp); return -1; }
+    if (bad) { unlink(tmp); return -1; }
+    return 0;
+}
+
+/* Write text to path atomically (a temporary file renamed over it). 0 or -1. */
+static inline int hb_rdv_put_(const char *path, const char *text)
+{
+    char tmp[1200];
+    if (hb_rdv_write_tmp_(path, text, tmp, sizeof tmp) != 0) return -1;
+    if (rename(tmp, path) != 0) { unlink(tmp); return -1; }
     return 0;
 }
 
@@ -85,12 +93,7 @@ static inline int hb_rdv_put_(const char *path, const char *text)
 static inline int hb_rdv_put_once_(const char *path, const char *text)
 {
     char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return -1;
-    int bad = fputs(text, f) < 0;
-    bad |= fclose(f) != 0;
-    if (bad) { unlink(tmp); return -1; }
+    if (hb_rdv_write_tmp_(path, text, tmp, sizeof tmp) != 0) return -1;
     int r = link(tmp, path);
     int e = errno;
     unlink(tmp);
