@@ -4,12 +4,13 @@
  * each build (`EXE run --passes 1 ...`, a fresh process tree per build and round), the two in an
  * ABBA order whose first letter is drawn per pair of rounds; from round 2 on (after the first run
  * measured the ceilings) both runs of a round start at once and take turns case group by case group
- * (run_lockstep, measure/lockstep.h), one thread each, pinned to one CPU by default; the decision
+ * (hb_ab_run_lockstep in ab_builds.c, measure/lockstep.h), one thread each, pinned to one CPU by default; the decision
  * (analysis/ab.c) after every round from --min-rounds on, stopping when every case is decided, at
  * --rounds, or when the next round would pass --time-budget. Writes compare's Markdown / JSON / JUnit and exit codes, both
  * builds' merged results files and every round's file.
  */
 #include "analysis/ab.h"
+#include "cli/ab_builds.h"
 #include "cli/commands.h"
 #include "core/rstats.h"
 #include "core/stats.h"
@@ -18,19 +19,14 @@
 #include <getopt.h>
 #include <math.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/personality.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define AB_MAX_ROUNDS 64
-#define AB_MAX_FWD 160
 
 static void ab_usage(FILE *f)
 {
@@ -95,239 +91,6 @@ typedef struct side_t {
     int has_ceilf;           /* its `run` takes --ceilings-from (an older build may not) */
 } side_t;
 
-/* 1 when `exe run --help` lists opt. */
-static int exe_has_option(const char *exe, const char *opt)
-{
-    char cmd[4200], line[512];
-    snprintf(cmd, sizeof cmd, "'%s' run --help 2>/dev/null", exe);
-    FILE *p = popen(cmd, "r");
-    int has = 0;
-    if (!p) return 0;
-    while (fgets(line, sizeof line, p)) has |= strstr(line, opt) != NULL;
-    pclose(p);
-    return has;
-}
-
-/* The meta and backend records of results file src, copied to dst (the ceilings the later runs
- * reuse). 0, or -1 (dst not written). */
-static int copy_ceilings(const char *src, const char *dst)
-{
-    FILE *in = fopen(src, "r"), *out = in ? fopen(dst, "w") : NULL;
-    char *line = NULL;
-    size_t cap = 0;
-    int n = 0;
-    if (!in || !out) { if (in) fclose(in); return -1; }
-    while (getline(&line, &cap, in) > 0)
-        if (strstr(line, "\"type\":\"meta\"") || strstr(line, "\"type\":\"backend\"")) { fputs(line, out); n++; }
-    free(line);
-    fclose(in);
-    if (fclose(out) || n < 2) { unlink(dst); return -1; }
-    return 0;
-}
-
-/* An executable for BASE/CUR: the file itself, or DIR/build/hybench, or DIR/hybench. */
-static int resolve_exe(const char *arg, char *out, size_t len)
-{
-    struct stat st;
-    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(out, len, "%s/build/hybench", arg);
-        if (access(out, X_OK) == 0) goto abs;
-        snprintf(out, len, "%s/hybench", arg);
-        if (access(out, X_OK) == 0) goto abs;
-        return -1;
-    }
-    snprintf(out, len, "%s", arg);
-    if (access(out, X_OK) != 0) return -1;
-abs:;
-    char *rp = realpath(out, NULL);
-    if (!rp) return -1;
-    snprintf(out, len, "%s", rp);
-    free(rp);
-    return 0;
-}
-
-typedef struct noise_opts { int aslr; int threads; cpu_set_t pin; int have_pin; int hugepages; } noise_opts;
-
-/* Parse a CPU list "0", "0-1", "0,2-3" into set. 0 or -1. */
-static int parse_cpulist(const char *s, cpu_set_t *set)
-{
-    CPU_ZERO(set);
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        char *e;
-        long a = strtol(t, &e, 10), b = a;
-        if (e == t) return -1;
-        if (*e == '-') { char *e2; b = strtol(e + 1, &e2, 10); if (e2 == e + 1 || *e2) return -1; }
-        else if (*e) return -1;
-        if (a < 0 || b < a || b >= CPU_SETSIZE) return -1;
-        for (long c = a; c <= b; c++) CPU_SET((int)c, set);
-    }
-    return CPU_COUNT(set) ? 0 : -1;
-}
-
-/* Start `exe run ARGS --out path` with stderr to log; returns its pid, or -1 when it could not fork.
- * ls: NULL, or the two pipe ends the run takes turns through (HB_LOCKSTEP, measure/lockstep.h: ls[0]
- * the end it reads the token from, ls[1] the end it hands it back on). Every other descriptor of
- * the controller is close-on-exec, so the run holds no end of the other build's pipes. */
-static pid_t spawn_build(const char *exe, char **fwd, int nfwd, const char *ceilf, const char *path, const char *log,
-                         const noise_opts *no, char **env, int nenv, const int *ls)
-{
-    char *av[AB_MAX_FWD + 16];
-    int k = 0;
-    av[k++] = (char *)"hybench";
-    av[k++] = (char *)"run";
-    for (int i = 0; i < nfwd; i++) av[k++] = fwd[i];
-    if (ceilf) { av[k++] = (char *)"--ceilings-from"; av[k++] = (char *)ceilf; }
-    av[k++] = (char *)"--out";
-    av[k++] = (char *)path;
-    av[k++] = (char *)"--force";
-    av[k] = NULL;
-    fflush(NULL);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid != 0) return pid;
-    /* a gate that is killed takes its runs along (SIGTERM: the run keeps what it measured and stops) */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(HB_EXIT_INTERRUPTED);
-    int lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644), nul = open("/dev/null", O_WRONLY);
-    if (lf >= 0) dup2(lf, 2);
-    if (nul >= 0) dup2(nul, 1);
-    if (!no->aslr && personality(0xffffffff) >= 0) personality((unsigned long)personality(0xffffffff) | ADDR_NO_RANDOMIZE);
-    if (no->threads > 0) {
-        char t[16];
-        snprintf(t, sizeof t, "%d", no->threads);
-        setenv("OMP_NUM_THREADS", t, 1);
-        setenv("OPENBLAS_NUM_THREADS", t, 1);
-        setenv("POCL_CPU_MAX_CU_COUNT", t, 1);  /* PoCL's CPU device: worker threads (PoCL >= 1.6) */
-        setenv("POCL_MAX_PTHREAD_COUNT", t, 1); /* the same for older PoCL */
-    }
-    if (no->hugepages) {
-        const char *g = getenv("GLIBC_TUNABLES");
-        char buf[1024];
-        snprintf(buf, sizeof buf, "%s%sglibc.malloc.hugetlb=1", g ? g : "", g && *g ? ":" : "");
-        setenv("GLIBC_TUNABLES", buf, 1);
-    }
-    if (no->have_pin) {
-        sched_setaffinity(0, sizeof no->pin, &no->pin);
-        /* PoCL's own binding (the opencl plugin sets POCL_AFFINITY=1) numbers CPUs from 0 and could move
-         * a worker off the pinned set: the pinned runs keep the inherited mask instead */
-        setenv("POCL_AFFINITY", "0", 1);
-    }
-    for (int i = 0; i < nenv; i++) putenv(env[i]);
-    if (ls) {
-        char v[32];
-        snprintf(v, sizeof v, "%d,%d", ls[0], ls[1]);
-        fcntl(ls[0], F_SETFD, 0);
-        fcntl(ls[1], F_SETFD, 0);
-        setenv("HB_LOCKSTEP", v, 1);
-    } else unsetenv("HB_LOCKSTEP");
-    signal(SIGPIPE, SIG_DFL);
-    execv(exe, av);
-    fprintf(stderr, "hybench ab: cannot run %s: %s\n", exe, strerror(errno));
-    _exit(127);
-}
-
-/* Wait for pid; its exit status (128+signal when killed), or -1. */
-static int wait_build(pid_t pid)
-{
-    int ws;
-    while (waitpid(pid, &ws, 0) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-}
-
-/* Run `exe run ARGS --out path` alone; returns its exit status, or -1 when it could not start.
- * *secs gets its wall time. */
-static int run_build(const char *exe, char **fwd, int nfwd, const char *ceilf, const char *path, const char *log,
-                     const noise_opts *no, char **env, int nenv, double *secs)
-{
-    double t0 = hb_now();
-    pid_t pid = spawn_build(exe, fwd, nfwd, ceilf, path, log, no, env, nenv, NULL);
-    if (pid < 0) return -1;
-    int x = wait_build(pid);
-    *secs = hb_now() - t0;
-    return x;
-}
-
-/* One lockstep round: both builds' runs started at once, the token handed to one at a time (measure/
- * lockstep.h), in steps: in each step each build runs up to its next hand-back (before its next
- * case group; the first step is its set-up), the build that goes first alternating from step to step
- * (ABBA: `first` leads steps 0, 3, 4, 7, ...; the other steps 1, 2, 5, 6, ...), so that the two
- * measure the same case group within a fraction of a second of each other. A build that does not
- * take turns (an older hybench) runs to its end within its first step, the other then alone.
- * duet: both hold the token at once (each on its own CPU: no[s].pin) and a step ends when both have
- * handed it back, so both measure the same case group at the same time.
- * x[s]: exit status per side (-1: could not start); secs[s]: the time it held the token; steps[s]:
- * its hand-backs (0: it did not take turns). args[s] describes side s's run, no[s] its noise options. */
-typedef struct build_args { const char *exe, *ceilf, *path, *log; char **env; int nenv; } build_args;
-static void run_lockstep(const build_args *args, char **fwd, int nfwd, const noise_opts no[2], int first, int duet,
-                         int x[2], double secs[2], long steps[2])
-{
-    int go[2][2] = {{-1, -1}, {-1, -1}}, done[2][2] = {{-1, -1}, {-1, -1}};
-    pid_t pid[2] = {-1, -1};
-    int active[2] = {0, 0};
-    void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
-    for (int s = 0; s < 2; s++) {
-        x[s] = -1;
-        secs[s] = 0;
-        steps[s] = 0;
-        if (pipe2(go[s], O_CLOEXEC) || pipe2(done[s], O_CLOEXEC)) continue;
-        int ls[2] = {go[s][0], done[s][1]};
-        const build_args *a = &args[s];
-        pid[s] = spawn_build(a->exe, fwd, nfwd, a->ceilf, a->path, a->log, &no[s], a->env, a->nenv, ls);
-        close(go[s][0]);
-        close(done[s][1]);
-        go[s][0] = done[s][1] = -1;
-        active[s] = pid[s] > 0;
-    }
-    for (long step = 0; duet && (active[0] || active[1]); step++) {
-        /* duet: both hold the token at once, each on its own CPU, and the step ends when both have
-         * reached their next hand-back: the two builds measure the same case group at the same time */
-        double t0 = hb_now();
-        char c = 'g';
-        ssize_t n[2] = {0, 0};
-        const int was[2] = {active[0], active[1]};
-        for (int s = 0; s < 2; s++) {
-            if (!active[s]) continue;
-            do n[s] = write(go[s][1], &c, 1); while (n[s] < 0 && errno == EINTR);
-        }
-        for (int s = 0; s < 2; s++) {
-            if (!active[s]) continue;
-            if (n[s] == 1) {
-                do n[s] = read(done[s][0], &c, 1); while (n[s] < 0 && errno == EINTR);
-            }
-            if (n[s] == 1) steps[s]++;
-            else active[s] = 0;
-        }
-        for (int s = 0; s < 2; s++)
-            if (was[s]) secs[s] += hb_now() - t0;
-    }
-    for (long step = 0; !duet && (active[0] || active[1]); step++) {
-        int lead = (step % 4 == 0 || step % 4 == 3) ? first : !first;
-        for (int k = 0; k < 2; k++) {
-            int s = k == 0 ? lead : !lead;
-            if (!active[s]) continue;
-            double t0 = hb_now();
-            char c = 'g';
-            ssize_t n;
-            do n = write(go[s][1], &c, 1); while (n < 0 && errno == EINTR);
-            if (n == 1) {
-                do n = read(done[s][0], &c, 1); while (n < 0 && errno == EINTR);
-            }
-            secs[s] += hb_now() - t0;
-            if (n == 1) steps[s]++;
-            else active[s] = 0; /* the run ended (every write end closed) or its pipe failed */
-        }
-    }
-    for (int s = 0; s < 2; s++) {
-        if (go[s][1] >= 0) close(go[s][1]);
-        if (done[s][0] >= 0) close(done[s][0]);
-        if (pid[s] > 0) x[s] = wait_build(pid[s]);
-    }
-    signal(SIGPIPE, old_pipe);
-}
-
 static FILE *open_out(const char *p) { return strcmp(p, "-") ? fopen(p, "w") : stdout; }
 static int close_out(FILE *f) { return f == stdout ? fflush(f) : fclose(f); }
 
@@ -386,7 +149,7 @@ int hb_cmd_ab(int argc, char **argv)
     hb_ab_options_default(&ao);
     hb_cmp_options *o = &ao.cmp;
     o->tool = "hybench ab";
-    noise_opts no = {.threads = 1}; /* one thread, pinned to one CPU (below): the measured noise is lowest */
+    hb_ab_noise no = {.threads = 1}; /* one thread, pinned to one CPU (below): the measured noise is lowest */
     int pin_set = 0;
     int no_share_ceil = 0, ncur_env = 0, lockstep = 1, duet = 0, prune = 1, subset_from = 6;
     const char *redecide = NULL;
@@ -465,7 +228,7 @@ int hb_cmd_ab(int argc, char **argv)
         case O_THREADS: no.threads = (int)strtol(optarg, &end, 10); if (*end || no.threads < 0 || no.threads > 1024) { fprintf(stderr, "hybench ab: --threads wants 0 (inherit) or 1..1024\n"); bad = 1; } break;
         case O_PIN:
             if (!strcmp(optarg, "all")) { no.have_pin = 0; pin_set = 1; break; }
-            if (parse_cpulist(optarg, &no.pin)) { fprintf(stderr, "hybench ab: --pin wants a CPU list such as 0-1, or all, not \"%s\"\n", optarg); bad = 1; }
+            if (hb_ab_parse_cpulist(optarg, &no.pin)) { fprintf(stderr, "hybench ab: --pin wants a CPU list such as 0-1, or all, not \"%s\"\n", optarg); bad = 1; }
             no.have_pin = 1; pin_set = 1; break;
         case O_HUGE: no.hugepages = 1; break;
         case O_CEILEACH: no_share_ceil = 1; break;
@@ -522,7 +285,7 @@ int hb_cmd_ab(int argc, char **argv)
     sides[0].name = "base";
     sides[1].name = "cur";
     for (int s = 0; s < 2 && !bad && !redecide; s++)
-        if (resolve_exe(pos[s], sides[s].exe, sizeof sides[s].exe)) {
+        if (hb_ab_resolve_exe(pos[s], sides[s].exe, sizeof sides[s].exe)) {
             fprintf(stderr, "hybench ab: %s \"%s\" is neither a hybench executable nor a build tree with build/hybench\n",
                     s ? "CUR" : "BASE", pos[s]);
             bad = 1;
@@ -567,9 +330,9 @@ int hb_cmd_ab(int argc, char **argv)
     int have_ceil = 0, have_ceil_plan = !no_share_ceil, lockstep_rounds = 0;
     static long sides_steps[AB_MAX_ROUNDS][2];
     snprintf(ceilf, sizeof ceilf, "%s/ceilings.jsonl", dir);
-    for (int s = 0; s < 2 && !redecide; s++) sides[s].has_ceilf = exe_has_option(sides[s].exe, "--ceilings-from");
+    for (int s = 0; s < 2 && !redecide; s++) sides[s].has_ceilf = hb_ab_exe_has_option(sides[s].exe, "--ceilings-from");
     /* later rounds run only the cases still open (write_open_cases), where both builds take --cases-from */
-    int can_prune = prune && !redecide && exe_has_option(sides[0].exe, "--cases-from") && exe_has_option(sides[1].exe, "--cases-from");
+    int can_prune = prune && !redecide && hb_ab_exe_has_option(sides[0].exe, "--cases-from") && hb_ab_exe_has_option(sides[1].exe, "--cases-from");
     if (prune && !redecide && !can_prune)
         fprintf(stderr, "hybench ab: a build has no `run --cases-from`: every round runs every case\n");
     int nfwd_all = nfwd, pruned_from = 0;
@@ -633,10 +396,10 @@ int hb_cmd_ab(int argc, char **argv)
         else first_cur = !first_cur;
         order[r] = first_cur ? 'C' : 'B';
         /* lockstep (the default) from the round that reuses the first run's ceilings on: the two
-         * builds take turns case group by case group (run_lockstep); the first round, which measures
+         * builds take turns case group by case group (hb_ab_run_lockstep); the first round, which measures
          * the ceilings, runs them one after the other */
         int ls_round = lockstep && (r > 0 || !have_ceil_plan);
-        noise_opts nos[2] = {no, no};
+        hb_ab_noise nos[2] = {no, no};
         if (duet) /* base on the first CPU when base leads the round: each build on each CPU alike */
             for (int s2 = 0; s2 < 2; s2++) {
                 CPU_ZERO(&nos[s2].pin);
@@ -645,16 +408,16 @@ int hb_cmd_ab(int argc, char **argv)
             }
         char path[2][1300], log[2][1300];
         int xs[2] = {0, 0};
-        build_args ba[2];
+        hb_ab_build ba[2];
         for (int s = 0; s < 2; s++) {
             snprintf(path[s], sizeof path[s], "%s/%s-r%02d.jsonl", rdir, sides[s].name, r + 1);
             snprintf(log[s], sizeof log[s], "%s/%s-r%02d.log", rdir, sides[s].name, r + 1);
-            ba[s] = (build_args){sides[s].exe, have_ceil && sides[s].has_ceilf ? ceilf : NULL, path[s], log[s],
+            ba[s] = (hb_ab_build){sides[s].exe, have_ceil && sides[s].has_ceilf ? ceilf : NULL, path[s], log[s],
                                  s ? cur_env : NULL, s ? ncur_env : 0};
         }
         if (ls_round) {
             double secs[2];
-            run_lockstep(ba, fwd, nfwd, nos, first_cur, duet, xs, secs, sides_steps[r]);
+            hb_ab_run_lockstep(ba, fwd, nfwd, nos, first_cur, duet, xs, secs, sides_steps[r]);
             for (int s = 0; s < 2; s++) sides[s].secs[r] = secs[s];
             if (duet)
                 fprintf(stderr, "hybench ab: round %d (duet, base on CPU %d, cur on CPU %d): base exit %d, cur exit %d, %.1f s, %ld steps\n",
@@ -671,7 +434,7 @@ int hb_cmd_ab(int argc, char **argv)
             int x = xs[s];
             if (!ls_round) {
                 ba[s].ceilf = have_ceil && sd->has_ceilf ? ceilf : NULL;
-                x = run_build(sd->exe, fwd, nfwd, ba[s].ceilf, path[s], log[s], &nos[s], ba[s].env, ba[s].nenv, &sd->secs[r]);
+                x = hb_ab_run_build(sd->exe, fwd, nfwd, ba[s].ceilf, path[s], log[s], &nos[s], ba[s].env, ba[s].nenv, &sd->secs[r]);
                 fprintf(stderr, "hybench ab: round %d %s: exit %d, %.1f s\n", r + 1, sd->name, x, sd->secs[r]);
             }
             /* ok, wrong (5) and failed/crashed (8) runs have records: their cases decide; others do not */
@@ -681,7 +444,7 @@ int hb_cmd_ab(int argc, char **argv)
                 goto done;
             }
             sd->path[r] = strdup(path[s]);
-            if (!have_ceil && !no_share_ceil) have_ceil = copy_ceilings(path[s], ceilf) == 0;
+            if (!have_ceil && !no_share_ceil) have_ceil = hb_ab_copy_ceilings(path[s], ceilf) == 0;
             if (hb_run_load_opts(path[s], &lopt, &sd->run[r], err, sizeof err) != HB_OK) {
                 fprintf(stderr, "hybench ab: %s\n", err);
                 rc = HB_EXIT_USAGE;

@@ -1,0 +1,62 @@
+/*
+ * ab_builds.h - the two builds of `hybench ab` as processes (cmd_ab.c's only helper): finding their
+ * executables, starting their `run`s with the noise controls (ASLR, threads, pinning, huge pages),
+ * one after the other or in lockstep (measure/lockstep.h), and the ceilings the later rounds reuse.
+ * docs/compare.md, "hybench ab". Used by cmd_ab.c only.
+ */
+#ifndef HB_AB_BUILDS_H
+#define HB_AB_BUILDS_H
+#include <sched.h>
+#include <stddef.h>
+
+/* At most this many run arguments are passed on to a build (cmd_ab.c's fwd[]). */
+#define AB_MAX_FWD 160
+
+/* The noise controls of a build's processes (docs/compare.md, "Between-process noise").
+ * aslr: 1 keeps address-space layout randomisation (0: personality(ADDR_NO_RANDOMIZE)); threads: 0
+ * inherits the environment, else OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and PoCL's CPU device get it;
+ * pin/have_pin: the CPUs the run may use (sched_setaffinity); hugepages: 1 sets
+ * GLIBC_TUNABLES=glibc.malloc.hugetlb=1. */
+typedef struct hb_ab_noise { int aslr; int threads; cpu_set_t pin; int have_pin; int hugepages; } hb_ab_noise;
+
+/* One side's run of a lockstep round: its executable, --ceilings-from file (NULL: none), --out path,
+ * the log its stderr goes to, and env[nenv] ("VAR=VALUE", set in its process only). All borrowed. */
+typedef struct hb_ab_build { const char *exe, *ceilf, *path, *log; char **env; int nenv; } hb_ab_build;
+
+/* 1 when `exe run --help` lists opt (a string such as "--cases-from"), else 0 (also when exe cannot
+ * run). */
+int hb_ab_exe_has_option(const char *exe, const char *opt);
+
+/* The meta and backend records of results file src copied to dst (the ceilings later runs reuse with
+ * `run --ceilings-from`). 0, or -1 when src cannot be read, dst cannot be written or src has fewer
+ * than two such records (dst is then removed). */
+int hb_ab_copy_ceilings(const char *src, const char *dst);
+
+/* The executable for BASE/CUR argument arg: arg itself, or DIR/build/hybench, or DIR/hybench, made
+ * absolute (realpath) into out (size len). 0, or -1 when none is executable. */
+int hb_ab_resolve_exe(const char *arg, char *out, size_t len);
+
+/* Parse a CPU list "0", "0-1", "0,2-3" into set. 0, or -1 (malformed, a CPU >= CPU_SETSIZE, or
+ * empty). */
+int hb_ab_parse_cpulist(const char *s, cpu_set_t *set);
+
+/* Run `exe run fwd[0..nfwd) [--ceilings-from ceilf] --out path --force` alone (ceilf may be NULL), its
+ * stderr to log, stdout to /dev/null, with the noise controls no and env[nenv] ("VAR=VALUE", borrowed);
+ * it is sent SIGTERM when this process dies. Returns its exit status (128 + signal when killed), or -1
+ * when it could not start; *secs gets its wall time in seconds. */
+int hb_ab_run_build(const char *exe, char **fwd, int nfwd, const char *ceilf, const char *path, const char *log,
+                    const hb_ab_noise *no, char **env, int nenv, double *secs);
+
+/* One lockstep round: both builds' runs (args[0] base, args[1] cur; noise controls no[s]) started at
+ * once, the token handed to one at a time (measure/lockstep.h, HB_LOCKSTEP), in steps: in each step
+ * each build runs up to its next hand-back (before its next case group; the first step is its
+ * set-up), the build that goes first alternating from step to step (ABBA: side `first` leads steps 0,
+ * 3, 4, 7, ...; the other steps 1, 2, 5, 6, ...), so that the two measure the same case group within a
+ * fraction of a second of each other. A build that does not take turns (an older hybench) runs to its
+ * end within its first step, the other then alone. duet 1: both hold the token at once (each on its
+ * own CPU: no[s].pin) and a step ends when both have handed it back.
+ * Outputs per side s: x[s] its exit status (-1: could not start); secs[s] the seconds it held the
+ * token; steps[s] its hand-backs (0: it did not take turns). */
+void hb_ab_run_lockstep(const hb_ab_build *args, char **fwd, int nfwd, const hb_ab_noise no[2], int first, int duet,
+                        int x[2], double secs[2], long steps[2]);
+#endif
