@@ -172,9 +172,17 @@ int hb_baseline_set(const char *results, const char *dir, int force)
 {
     hb_run r;
     char err[512];
-    if (hb_run_load(results, &r, err, sizeof err) != HB_OK) {
+    /* a file without a meta record, of a newer schema or without cases is read to be refused by name:
+     * a baseline is what compare compares against, so it must be comparable (whatever --force says) */
+    hb_load_opts lo = {.flags = HB_LOAD_NO_META | HB_LOAD_ANY_SCHEMA};
+    if (hb_run_load_opts(results, &lo, &r, err, sizeof err) != HB_OK) {
         fprintf(stderr, "hybench baseline: %s\n", err);
         return HB_EXIT_USAGE;
+    }
+    if (hb_run_check_comparable(&r, results, err, sizeof err) != HB_OK) {
+        fprintf(stderr, "hybench baseline: not set: %s\n", err);
+        hb_run_free(&r);
+        return HB_EXIT_INCOMPARABLE;
     }
     const char *host = r.meta ? hb_rec_str(r.meta, "host") : NULL;
     if (!host) {

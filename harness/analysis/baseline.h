@@ -17,8 +17,10 @@ void hb_baseline_paths(const char *dir, const char *host, char *jsonl, char *jso
  * absent). Errors: HB_EINVAL (results unreadable; reason in err), HB_EDEVICE (cannot write). */
 hb_status hb_history_append(const char *index_path, const char *results, char *err, size_t errlen);
 /* Promote results file `results` to the baseline of its machine in dir (<host>.jsonl plus <host>.json
- * with provenance); refused for a run cut short or with wrong/crashed cases unless force. Prints what
- * it did; returns an HB_EXIT_* status. */
+ * with provenance); refused for a run cut short or with wrong/crashed cases unless force (HB_EXIT_USAGE),
+ * and always for a file that cannot be compared (hb_run_check_comparable: no meta record, a newer
+ * schema, no case records; HB_EXIT_INCOMPARABLE, the file named). Prints what it did; returns an
+ * HB_EXIT_* status. */
 int hb_baseline_set(const char *results, const char *dir, int force);
 /* Print the baseline of host (or of the host of results file `results`); with neither, list every
  * baseline in dir. HB_EXIT_USAGE when there is none. */

@@ -79,7 +79,8 @@ static void ab_usage(FILE *f)
         "  --budget --ci-target --min-samples --max-samples --cold --ref-max-gflop --case-timeout\n"
         "  --repetitions --seed\n"
         "exit status: as compare: 0 pass, 1 a case fails the gate, 2 usage or a build that cannot run its\n"
-        "cases (its log is named), 7 an output cannot be written\n");
+        "cases (its log is named), 3 a round's results file (named) has no case records, no meta record or\n"
+        "a newer schema than this hybench knows, 7 an output cannot be written\n");
 }
 
 typedef struct side_t {
@@ -96,6 +97,24 @@ static int close_out(FILE *f) { return f == stdout ? fflush(f) : fclose(f); }
 
 static const char *const slim_keep[] = {"type", "key", "backend", "op", "shape_str", "mode", "route", "dtype", "status",
                                         "samples", "phases", "reason", NULL};
+
+/* Load round file path into r (options lo) and refuse it, by name, when it cannot be compared
+ * (hb_run_check_comparable: no meta record, a newer schema, no case records). Returns HB_EXIT_OK,
+ * HB_EXIT_USAGE (unreadable or malformed) or HB_EXIT_INCOMPARABLE, the reason printed; r is left
+ * loaded either way (hb_run_free). */
+static int load_round(const char *path, const hb_load_opts *lo, hb_run *r)
+{
+    char err[1024];
+    if (hb_run_load_opts(path, lo, r, err, sizeof err) != HB_OK) {
+        fprintf(stderr, "hybench ab: %s\n", err);
+        return HB_EXIT_USAGE;
+    }
+    if (hb_run_check_comparable(r, path, err, sizeof err) != HB_OK) {
+        fprintf(stderr, "hybench ab: incomparable: %s\n", err);
+        return HB_EXIT_INCOMPARABLE;
+    }
+    return HB_EXIT_OK;
+}
 
 /* The gate's verdicts over the first `rounds` rounds of both sides (hb_ab_decide); an error is
  * printed. */
@@ -325,7 +344,9 @@ int hb_cmd_ab(int argc, char **argv)
     char order[AB_MAX_ROUNDS + 1] = {0};
     size_t undecided = 0;
     const char *stop_why = "the round limit (--rounds)";
-    hb_load_opts lopt = {.flags = 0, .metric = o->metric, .keep = slim_keep};
+    /* a round file without a meta record, of a newer schema or without cases is read and refused by
+     * name (load_round: exit 3) */
+    hb_load_opts lopt = {.flags = HB_LOAD_NO_META | HB_LOAD_ANY_SCHEMA, .metric = o->metric, .keep = slim_keep};
     char ceilf[1200];
     int have_ceil = 0, have_ceil_plan = !no_share_ceil, lockstep_rounds = 0;
     static long sides_steps[AB_MAX_ROUNDS][2];
@@ -349,12 +370,9 @@ int hb_cmd_ab(int argc, char **argv)
             if (access(pb, R_OK) || access(pc, R_OK)) break;
             sides[0].path[r] = strdup(pb);
             sides[1].path[r] = strdup(pc);
-            if (hb_run_load_opts(pb, &lopt, &sides[0].run[r], err, sizeof err) != HB_OK ||
-                hb_run_load_opts(pc, &lopt, &sides[1].run[r], err, sizeof err) != HB_OK) {
-                fprintf(stderr, "hybench ab: %s\n", err);
-                rc = HB_EXIT_USAGE;
+            if ((rc = load_round(pb, &lopt, &sides[0].run[r])) != HB_EXIT_OK ||
+                (rc = load_round(pc, &lopt, &sides[1].run[r])) != HB_EXIT_OK)
                 goto done;
-            }
             order[r] = '?';
             rounds = r + 1;
         }
@@ -445,11 +463,7 @@ int hb_cmd_ab(int argc, char **argv)
             }
             sd->path[r] = strdup(path[s]);
             if (!have_ceil && !no_share_ceil) have_ceil = hb_ab_copy_ceilings(path[s], ceilf) == 0;
-            if (hb_run_load_opts(path[s], &lopt, &sd->run[r], err, sizeof err) != HB_OK) {
-                fprintf(stderr, "hybench ab: %s\n", err);
-                rc = HB_EXIT_USAGE;
-                goto done;
-            }
+            if ((rc = load_round(path[s], &lopt, &sd->run[r])) != HB_EXIT_OK) goto done;
         }
         rounds = r + 1;
         last_round_s = hb_now() - t_round;

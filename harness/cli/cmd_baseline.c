@@ -11,7 +11,9 @@ static void baseline_usage(FILE *f)
           "       hybench baseline show [--dir DIR] [--host HOST | RESULTS]\n"
           "set: promote RESULTS to the baseline of its machine (meta.host): DIR/<host>.jsonl plus\n"
           "     DIR/<host>.json with provenance. Refused for a run cut short or with wrong/crashed\n"
-          "     cases unless --force. Default DIR: results/baselines.\n"
+          "     cases unless --force (exit 2); a file without case records, without a meta record or\n"
+          "     of a newer schema than this hybench knows is never set (exit 3, the file named).\n"
+          "     Default DIR: results/baselines.\n"
           "show: print the baseline of HOST (or of RESULTS's host); with neither, list every baseline\n"
           "     in DIR. Exit status 2 when there is none.\n"
           "compare against it with: hybench compare --baseline-dir DIR CURRENT\n", f);

@@ -20,7 +20,9 @@ static void compare_usage(FILE *f)
           "       hybench compare [options] --baseline-dir DIR CURRENT\n"
           "Decide whether CURRENT (a results .jsonl) is slower than BASELINE, case by case.\n"
           "Exit status: 0 pass, 1 regression or a case that became wrong/crashed/lost/missing,\n"
-          "             2 usage or unreadable input, 3 incomparable (other machine or schema; --force).\n"
+          "             2 usage or unreadable input, 3 incomparable: other machine or schema (--force\n"
+          "             compares anyway), or a file without case records, without a meta record or of a\n"
+          "             newer schema than this hybench knows (never compared).\n"
           "  --baseline-dir DIR   use DIR/<host of CURRENT>.jsonl (hybench baseline set); BASELINE may\n"
           "                       also be such a directory\n"
           "  --metric total|compute   samples to compare (default total: end-to-end time per call)\n"
@@ -143,13 +145,14 @@ int hb_cmd_compare(int argc, char **argv)
     if (o.max_rows < 1) o.max_rows = 1;
     hb_run base, cur;
     /* Only the fields compare reads are kept (a large file takes memory for its samples of one
-     * metric, not for every record whole). Another schema version is read and reported as
-     * incomparable below (exit 3; --force compares anyway). The current run must carry the raw
-     * samples of every ok case: without them no verdict could fail the gate. */
+     * metric, not for every record whole). A file without a meta record, of a newer schema or without
+     * case records is read and refused by name below (exit 3, whatever --force says); another machine
+     * is reported as incomparable (exit 3; --force compares anyway). The current run must carry the
+     * raw samples of every ok case: without them no verdict could fail the gate. */
     static const char *const keep[] = {"key", "backend", "op", "shape_str", "mode", "route", "dtype",
                                        "status", "reason", "samples", "pass_medians", "phases", NULL};
-    hb_load_opts lo_cur = {HB_LOAD_STRICT | HB_LOAD_ANY_SCHEMA | HB_LOAD_NEED_SAMPLES, o.metric, keep};
-    hb_load_opts lo_base = {HB_LOAD_STRICT | HB_LOAD_ANY_SCHEMA, o.metric, keep};
+    hb_load_opts lo_cur = {HB_LOAD_STRICT | HB_LOAD_ANY_SCHEMA | HB_LOAD_NO_META | HB_LOAD_NEED_SAMPLES, o.metric, keep};
+    hb_load_opts lo_base = {HB_LOAD_STRICT | HB_LOAD_ANY_SCHEMA | HB_LOAD_NO_META, o.metric, keep};
     const char *cur_path = pos[npos - 1];
     char bpath[4096], bjson[4096], err2[512];
     const char *base_path = pos[0];
@@ -176,6 +179,21 @@ int hb_cmd_compare(int argc, char **argv)
         fprintf(stderr, "hybench compare: %s\n", err);
         return HB_EXIT_USAGE;
     }
+    /* nothing is compared silently: each file has a meta record, a schema this hybench knows and cases */
+    int refused = 0;
+    if (!bdir && hb_run_check_comparable(&base, base_path, err2, sizeof err2) != HB_OK) {
+        fprintf(stderr, "hybench compare: incomparable: %s\n", err2);
+        refused = 1;
+    }
+    if (hb_run_check_comparable(&cur, cur_path, err, sizeof err) != HB_OK) {
+        fprintf(stderr, "hybench compare: incomparable: %s\n", err);
+        refused = 1;
+    }
+    if (refused) {
+        if (!bdir) hb_run_free(&base);
+        hb_run_free(&cur);
+        return HB_EXIT_INCOMPARABLE;
+    }
     if (bdir) {
         const char *host = hb_run_meta(&cur, "host");
         if (!host) {
@@ -190,6 +208,12 @@ int hb_cmd_compare(int argc, char **argv)
                             "hybench baseline set RESULTS --dir %s)\n", host, err, bdir);
             hb_run_free(&cur);
             return HB_EXIT_USAGE;
+        }
+        if (hb_run_check_comparable(&base, base_path, err, sizeof err) != HB_OK) {
+            fprintf(stderr, "hybench compare: incomparable: the baseline of host %s: %s\n", host, err);
+            hb_run_free(&base);
+            hb_run_free(&cur);
+            return HB_EXIT_INCOMPARABLE;
         }
     }
     int rc = HB_EXIT_OK;

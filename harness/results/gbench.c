@@ -228,7 +228,7 @@ static hb_status stream_cb(json_t *rec, hb_record_type t, int lineno, void *user
     gb_ctx *g = user;
     if (t == HB_REC_META && !g->header) {
         /* the meta record comes first (hb_results_stream enforces it): the context, then the list */
-        hb_run one = {NULL, rec, NULL, NULL, NULL};
+        hb_run one = {.meta = rec};
         json_t *ctx = context_json(&one, g->metric);
         if (!ctx) { snprintf(why, whylen, "out of memory"); return HB_ENOMEM; }
         fputs("{\n  \"context\": ", g->out);

@@ -230,6 +230,8 @@ hb_status hb_record_check(json_t *rec, unsigned flags, char *err, size_t errlen)
         if (v != HB_SCHEMA_VERSION && !(flags & HB_LOAD_ANY_SCHEMA))
             return bad(err, errlen, "schema: version %lld is not supported (this hybench reads schema %d)", (long long)v,
                        HB_SCHEMA_VERSION);
+        if (v > HB_SCHEMA_VERSION) return HB_OK; /* a newer version's rules are not known here: the caller
+                                                    refuses the run (hb_run_check_comparable) */
     }
     switch (rt) {
     case HB_REC_META: return check_meta(rec, err, errlen);
@@ -250,6 +252,8 @@ hb_status hb_results_stream(const char *path, unsigned flags, hb_record_fn fn, v
     size_t cap = 0;
     ssize_t len;
     int lineno = 0, have_meta = 0, nrec = 0;
+    int orphan_line = 0;              /* HB_LOAD_NO_META: the first record before any meta record */
+    hb_record_type orphan_type = HB_REC_NONE;
     hb_status st = HB_OK;
     char why[400];
     errno = 0;
@@ -281,14 +285,21 @@ hb_status hb_results_stream(const char *path, unsigned flags, hb_record_fn fn, v
             break;
         }
         hb_record_type rt = hb_record_type_of(rec);
-        if (rt == HB_REC_META) have_meta = 1;
-        else if ((rt == HB_REC_CASE || rt == HB_REC_BACKEND || rt == HB_REC_END) && !have_meta) {
+        int early = (rt == HB_REC_CASE || rt == HB_REC_BACKEND || rt == HB_REC_END) && !have_meta;
+        if (early && (flags & HB_LOAD_NO_META)) { /* read on; refused only if a meta record comes later */
+            if (!orphan_line) { orphan_line = lineno; orphan_type = rt; }
+            early = 0;
+        }
+        if (rt == HB_REC_META && orphan_line) { early = 1; rt = orphan_type; }
+        if (early) {
             json_decref(rec);
             snprintf(err, errlen, "%s:%d: type: a %s record before the meta record (a results file starts with its meta record)",
-                     path, lineno, rt == HB_REC_CASE ? "case" : rt == HB_REC_BACKEND ? "backend" : "end");
+                     path, orphan_line ? orphan_line : lineno,
+                     rt == HB_REC_CASE ? "case" : rt == HB_REC_BACKEND ? "backend" : "end");
             st = HB_EINVAL;
             break;
         }
+        if (rt == HB_REC_META) have_meta = 1;
         if (rt != HB_REC_UNKNOWN) nrec++;
         if (rt != HB_REC_UNKNOWN && fn) {
             why[0] = 0;
@@ -311,7 +322,7 @@ hb_status hb_results_stream(const char *path, unsigned flags, hb_record_fn fn, v
     if (st == HB_OK && !nrec) {
         snprintf(err, errlen, "%s: no hybench records", path);
         st = HB_EINVAL;
-    } else if (st == HB_OK && !have_meta) {
+    } else if (st == HB_OK && !have_meta && !(flags & HB_LOAD_NO_META)) {
         snprintf(err, errlen, "%s: type: no meta record (a results file starts with its meta record)", path);
         st = HB_EINVAL;
     }
@@ -366,6 +377,8 @@ static hb_status load_cb(json_t *rec, hb_record_type t, int lineno, void *user, 
     load_ctx *x = user;
     hb_run *r = x->run;
     const hb_load_opts *o = x->o;
+    json_t *sv = json_object_get(rec, "schema");
+    if (json_is_integer(sv) && json_integer_value(sv) > r->schema) r->schema = (long long)json_integer_value(sv);
     switch (t) {
     case HB_REC_META: json_decref(r->meta); r->meta = json_incref(rec); break;
     case HB_REC_BACKEND: json_array_append(r->backends, rec); break;
@@ -409,6 +422,22 @@ hb_status hb_run_load_opts(const char *path, const hb_load_opts *o, hb_run *out,
 hb_status hb_run_load(const char *path, hb_run *out, char *err, size_t errlen)
 {
     return hb_run_load_opts(path, NULL, out, err, errlen);
+}
+
+hb_status hb_run_check_comparable(const hb_run *r, const char *path, char *err, size_t errlen)
+{
+    if (!path) path = r && r->path ? r->path : "(run)";
+    if (!r || !r->meta)
+        return bad(err, errlen, "%s: no meta record: nothing tells which machine, build or schema it comes from, "
+                   "so it is not compared", path);
+    if (r->schema > HB_SCHEMA_VERSION)
+        return bad(err, errlen, "%s: results schema %lld is newer than this hybench knows (it reads schema %d): "
+                   "its records may mean something else; compare it with a newer hybench", path, r->schema,
+                   HB_SCHEMA_VERSION);
+    if (json_array_size(r->cases) == 0)
+        return bad(err, errlen, "%s: no case records: the run measured nothing, and a gate over it would pass "
+                   "without comparing anything", path);
+    return HB_OK;
 }
 
 const char *hb_rec_str(json_t *rec, const char *k)

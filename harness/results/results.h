@@ -58,12 +58,17 @@ hb_record_type hb_record_type_of(json_t *rec);
 
 /* Flags of the reader. */
 enum {
-    HB_LOAD_ANY_SCHEMA = 1u << 0,   /* accept a "schema" other than HB_SCHEMA_VERSION (compare: it reports
-                                       such a pair as incomparable, exit 3, and reads it with --force) */
+    HB_LOAD_ANY_SCHEMA = 1u << 0,   /* accept a "schema" other than HB_SCHEMA_VERSION; a record of a newer
+                                       version is kept without the checks of its type (this hybench does
+                                       not know that version's rules): the caller refuses such a run
+                                       (hb_run_check_comparable; hb_run.schema tells) */
     HB_LOAD_NEED_SAMPLES = 1u << 1, /* an ok case without samples.<metric> is refused (compare) */
     HB_LOAD_STRICT = 1u << 2,       /* case records need key, backend, op, mode, route, dtype and status
                                        (the commands: csv, gbench, compare, report, roofline); without it
                                        they are type-checked when present */
+    HB_LOAD_NO_META = 1u << 3,      /* a file without any meta record is read (hb_run.meta NULL), so that
+                                       the caller can refuse it by name (hb_run_check_comparable); a meta
+                                       record after another record is still refused */
 };
 
 /* The schema validator (docs/results-schema.md, "Rules"): checks one parsed record, borrowed.
@@ -85,22 +90,23 @@ typedef hb_status (*hb_record_fn)(json_t *rec, hb_record_type type, int lineno, 
  * each record to fn (may be NULL: validate only). Holds one record in memory at a time. Blank lines
  * are skipped; a truncated last line (no newline, not JSON: a run killed mid-write) is skipped with a
  * warning on stderr. The meta record must come before every backend, case and end record and a file
- * must have one. Returns HB_OK; HB_EINVAL with "path:line: field: reason" in err (size errlen) for
- * the first bad record (a line that is not a JSON object, a NUL byte, a record that breaks the
- * schema, no meta record, no record at all); HB_EDEVICE when path cannot be opened or read (with
- * strerror); or the status fn returned. */
+ * must have one (with HB_LOAD_NO_META a file without any is read). Returns HB_OK; HB_EINVAL with
+ * "path:line: field: reason" in err (size errlen) for the first bad record (a line that is not a JSON
+ * object, a NUL byte, a record that breaks the schema, no meta record, no record at all); HB_EDEVICE
+ * when path cannot be opened or read (with strerror); or the status fn returned. */
 hb_status hb_results_stream(const char *path, unsigned flags, hb_record_fn fn, void *user, char *err, size_t errlen);
 
 /* A loaded run. All json_t are owned by the hb_run (freed by hb_run_free).
  * meta: the "meta" record (a valid file has one; the last one when several); backends, cases: arrays
  * of records of those types in file order; end: the "end" record or NULL when the run was cut short.
- * mode_check and unknown records are not kept. */
+ * mode_check and unknown records are not kept. meta is NULL only when read with HB_LOAD_NO_META. */
 typedef struct hb_run {
     char *path;        /* owned copy of the path */
     json_t *meta;
     json_t *backends;
     json_t *cases;
     json_t *end;
+    long long schema;  /* the highest "schema" of its meta, backend, case and end records; 0: none has one */
 } hb_run;
 
 /* Options of hb_run_load_opts. keep: NULL to keep whole case records, else a NULL-terminated list
@@ -120,6 +126,15 @@ typedef struct hb_load_opts {
 hb_status hb_run_load_opts(const char *path, const hb_load_opts *o, hb_run *out, char *err, size_t errlen);
 hb_status hb_run_load(const char *path, hb_run *out, char *err, size_t errlen);
 void hb_run_free(hb_run *r);
+/* Whether run r (loaded from path; NULL: r->path) may be compared at all: the one check of
+ * `hybench compare`, `hybench ab` and `hybench baseline set`, so that nothing is compared silently.
+ * Refused, in this order: a run without a meta record (load it with HB_LOAD_NO_META to get here:
+ * nothing tells its machine, build or schema), one whose schema is newer than this hybench's
+ * HB_SCHEMA_VERSION (load it with HB_LOAD_ANY_SCHEMA; its records may mean something else), and one
+ * without case records (it measured nothing: a gate over it would pass without comparing anything).
+ * Returns HB_OK, or HB_EINVAL with "PATH: reason" in err (size errlen); the commands exit with
+ * HB_EXIT_INCOMPARABLE (3), whatever --force says. */
+hb_status hb_run_check_comparable(const hb_run *r, const char *path, char *err, size_t errlen);
 const char *hb_rec_str(json_t *rec, const char *k);
 /* String field k of r's meta record, and its CPU model (meta.cpu.model); NULL when absent. */
 const char *hb_run_meta(const hb_run *r, const char *k);
