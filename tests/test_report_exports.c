@@ -209,6 +209,71 @@ static void test_fingerprint(void **state)
     json_decref(b2);
 }
 
+/* One machine, one series (issue 32 item 5): two synthetic runs of one machine whose meta and backend
+ * records differ only in what changes from run to run (the OpenCL device's memory, which PoCL reports
+ * as a share of the free memory: "5.3 GiB" vs "12.3 GiB" in its description and global_mem_bytes; a
+ * hypothetical free-memory field; thread and compute-unit counts; date, load, clock readings; total
+ * memory by a few MB) get one fingerprint; another CPU model, GPU or driver version does not. */
+static json_t *pocl_run(double mem_gib, int threads, json_t **backends)
+{
+    char d[256], r[128];
+    snprintf(d, sizeof d, "pthread-skylake-avx512-AMD EPYC (Portable Computing Language, driver 3.1+debian), %.1f GiB, "
+             "%d CU, fp16 no, fp64 yes", mem_gib, threads);
+    snprintf(r, sizeof r, "f64 reference, plain C loops, OpenMP %d threads", threads);
+    *backends = json_pack("[{s:s,s:s,s:b,s:s,s:{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:i}},{s:s,s:s,s:b,s:s,s:{s:s,s:i}}]",
+                          "type", "backend", "backend", "opencl:0:0", "available", 1, "description", d, "info",
+                          "platform", "Portable Computing Language", "device", "pthread-skylake-avx512-AMD EPYC",
+                          "driver_version", "3.1+debian", "device_version", "OpenCL 3.0 PoCL", "global_mem_bytes",
+                          (json_int_t)(mem_gib * 1073741824.0), "max_alloc_bytes", (json_int_t)(mem_gib * 268435456.0),
+                          "free_memory_bytes", (json_int_t)(mem_gib * 1e9), "compute_units", threads,
+                          "type", "backend", "backend", "cpu-ref", "available", 1, "description", r, "info", "impl",
+                          "plain C loops, f64 accumulation", "omp_threads", threads);
+    return json_pack("{s:s,s:s,s:s,s:{s:s,s:i,s:i,s:i},s:I,s:s,s:[f,f,f],s:{s:f}}", "type", "meta", "host", "vm",
+                     "date", threads == 2 ? "2026-11-20T03:00:00Z" : "2026-11-20T03:30:00Z", "cpu", "model", "AMD EPYC",
+                     "sockets", 1, "cores", 2, "pus", 2, "memory_bytes",
+                     (json_int_t)25276514304LL + (threads == 2 ? 0 : 5 * 1048576), "compiler", "gcc 12.2.0",
+                     "load_avg", 0.1 * threads, 1.0, 2.0, "host_clock", "probe_ghz", 3.0 + 0.1 * threads);
+}
+
+static void test_fingerprint_stable(void **state)
+{
+    (void)state;
+    json_t *b1, *b2;
+    json_t *m1 = pocl_run(5.3, 2, &b1), *m2 = pocl_run(12.3, 1, &b2);
+    char a[32], b[32], c[32], ta[4096], tb[4096];
+    hb_machine_fingerprint(m1, b1, ta, sizeof ta, a, sizeof a);
+    hb_machine_fingerprint(m2, b2, tb, sizeof tb, b, sizeof b);
+    assert_string_equal(ta, tb);
+    assert_string_equal(a, b);
+    assert_null(strstr(ta, "GiB,"));   /* the OpenCL device's memory is not in the text */
+    assert_null(strstr(ta, "5.3"));
+    assert_null(strstr(ta, "free_memory"));
+    assert_non_null(strstr(ta, "memory=24 GiB")); /* the host's total memory, rounded */
+    assert_non_null(strstr(ta, "device=pthread-skylake-avx512-AMD EPYC"));
+    assert_non_null(strstr(ta, "driver_version=3.1+debian"));
+    assert_non_null(strstr(ta, "OpenMP # threads")); /* a backend without naming fields: its text, counts blanked */
+    /* what names the machine and its software still tells machines apart */
+    json_object_set_new(json_object_get(m2, "cpu"), "model", json_string("Intel(R) Xeon(R) Processor"));
+    hb_machine_fingerprint(m2, b2, NULL, 0, c, sizeof c);
+    assert_string_not_equal(a, c);
+    json_object_set_new(json_object_get(m2, "cpu"), "model", json_string("AMD EPYC"));
+    json_object_set_new(json_object_get(json_array_get(b2, 0), "info"), "driver_version", json_string("5.0+debian"));
+    hb_machine_fingerprint(m2, b2, NULL, 0, c, sizeof c);
+    assert_string_not_equal(a, c);
+    json_object_set_new(json_object_get(json_array_get(b2, 0), "info"), "driver_version", json_string("3.1+debian"));
+    json_object_set_new(json_object_get(json_array_get(b2, 0), "info"), "device", json_string("NVIDIA H100 80GB HBM3"));
+    hb_machine_fingerprint(m2, b2, NULL, 0, c, sizeof c);
+    assert_string_not_equal(a, c);
+    json_object_set_new(m2, "memory_bytes", json_integer(137438953472LL)); /* 128 GiB */
+    json_object_set_new(json_object_get(json_array_get(b2, 0), "info"), "device", json_string("pthread-skylake-avx512-AMD EPYC"));
+    hb_machine_fingerprint(m2, b2, NULL, 0, c, sizeof c);
+    assert_string_not_equal(a, c);
+    json_decref(m1);
+    json_decref(m2);
+    json_decref(b1);
+    json_decref(b2);
+}
+
 static void test_series_break(void **state)
 {
     (void)state;
@@ -295,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_csv_identity_and_option_order),
         cmocka_unit_test(test_gbench_counters),
         cmocka_unit_test(test_fingerprint),
+        cmocka_unit_test(test_fingerprint_stable),
         cmocka_unit_test(test_series_break),
         cmocka_unit_test(test_two_runs_ratios),
     };

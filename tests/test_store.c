@@ -12,6 +12,7 @@
 #include <glob.h>
 #include <libpq-fe.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,7 +408,7 @@ static void test_migration(void **state)
     if (hb_store_import(s, &a, &dup, err, sizeof err)) fail_msg("%s", err);
     hb_store_close(s);
     if (hb_store_open(url, &s, err, sizeof err)) fail_msg("%s", err);
-    assert_int_equal(hb_store_schema_version(s), 2);
+    assert_int_equal(hb_store_schema_version(s), HB_STORE_SCHEMA);
     hb_store_run *v;
     size_t n;
     if (hb_store_runs(s, NULL, &v, &n, err, sizeof err)) fail_msg("%s", err);
@@ -426,6 +427,96 @@ static void test_migration(void **state)
         } else print_message("(no sqlite3 command: the future-schema check is left out)\n");
     }
     hb_run_free(&a);
+}
+
+/* SQL run straight on the store at url (SQLite file or PostgreSQL URL), as an older hybench would
+ * have left it. */
+static void raw_sql(const char *url, const char *sql)
+{
+    if (!strncmp(url, "postgresql://", 13)) {
+        PGconn *c = PQconnectdb(url);
+        assert_int_equal(PQstatus(c), CONNECTION_OK);
+        PGresult *r = PQexec(c, sql);
+        if (PQresultStatus(r) != PGRES_COMMAND_OK) fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+        PQclear(r);
+        PQfinish(c);
+        return;
+    }
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(url, &db), SQLITE_OK);
+    char *m = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &m) != SQLITE_OK) fail_msg("%s: %s", sql, m ? m : "?");
+    sqlite3_close(db);
+}
+
+/* One machine, one series (issue 32 item 5). Two runs of this VM half an hour apart whose records
+ * differ only in what PoCL reports as the OpenCL device's memory (a share of the memory free at that
+ * moment: "13.5 GiB" / "5.3 GiB"), the free memory, the date and the load get one fingerprint on
+ * import; and a store of schema 2 that holds them under the two fingerprints the former definition
+ * gave (87650624fbee17f3 and c6466d4ef0023d2f, the issue's) is migrated to one machine with both runs
+ * in its series. */
+static void test_refingerprint(void **state)
+{
+    char url[512], err[512];
+    if (!new_url(state, url, sizeof url)) { skip(); return; }
+    hb_store *s;
+    if (hb_store_open_at(url, 2, &s, err, sizeof err)) fail_msg("%s", err);
+    hb_run a = load("tests/data/cpu_small.jsonl"), b = load("tests/data/cpu_small.jsonl");
+    json_object_set_new(b.meta, "run_id", json_string("half-an-hour-later"));
+    json_object_set_new(b.meta, "date", json_string("2026-11-20T03:30:00Z"));
+    json_object_set_new(b.meta, "load_avg", json_pack("[f,f,f]", 3.5, 2.0, 1.0));
+    json_object_set_new(b.meta, "memory_bytes", json_integer(json_integer_value(json_object_get(a.meta, "memory_bytes")) + 7 * 1048576));
+    size_t i;
+    json_t *bk;
+    int changed = 0;
+    json_array_foreach(b.backends, i, bk) {
+        const char *d = hb_rec_str(bk, "description");
+        if (!d || strncmp(hb_rec_str(bk, "backend"), "opencl", 6)) continue;
+        char nd[512];
+        const char *g = strstr(d, "13.5 GiB");
+        assert_non_null(g);
+        snprintf(nd, sizeof nd, "%.*s5.3 GiB%s", (int)(g - d), d, g + 8);
+        json_object_set_new(bk, "description", json_string(nd));
+        json_object_set_new(json_object_get(bk, "info"), "global_mem_bytes", json_integer(5690831667LL));
+        changed = 1;
+    }
+    assert_true(changed);
+    char fa[24], fb[24], d[4096];
+    hb_store_fingerprint(&a, fa, d, sizeof d);
+    hb_store_fingerprint(&b, fb, d, sizeof d);
+    assert_string_equal(fa, fb);
+    assert_null(strstr(d, "GiB,")); /* no memory size of the OpenCL device in the text */
+    int dup;
+    if (hb_store_import(s, &a, &dup, err, sizeof err) || hb_store_import(s, &b, &dup, err, sizeof err)) fail_msg("%s", err);
+    hb_store_close(s);
+    /* the store as the former definition left it: one machine per run */
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO hb_machine(fingerprint, description) VALUES ('87650624fbee17f3', 'old: 13.5 GiB'),"
+             " ('c6466d4ef0023d2f', 'old: 5.3 GiB');"
+             "UPDATE hb_run SET fingerprint = '87650624fbee17f3' WHERE run_id = '%s';"
+             "UPDATE hb_run SET fingerprint = 'c6466d4ef0023d2f' WHERE run_id = 'half-an-hour-later';"
+             "DELETE FROM hb_machine WHERE fingerprint NOT IN (SELECT fingerprint FROM hb_run);",
+             hb_run_meta(&a, "run_id"));
+    raw_sql(url, sql);
+    if (hb_store_open(url, &s, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(hb_store_schema_version(s), 3);
+    char **fps, **descs;
+    size_t n;
+    if (hb_store_machines(s, &fps, &descs, &n, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(n, 1);
+    assert_string_equal(fps[0], fa);
+    free(fps[0]);
+    free(descs[0]);
+    free(fps);
+    free(descs);
+    hb_series x;
+    if (hb_store_series(s, fa, "total", 0, &x, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(x.nruns, 2);
+    hb_series_free(&x);
+    hb_store_close(s);
+    hb_run_free(&a);
+    hb_run_free(&b);
 }
 
 /* Bad stores: a file that is not SQLite, a PostgreSQL URL with no server. */
@@ -541,6 +632,8 @@ int main(void)
         { "two_machines (sqlite)", test_two_machines, NULL, NULL, &sq },
         { "migration (sqlite)", test_migration, NULL, NULL, &sq },
         { "fingerprint (sqlite)", test_fingerprint, NULL, NULL, &sq },
+        { "one machine, one series (sqlite)", test_refingerprint, NULL, NULL, &sq },
+        { "one machine, one series (postgresql)", test_refingerprint, NULL, NULL, &pg },
         { "bad_store (sqlite)", test_bad_store, NULL, NULL, &sq },
         { "lean_records (sqlite)", test_lean_records, NULL, NULL, &sq },
         { "lean_records (postgresql)", test_lean_records, NULL, NULL, &pg },

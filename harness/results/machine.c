@@ -4,6 +4,8 @@
 #include "results/machine.h"
 #include "core/rstats.h"
 #include "results/results.h"
+#include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,14 +23,57 @@ static void put(char *d, size_t len, size_t *l, const char *fmt, ...)
     if (*l >= len) *l = len - 1;
 }
 
-/* an info field that names a model, a version or a build configuration */
+/* An info field that names a model, a version or a build configuration, and holds nothing that
+ * changes from run to run (free or used memory, load, clocks, temperatures, dates: a word below).
+ * The OpenCL device's memory is "global_mem_bytes" (not one of these words): PoCL reports a share of
+ * the memory free when the run starts. CUDA's "memory_bytes" is the GPU's total memory. */
 static int ident_field(const char *k)
 {
     static const char *const words[] = {"version", "config", "name", "model", "platform", "device", "compute_capability",
                                         "corename", "sm_count", "memory_bytes", NULL};
+    static const char *const volatile_words[] = {"free", "avail", "used", "load", "clock", "temp", "util", "power",
+                                                 "date", "elapsed", "pci_bus", NULL};
+    for (int i = 0; volatile_words[i]; i++)
+        if (strstr(k, volatile_words[i])) return 0;
     for (int i = 0; words[i]; i++)
         if (strstr(k, words[i])) return 1;
     return 0;
+}
+
+/* Free text (a backend's description) with what may change from run to run blanked: a number followed
+ * by a memory unit (B, bytes, KB, KiB, MB, MiB, GB, GiB, TB, TiB), by CU/CUs (OpenCL compute units,
+ * which PoCL takes from POCL_CPU_MAX_CU_COUNT) or by thread/threads (OMP_NUM_THREADS) becomes "#":
+ * "13.5 GiB, 2 CU" -> "# GiB, # CU". Other numbers (versions, sm_90, core counts) are kept. Writes
+ * into out (NUL-terminated, truncated to len). */
+static void stable_text(const char *in, char *out, size_t len)
+{
+    static const char *const units[] = {"bytes", "B", "KB", "KiB", "MB", "MiB", "GB", "GiB", "TB", "TiB", "CUs", "CU",
+                                        "threads", "thread", NULL};
+    size_t o = 0;
+    if (!len) return;
+    for (size_t i = 0; in[i] && o + 1 < len;) {
+        int starts = isdigit((unsigned char)in[i]) &&
+                     (i == 0 || !(isalnum((unsigned char)in[i - 1]) || in[i - 1] == '.' || in[i - 1] == '_'));
+        if (starts) {
+            size_t j = i;
+            while (isdigit((unsigned char)in[j]) || (in[j] == '.' && isdigit((unsigned char)in[j + 1]))) j++;
+            size_t u = j;
+            while (in[u] == ' ') u++;
+            for (int k = 0; units[k]; k++) {
+                size_t ul = strlen(units[k]);
+                if (!strncmp(in + u, units[k], ul) && !isalnum((unsigned char)in[u + ul])) {
+                    out[o++] = '#';
+                    i = j; /* the unit and the space before it are copied as they are */
+                    break;
+                }
+            }
+            if (i == j) continue;
+            while (i < j && o + 1 < len) out[o++] = in[i++];
+            continue;
+        }
+        out[o++] = in[i++];
+    }
+    out[o] = 0;
 }
 
 static void put_json(char *d, size_t len, size_t *l, json_t *v)
@@ -61,6 +106,10 @@ void hb_machine_fingerprint(json_t *meta, json_t *backends, char *text, size_t t
         put(desc, dl, &l, " %s=", cf[i]);
         put_json(desc, dl, &l, json_object_get(cpu, cf[i]));
     }
+    /* the host's total memory to the nearest GiB (sysinfo's total moves by a few MB between kernels) */
+    json_t *mem = json_object_get(meta, "memory_bytes");
+    if (json_is_number(mem) && json_number_value(mem) > 0)
+        put(desc, dl, &l, "; memory=%.0f GiB", round(json_number_value(mem) / 1073741824.0));
     put(desc, dl, &l, "; compiler=%s", hb_rec_str(meta, "compiler") ? hb_rec_str(meta, "compiler") : "?");
     put(desc, dl, &l, "; openblas=");
     put_json(desc, dl, &l, json_object_get(json_object_get(meta, "openblas"), "config"));
@@ -82,7 +131,10 @@ void hb_machine_fingerprint(json_t *meta, json_t *backends, char *text, size_t t
         }
     for (size_t i = 0; i < k; i++) {
         json_t *b = json_array_get(backends, ord[i]);
-        put(desc, dl, &l, "; %s: %s", names[i], hb_rec_str(b, "description") ? hb_rec_str(b, "description") : "");
+        put(desc, dl, &l, "; %s:", names[i]);
+        /* the info fields that name the device and its software, sorted by name; the description
+         * (free text: it repeats them, with memory sizes and counts that may change from run to run)
+         * only for a backend that has none of them, with those sizes and counts blanked */
         json_t *info = json_object_get(b, "info");
         const char *key;
         json_t *v;
@@ -94,6 +146,11 @@ void hb_machine_fingerprint(json_t *meta, json_t *backends, char *text, size_t t
         for (size_t a = 0; a < nk; a++) {
             put(desc, dl, &l, " %s=", keys[a]);
             put_json(desc, dl, &l, json_object_get(info, keys[a]));
+        }
+        if (!nk) {
+            char st[1024];
+            stable_text(hb_rec_str(b, "description") ? hb_rec_str(b, "description") : "", st, sizeof st);
+            put(desc, dl, &l, " %s", st);
         }
     }
     free(names);

@@ -25,7 +25,9 @@
  *                                          The identity fields (shape, flops, bytes, ...) are kept once,
  *                                          in hb_case_key.info. A year of 2000 cases a night fits in
  *                                          about 0.3 KB a case (docs/history.md).
- * Version 2 adds the index hb_case_by_key (one case's history without a scan).
+ * Version 2 adds the index hb_case_by_key (one case's history without a scan). Version 3 computes every
+ * run's fingerprint again from its stored records with the definition that leaves out what changes
+ * from run to run (results/machine.h), and removes the machines no run names any more.
  * JSON Lines stays the interchange format: hb_store_import reads an hb_run (results/results.h) and
  * hb_store_export writes one back (samples at float32 precision, 7 significant digits).
  */
@@ -35,7 +37,7 @@
 #include <stdio.h>
 #include "results/results.h"
 
-#define HB_STORE_SCHEMA 2
+#define HB_STORE_SCHEMA 3
 
 typedef struct hb_store hb_store;
 
@@ -50,12 +52,10 @@ const char *hb_store_engine(const hb_store *s);
 /* The schema version of the open store (HB_STORE_SCHEMA after a successful open). */
 int hb_store_schema_version(hb_store *s);
 
-/* The machine fingerprint of run r: FNV-1a 64-bit hash (core/rstats.h hb_hash64), as 16 hex digits
- * into fp (size >= 17), of a canonical description written into desc (size desclen): the CPU model
- * and topology (sockets, cores, PUs, cache sizes), the compiler, the OpenBLAS build, and for each
- * available backend its description and its info fields that name a model, a version or a build
- * configuration (driver, runtime, cuBLAS, cuDNN, OpenCL platform). The host name, dates, loads and
- * clocks are left out, so that two runs on one machine share it and a renamed host keeps it. */
+/* The machine fingerprint of run r (borrowed): hb_machine_fingerprint (results/machine.h) of its meta
+ * and backend records, 16 hex digits into fp (size >= 17) and the text behind it into desc (size
+ * desclen): what names the machine and its software (CPU, total memory, compiler, OpenBLAS, GPU
+ * names, driver and library versions), never the host name or what changes from run to run. */
 void hb_store_fingerprint(const hb_run *r, char *fp, char *desc, size_t desclen);
 
 /* Lean imports (lean 1): of each case record the store keeps its identity, status, statistics, phase

@@ -1,6 +1,7 @@
 /* store_open.c - the history store opened and closed (results/store.h): the engine chosen by the
  * store's name, the schema and its migrations, transactions. */
 #include "results/store_db.h"
+#include "results/machine.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,62 @@ static const char *const v1_pg =
 static const char *const v2_both = "CREATE INDEX hb_case_by_key ON hb_case(case_key, run);"
                                    "UPDATE hb_schema SET version = 2;";
 
+/* Version 3: every stored run's machine fingerprint computed again from its stored meta and backend
+ * records with today's definition (results/machine.c: the OpenCL device's memory, which PoCL reports
+ * as a share of the memory free at that moment, and other sizes and counts that change from run to run
+ * are no longer part of it; issue 32), so that one machine's runs form one series again; the machines
+ * no run names any more are removed. Runs whose records give the same fingerprint as before keep it. */
+static hb_status v3_refingerprint(hb_store *s, char *err, size_t errlen)
+{
+    qres q;
+    hb_status st = hb_q_run(s, "SELECT id, meta, backends, fingerprint FROM hb_run", NULL, 0, &q, err, errlen);
+    if (st) return st;
+    struct moved { int64_t id; char fp[24]; } *mv = NULL;
+    size_t n = 0, cap = 0;
+    kmap seen = { 0 };
+    int rc;
+    while (!st && (rc = hb_q_next(&q)) == 1) {
+        json_t *meta = json_loads(hb_q_text(&q, 1) ? hb_q_text(&q, 1) : "{}", 0, NULL);
+        json_t *bk = json_loads(hb_q_text(&q, 2) ? hb_q_text(&q, 2) : "[]", 0, NULL);
+        char fp[24], desc[4096];
+        hb_machine_fingerprint(meta, bk, desc, sizeof desc, fp, 17);
+        json_decref(meta);
+        json_decref(bk);
+        const char *old = hb_q_text(&q, 3);
+        if (old && !strcmp(old, fp)) continue;
+        int64_t one;
+        if (!hb_kmap_get(&seen, fp, &one)) {
+            prm pm[] = { PT(fp), PT(desc) };
+            st = hb_q_exec(s, "INSERT INTO hb_machine(fingerprint, description) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                           pm, 2, err, errlen);
+            if (!st && hb_kmap_put(&seen, fp, 1)) st = hb_store_fail(err, errlen, "out of memory");
+        }
+        if (!st && n == cap) {
+            cap = cap ? 2 * cap : 256;
+            struct moved *m2 = realloc(mv, cap * sizeof *m2);
+            if (!m2) st = hb_store_fail(err, errlen, "out of memory");
+            else mv = m2;
+        }
+        if (!st) {
+            mv[n].id = hb_q_int(&q, 0);
+            snprintf(mv[n].fp, sizeof mv[n].fp, "%s", fp);
+            n++;
+        }
+    }
+    if (!st && rc < 0) st = hb_store_fail(err, errlen, "reading the runs: %s", hb_store_db_err(s));
+    hb_q_end(&q);
+    for (size_t i = 0; !st && i < n; i++) {
+        prm pu[] = { PT(mv[i].fp), PI(mv[i].id) };
+        st = hb_q_exec(s, "UPDATE hb_run SET fingerprint = $1 WHERE id = $2", pu, 2, err, errlen);
+    }
+    if (!st)
+        st = hb_q_script(s, "DELETE FROM hb_machine WHERE fingerprint NOT IN (SELECT fingerprint FROM hb_run);"
+                            "UPDATE hb_schema SET version = 3;", err, errlen);
+    free(mv);
+    hb_kmap_free(&seen);
+    return st;
+}
+
 static int schema_version(hb_store *s)
 {
     qres r;
@@ -78,9 +135,9 @@ static hb_status migrate(hb_store *s, int target, char *err, size_t errlen)
         return hb_store_fail(err, errlen, "the store has schema version %d; this hybench knows up to %d (update hybench)", v,
                     HB_STORE_SCHEMA);
     while (v < target) {
-        const char *step = v == 0 ? (s->pg ? v1_pg : v1_sqlite) : v2_both;
+        const char *step = v == 0 ? (s->pg ? v1_pg : v1_sqlite) : v == 1 ? v2_both : NULL;
         hb_status st = hb_q_script(s, "BEGIN", err, errlen);
-        if (!st) st = hb_q_script(s, step, err, errlen);
+        if (!st) st = step ? hb_q_script(s, step, err, errlen) : v3_refingerprint(s, err, errlen);
         if (!st) st = hb_q_script(s, "COMMIT", err, errlen);
         if (st) {
             char e2[64];
