@@ -60,7 +60,7 @@ int hb_cases_expand(const hb_item_list *items, const hb_options *o, hb_case_list
         for (int d = 0; d < HB_DTYPE_COUNT; d++) {
             if (!(dm & (1u << d))) continue;
             /* routes outside, modes inside: the modes of one case at one route are listed together,
-             * so that the runner measures them as one interleaved group (runner.c group_of) */
+             * so that the runner measures them as one interleaved group (child.c group_of) */
             for (int r = 0; r < HB_ROUTE_COUNT; r++) {
                 if (!(rm & (1u << r))) continue;
                 for (int m = 0; m < HB_MODE_COUNT; m++) {

@@ -1,12 +1,15 @@
 /*
  * internal.h - what the files of measure/ share and nothing above them uses: the per-case
  * measurement (sample.c) with its reference cache and the instance's ceilings, the chain's
- * measurement (chain.c), and the merge of a multi-pass run's files (merge.c). runner.c drives them.
+ * measurement (chain.c), the merge of a multi-pass run's files (merge.c), and the child process of
+ * one backend type (child.c), which the parent (runner.c) starts. child.c drives the measurement;
+ * runner.c drives the children and the merge.
  */
 #ifndef HB_MEASURE_INTERNAL_H
 #define HB_MEASURE_INTERNAL_H
 #include <jansson.h>
 #include "measure/measure.h"
+#include "measure/registry.h"
 
 /* The reference cache: inputs and reference output of the last workload item seen. */
 typedef struct hb_ref_cache {
@@ -60,4 +63,38 @@ void hb_chain_measure_group(hb_instance *inst, const hb_case *cases, int n, cons
  * be written and why (the results file is then unchanged: it keeps every record). */
 int hb_merge_file(const char *path, int *fd, int pass, int counts[HB_STATUS_COUNT], size_t *ncases, char *err,
                   size_t errlen);
+/* ---- the child process of one backend type (child.c), started by the parent (runner.c) ---- */
+/* Instances of one backend type that a run opens at most. */
+#define MAX_INST 16
+
+/* What the parent hands the child it starts (forked, or re-executed with HB_CHILD). */
+typedef struct child_args {
+    const hb_backend_entry *entry;
+    const hb_options *o;
+    const hb_case_list *cases;
+    int fd;            /* results file */
+    int pipe_w;        /* progress to the parent */
+    int start_inst, start_case;
+    int write_backend_records;
+    int pass;          /* 1-based; records of a pass after the first are written as pass_* records */
+    int nogroup_until; /* cases up to this index are measured one by one (the retry after a group died) */
+} child_args;
+
+/* Append the record rec (consumed, may be NULL: ENOMEM) to the results file fd as one write; in pass
+ * > 1 a "case" or "backend" record is written as "pass_case" / "pass_backend" with "pass": pass, for
+ * merge.c. Returns 0, or the errno of the failed write (EIO when it set none): the file is then cut
+ * back to its previous end, so no partial line is left. */
+int put_record(int fd, json_t *rec, int pass);
+
+/* In the forked child: re-execute hybench (/proc/self/exe, the same arguments, HB_CHILD describing
+ * *a) when this backend type wants another OpenMP wait policy than the inherited one (opencl:
+ * GOMP_SPINCOUNT=1000). Does not return when the exec succeeds; returns when the type keeps the
+ * inherited policy, or when the exec could not be made (the child then measures in this process). */
+void child_reexec(const child_args *a);
+
+/* The child's work: open a->entry's instances, and from instance a->start_inst, case a->start_case
+ * on, measure the ceilings and cases of each selected instance, writing the records to a->fd and
+ * its progress lines to a->pipe_w. Returns the process's exit status: 0, or HB_EXIT_IO after a
+ * failed write (reported on the pipe as "W errno"). */
+int child_main(const child_args *a);
 #endif

@@ -28,7 +28,7 @@ typedef struct hb_options {
     int verify_only;           /* hybench verify: one poisoned run per case, no sampling */
     int dry_run;
     int cold;                  /* flush caches between samples (backend flush_cache hook) */
-    int no_interleave;         /* measure the modes of a case one after another (runner.c group_of) */
+    int no_interleave;         /* measure the modes of a case one after another (child.c group_of) */
     double budget_s;           /* sampling budget per case (seconds) */
     double ci_target;          /* target half-width of the median's 95% CI, fraction of the median */
     int min_samples, max_samples;
@@ -79,7 +79,7 @@ int hb_case_listed(const hb_case_list *l, size_t j, const char *inst_name, int h
 /* 1 when the comma list `list` names `name` exactly. */
 int hb_list_has(const char *list, const char *name);
 
-/* ---- the run (runner.c) ---- */
+/* ---- the run (runner.c; the child processes: child.c) ---- */
 typedef struct hb_run_totals {
     size_t cases;                 /* case records written (merged when there were passes) */
     int counts[HB_STATUS_COUNT];  /* their statuses */
@@ -99,7 +99,7 @@ typedef struct hb_run_totals {
  * *t gets the totals. */
 int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fd, const char *path, const char *cmd,
                    hb_run_totals *t);
-/* The child side of a re-executed backend process (see runner.c, "OpenMP wait policy"): when the
+/* The child side of a re-executed backend process (see child.c, "OpenMP wait policy"): when the
  * environment holds HB_CHILD (set by the parent run before it re-executed this process with the same
  * arguments), run that backend's part of the case list exactly as a forked child would and return
  * its exit status; the caller exits with it. Returns -1 when HB_CHILD is absent (a normal run). */

@@ -4,7 +4,7 @@
  * the fallback list offer (runtime-compiled engines excluded unless HB_CUDA_CONV_RTC=1: their NVRTC
  * compile takes seconds per engine), that builds on this device and whose workspace fits the cap,
  * is timed on the case's buffers (hbc_time_best: launch-gated CUDA events, best of 3) and the
- * fastest kept. cuda_backend.cu's conv_choose weighs it against cudnnFindConvolutionForwardAlgorithmEx
+ * fastest kept. cuda_conv_pool.cu's conv_choose weighs it against cudnnFindConvolutionForwardAlgorithmEx
  * in both layouts (see there).
  *
  * Layouts by strides (the graph API describes a layout by its strides, so an engine either takes

@@ -1,7 +1,7 @@
 /*
  * cuda_energy.cu - the CUDA backend's energy counter (energy_read hook; docs/energy.md): NVML's
  * nvmlDeviceGetTotalEnergyConsumption (millijoules since the driver was loaded; Volta and later),
- * with NVML loaded by dlopen as cuda_backend.cu does for clocks (the plugin does not link NVML).
+ * with NVML loaded by dlopen as cuda_info.cu does for clocks (the plugin does not link NVML).
  */
 #include "cuda/cuda_collective.h"
 #include <dlfcn.h>

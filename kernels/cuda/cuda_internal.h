@@ -1,6 +1,8 @@
 /*
  * cuda_internal.h - private to the CUDA backend plugin (the .cu files of kernels/cuda): the instance context,
- * the checking macros and the launchers of the plugin's own kernels.
+ * the checking macros, the launchers of the plugin's own kernels, and what the files that make up the
+ * backend's hooks share (cuda_backend.cu with the ops table, cuda_buffers.cu, cuda_conv_pool.cu,
+ * cuda_ceilings.cu, cuda_info.cu).
  *
  * Every CUDA runtime, cuBLAS and cuDNN call goes through HBC_RT / HBC_BLAS / HBC_DNN, which log
  * "hb_cuda: <call text> failed: <error> (file:line)" to stderr and map the error to an hb_status:
@@ -37,7 +39,7 @@ static inline size_t hbc_esize(hb_dtype d) { return (d == HB_F16 || d == HB_BF16
 struct hbc_conv_graph; /* a cuDNN graph-API convolution with its autotuned plan (cuda_conv.cpp) */
 
 /* One cached conv2d implementation choice (per shape and dtype, chosen once by timing, see
- * conv_choose in cuda_backend.cu). Times are device ms, launch-gated events, best of 3. */
+ * conv_choose in cuda_conv_pool.cu). Times are device ms, launch-gated events, best of 3. */
 struct hbc_conv_choice {
     hb_shape shape;
     hb_dtype dtype;
@@ -58,7 +60,7 @@ struct hbc_conv_choice {
 };
 #define HBC_CONV_CACHE 64
 
-struct hbc_nvml; /* NVML loaded with dlopen, see cuda_backend.cu */
+struct hbc_nvml; /* NVML loaded with dlopen, see cuda_info.cu */
 
 struct hbc_ctx {
     int dev;
@@ -151,6 +153,102 @@ template <typename F> hb_status hbc_time_best(hbc_ctx *c, F fn, float *ms)
 
 /* Grow-only device allocation of *p to at least bytes (accounted in c->dev_bytes). */
 hb_status hbc_grow(hbc_ctx *c, void **p, size_t *have, size_t bytes);
+
+/* ---- the hooks' shared helpers (cuda_backend.cu) ---- */
+/* inst's context (owned by the instance), or NULL for a NULL instance or one without a context. */
+hbc_ctx *ctx_of(hb_instance *inst);
+/* Make c ready on its first use: select its device, create the stream, the events, the cuBLAS handle
+ * with its 32 MiB workspace, the cuDNN handle, NVML (nvml_open) and the launch gate. HB_OK; HB_EDEVICE
+ * after a sticky error; else the status of the call that failed (HB_ENOMEM, HB_EDEVICE). */
+hb_status ensure_ready(hbc_ctx *c);
+/* Every hook's entry: *out = inst's context, made ready (ensure_ready). HB_EINVAL without a context. */
+hb_status enter(hb_instance *inst, hbc_ctx **out);
+/* Wait for c->stream (cudaStreamSynchronize); HBC_RT's status when that fails. */
+hb_status sync(hbc_ctx *c);
+/* The device timer's marks (timer_begin arms it, timer_end reads it): tmark_begin records ev_begin on
+ * c->stream before a hook's first enqueue, once per armed timer; tmark_begin_gated launches the gate
+ * first (run()'s variant, see the launch gate above); tmark_end records ev_end after the hook's last
+ * enqueue. HB_OK and nothing recorded while the timer is not armed. */
+hb_status tmark_begin(hbc_ctx *c);
+hb_status tmark_begin_gated(hbc_ctx *c);
+hb_status tmark_end(hbc_ctx *c);
+/* The parameters of a conv2d or pooling shape, hybench.h's defaults applied (kernels/cpu_ref/kshape.h
+ * does the same): batch, channels, input h x w, output channels, window, stride, padding, dilation,
+ * groups and the output's oh x ow. */
+struct conv_p {
+    int64_t b, c, h, w, oc, kh, kw, sh, sw, ph, pw, dh, dw, g, oh, ow;
+};
+/* Fill *p from s (pool: a pooling window, oc = c and one group). false for a shape that cannot be
+ * computed: a non-positive size, negative padding, groups that do not divide the channels, a window
+ * larger than the padded input. */
+bool conv_params(const hb_shape *s, bool pool, conv_p *p);
+/* The cuBLAS compute type used for dtype d, by name ("CUBLAS_COMPUTE_32F_FAST_TF32" for tf32, else
+ * "CUBLAS_COMPUTE_32F"): for case_info and the ceilings' "how". */
+const char *blas_compute_name(hb_dtype d);
+/* Enqueue C[m,n] = A[m,k] B[k,n] on c->stream (device pointers, row-major, dt storage with f32
+ * accumulation; batch > 1: that many matrices each, at strides m*k, k*n, m*n) through cublasGemmEx or
+ * cublasGemmStridedBatchedEx; no synchronization. Dimensions must fit an int (supports checks).
+ * Sets c->last_impl and c->last_algo. HB_ESKIP when cuBLAS does not support it, else as HBC_BLAS. */
+hb_status gemm(hbc_ctx *c, hb_dtype dt, const void *A, const void *B, void *C, int64_t m, int64_t n, int64_t k,
+               int64_t batch);
+
+/* ---- buffers and transfers (cuda_buffers.cu): the hooks of core/backend.h ---- */
+/* buf_alloc: bytes (> 0, rounded up to 64 for the allocation) for route: pageable = aligned_alloc +
+ * cudaMalloc, pinned = cudaHostAlloc + cudaMalloc, mapped = cudaHostAllocMapped with its device alias
+ * in out->dev; counted in c->dev_bytes / c->pinned_bytes. The instance owns it until cuda_buf_free.
+ * HB_EINVAL (bytes 0, out NULL, unknown route), HB_ENOMEM, HB_EDEVICE. */
+hb_status cuda_buf_alloc(hb_instance *inst, size_t bytes, hb_route route, hb_buf *out);
+/* buf_free: frees what cuda_buf_alloc made and zeroes *b; NULL instance or buffer: nothing. */
+void cuda_buf_free(hb_instance *inst, hb_buf *b);
+/* upload/download: the whole buffer host -> device / device -> host on c->stream, synchronized before
+ * they return (the mapped route copies nothing: download only waits for the stream); inside the
+ * device timer's marks. HB_EINVAL for a buffer without host or device memory. */
+hb_status cuda_upload(hb_instance *inst, hb_buf *b);
+hb_status cuda_download(hb_instance *inst, hb_buf *b);
+/* upload_f64/download_f64 (convert-device): n f64 values copied to device scratch and converted on
+ * the GPU into b's dtype (f32, or f16/bf16 from b->dtype), or the reverse; blocking. *copy_s and
+ * *conv_s (may be NULL) get the device seconds of the copy and of the conversion. HB_EINVAL for a
+ * NULL or too small buffer or n == 0; HB_ENOMEM / HB_EDEVICE. */
+hb_status cuda_upload_f64(hb_instance *inst, hb_buf *b, const double *src, size_t n, double *copy_s, double *conv_s);
+hb_status cuda_download_f64(hb_instance *inst, hb_buf *b, double *dst, size_t n, double *copy_s, double *conv_s);
+
+/* ---- conv2d and pooling through cuDNN (cuda_conv_pool.cu) ---- */
+/* y = conv2d(x, w) of case cs (device pointers, the case's layout: NCHW, or NHWC for layout=nhwc),
+ * enqueued on c->stream after its set-up, which marks the timer's start (gated) only when done. The
+ * implementation is chosen once per (shape, dtype, mapped or not) by timing and cached in c->conv.
+ * Sets c->last_impl, last_algo, last_ws and last_conv. HB_EINVAL for a shape conv_params refuses,
+ * HB_ESKIP when cuDNN offers nothing that works, HB_ENOMEM / HB_EDEVICE. */
+hb_status run_conv(hbc_ctx *c, const hb_case *cs, const void *x, const void *w, void *y);
+/* y = max or average pooling of x (case cs, NCHW device buffers) through cudnnPoolingForward, or the
+ * own kernel (hbc_pool) where cuDNN cannot (dilation, a window wholly in the padding); marks the
+ * timer's start (gated). Sets c->last_impl and last_algo. HB_EINVAL for an unusable shape. */
+hb_status run_pool(hbc_ctx *c, const hb_case *cs, const void *x, void *y);
+/* Free a cached conv2d choice's graph plan and zero the slot (cache reuse, cuda_close). */
+void conv_choice_clear(hbc_conv_choice *ch);
+
+/* ---- ceilings (cuda_ceilings.cu) ---- */
+/* The ceilings hook: copy_gbps and triad_gbps (own kernels, 1 GiB), peak_gflops_<dtype> (cuBLAS
+ * 8192^3), h2d/d2h_gbps_<route> (256 MiB) and the peer-to-peer ceilings of hbc_coll_ceilings, into
+ * out[0..max-1] (a probe whose memory cannot be allocated is left out). Returns how many; 0 when the
+ * instance cannot be made ready. Takes seconds and up to 2 GiB of device memory, freed. */
+int cuda_ceilings(hb_instance *inst, hb_ceiling *out, int max);
+
+/* ---- NVML and the info hooks (cuda_info.cu) ---- */
+/* NVML for device dev (dlopen "libnvidia-ml.so.1", nvmlInit, the handle by PCI bus id): a new
+ * handle (nvml_close frees it), or NULL where NVML or the device cannot be had (not an error). */
+hbc_nvml *nvml_open(int dev);
+/* Shut NVML down and free n; NULL: nothing. */
+void nvml_close(hbc_nvml *n);
+/* mem_info: the bytes this instance allocated on the device, and the device's free and total bytes;
+ * -1 where unknown (no context, sticky error, cudaMemGetInfo failed). */
+void cuda_mem_info(hb_instance *inst, int64_t *allocated, int64_t *free_b, int64_t *total_b);
+/* case_info: the facts of the last run as a JSON object text in buf[len] (impl, algo, workspace, the
+ * conv2d choice's times, the median host enqueue time since the last call, collective facts, SM
+ * clocks). HB_EINVAL without a context or when buf is too small. */
+hb_status cuda_case_info(hb_instance *inst, const hb_case *cs, char *buf, size_t len);
+/* describe: the instance's facts as a JSON object text in buf[len] (device, versions, PCI id, NCCL);
+ * makes the instance ready first ("error" says so when that fails). HB_EINVAL without a context. */
+hb_status cuda_describe(hb_instance *inst, char *buf, size_t len);
 
 /* ---- kernels (cuda_kernels.cu); all enqueue on c->stream, none synchronizes ---- */
 /* out[i] = a[i] (op) b[i] for n elements of storage e; b unused for relu/gelu/silu. Math in f32. */

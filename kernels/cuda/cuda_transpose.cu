@@ -1,5 +1,5 @@
 /*
- * cuda_transpose.cu - batched matrix transpose for the NHWC convolution pipeline (cuda_backend.cu's
+ * cuda_transpose.cu - batched matrix transpose for the NHWC convolution pipeline (cuda_conv_pool.cu's
  * conv_exec_nhwc): src [nb][rows][cols] -> dst [nb][cols][rows], elements of esize 2 or 4 bytes (moved
  * as raw bits). NCHW -> NHWC is rows = C, cols = H*W; NHWC -> NCHW is rows = H*W, cols = C.
  * 32x32 tiles through shared memory (one padding column against bank conflicts), 32x8 threads, each
