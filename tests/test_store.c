@@ -1,6 +1,7 @@
 /* test_store.c - the history store (results/store.h) on SQLite and on PostgreSQL: import and export
- * of a real results file (tests/data/cpu_small.jsonl), duplicate case keys, the fingerprint, two
- * machines in one store, schema migration, bad input. The PostgreSQL tests run on a throwaway server
+ * of a real results file (tests/data/cpu_small.jsonl), duplicate case keys, the fingerprint (one
+ * machine, one series: the migration to schema 3 too), two machines in one store, schema migration,
+ * a libpq key=value connection string and a service file, bad input. The PostgreSQL tests run on a throwaway server
  * that this test starts (initdb into a temporary folder, pg_ctl on a Unix socket, as the user
  * postgres when run as root) and are skipped, with the reason printed, where it cannot start. */
 #include <setjmp.h>
@@ -519,6 +520,55 @@ static void test_refingerprint(void **state)
     hb_run_free(&b);
 }
 
+/* A store named by a libpq key=value connection string is PostgreSQL: opened, written and read; its
+ * password (the test server trusts, so any) is masked in its name. A service file
+ * (PGSERVICEFILE) names it by `service=NAME` and by `postgresql://?service=NAME`. */
+static void test_keyvalue_conninfo(void **state)
+{
+    (void)state;
+    if (!pg_up) { print_message("SKIP (PostgreSQL): %s\n", pg_reason); skip(); return; }
+    char url[512], kv[700], err[512];
+    pg_url(url, sizeof url);
+    snprintf(kv, sizeof kv, "host=%s user=postgres dbname=hbtest%d password='kv s3cret'", pgdir, dbseq);
+    assert_int_equal(hb_store_is_postgres(kv), 1);
+    hb_store *s;
+    if (hb_store_open(kv, &s, err, sizeof err)) fail_msg("%s", err);
+    assert_string_equal(hb_store_engine(s), "postgresql");
+    hb_run a = load("tests/data/cpu_small.jsonl");
+    int dup;
+    if (hb_store_import(s, &a, &dup, err, sizeof err)) fail_msg("%s", err);
+    hb_store_close(s);
+    if (hb_store_open(url, &s, err, sizeof err)) fail_msg("%s", err); /* the same database by its URI */
+    hb_store_run *v;
+    size_t n;
+    if (hb_store_runs(s, NULL, &v, &n, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(n, 1);
+    free(v);
+    hb_store_close(s);
+    char name[1024];
+    hb_store_safe_name(kv, name, sizeof name);
+    assert_null(strstr(name, "s3cret"));
+    assert_non_null(strstr(name, "password=***"));
+    /* a service file (docs/history.md): HB_STORE=service=NAME, or the URI postgresql://?service=NAME */
+    char sf[400];
+    snprintf(sf, sizeof sf, "%s/pg_service.conf", tmpdir);
+    FILE *f = fopen(sf, "w");
+    assert_non_null(f);
+    fprintf(f, "[hbhist]\nhost=%s\nuser=postgres\ndbname=hbtest%d\n", pgdir, dbseq);
+    fclose(f);
+    setenv("PGSERVICEFILE", sf, 1);
+    static const char *const svc[] = {"service=hbhist", "postgresql://?service=hbhist", NULL};
+    for (int i = 0; svc[i]; i++) {
+        if (hb_store_open(svc[i], &s, err, sizeof err)) fail_msg("%s: %s", svc[i], err);
+        if (hb_store_runs(s, NULL, &v, &n, err, sizeof err)) fail_msg("%s", err);
+        assert_int_equal(n, 1);
+        free(v);
+        hb_store_close(s);
+    }
+    unsetenv("PGSERVICEFILE");
+    hb_run_free(&a);
+}
+
 /* Bad stores: a file that is not SQLite, a PostgreSQL URL with no server. */
 static void test_bad_store(void **state)
 {
@@ -643,6 +693,7 @@ int main(void)
         { "duplicate_keys (postgresql)", test_duplicate_keys, NULL, NULL, &pg },
         { "two_machines (postgresql)", test_two_machines, NULL, NULL, &pg },
         { "migration (postgresql)", test_migration, NULL, NULL, &pg },
+        { "key=value connection string (postgresql)", test_keyvalue_conninfo, NULL, NULL, &pg },
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

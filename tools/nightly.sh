@@ -13,7 +13,9 @@
 #      hybench compare --baseline-dir results/baselines, written to
 #      reports/trend/compare-<host>/compare-<run-id>.md/.json/.xml and printed
 # Environment: HB (binary, default build/hybench), HB_HISTORY (results/history), HB_STORE
-#   (results/history.db or postgresql://...; exported so that hybench finds it), HB_STORE_LEAN
+#   (results/history.db, or postgresql://... or a libpq key=value string such as service=hbhist:
+#   keep the password out of it, in PGPASSWORD, ~/.pgpass or a service file, docs/history.md; the
+#   log names the store with any password as ***; exported so that hybench finds it), HB_STORE_LEAN
 #   (set: import --lean, the store keeps statistics and samples; the JSONL file stays whole),
 #   HB_BASELINES (results/baselines), HB_TREND_OUT (reports/trend), HB_COMPARE_ARGS (extra options
 #   for compare, e.g. "--threshold 5% --threshold cuda=3%").
@@ -28,14 +30,13 @@ BASEDIR=${HB_BASELINES:-results/baselines}
 TREND_OUT=${HB_TREND_OUT:-reports/trend}
 export HB_STORE=${HB_STORE:-results/history.db}
 mkdir -p "$HIST" || exit 7
+# the store's engine and its name as messages give it (any password as ***: this log may be kept)
+read -r store_engine store_name < <("$HB" history where)
 # the former history (JSONL files listed in index.jsonl) goes into a new SQLite store once
-case $HB_STORE in
-  postgres://*|postgresql://*) ;;
-  *) if [ ! -e "$HB_STORE" ] && [ -s "$HIST/index.jsonl" ]; then
-       echo "nightly: importing the former history $HIST/index.jsonl into $HB_STORE"
-       "$HB" history import "$HIST/index.jsonl" || echo "nightly: some former runs were not imported (see above)" >&2
-     fi ;;
-esac
+if [ "$store_engine" = sqlite ] && [ ! -e "$HB_STORE" ] && [ -s "$HIST/index.jsonl" ]; then
+  echo "nightly: importing the former history $HIST/index.jsonl into $store_name"
+  "$HB" history import "$HIST/index.jsonl" || echo "nightly: some former runs were not imported (see above)" >&2
+fi
 
 host=$(hostname)
 # same mapping as hb_host_slug() in harness/analysis/baseline.c: keep [A-Za-z0-9._-], anything else '_'
@@ -71,5 +72,5 @@ if "$HB" baseline show --dir "$BASEDIR" "$out" >/dev/null 2>&1; then
 else
   echo "nightly: no baseline for $host in $BASEDIR (promote a run with: $HB baseline set $out --dir $BASEDIR)"
 fi
-echo "nightly: results $out; store $HB_STORE; trend $TREND_OUT/<machine fingerprint>/index.html"
+echo "nightly: results $out; store $store_name; trend $TREND_OUT/<machine fingerprint>/index.html"
 exit $rc

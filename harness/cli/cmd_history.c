@@ -1,5 +1,6 @@
-/* cmd_history.c - `hybench history import|export|list|machines`: results files into the history
- * store (results/store.h) and back out as JSON Lines. docs/history.md. */
+/* cmd_history.c - `hybench history import|export|list|machines|where`: results files into the history
+ * store (results/store.h) and back out as JSON Lines; the store's name (never its password).
+ * docs/history.md. */
 #include "cli/commands.h"
 #include "results/store.h"
 #include <getopt.h>
@@ -22,15 +23,20 @@ static void history_usage(FILE *f)
           "       hybench history export [--store URL] [-o FILE] RUN_ID\n"
           "       hybench history list [--store URL] [--machine FP]\n"
           "       hybench history machines [--store URL]\n"
+          "       hybench history where [--store URL]\n"
           "The history store: every nightly run, its cases, their statistics and raw samples (docs/history.md).\n"
           "  import    read results files (.jsonl) into the store; a run already there is skipped. A FILE named\n"
           "            index.jsonl (the former results/history/ index) imports every run it lists\n"
           "  export    write run RUN_ID back as a results file (JSON Lines) to FILE or stdout\n"
           "  list      the stored runs: run id, date, commit, machine fingerprint, host, cases\n"
           "  machines  the machines: fingerprint (CPU, GPU, driver and library versions) and description\n"
+          "  where     print the store's engine (sqlite or postgresql) and its name, any password as ***\n"
+          "            (as every message names it); opens nothing\n"
           "  --lean       import keeps of each case its statistics, phase medians and samples, and drops\n"
           "               the rest of its record (memory, ceiling and clock fields): about 4x smaller\n"
-          "  --store URL  a SQLite file (default $HB_STORE, else results/history.db) or a postgresql:// URL\n"
+          "  --store URL  a SQLite file (default $HB_STORE, else results/history.db) or a PostgreSQL\n"
+          "               connection string: postgresql://... or libpq key=value (service=NAME); keep the\n"
+          "               password out of it: PGPASSWORD, ~/.pgpass or a service file (docs/history.md)\n"
           "Exit status: 0 ok; 2 bad usage or an unreadable results file (the other files are imported);\n"
           "7 the store cannot be opened or written.\n", f);
 }
@@ -105,7 +111,8 @@ int hb_cmd_history(int argc, char **argv)
     if (argc < 2) { history_usage(stderr); return HB_EXIT_USAGE; }
     const char *sub = argv[1];
     if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) { history_usage(stdout); return HB_EXIT_OK; }
-    if (strcmp(sub, "import") && strcmp(sub, "export") && strcmp(sub, "list") && strcmp(sub, "machines")) {
+    if (strcmp(sub, "import") && strcmp(sub, "export") && strcmp(sub, "list") && strcmp(sub, "machines") &&
+        strcmp(sub, "where")) {
         fprintf(stderr, "hybench history: unknown subcommand \"%s\"\n", sub);
         history_usage(stderr);
         return HB_EXIT_USAGE;
@@ -137,9 +144,14 @@ int hb_cmd_history(int argc, char **argv)
     char **files = argv + 1 + optind;
     if (!strcmp(sub, "import") && nfiles < 1) { fprintf(stderr, "hybench history import: no FILE\n"); return HB_EXIT_USAGE; }
     if (!strcmp(sub, "export") && nfiles != 1) { fprintf(stderr, "hybench history export: give one RUN_ID\n"); return HB_EXIT_USAGE; }
-    if ((!strcmp(sub, "list") || !strcmp(sub, "machines")) && nfiles) {
+    if ((!strcmp(sub, "list") || !strcmp(sub, "machines") || !strcmp(sub, "where")) && nfiles) {
         fprintf(stderr, "hybench history %s: unexpected argument %s\n", sub, files[0]);
         return HB_EXIT_USAGE;
+    }
+    if (!strcmp(sub, "where")) {
+        char name[1024];
+        printf("%s %s\n", hb_store_is_postgres(url) ? "postgresql" : "sqlite", hb_store_safe_name(url, name, sizeof name));
+        return fflush(stdout) ? HB_EXIT_IO : HB_EXIT_OK;
     }
     char err[1024];
     hb_store *s;

@@ -142,8 +142,9 @@ int hb_cmd_trend(int argc, char **argv)
     free(descs);
     hb_store_close(s);
     if (!any) {
+        char name[1024];
         fprintf(stderr, "hybench trend: no runs%s%s in %s (import some: hybench history import RESULTS)\n",
-                machine ? " of machine " : "", machine ? machine : "", url);
+                machine ? " of machine " : "", machine ? machine : "", hb_store_safe_name(url, name, sizeof name));
         return rc ? rc : HB_EXIT_USAGE;
     }
     return rc;

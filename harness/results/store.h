@@ -41,10 +41,29 @@
 
 typedef struct hb_store hb_store;
 
-/* Open (creating or migrating the schema) the store at url: a "postgresql://..." or "postgres://..."
- * URL (libpq connection string) or else a SQLite file path (created with its folder when absent).
- * Returns HB_OK, or HB_EDEVICE with the reason in err (cannot open or connect, a store of a newer
- * schema than this hybench knows, SQL error). *out is owned by the caller: hb_store_close. */
+/* ---- naming a store (store_name.c) ---- */
+/* 1 when url names a PostgreSQL store: a "postgresql://" or "postgres://" URI, or a libpq key=value
+ * connection string ("host=db dbname=hbhist", "service=hbhist": every word keyword=value with libpq's
+ * keywords, which no file name is); else 0 (a SQLite file path). */
+int hb_store_is_postgres(const char *url);
+/* The name every message, record and report gives the store url, into buf (size len, NUL-terminated,
+ * truncated); returns buf. A SQLite path as it is. A PostgreSQL connection string rebuilt from libpq's
+ * own parse of it (PQconninfoParse), each password (password, sslpassword) as "***": a URI as
+ * "postgresql://user:***@host:port/dbname?key=value..." (values percent-encoded), key=value as
+ * "user=hb password=*** host=db dbname=hbhist" (quoted where needed); one libpq cannot parse is not
+ * shown at all (libpq's own error would quote it). The password's text never appears in buf. */
+const char *hb_store_safe_name(const char *url, char *buf, size_t len);
+/* Every occurrence of url's passwords (as libpq parses them) in text (size len, NUL-terminated)
+ * replaced in place by "***": for a libpq error message about url, which names no password as a rule.
+ * Nothing changes when url has no password or is not a PostgreSQL connection string. */
+void hb_store_scrub(const char *url, char *text, size_t len);
+
+/* Open (creating or migrating the schema) the store at url: a PostgreSQL connection string
+ * (hb_store_is_postgres: a "postgresql://..." or "postgres://..." URI, or libpq key=value) or else a
+ * SQLite file path (created with its folder when absent). Returns HB_OK, or HB_EDEVICE with the
+ * reason in err (cannot open or connect, a store of a newer schema than this hybench knows, SQL
+ * error); err names the store by hb_store_safe_name, never with its password. *out is owned by the
+ * caller: hb_store_close. */
 hb_status hb_store_open(const char *url, hb_store **out, char *err, size_t errlen);
 void hb_store_close(hb_store *s);
 /* "sqlite" or "postgresql". */

@@ -151,11 +151,6 @@ static hb_status migrate(hb_store *s, int target, char *err, size_t errlen)
     return HB_OK;
 }
 
-static int is_pg_url(const char *url)
-{
-    return !strncmp(url, "postgresql://", 13) || !strncmp(url, "postgres://", 11);
-}
-
 /* Open at a given schema version: the tests build a version-1 store and check that a plain open
  * migrates it. Not in store.h. */
 hb_status hb_store_open_at(const char *url, int target, hb_store **out, char *err, size_t errlen);
@@ -164,11 +159,25 @@ hb_status hb_store_open_at(const char *url, int target, hb_store **out, char *er
     *out = NULL;
     hb_store *s = calloc(1, sizeof *s);
     if (!s) return hb_store_fail(err, errlen, "out of memory");
-    if (is_pg_url(url)) {
+    char name[1024]; /* the store in messages: never its password */
+    hb_store_safe_name(url, name, sizeof name);
+    if (hb_store_is_postgres(url)) {
         s->pg = 1;
+        char *em = NULL;
+        PQconninfoOption *o = PQconninfoParse(url, &em);
+        if (em) PQfreemem(em); /* not shown: it may quote the password */
+        if (!o) {
+            free(s);
+            return hb_store_fail(err, errlen, "cannot connect to %s: libpq cannot parse the connection string", name);
+        }
+        PQconninfoFree(o);
         s->pc = PQconnectdb(url);
         if (PQstatus(s->pc) != CONNECTION_OK) {
-            hb_store_fail(err, errlen, "cannot connect to %s: %s", url, PQerrorMessage(s->pc));
+            char why[1024];
+            snprintf(why, sizeof why, "%s", PQerrorMessage(s->pc));
+            hb_store_scrub(url, why, sizeof why);
+            for (size_t n = strlen(why); n && (why[n - 1] == '\n' || why[n - 1] == ' '); n--) why[n - 1] = 0;
+            hb_store_fail(err, errlen, "cannot connect to %s: %s", name, why);
             PQfinish(s->pc);
             free(s);
             return HB_EDEVICE;
@@ -186,7 +195,7 @@ hb_status hb_store_open_at(const char *url, int target, hb_store **out, char *er
             mkdir(dir, 0777);
         }
         if (sqlite3_open_v2(url, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-            hb_store_fail(err, errlen, "cannot open the store %s: %s", url, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+            hb_store_fail(err, errlen, "cannot open the store %s: %s", name, s->db ? sqlite3_errmsg(s->db) : "out of memory");
             sqlite3_close(s->db);
             free(s);
             return HB_EDEVICE;
@@ -195,7 +204,7 @@ hb_status hb_store_open_at(const char *url, int target, hb_store **out, char *er
         char e[256];
         if (hb_q_script(s, "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", e,
                      sizeof e)) {
-            hb_store_fail(err, errlen, "%s: not a SQLite store: %s", url, e);
+            hb_store_fail(err, errlen, "%s: not a SQLite store: %s", name, e);
             hb_store_close(s);
             return HB_EDEVICE;
         }
