@@ -108,8 +108,8 @@ typedef struct hb_backend_ops {
     hb_status (*energy_read)(hb_instance *inst, double *joules, char *why, size_t whylen);
     /* Optional (collectives with several ranks, docs/collectives.md): every rank's process samples a
      * collective case in lock step, so each decision to stop a loop (the settle runs before a timed
-     * call, measure/prepare.c; warm-up, sampling, the energy window) is agreed: returns 1 when any rank votes 1 (an all-reduce with max over the case's
-     * communicator), else 0; with one rank it returns `stop`. Called for collective cases only.
+     * call, measure/prepare.c; warm-up, sampling, the energy window) is agreed: returns 1 when any
+     * rank votes 1 (an all-reduce with max over the case's communicator), else 0; with one rank it returns `stop`. Called for collective cases only.
      * NULL: the backend runs no multi-rank collective. */
     int (*coll_vote)(hb_instance *inst, const hb_case *c, int stop);
 } hb_backend_ops;

@@ -228,7 +228,7 @@ typedef struct hb_case {
     char model[48];      /* model name for model totals ("resnet_50"), may be empty */
     double weight;       /* repeat count in the model (benchdnn "*N"), default 1 */
     int quick;           /* part of the --quick subset */
-    long long seq;       /* the case's position in the run (pass and list index, measure/runner.c), the same
+    long long seq;       /* the case's position in the run (pass and list index, measure/child.c), the same
                           * on every rank of a launch: names the case in the ranks' per-case agreement
                           * (core/rendezvous.h); 0 outside a run */
 } hb_case;
