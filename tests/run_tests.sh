@@ -50,7 +50,7 @@ for b in cpu-ref cpu opencl; do
 done
 # A crash inside one case is recorded as `crashed` and the run goes on (exit 8, later cases ok).
 check "crash-is-recorded" sh -c 'HB_INJECT_CRASH="mul|n=4099" build/hybench verify --backend cpu --op add,mul,relu --out build/test-results/crash.jsonl tests/data/verify_all.ini >/dev/null 2>&1; rc=$?; [ $rc -eq 8 ] || { echo "exit $rc, wanted 8"; exit 1; }; grep -q "\"status\":\"crashed\"" build/test-results/crash.jsonl && grep -q "\"op\":\"relu\",.*\"status\":\"ok\"" build/test-results/crash.jsonl && grep -q "\"type\":\"end\"" build/test-results/crash.jsonl'
-# The opencl backend process re-executes itself with libgomp's throttled spin count (runner.c, "OpenMP
+# The opencl backend process re-executes itself with libgomp's throttled spin count (child.c, "OpenMP
 # wait policy"): its backend record says so, the cpu one keeps the default, and a crash inside an
 # opencl case is still recorded while a fresh (re-executed) child goes on with the next case.
 if build/hybench list 2>/dev/null | grep -q '^opencl:.*available'; then

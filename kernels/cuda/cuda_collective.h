@@ -1,7 +1,7 @@
 /*
  * cuda_collective.h - the CUDA plugin's collectives (cuda_collective.cu, docs/collectives.md) and
- * energy counter (cuda_energy.cu, docs/energy.md). Private to kernels/cuda; cuda_backend.cu calls
- * these from its hooks.
+ * energy counter (cuda_energy.cu, docs/energy.md), and the data paths (cuda_coll_paths.cu). Private to
+ * kernels/cuda; the plugin's hooks (cuda_backend.cu, cuda_ceilings.cu, cuda_info.cu) call these.
  *
  * NCCL is loaded with dlopen("libnccl.so.2") on first use (not linked: the plugin loads on machines
  * without it, and the GPU bundle carries no libnccl: the device has its own). One communicator per
