@@ -87,10 +87,10 @@ hb_status hb_report_collectives(ctx *c)
                         ranks = v[0].ranks;
                         if (!p) {
                             p = hb_report_plot_begin(rp, F("coll_%s_%s", dv->id, coll_ops[o]), "collectives",
-                                                     F("%s on %s (%d rank%s): %s against size", coll_ops[o], dv->id, ranks, ranks == 1 ? "" : "s",
-                                                       ranks > 1 ? "busbw" : "algbw"), 900, 420, &dat);
+                                                     ranks > 1 ? F("%s over %d ranks (rank 0 on %s): busbw against size", coll_ops[o], ranks, dv->id)
+                                                                 : F("%s on %s (1 rank): algbw against size", coll_ops[o], dv->id), 900, 420, &dat);
                             if (!p) { free(v); json_decref(ids); json_decref(routing); return HB_EDEVICE; }
-                            hb_sb_printf(&body, "set title '%s'\nset logscale x 2\nset logscale y 10\nset format x '%%.0b%%B'\n"
+                            hb_sb_printf(&body, "set title '%s'\nset logscale x 2\nset logscale y 10\nset format x '%%.0b%%B'\nset format y '%%g'\n"
                                                 "set xlabel 'size S (bytes)'\nset ylabel '%s (GB/s)'\nset key left top\nplot ",
                                          hb_report_gp_str(p->title), ranks > 1 ? "busbw" : "algbw");
                         }
