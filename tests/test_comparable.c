@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include "cli_capture.h"
 
 #include "cli/commands.h"
 #include "results/results.h"
@@ -27,31 +28,10 @@ typedef int (*cmd_fn)(int, char **);
 
 static char dir[64];
 
-/* Run cmd with stdout and stderr captured; the stderr text goes to buf (size len). */
+/* Run cmd with stdout to /dev/null and its stderr text into buf (tests/cli_capture.h). */
 static int run_cmd(cmd_fn cmd, int argc, char **argv, char *buf, size_t len)
 {
-    fflush(stdout);
-    fflush(stderr);
-    int save2 = dup(2), save1 = dup(1);
-    FILE *t = tmpfile();
-    int nul = open("/dev/null", O_WRONLY);
-    assert_non_null(t);
-    dup2(fileno(t), 2);
-    dup2(nul, 1);
-    int rc = cmd(argc, argv);
-    fflush(stdout);
-    fflush(stderr);
-    clearerr(stdout);
-    dup2(save2, 2);
-    dup2(save1, 1);
-    close(save2);
-    close(save1);
-    close(nul);
-    rewind(t);
-    size_t n = fread(buf, 1, len - 1, t);
-    buf[n] = 0;
-    fclose(t);
-    return rc;
+    return hb_test_run_cmd(cmd, argc, argv, buf, len, 0);
 }
 
 #define META "{\"type\":\"meta\",\"schema\":%d,\"run_id\":\"t1\",\"host\":\"h\",\"git_commit\":\"abc\"," \

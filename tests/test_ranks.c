@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include "cli_capture.h"
 
 #include "cli/commands.h"
 #include "results/ranks.h"
@@ -406,29 +407,10 @@ static void test_refusals(void **state)
     expect_refused(again, 2, "already a merged file");
 }
 
-/* Run cmd with stdout and stderr to /dev/null, except stderr's text into buf. */
+/* hybench merge-ranks with stdout to /dev/null and its stderr text into buf (tests/cli_capture.h). */
 static int run_cmd(int argc, char **argv, char *buf, size_t len)
 {
-    fflush(stdout);
-    fflush(stderr);
-    int s1 = dup(1), s2 = dup(2), nul = open("/dev/null", O_WRONLY);
-    FILE *t = tmpfile();
-    assert_non_null(t);
-    dup2(nul, 1);
-    dup2(fileno(t), 2);
-    int rc = hb_cmd_merge_ranks(argc, argv);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(s1, 1);
-    dup2(s2, 2);
-    close(s1);
-    close(s2);
-    close(nul);
-    rewind(t);
-    size_t n = fread(buf, 1, len - 1, t);
-    buf[n] = 0;
-    fclose(t);
-    return rc;
+    return hb_test_run_cmd(hb_cmd_merge_ranks, argc, argv, buf, len, 0);
 }
 
 static void test_command(void **state)
