@@ -162,7 +162,9 @@ static hb_status sum_ranks(hbc_ctx *c, hb_dtype d, size_t off, size_t n, void *o
     memset(&p, 0, sizeof p);
     for (int q = 0; q < xp.ranks; q++) p.p[q] = xp.peer_in[q];
     int blocks = (int)((n + 255) / 256);
-    if (blocks > 132 * 16) blocks = 132 * 16;
+    /* a grid-stride loop: enough blocks to fill the device (16 per SM), not one per 256 elements */
+    const int cap = 16 * (c->prop.multiProcessorCount > 0 ? c->prop.multiProcessorCount : 1);
+    if (blocks > cap) blocks = cap;
     if (blocks < 1) blocks = 1;
     if (d == HB_F16) k_sum_ranks<__half><<<blocks, 256, 0, c->stream>>>(p, xp.ranks, off, n, (__half *)out);
     else if (d == HB_BF16) k_sum_ranks<__nv_bfloat16><<<blocks, 256, 0, c->stream>>>(p, xp.ranks, off, n, (__nv_bfloat16 *)out);

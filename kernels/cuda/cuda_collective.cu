@@ -227,12 +227,18 @@ static hb_status get_unique_id(int rank, int ranks, ncclUniqueId *id)
 /* How long a collective may make no progress before the watchdog aborts the communicator, and how
  * long a non-blocking call may stay in progress: HB_COLL_TIMEOUT seconds, else half of
  * --case-timeout (HB_CASE_TIMEOUT, which the run sets), between 1 and 60 s. */
+/* --case-timeout in seconds (HB_CASE_TIMEOUT, which the run sets), or 0 when unset. */
+static double case_timeout(void)
+{
+    const char *ct = getenv("HB_CASE_TIMEOUT");
+    return ct && atof(ct) > 0 ? atof(ct) : 0;
+}
+
 static double coll_timeout(void)
 {
     const char *e = getenv("HB_COLL_TIMEOUT");
     if (e && atof(e) > 0) return atof(e);
-    const char *ct = getenv("HB_CASE_TIMEOUT");
-    double t = ct && atof(ct) > 0 ? atof(ct) / 2 : 60;
+    double t = case_timeout() > 0 ? case_timeout() / 2 : 60;
     return t > 60 ? 60 : t < 1 ? 1 : t;
 }
 
@@ -456,8 +462,7 @@ hb_status hbc_coll_supports(hbc_ctx *c, const hb_case *cs, char *reason, size_t 
     if (cs->seq == g.last_seq) { snprintf(reason, len, "%s", g.last_reason); return g.last_st; }
     char why[400] = "";
     hb_status mine = coll_local_supports(c, cs, why, sizeof why);
-    const char *ct = getenv("HB_CASE_TIMEOUT");
-    double wait_s = ct && atof(ct) > 0 ? atof(ct) : 600;
+    double wait_s = case_timeout() > 0 ? case_timeout() : 600; /* 600: hybench run's default --case-timeout */
     hb_rdv_result res;
     hb_status st = HB_ESKIP;
     char out[400] = "";
