@@ -33,16 +33,9 @@ static char *record_key(json_t *r, json_t *seen)
     return out;
 }
 
-/* Precedence of a status when passes disagree: a wrong or crashed pass decides the merged record
- * (a wrong result is never hidden behind a faster pass); then timeouts, failures, out-of-memory. */
-static int status_rank(const char *s)
-{
-    static const char *order[] = {"ok", "skipped", "no_resource", "failed", "timed_out", "crashed", "wrong"};
-    for (int i = 6; i >= 0; i--)
-        if (s && !strcmp(s, order[i])) return i;
-    return 3; /* unknown non-ok status: as a failure */
-}
-
+/* Precedence of a status when passes disagree (hb_status_severity, results.h): a wrong or crashed
+ * pass decides the merged record (a wrong result is never hidden behind a faster pass); then
+ * timeouts, failures, out-of-memory. */
 static double rec_median(json_t *r, const char *phase)
 {
     json_t *m = json_object_get(json_object_get(json_object_get(r, "phases"), phase), "median");
@@ -155,8 +148,8 @@ static int fold_case(json_t *order, json_t *index, json_t *seen, json_t *r, int 
         if (!meds) meds = json_object();
         pass_medians_add(meds, r, p, ok);
         const char *ost = json_string_value(json_object_get(old, "status"));
-        int take = status_rank(st) > status_rank(ost) ||
-                   (status_rank(st) == status_rank(ost) && isfinite(med) && med < rec_total_median(old));
+        int take = hb_status_severity(st) > hb_status_severity(ost) ||
+                   (hb_status_severity(st) == hb_status_severity(ost) && isfinite(med) && med < rec_total_median(old));
         if (take) {
             json_object_set(r, "pass_medians", meds);
             json_object_set_new(r, "best_pass", json_integer(p + 1));

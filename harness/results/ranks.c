@@ -47,28 +47,10 @@ static const char *base_name(const char *p)
 
 static double num_or_nan(json_t *v) { return json_is_number(v) ? json_number_value(v) : (double)NAN; }
 
-/* Precedence of a status across ranks, as across passes (measure/merge.c): the worst decides;
- * "missing" (a rank without the case) and "invalid" count as failed. */
-static int status_level(const char *s)
-{
-    static const char *const order[] = {"ok", "skipped", "no_resource", "failed", "timed_out", "crashed", "wrong"};
-    for (int i = 0; i < 7; i++)
-        if (s && !strcmp(s, order[i])) return i;
-    return 3;
-}
-
-static int is_collective_op(const char *op)
-{
-    static const char *const ops[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast"};
-    for (size_t i = 0; op && i < sizeof ops / sizeof ops[0]; i++)
-        if (!strcmp(op, ops[i])) return 1;
-    return 0;
-}
-
 /* A collective case over several ranks: its records are folded into one. */
 static int is_multi_rank_collective(json_t *rec)
 {
-    if (!is_collective_op(hb_rec_str(rec, "op"))) return 0;
+    if (!hb_op_is_collective((hb_op)hb_op_parse(hb_rec_str(rec, "op")))) return 0;
     double a = num_or_nan(json_object_get(json_object_get(rec, "shape"), "ranks"));
     double b = num_or_nan(json_object_get(json_object_get(rec, "collective"), "ranks"));
     return a > 1 || b > 1;
@@ -307,7 +289,7 @@ static json_t *merge_collective(json_t **per, int N, rank_file **byrank, size_t 
         json_array_append_new(pr, e);
         if (isfinite(t)) { sum += t; tmax = nt ? fmax(tmax, t) : t; nt++; }
         if (isfinite(rel) && !(rel <= relmax)) relmax = rel;
-        int lv = status_level(st);
+        int lv = hb_status_severity(st);
         if (lv > worst) {
             worst = lv;
             wrank = r;

@@ -445,6 +445,14 @@ const char *hb_rec_str(json_t *rec, const char *k)
     return json_string_value(json_object_get(rec, k));
 }
 
+int hb_status_severity(const char *status)
+{
+    static const char *const order[] = {"ok", "skipped", "no_resource", "failed", "timed_out", "crashed", "wrong"};
+    for (int i = 0; i < 7; i++)
+        if (status && !strcmp(status, order[i])) return i;
+    return 3;
+}
+
 const char *hb_run_meta(const hb_run *r, const char *k)
 {
     return r && r->meta ? hb_rec_str(r->meta, k) : NULL;

@@ -136,6 +136,10 @@ void hb_run_free(hb_run *r);
  * HB_EXIT_INCOMPARABLE (3), whatever --force says. */
 hb_status hb_run_check_comparable(const hb_run *r, const char *path, char *err, size_t errlen);
 const char *hb_rec_str(json_t *rec, const char *k);
+/* How bad a case status is, for keeping the worst of several records of one case (passes,
+ * measure/merge.c; ranks, results/ranks.c): ok 0 < skipped 1 < no_resource 2 < failed 3 <
+ * timed_out 4 < crashed 5 < wrong 6; any other status (NULL, "invalid", "missing") counts as failed. */
+int hb_status_severity(const char *status);
 /* String field k of r's meta record, and its CPU model (meta.cpu.model); NULL when absent. */
 const char *hb_run_meta(const hb_run *r, const char *k);
 const char *hb_run_cpu_model(const hb_run *r);
