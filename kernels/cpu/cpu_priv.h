@@ -5,6 +5,7 @@
 #define HB_CPU_PRIV_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "core/hybench.h"
 
 /* Host topology from hwloc, loaded once per process (again after a fork). */
@@ -29,7 +30,7 @@ const char *hb_cpu_kernel_impl(const hb_case *c);
  * hb_cpu_blas_restore, which sets OpenBLAS's and OpenMP's counts to it again. */
 int hb_cpu_blas_one_thread(void);
 void hb_cpu_blas_restore(int threads);
-/* gelu and silu by SLEEF (cpu_kernels.c ew_sleef): exp(y) as exp2(y log2 e); gelu's exp2 argument is
+/* gelu and silu by SLEEF (cpu_ew.c ew_sleef): exp(y) as exp2(y log2 e); gelu's exp2 argument is
  * x (K0 + K1 x^2) with K0 = -2 log2(e) sqrt(2/pi) and K1 = K0 * 0.044715 (the tanh form's constants). */
 #define HB_EW_L2E 1.4426950408889634f /* log2(e) */
 #define HB_EW_GELU_K0 (-2.0f * HB_EW_L2E * 0.7978845608028654f)
@@ -54,7 +55,7 @@ int hb_cpu_kernel_threads(const hb_case *c);
 #define HB_CPU_CAL_GEMV 5
 
 /* What hb_cpu_kernel_calibrate measured and chose. A thread count is tried among 1, 2, 4, ... and
- * the team size T (working threads: every parallel region keeps the whole team, cpu_kernels.c
+ * the team size T (working threads: every parallel region keeps the whole team, cpu_ew.c
  * ew_run says why); a choice needs to save 10% or more against one thread, and a size where one
  * thread won keeps every smaller size on one thread. */
 typedef struct hb_cpu_calibration {
@@ -83,4 +84,75 @@ hb_status hb_cpu_kernel_calibrate(hb_cpu_calibration *out);
 
 /* HB_OK when the kernels can compute c's shape; otherwise HB_ESKIP with the reason written. */
 hb_status hb_cpu_kernel_check(const hb_case *c, char *reason, size_t reasonlen);
+
+/* ---- shared between the kernel files (cpu_kernels.c was split by what each part owns) ---- */
+/* Reductions, pooling and rmsnorm below this many elements run on the calling thread:
+ * a parallel region costs a few microseconds, 32 Ki floats take about that long to stream.
+ * The elementwise ops and sgemm use thresholds measured when the backend opens instead
+ * (hb_cpu_kernel_calibrate). */
+#define EW_PAR_MIN ((int64_t)32 * 1024)
+
+/* exp(x) for float, vectorizable (no calls, no branches): Cephes expf. x is clamped to
+ * [-87.3, 88.0], so the result is a normal float in [1.2e-38, 1.65e38]. */
+static inline float fexp(float x)
+{
+    x = x < -87.3f ? -87.3f : (x > 88.0f ? 88.0f : x);
+    float t = x * 1.44269504088896341f;
+    float kf = (t + 12582912.0f) - 12582912.0f; /* round to nearest: 1.5 * 2^23 */
+    float r = x - kf * 0.693359375f;
+    r = r - kf * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float y = p * r * r + r + 1.0f;
+    int32_t ki = (int32_t)kf;
+    uint32_t bits = (uint32_t)(ki + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, 4);
+    return y * scale;
+}
+
+/* cpu_blas.c */
+void blas_serial_begin(void);          /* OpenBLAS single-threaded for calls from inside an OpenMP region */
+void blas_serial_end(int threads);     /* undoes blas_serial_begin (threads: the team size) */
+/* cpu_scratch.c */
+extern float *g_scratch[];             /* per-thread scratch buffers, slot t = OpenMP thread t */
+float *scratch(int slot, size_t floats); /* slot's buffer grown to >= floats (NULL: no memory) */
+/* cpu_ew.c */
+extern int64_t g_ew_par_min[2];        /* elements from which elementwise ops use threads (calibrated) */
+extern int g_ew_threads[2][HB_CPU_CAL_EW]; /* calibrated threads per elementwise size (0: none yet) */
+double sum_f32(const float *restrict x, int64_t n); /* sum of x[0..n), f64 over 1024-element blocks */
+float max_f32(const float *restrict x, int64_t n);  /* max of x[0..n), n >= 1 */
+const char *ew_impl(void);             /* implementation name of gelu/silu */
+void ew_run(hb_op op, const float *a, const float *b, float *o, int64_t n, int nth); /* on nth threads */
+int ew_threads(hb_op op, int64_t n);   /* threads an elementwise op of n elements runs on */
+void k_elementwise(hb_op op, const float *a, const float *b, float *o, int64_t n); /* add..silu */
+void k_rows(hb_op op, const float *restrict x, const float *restrict g, float *restrict y,
+            int64_t rows, int64_t cols);      /* sum/mean/max/rmsnorm over each row */
+void k_sum_all(const float *restrict x, float *restrict y, int64_t n); /* y[0] = sum of x */
+/* cpu_conv.c (struct hbk_conv, hbk_attn: cpu_ref/kshape.h) */
+struct hbk_conv;
+struct hbk_attn;
+hb_status k_pool(const struct hbk_conv *p, int is_max, const float *x, float *y); /* max/avg pooling */
+int conv_is_direct(const struct hbk_conv *p); /* 1x1 stride-1 unpadded: the input is its own im2col */
+hb_status k_conv2d(const struct hbk_conv *p, const float *x, const float *wt, float *y);      /* NCHW */
+hb_status k_conv2d_nhwc(const struct hbk_conv *p, const float *x, const float *wt, float *y); /* NHWC */
+/* cpu_gemm.c */
+extern double g_gemm_par_flops;        /* 2mnk from which sgemm threads pay off (calibrated) */
+extern double g_gemv_par_flops;        /* 2nk from which sgemv threads pay off (calibrated) */
+extern const int g_gs[HB_CPU_CAL_GEMM], g_vs[HB_CPU_CAL_GEMV]; /* calibrated sgemm / sgemv sizes n */
+extern int g_gemm_plan[HB_CPU_CAL_GEMM], g_gemv_plan[HB_CPU_CAL_GEMV]; /* calibrated plans per size */
+int split_threads(int plan, int64_t m); /* threads of a row-split plan for m rows (1: no split) */
+void gemm_plan_run(int p, int64_t m, int64_t n, int64_t k, const float *A, const float *B, float *C); /* C = A B */
+int gemm_plan_for(int64_t m, int64_t n, int64_t k); /* the calibrated plan for an m x n x k product */
+int plan_threads(int p, int64_t m, int64_t n, int64_t k); /* threads plan p runs on */
+int bmm_plan(int64_t batch, int64_t m, int64_t n, int64_t k); /* 0 serial, 1 over the batch, 2 per product */
+hb_status k_bmm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *A, const float *B,
+                float *C);             /* batched C = A B */
+/* cpu_attn.c */
+hb_status k_attention(const struct hbk_attn *a, const float *q, const float *k, const float *v,
+                      float *o);       /* causal/GQA attention by sgemm + softmax */
 #endif
