@@ -10,6 +10,8 @@
 #include <jansson.h>
 #include "measure/measure.h"
 #include "measure/registry.h"
+#include "measure/prepare.h"
+#include "core/convert.h"
 
 /* The reference cache: inputs and reference output of the last workload item seen. */
 typedef struct hb_ref_cache {
@@ -24,6 +26,35 @@ void hb_ref_cache_free(hb_ref_cache *r);
 
 /* Measured ceilings of the current instance. */
 typedef struct hb_ceiling_set { hb_ceiling v[HB_MAX_CEILINGS]; int n; } hb_ceiling_set;
+
+/* ---- one case's data path (sample.c) and the facts of its record (sample_facts.c) ---- */
+typedef struct run_ctx {
+    hb_instance *inst;
+    const hb_case *c;
+    const hb_options *o;
+    int nin;
+    hb_elem el;                 /* device storage element type */
+    size_t nel[HB_MAX_INPUTS], nout;
+    hb_buf in[HB_MAX_INPUTS], out;
+    int nbuf_in, have_out;
+    double *h64[HB_MAX_INPUTS], *o64;   /* convert mode: the f64 host tensors (the inputs are the
+                                           reference cache's, read-only, shared by the group's modes) */
+    float *h32[HB_MAX_INPUTS], *o32;    /* f32 mode when the device dtype is not f32 */
+    int device;                 /* 1 when the backend has its own memory */
+    int borrowed;               /* in[] and out are the group's buffers, owned by another variant
+                                 * (hb_measure_group: one set per group); not freed here */
+    long long host_bytes, staging_bytes, device_bytes;
+    hb_prep_state prep;         /* the hot rule's state (prepare.h) */
+} run_ctx;
+
+double ceiling_get(const hb_ceiling_set *cl, const char *name);
+json_t *samples_json(const double *s, size_t n);
+/* A loop's stop decision, agreed across the ranks of a collective case (backend.h coll_vote): every
+ * rank's process then makes the same number of calls. Other cases: stop as given. */
+int agreed(run_ctx *x, int stop);
+/* --energy: the energy window of case c after its sampling (t_compute: its median compute time);
+ * adds the record's "energy" object. */
+void measure_energy(run_ctx *x, json_t *rec, double t_compute);
 
 /* Measure the n cases[0..n-1] of workload item `item` (skip: the item's skip reason, or empty) on
  * inst together, 1 <= n <= HB_MAX_GROUP: the same op, shape, dtype and route in different modes (the

@@ -7,8 +7,7 @@
  * each shape normalized and checked (hb_shape_normalize; tensors over 2^34 elements are "absurd").
  * Items go to a private list that is appended to the caller's only when the whole file is good.
  */
-#include "workload/workload.h"
-#include "workload/benchdnn.h"
+#include "workload/workload_internal.h"
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
@@ -21,110 +20,6 @@
 #define WL_MAX_ELEMS 17179869184.0   /* 2^34: the "absurd" limit, as in hb_shape_normalize */
 #define WL_MAX_SWEEP 256              /* points of one sweep line */
 #define WL_MAX_RANGES 4               /* range tokens of one sweep line */
-
-/* ---- parsing state ---- */
-typedef struct wl_case {
-    hb_shape s;
-    int line;
-    char label[48];    /* shape/sweep label, "" if none (quick selects by it) */
-    char suffix[80];   /* name suffix */
-} wl_case;
-
-typedef struct wl_tok { char text[96]; int line; } wl_tok;
-typedef struct wl_batch { hb_batch_kind kind; hb_pool_alg alg; char file[200]; int line; } wl_batch;
-
-typedef struct wl_section {
-    char name[64];
-    int line;                        /* of the [header] */
-    int op; int op_line;             /* op = -1 until given */
-    wl_case *cases; size_t ncases, capcases;
-    int nshape_lines;                /* shape + sweep lines */
-    wl_tok *quick; size_t nquick, capquick;
-    wl_batch *batch; size_t nbatch, capbatch;
-    unsigned dmask, mmask, rmask;
-    char model[48];
-    double weight;
-    char cname[64];
-    int64_t mb; int mb_line;
-    int alg; int alg_line;           /* hb_pool_alg, -1 unset */
-    int key_line[16];                /* first line of each single-valued key (duplicates) */
-} wl_section;
-
-typedef struct wl_ctx {
-    const char *path;
-    char dir[4096];
-    char stem[64];
-    FILE *f;
-    char *buf; size_t bufcap;
-    int lineno;
-    int failed;
-    hb_status st;
-    char *err; size_t errlen;
-    /* section headers as the reader sees them */
-    int hdr_seq, hdr_line;
-    char hdr_name[64];
-    int cur_seq;                     /* header whose keys the handler is collecting (0: none) */
-    wl_section sec;
-    char (*seen)[64]; int *seen_line; size_t nseen, capseen;
-    hb_item_list tmp;
-} wl_ctx;
-
-static void fail(wl_ctx *x, int line, hb_status st, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void fail(wl_ctx *x, int line, hb_status st, const char *fmt, ...)
-{
-    if (x->failed) return;
-    x->failed = 1;
-    x->st = st;
-    if (!x->err || !x->errlen) return;
-    int n = line > 0 ? snprintf(x->err, x->errlen, "%s:%d: ", x->path, line) : snprintf(x->err, x->errlen, "%s: ", x->path);
-    if (n < 0 || (size_t)n >= x->errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(x->err + n, x->errlen - (size_t)n, fmt, ap);
-    va_end(ap);
-}
-
-static int is_label_char(int c) { return isalnum(c) || c == '_' || c == '-' || c == '.'; }
-
-static const char *skip_ws(const char *p)
-{
-    while (*p && isspace((unsigned char)*p)) p++;
-    return p;
-}
-
-/* Integer with the suffixes hb_shape_parse accepts: Ki, Mi, Gi, or 2^N. */
-static int parse_int(const char *s, const char **endp, int64_t *v)
-{
-    if (!isdigit((unsigned char)*s)) return 0;
-    errno = 0;
-    char *end;
-    long long x = strtoll(s, &end, 10);
-    if (errno) return 0;
-    if (*end == '^' && x == 2) {
-        char *e2;
-        long long ex = strtoll(end + 1, &e2, 10);
-        if (e2 == end + 1 || ex < 0 || ex > 62) return 0;
-        x = 1LL << ex;
-        end = e2;
-    } else if ((end[0] == 'K' || end[0] == 'M' || end[0] == 'G') && end[1] == 'i') {
-        int sh = end[0] == 'K' ? 10 : end[0] == 'M' ? 20 : 30;
-        if (x > (INT64_MAX >> sh)) return 0;
-        x <<= sh;
-        end += 2;
-    }
-    *v = x;
-    *endp = end;
-    return 1;
-}
-
-static int field_index(const char *name, size_t len)
-{
-    for (int i = 0; i < hb_shape_nfields; i++)
-        if (strlen(hb_shape_fields[i].name) == len && !strncmp(hb_shape_fields[i].name, name, len)) return i;
-    return -1;
-}
-static int64_t *fieldp(hb_shape *s, int i) { return (int64_t *)((char *)s + hb_shape_fields[i].offset); }
-static int64_t fieldv(const hb_shape *s, int i) { return *(const int64_t *)((const char *)s + hb_shape_fields[i].offset); }
 
 /* Largest tensor of op on shape s, in double (no int64 overflow for any field <= 2^34), with the
  * defaults hb_shape_normalize would fill. */
