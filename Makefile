@@ -28,7 +28,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -g -fopenmp -fPIC $(WARN) -Ihar
            $(shell pkg-config --cflags hwloc jansson inih sqlite3 libpq 2>/dev/null) -I$(BLAS_INC)
 LDLIBS  := $(shell pkg-config --libs hwloc jansson inih sqlite3 libpq 2>/dev/null) $(BLAS_LIBS) -lm -ldl -fopenmp
 # SLEEF (vector expf/tanhf for the cpu backend's gelu and silu, Debian libsleef-dev) when installed;
-# without it those two ops run hybench's own polynomial exp (kernels/cpu/cpu_kernels.c).
+# without it those two ops run hybench's own polynomial exp (fexp in kernels/cpu/cpu_priv.h).
 ifeq ($(shell pkg-config --exists sleef 2>/dev/null && echo y),y)
 CFLAGS  += -DHB_HAVE_SLEEF $(shell pkg-config --cflags sleef)
 LDLIBS  += $(shell pkg-config --libs sleef)

@@ -1,5 +1,5 @@
 /*
- * cpu_backend.c - the "cpu" backend: f32 kernels on the host (cpu_kernels.c) with OpenMP threads
+ * cpu_backend.c - the "cpu" backend: f32 kernels on the host (cpu_kernels.c and the kernel files beside it) with OpenMP threads
  * bound one per core by hwloc and OpenBLAS for the matrix products.
  *
  * One instance, "cpu". Host memory: buffers are 64-byte aligned, first-touched by the threads
