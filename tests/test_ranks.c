@@ -121,6 +121,22 @@ static json_t *plain_rec(const char *op, long m, const char *be, double t)
                      "median", t, "samples", "total", t, "rel_err", 1e-7);
 }
 
+/* The tensor-parallel decoder layer's record of rank `rank` (measure/chain.c): layer time t, all_reduce part ar. */
+static json_t *tp_rec(int ranks, int rank, const char *be, double t, double ar)
+{
+    char key[256];
+    snprintf(key, sizeof key, "chain|seq=1 kv_seq=512 ranks=%d|%s|resident|pageable|f16", ranks, be);
+    json_t *r = json_pack("{s:s,s:s,s:s,s:s,s:s,s:{s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:s}", "type", "case", "key", key,
+                          "backend", be, "op", "chain", "family", "chain", "shape", "seq", 1, "kv_seq", 512, "ranks", ranks, "rank", rank,
+                          "shape_str", "seq=1 kv_seq=512", "dtype", "f16", "mode", "resident", "route", "pageable", "status", "ok",
+                          "flops", 4.4e8, "rel_err", 1e-3 * (1 + rank), "bound", "compute");
+    json_object_set_new(r, "phases", json_pack("{s:{s:f},s:{s:f}}", "total", "median", t * 1.2, "compute", "median", t));
+    json_object_set_new(r, "samples", json_pack("{s:[f],s:[f]}", "total", t * 1.2, "compute", t));
+    json_object_set_new(r, "tensor_parallel", json_pack("{s:i,s:i,s:f,s:f,s:f}", "ranks", ranks, "rank", rank, "time_s", t,
+                                                        "allreduce_s", ar, "allreduce_share", ar / t));
+    return r;
+}
+
 static json_t *end_rec(double elapsed)
 {
     return json_pack("{s:s,s:i,s:f,s:i,s:b}", "type", "end", "cases", 0, "elapsed_s", elapsed, "passes", 1, "interrupted", 0);
@@ -238,6 +254,50 @@ static void test_two_ranks(void **state)
         FILE *nul = fopen("/dev/null", "w");
         assert_int_equal(hb_csv_stream(run.path, nul, err, sizeof err), HB_OK);
         fclose(nul);
+        hb_run_free(&run);
+    }
+}
+
+/* The tensor-parallel layer's ranks fold into one record: mean layer time, mean all_reduce part. */
+static void test_tensor_parallel(void **state)
+{
+    (void)state;
+    for (long seed = 1; seed <= 3; seed++) {
+        srand48(seed * 7);
+        double t[2], ar[2];
+        for (int r = 0; r < 2; r++) {
+            char be[32], name[32];
+            snprintf(be, sizeof be, "cuda:%d", r);
+            snprintf(name, sizeof name, "tp%d.jsonl", r);
+            t[r] = 5e-5 + drand48() * 1e-4;
+            ar[r] = t[r] * (0.1 + 0.3 * drand48());
+            json_t *rf = json_pack("[o,o,o,o]", meta_rec(r, 2, name), backend_rec(be), tp_rec(2, r, be, t[r], ar[r]), end_rec(5));
+            write_records(name, rf);
+        }
+        const char *names[] = {"tp0.jsonl", "tp1.jsonl"};
+        hb_ranks_summary s;
+        char err[1024] = "";
+        if (merge(names, 2, "tp.jsonl", 0, &s, err, sizeof err) != HB_OK) fail_msg("seed %ld: %s", seed, err);
+        assert_int_equal(s.cases, 1);
+        hb_run run;
+        load_merged("tp.jsonl", &run);
+        json_t *c = find_case(&run, "chain", NULL, 0);
+        assert_non_null(c);
+        assert_null(find_case(&run, "chain", NULL, 1));
+        json_t *tp = json_object_get(c, "tensor_parallel");
+        assert_close(num(tp, "time_s"), (t[0] + t[1]) / 2);
+        assert_close(num(tp, "time_max_s"), fmax(t[0], t[1]));
+        assert_close(num(tp, "allreduce_s"), (ar[0] + ar[1]) / 2);
+        assert_close(num(tp, "allreduce_share"), (ar[0] + ar[1]) / (t[0] + t[1]));
+        assert_null(json_object_get(tp, "busbw_gbps"));
+        assert_null(json_object_get(c, "collective"));
+        assert_close(num(c, "rel_err"), 2e-3);
+        json_t *pr = json_object_get(tp, "per_rank");
+        assert_int_equal(json_array_size(pr), 2);
+        for (int r = 0; r < 2; r++) {
+            assert_close(num(json_array_get(pr, (size_t)r), "time_s"), t[r]);
+            assert_close(num(json_array_get(pr, (size_t)r), "allreduce_s"), ar[r]);
+        }
         hb_run_free(&run);
     }
 }
@@ -460,7 +520,7 @@ static int setup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_ranks),
+        cmocka_unit_test(test_two_ranks), cmocka_unit_test(test_tensor_parallel),
         cmocka_unit_test(test_four_ranks_status),
         cmocka_unit_test(test_cut_short),
         cmocka_unit_test(test_refusals),

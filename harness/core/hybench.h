@@ -1,6 +1,6 @@
 /*
  * hybench.h - the core types every layer and backend shares: exit and status codes, the op table,
- * dtypes, modes, routes, shapes, cases, and the decoder-layer chain (defined in ops.c).
+ * dtypes, modes, routes, shapes, cases, and the decoder-layer chain (defined in chain.c).
  *
  * One op table (X-macro, ggml style), one shape struct with named fields, one case struct.
  * Every tensor is dense and row-major (C order). Layouts per op:
@@ -21,6 +21,8 @@
  *                -> o[batch,heads,seq,head_dim]; o = softmax(q k^T / sqrt(head_dim) + mask) v;
  *                query head h reads kv head h / (heads / kv_heads) (grouped-query attention);
  *                causal: query i sees keys j <= i + (kv_seq - seq) (queries aligned to the end).
+ *                layout=bshd: q and o [batch,seq,heads,head_dim], k,v [batch,kv_seq,kv_heads,head_dim]
+ *                (the projections' [tokens, heads*head_dim] as they come, as FlashAttention takes them).
  *   all_reduce   x[n] on every rank -> y[n] = sum over the ranks' x (NCCL ncclAllReduce, ncclSum)
  *   all_gather   x[n] on every rank -> y[ranks*n], block r = rank r's x
  *   reduce_scatter x[ranks*n] on every rank -> y[n] on rank r = block r of the sum over the ranks' x
@@ -33,7 +35,8 @@
  *                (cudaMemcpyPeer). Every rank draws the same input from the run's seed, so the
  *                reference of all_reduce is ranks * x.
  *   chain        one TinyLlama-1.1B decoder layer as a sequence of the ops above (declared below);
- *                shape: seq (tokens), kv_seq (key/value length; kv_seq > seq reads a KV cache).
+ *                shape: seq (tokens), kv_seq (key/value length; kv_seq > seq reads a KV cache),
+ *                ranks (the tensor-parallel layer over 1, 2 or 4 ranks; absent: the one-device chain).
  *                Backends never see it: the driver runs its ops one by one.
  * Output spatial size (conv2d, pooling): oh = (h + 2*ph - dh*(kh-1) - 1) / sh + 1, same for w.
  */
@@ -149,12 +152,21 @@ typedef struct hb_shape {
     int64_t rows, cols;                 /* sum/mean/max/rmsnorm */
     int64_t heads, kv_heads, seq, kv_seq, head_dim, causal; /* attention */
     int64_t ranks, rank, inplace, path;  /* collectives (see the layouts above) */
-    int64_t layout;                     /* conv2d tensor layout: HB_LAYOUT_NCHW (0, default) or HB_LAYOUT_NHWC */
+    int64_t layout;                     /* conv2d tensor layout: HB_LAYOUT_NCHW (0, default) or HB_LAYOUT_NHWC;
+                                         * attention: 0 (default: q [batch, heads, seq, head_dim], k and v
+                                         * [batch, kv_heads, kv_seq, head_dim]) or HB_LAYOUT_BSHD (q and o
+                                         * [batch, seq, heads, head_dim], k and v [batch, kv_seq, kv_heads,
+                                         * head_dim]: the projections' own layout, no transpose) */
+    int64_t in_chain;                   /* not a text field: 1 on a collective step of a chain case
+                                         * (hb_chain_step_case): the collective starts when its stream
+                                         * reaches it, with no barrier that aligns the ranks' start first
+                                         * (the layer's real cost includes the wait for the slowest rank) */
 } hb_shape;
 
-/* conv2d tensor layouts (shape field `layout`; text form layout=nchw / layout=nhwc, layouts above). */
-enum { HB_LAYOUT_NCHW = 0, HB_LAYOUT_NHWC = 1, HB_LAYOUT_COUNT };
-const char *hb_layout_name(int64_t layout); /* "nchw", "nhwc", "?" */
+/* Tensor layouts (shape field `layout`; text form layout=nchw / nhwc for conv2d, layout=bshd for
+ * attention; layouts above). */
+enum { HB_LAYOUT_NCHW = 0, HB_LAYOUT_NHWC = 1, HB_LAYOUT_BSHD = 2, HB_LAYOUT_COUNT };
+const char *hb_layout_name(int64_t layout); /* "nchw", "nhwc", "bshd", "?" */
 
 /* Descriptor of one shape field, for parsers and printers (fio-style option table). */
 typedef struct hb_shape_field { const char *name; size_t offset; const char *help; } hb_shape_field;
@@ -237,39 +249,62 @@ typedef struct hb_case {
  * "op|shape|backend|mode|route|dtype". buf must hold 256 bytes. */
 char *hb_case_key(const hb_case *c, const char *backend, char *buf, size_t len);
 
-/* ---- the decoder-layer chain (the HB_OP_CHAIN row; ops.c) ----
+/* ---- the decoder-layer chain (the HB_OP_CHAIN row; core/chain.c) ----
  * The transformer-block chain: one TinyLlama-1.1B decoder layer (hidden 2048, intermediate
- * 5632, 32 query heads, 4 key/value heads, head dim 64) run op by op on one backend:
+ * 5632, 32 query heads, 4 key/value heads, head dim 64) run op by op:
  *   xn = rmsnorm(x, g1); q = xn Wq; k = xn Wk; v = xn Wv; a = attention(q, k|Kcache, v|Vcache, causal);
  *   h = x + a Wo; hn = rmsnorm(h, g2); y = h + (silu(hn Wg) * (hn Wu)) Wd
  * with T = seq tokens. kv_seq > seq (decode) reads a key/value cache of kv_seq positions, which is an
- * input of the chain; kv_seq == seq (prefill) uses the projected k and v. Buffers are reinterpreted
- * without transposes ([T, heads*64] is read as [1, heads, T, 64]): the cost is the real layer's, the
- * values are a fixed permutation of it, and the reference does the same.
+ * input of the chain; kv_seq == seq (prefill) uses the projected k and v.
+ * Shape field `ranks`:
+ *   0 (absent): the layer on one backend, buffers reinterpreted without transposes ([T, heads*64] is
+ *     read as [1, heads, T, 64]): the cost is the real layer's, the values a fixed permutation of it,
+ *     and the reference does the same.
+ *   R >= 1 (1, 2 or 4): the tensor-parallel layer of core/chain.c over the R ranks of the launch, in
+ *     the real head layout (attention layout=bshd; the KV cache [kv_seq, 4 kv heads, 64]). Rank r
+ *     (shape field `rank`, from the launch) holds its column or row block of each weight and of the
+ *     cache (hb_chain_shard), and two all_reduce steps sum the partial out- and down-projections;
+ *     every rank ends with the whole y. R = 1 is the same layer on one device, without collectives:
+ *     the one-GPU point of the scaling curve.
  * Modes: convert = f64 host tensors converted at every op boundary (weights too: a library storing
- * f64 converts each operand per call); f32 = f32 host tensors, H2D/D2H at every op boundary;
- * resident = weights and KV cache live on the device (uploaded once, before timing); per call the
- * layer's input is uploaded once and its output downloaded once.
+ * f64 converts each operand per call); f32 = host tensors in the compute dtype, H2D/D2H at every op
+ * boundary; resident = weights and KV cache live on the device (uploaded once, before timing); per
+ * call the layer's input is uploaded once and its output downloaded once.
  */
-/* Tensors of the layer; the first HB_CHAIN_NINPUTS are its inputs (weights, x, the KV cache). */
+/* Tensors of the layer; the first HB_CHAIN_NINPUTS are its inputs (weights, x, the KV cache).
+ * OR and DR: the all-reduced out- and down-projections (ranks > 1 only). */
 enum { HB_CT_X, HB_CT_G1, HB_CT_G2, HB_CT_WQ, HB_CT_WK, HB_CT_WV, HB_CT_WO, HB_CT_WG, HB_CT_WU, HB_CT_WD, HB_CT_KC, HB_CT_VC,
        HB_CT_XN, HB_CT_Q, HB_CT_K, HB_CT_V, HB_CT_A, HB_CT_O, HB_CT_H, HB_CT_HN, HB_CT_GT, HB_CT_UP, HB_CT_SG, HB_CT_M, HB_CT_D,
-       HB_CT_Y, HB_CT_COUNT };
+       HB_CT_Y, HB_CT_OR, HB_CT_DR, HB_CT_COUNT };
 #define HB_CHAIN_NINPUTS (HB_CT_VC + 1)
 
-/* The layer's steps in order: op, input tensors (-1: none), output tensor. */
+/* A step: op, input tensors (-1: none), output tensor. */
 typedef struct hb_chain_step { hb_op op; int in[3]; int out; } hb_chain_step;
-#define HB_CHAIN_NSTEPS 14
+#define HB_CHAIN_NSTEPS 14   /* one device (ranks 0 or 1) */
+#define HB_CHAIN_MAXSTEPS 16 /* over several ranks: the two all_reduce steps added */
+/* The one-device layer's steps in order (ranks 0 and 1). */
 extern const hb_chain_step hb_chain_steps[HB_CHAIN_NSTEPS];
+/* Number of steps of a chain with shape s, and step i (NULL when out of range). */
+int hb_chain_nsteps(const hb_shape *s);
+const hb_chain_step *hb_chain_step_at(const hb_shape *s, int i);
 
-/* Elements of tensor t (HB_CT_*) for chain shape s (0 for the KV cache in prefill). */
+/* Elements of tensor t (HB_CT_*) on one rank for chain shape s (its shard where the tensor is split;
+ * 0 for the KV cache in prefill and for OR, DR on one device). */
 size_t hb_chain_tensor_elems(int t, const hb_shape *s);
+/* Where an input tensor t (< HB_CHAIN_NINPUTS) of rank s->rank lies in the whole layer's tensor: the
+ * whole tensor is a row-major [full_rows, full_cols] matrix, the rank's shard its block of rows
+ * [r0, r0 + rows) x columns [c0, c0 + cols), stored row-major and contiguous on the rank. Replicated
+ * tensors (x, g1, g2, and every input when ranks <= 1) are the whole matrix. Returns 0, or -1 for a
+ * tensor that is no input of this shape (the cache in prefill, an intermediate). */
+typedef struct hb_chain_block { int64_t full_rows, full_cols, r0, c0, rows, cols; } hb_chain_block;
+int hb_chain_shard(int t, const hb_shape *s, hb_chain_block *b);
 /* The case of step i of chain case `chain`, and its real input tensors in[] (the attention step
- * reads the cache in decode). */
+ * reads the cache in decode). An all_reduce step carries the chain's ranks and rank and in_chain = 1. */
 hb_case hb_chain_step_case(const hb_case *chain, int i, int in[3]);
 
 /* FLOPs and minimal bytes (every weight and activation read once, each output written once) of the
- * chain with shape s (seq, kv_seq) at elem_size bytes per element. */
+ * whole layer with shape s (seq, kv_seq; over ranks: all ranks together, the collectives included)
+ * at elem_size bytes per element. */
 double hb_chain_flops(const hb_shape *s);
 double hb_chain_bytes(const hb_shape *s, size_t elem_size);
 

@@ -77,11 +77,11 @@ const hb_shape_field hb_shape_fields[] = {
     F(rows, "rows (reductions, rmsnorm)"), F(cols, "columns (reduced axis)"),
     F(heads, "query heads"), F(kv_heads, "key/value heads"), F(seq, "query length"),
     F(kv_seq, "key/value length"), F(head_dim, "head dimension"), F(causal, "causal mask (0/1)"),
-    F(ranks, "collective: communicator size (default: the launch's, core/launch.h)"),
+    F(ranks, "collective: communicator size (default: the launch's, core/launch.h); chain: tensor-parallel ranks (1, 2 or 4; absent: the one-device layer)"),
     F(rank, "collective: this process's rank (always the launch's)"),
     F(inplace, "collective: 1 = in place (output buffer is the input)"),
     F(path, "collective: 0 NCCL, 1 host-staged, 2 peer copies"),
-    F(layout, "conv2d tensor layout: nchw (default; OIHW weights) or nhwc (OHWI weights), by name"),
+    F(layout, "tensor layout, by name: conv2d nchw (default; OIHW weights) or nhwc (OHWI weights); attention bshd (default: bhsd)"),
 };
 #undef F
 const int hb_shape_nfields = (int)(sizeof hb_shape_fields / sizeof hb_shape_fields[0]);
@@ -100,7 +100,7 @@ static int shape_zero_refused(int fi)
     return 0;
 }
 
-static const char *const layout_names[HB_LAYOUT_COUNT] = {"nchw", "nhwc"};
+static const char *const layout_names[HB_LAYOUT_COUNT] = {"nchw", "nhwc", "bshd"};
 const char *hb_layout_name(int64_t layout)
 {
     return layout >= 0 && layout < HB_LAYOUT_COUNT ? layout_names[layout] : "?";
@@ -135,7 +135,7 @@ hb_status hb_shape_parse(const char *text, hb_shape *s, char *err, size_t errlen
             for (int i = 0; i < HB_LAYOUT_COUNT; i++)
                 if (strlen(layout_names[i]) == (size_t)(p - v0) && !strncmp(layout_names[i], v0, (size_t)(p - v0))) li = i;
             if (li < 0 || (*p && !isspace((unsigned char)*p) && *p != ',')) {
-                snprintf(err, errlen, "shape \"%s\": bad layout \"%.*s\" (nchw or nhwc)", text,
+                snprintf(err, errlen, "shape \"%s\": bad layout \"%.*s\" (nchw or nhwc for conv2d, bshd for attention)", text,
                          (int)strcspn(v0, " \t,"), v0);
                 return HB_EINVAL;
             }
@@ -242,9 +242,11 @@ hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
             return HB_EINVAL;
         }
     }
-    if (s->layout >= HB_LAYOUT_COUNT) { snprintf(err, errlen, "%s: layout is nchw or nhwc", info->name); return HB_EINVAL; }
-    if (op != HB_OP_CONV2D && s->layout != HB_LAYOUT_NCHW) {
-        snprintf(err, errlen, "%s: layout=%s is a conv2d parameter (only conv2d takes NHWC)", info->name, hb_layout_name(s->layout));
+    if (s->layout >= HB_LAYOUT_COUNT) { snprintf(err, errlen, "%s: layout is nchw, nhwc or bshd", info->name); return HB_EINVAL; }
+    if (s->layout != HB_LAYOUT_NCHW && !(op == HB_OP_CONV2D && s->layout == HB_LAYOUT_NHWC) &&
+        !(op == HB_OP_ATTENTION && s->layout == HB_LAYOUT_BSHD)) {
+        snprintf(err, errlen, "%s: layout=%s is not one of its layouts (conv2d: nchw or nhwc; attention: bshd)", info->name,
+                 hb_layout_name(s->layout));
         return HB_EINVAL;
     }
     switch (op) {
@@ -272,6 +274,13 @@ hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
         NEED(seq); DEF(kv_seq, s->seq); DEF(batch, 1);
         if (s->kv_seq < s->seq) { snprintf(err, errlen, "chain: kv_seq must be >= seq"); return HB_EINVAL; }
         if (s->seq > 65536 || s->kv_seq > 65536) { snprintf(err, errlen, "chain: absurd size: seq and kv_seq are limited to 65536"); return HB_EINVAL; }
+        if (s->ranks != 0 && s->ranks != 1 && s->ranks != 2 && s->ranks != 4) {
+            snprintf(err, errlen, "chain: ranks=%lld: the tensor-parallel layer splits 4 key/value heads, so ranks is 1, 2 or 4",
+                     (long long)s->ranks);
+            return HB_EINVAL;
+        }
+        /* this process's place in the launch; a launch of another size skips the case (measure/chain.c) */
+        s->rank = s->ranks > 0 && hb_launch_ranks() == s->ranks ? hb_launch_rank() : 0;
         return HB_OK;
     case HB_OP_ALL_REDUCE: case HB_OP_ALL_GATHER: case HB_OP_REDUCE_SCATTER: case HB_OP_BROADCAST: {
         NEED(n);
@@ -316,8 +325,8 @@ static const char *const op_fields[HB_OP_COUNT] = {
     [HB_OP_CONV2D] = "batch c h w oc kh kw sh sw ph pw dh dw g layout",
     [HB_OP_MAXPOOL] = "batch c h w kh kw sh sw ph pw", [HB_OP_AVGPOOL] = "batch c h w kh kw sh sw ph pw",
     [HB_OP_SUM] = "rows cols", [HB_OP_MEAN] = "rows cols", [HB_OP_MAX] = "rows cols", [HB_OP_SUM_ALL] = "n",
-    [HB_OP_RMSNORM] = "rows cols", [HB_OP_ATTENTION] = "batch heads kv_heads seq kv_seq head_dim causal",
-    [HB_OP_CHAIN] = "seq kv_seq",
+    [HB_OP_RMSNORM] = "rows cols", [HB_OP_ATTENTION] = "batch heads kv_heads seq kv_seq head_dim causal layout",
+    [HB_OP_CHAIN] = "seq kv_seq ranks",
     [HB_OP_ALL_REDUCE] = "n ranks inplace path", [HB_OP_ALL_GATHER] = "n ranks inplace path",
     [HB_OP_REDUCE_SCATTER] = "n ranks rank inplace path", [HB_OP_BROADCAST] = "n ranks inplace path",
 };
@@ -339,7 +348,8 @@ char *hb_shape_format(hb_op op, const hb_shape *s, char *buf, size_t len)
             int64_t v = field_get(s, i);
             /* omit defaults that carry no information */
             if ((!strcmp(name, "dh") || !strcmp(name, "dw") || !strcmp(name, "g")) && v == 1) break;
-            if ((!strcmp(name, "causal") || !strcmp(name, "inplace") || !strcmp(name, "path") || !strcmp(name, "layout")) &&
+            if ((!strcmp(name, "causal") || !strcmp(name, "inplace") || !strcmp(name, "path") || !strcmp(name, "layout") ||
+                 !strcmp(name, "ranks")) &&
                 v == 0)
                 break;
             if (!strcmp(name, "layout")) { /* by name: layout=nhwc */
@@ -470,7 +480,7 @@ double hb_op_tolerance(hb_op op, const hb_shape *s, hb_dtype d)
     case HB_BF16: return 3e-2;
     default: break;
     }
-    if (op == HB_OP_CHAIN) return 1e-3; /* 14 ops, reductions up to 5632 long, softmax */
+    if (op == HB_OP_CHAIN) return 1e-3; /* 14 ops (16 over ranks), reductions up to 5632 long, softmax */
     double t = 100.0 * sqrt(reduction_length(op, s)) * 5.96e-8;
     if (t < 1e-5) t = 1e-5;
     if (t > 1e-3) t = 1e-3;
@@ -515,90 +525,3 @@ char *hb_case_key(const hb_case *c, const char *backend, char *buf, size_t len)
              hb_mode_name(c->mode), hb_route_name(c->route), hb_dtype_name(c->dtype));
     return buf;
 }
-
-/* ---- the chain (core/hybench.h): the decoder layer's tensors and steps, and its cost as the sum of its
- * steps' (the op table's row for HB_OP_CHAIN) ---- */
-enum { HID = 2048, INTER = 5632, HEADS = 32, KVH = 4, HD = 64, KVD = KVH * HD };
-
-const hb_chain_step hb_chain_steps[HB_CHAIN_NSTEPS] = {
-    {HB_OP_RMSNORM, {HB_CT_X, HB_CT_G1, -1}, HB_CT_XN},  {HB_OP_MATMUL, {HB_CT_XN, HB_CT_WQ, -1}, HB_CT_Q},
-    {HB_OP_MATMUL, {HB_CT_XN, HB_CT_WK, -1}, HB_CT_K},   {HB_OP_MATMUL, {HB_CT_XN, HB_CT_WV, -1}, HB_CT_V},
-    {HB_OP_ATTENTION, {HB_CT_Q, HB_CT_K, HB_CT_V}, HB_CT_A}, {HB_OP_MATMUL, {HB_CT_A, HB_CT_WO, -1}, HB_CT_O},
-    {HB_OP_ADD, {HB_CT_X, HB_CT_O, -1}, HB_CT_H},        {HB_OP_RMSNORM, {HB_CT_H, HB_CT_G2, -1}, HB_CT_HN},
-    {HB_OP_MATMUL, {HB_CT_HN, HB_CT_WG, -1}, HB_CT_GT},  {HB_OP_MATMUL, {HB_CT_HN, HB_CT_WU, -1}, HB_CT_UP},
-    {HB_OP_SILU, {HB_CT_GT, -1, -1}, HB_CT_SG},      {HB_OP_MUL, {HB_CT_SG, HB_CT_UP, -1}, HB_CT_M},
-    {HB_OP_MATMUL, {HB_CT_M, HB_CT_WD, -1}, HB_CT_D},    {HB_OP_ADD, {HB_CT_H, HB_CT_D, -1}, HB_CT_Y},
-};
-
-static int decode(const hb_shape *s) { return s->kv_seq > s->seq; }
-
-size_t hb_chain_tensor_elems(int t, const hb_shape *s)
-{
-    size_t T = (size_t)s->seq, KV = (size_t)s->kv_seq;
-    switch (t) {
-    case HB_CT_X: case HB_CT_XN: case HB_CT_Q: case HB_CT_A: case HB_CT_O: case HB_CT_H: case HB_CT_HN: case HB_CT_D: case HB_CT_Y: return T * HID;
-    case HB_CT_G1: case HB_CT_G2: return HID;
-    case HB_CT_WQ: case HB_CT_WO: return (size_t)HID * HID;
-    case HB_CT_WK: case HB_CT_WV: return (size_t)HID * KVD;
-    case HB_CT_WG: case HB_CT_WU: return (size_t)HID * INTER;
-    case HB_CT_WD: return (size_t)INTER * HID;
-    case HB_CT_KC: case HB_CT_VC: return decode(s) ? KV * KVD : 0;
-    case HB_CT_K: case HB_CT_V: return T * KVD;
-    case HB_CT_GT: case HB_CT_UP: case HB_CT_SG: case HB_CT_M: return T * INTER;
-    default: return 0;
-    }
-}
-
-hb_case hb_chain_step_case(const hb_case *chain, int i, int in[3])
-{
-    const hb_chain_step *st = &hb_chain_steps[i];
-    hb_case c = *chain;
-    memset(&c.shape, 0, sizeof c.shape);
-    c.op = st->op;
-    int64_t T = chain->shape.seq;
-    memcpy(in, st->in, sizeof st->in);
-    switch (st->op) {
-    case HB_OP_RMSNORM: c.shape.rows = T; c.shape.cols = HID; break;
-    case HB_OP_ADD: c.shape.n = T * HID; break;
-    case HB_OP_SILU: case HB_OP_MUL: c.shape.n = T * INTER; break;
-    case HB_OP_MATMUL:
-        c.shape.m = T;
-        c.shape.k = st->out == HB_CT_D ? INTER : HID;
-        c.shape.n = (st->out == HB_CT_K || st->out == HB_CT_V) ? KVD : (st->out == HB_CT_GT || st->out == HB_CT_UP) ? INTER : HID;
-        break;
-    case HB_OP_ATTENTION:
-        c.shape.batch = 1; c.shape.heads = HEADS; c.shape.kv_heads = KVH; c.shape.seq = T;
-        c.shape.kv_seq = chain->shape.kv_seq; c.shape.head_dim = HD; c.shape.causal = 1;
-        if (decode(&chain->shape)) { in[1] = HB_CT_KC; in[2] = HB_CT_VC; }
-        break;
-    default: break;
-    }
-    char err[128];
-    hb_shape_normalize(c.op, &c.shape, err, sizeof err);
-    return c;
-}
-
-double hb_chain_flops(const hb_shape *s)
-{
-    hb_case ch = {.op = HB_OP_CHAIN, .shape = *s};
-    double f = 0;
-    int in[3];
-    for (int i = 0; i < HB_CHAIN_NSTEPS; i++) {
-        hb_case c = hb_chain_step_case(&ch, i, in);
-        f += hb_op_flops(c.op, &c.shape);
-    }
-    return f;
-}
-
-double hb_chain_bytes(const hb_shape *s, size_t elem_size)
-{
-    hb_case ch = {.op = HB_OP_CHAIN, .shape = *s};
-    double b = 0;
-    int in[3];
-    for (int i = 0; i < HB_CHAIN_NSTEPS; i++) {
-        hb_case c = hb_chain_step_case(&ch, i, in);
-        b += hb_op_bytes(c.op, &c.shape, elem_size);
-    }
-    return b;
-}
-

@@ -1,18 +1,25 @@
 /* chain.c - measuring a chain case (measure/internal.h): the decoder layer of core/hybench.h run step by
- * step on one backend in the case's mode, verified against its f64 reference, timed per call. */
+ * step on one backend in the case's mode and dtype, verified against its f64 reference, timed per call.
+ * Over several ranks (shape field ranks > 1, core/chain.c) each rank runs its shard of the layer with
+ * its two all_reduce steps; the ranks agree on the case (the collective step's supports), on every
+ * settle run of the collective steps and on the sample where sampling stops (the backend's coll_vote),
+ * so that every rank makes the same collective calls. */
 #include "measure/internal.h"
 #include "core/convert.h"
 #include "measure/prepare.h"
 #include "cpu_ref/ref.h"
 #include "core/stats.h"
+#include "core/launch.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- reference (f64), cached for the last shape ---- */
-static struct { int64_t seq, kv_seq; unsigned long long seed; double *t[HB_CT_COUNT]; } ref = {0};
+/* ---- reference (f64), cached for the last shape ----
+ * Always the whole layer: for the tensor-parallel layer (ranks > 0) the one-rank layer in the real head
+ * layout, whose inputs each rank cuts its shard from (hb_chain_shard) and whose y every rank must end with. */
+static struct { int64_t seq, kv_seq, tp; unsigned long long seed; double *t[HB_CT_COUNT]; } ref = {0};
 
 static void ref_free(void)
 {
@@ -20,10 +27,15 @@ static void ref_free(void)
     ref.seq = 0;
 }
 
-static hb_status ref_get(const hb_case *chain, unsigned long long seed)
+static hb_status ref_get(const hb_case *c, unsigned long long seed)
 {
-    if (ref.seq == chain->shape.seq && ref.kv_seq == chain->shape.kv_seq && ref.seed == seed && ref.t[HB_CT_Y]) return HB_OK;
+    const int64_t tp = c->shape.ranks > 0;
+    if (ref.seq == c->shape.seq && ref.kv_seq == c->shape.kv_seq && ref.tp == tp && ref.seed == seed && ref.t[HB_CT_Y]) return HB_OK;
     ref_free();
+    hb_case whole = *c;
+    whole.shape.ranks = tp;
+    whole.shape.rank = 0;
+    const hb_case *chain = &whole;
     for (int t = 0; t < HB_CT_COUNT; t++) {
         size_t n = hb_chain_tensor_elems(t, &chain->shape);
         if (!n) continue;
@@ -36,15 +48,17 @@ static hb_status ref_get(const hb_case *chain, unsigned long long seed)
                 for (size_t j = 0; j < n; j++) ref.t[t][j] *= 1.0 / 64;
         }
     }
-    for (int i = 0; i < HB_CHAIN_NSTEPS; i++) {
+    for (int i = 0; i < hb_chain_nsteps(&chain->shape); i++) {
         int in[3];
-        hb_case c = hb_chain_step_case(chain, i, in);
+        hb_case sc = hb_chain_step_case(chain, i, in);
+        sc.dtype = HB_F32;
         const double *ins[3] = {ref.t[in[0]], in[1] >= 0 ? ref.t[in[1]] : NULL, in[2] >= 0 ? ref.t[in[2]] : NULL};
-        hb_status st = hb_ref_compute(&c, ins, ref.t[hb_chain_steps[i].out], 1);
+        hb_status st = hb_ref_compute(&sc, ins, ref.t[hb_chain_step_at(&chain->shape, i)->out], 1);
         if (st != HB_OK) { ref_free(); return st; }
     }
     ref.seq = chain->shape.seq;
     ref.kv_seq = chain->shape.kv_seq;
+    ref.tp = tp;
     ref.seed = seed;
     return HB_OK;
 }
@@ -53,14 +67,18 @@ static hb_status ref_get(const hb_case *chain, unsigned long long seed)
 typedef struct chain_ctx {
     hb_instance *inst;
     const hb_case *c;
-    hb_case sc[HB_CHAIN_NSTEPS];
-    int sin[HB_CHAIN_NSTEPS][3];
+    int nsteps;
+    hb_case sc[HB_CHAIN_MAXSTEPS];
+    int sin[HB_CHAIN_MAXSTEPS][3];
     hb_buf buf[HB_CT_COUNT];
     int have[HB_CT_COUNT];
     double *h64[HB_CT_COUNT];
     int device;
     int cold;          /* --cold: each step's compute starts with the caches evicted (prepare.h) */
-    hb_prep_state prep[HB_CHAIN_NSTEPS]; /* the hot rule's state per step */
+    hb_elem el;        /* host and device element type of the case's dtype */
+    size_t es;         /* its bytes */
+    int coll_step;     /* over several ranks: a collective step (for coll_vote); -1 on one device */
+    hb_prep_state prep[HB_CHAIN_MAXSTEPS]; /* the hot rule's state per step */
 } chain_ctx;
 
 static void cc_free(chain_ctx *x)
@@ -86,8 +104,10 @@ static hb_status dev_end(chain_ctx *x, double t0, double *acc)
     return st;
 }
 
-enum { P_CIN, P_H2D, P_COMP, P_D2H, P_COUT, P_TOTAL, P_N };
-static const char *const pnames[P_N] = {"convert_in", "h2d", "compute", "d2h", "convert_out", "total"};
+/* Phases of one call; P_COLL, the collective steps' device time (a part of compute), is recorded in
+ * the record's tensor_parallel object, not among the phases. */
+enum { P_CIN, P_H2D, P_COMP, P_D2H, P_COUT, P_TOTAL, P_COLL, P_N };
+static const char *const pnames[P_TOTAL + 1] = {"convert_in", "h2d", "compute", "d2h", "convert_out", "total"};
 
 static hb_status chain_once(chain_ctx *x, double ph[P_N])
 {
@@ -103,14 +123,14 @@ static hb_status chain_once(chain_ctx *x, double ph[P_N])
         if (st == HB_OK) st = dev_end(x, t0, &ph[P_H2D]);
         if (st != HB_OK) return st;
     }
-    for (int i = 0; i < HB_CHAIN_NSTEPS; i++) {
+    for (int i = 0; i < x->nsteps; i++) {
         const int *in = x->sin[i];
-        int out = hb_chain_steps[i].out;
+        int out = hb_chain_step_at(&x->c->shape, i)->out;
         if (mode != HB_MODE_RESIDENT) {
             if (mode == HB_MODE_CONVERT) {
                 t0 = hb_now();
                 for (int j = 0; j < 3 && in[j] >= 0; j++)
-                    hb_convert(x->buf[in[j]].host, HB_ELEM_F32, x->h64[in[j]], HB_ELEM_F64, hb_chain_tensor_elems(in[j], &x->c->shape));
+                    hb_convert(x->buf[in[j]].host, x->el, x->h64[in[j]], HB_ELEM_F64, hb_chain_tensor_elems(in[j], &x->c->shape));
                 ph[P_CIN] += hb_now() - t0;
             }
             if (x->device) {
@@ -127,7 +147,9 @@ static hb_status chain_once(chain_ctx *x, double ph[P_N])
         tstart += prep; /* the preparation is no phase's: it leaves the measured total */
         t0 = now_dev_begin(x);
         st = x->inst->ops->run(x->inst, &x->sc[i], ins, &x->buf[out]);
+        const double before = ph[P_COMP];
         hb_status s2 = dev_end(x, t0, &ph[P_COMP]);
+        if (hb_op_is_collective(x->sc[i].op)) ph[P_COLL] += ph[P_COMP] - before;
         if (st != HB_OK) return st;
         if (s2 != HB_OK) return s2;
         if (mode != HB_MODE_RESIDENT || out == HB_CT_Y) {
@@ -139,7 +161,7 @@ static hb_status chain_once(chain_ctx *x, double ph[P_N])
             }
             if (mode == HB_MODE_CONVERT) {
                 t0 = hb_now();
-                hb_convert(x->h64[out], HB_ELEM_F64, x->buf[out].host, HB_ELEM_F32, hb_chain_tensor_elems(out, &x->c->shape));
+                hb_convert(x->h64[out], HB_ELEM_F64, x->buf[out].host, x->el, hb_chain_tensor_elems(out, &x->c->shape));
                 ph[P_COUT] += hb_now() - t0;
             }
         }
@@ -181,34 +203,71 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
     size_t rl = sizeof v->reason;
     long long rss0 = hb_rss_now();
     hb_rss_reset();
-    if (c->dtype != HB_F32) { st = HB_ESKIP; snprintf(reason, rl, "the chain runs in f32 only"); goto out; }
-    for (int i = 0; i < HB_CHAIN_NSTEPS; i++) {
-        x->sc[i] = hb_chain_step_case(c, i, x->sin[i]);
-        char r2[256] = "";
-        if (inst->ops->supports(inst, &x->sc[i], r2, sizeof r2) != HB_OK) {
-            st = HB_ESKIP;
-            snprintf(reason, rl, "step %d (%s): %s", i, hb_op_get(x->sc[i].op)->name, r2);
-            goto out;
+    x->el = hb_elem_of_dtype(c->dtype);
+    x->es = hb_dtype_size(c->dtype);
+    x->nsteps = hb_chain_nsteps(&c->shape);
+    x->coll_step = -1;
+    if (c->dtype == HB_TF32) { st = HB_ESKIP; snprintf(reason, rl, "the chain runs in f32, f16 or bf16 (tf32 is a matrix-product mode)"); goto out; }
+    if (c->shape.ranks > 0 && c->shape.ranks != hb_launch_ranks()) {
+        st = HB_ESKIP;
+        snprintf(reason, rl, "the case has ranks=%lld, the launch has %d process%s (core/launch.h)", (long long)c->shape.ranks,
+                 hb_launch_ranks(), hb_launch_ranks() == 1 ? "" : "es");
+        goto out;
+    }
+    /* the steps this rank runs on its own first; then, over several ranks, the collective step's supports,
+     * where the ranks agree on the case (a rank that refused a step above refuses it on every rank alike:
+     * the same shard shapes on the same backend) */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < x->nsteps; i++) {
+            if (pass == 0) x->sc[i] = hb_chain_step_case(c, i, x->sin[i]);
+            const int coll = hb_op_is_collective(x->sc[i].op);
+            if (coll != pass || (coll && x->coll_step >= 0)) continue;
+            char r2[256] = "";
+            if (inst->ops->supports(inst, &x->sc[i], r2, sizeof r2) != HB_OK) {
+                st = HB_ESKIP;
+                snprintf(reason, rl, "step %d (%s): %s", i, hb_op_get(x->sc[i].op)->name, r2);
+                goto out;
+            }
+            if (coll) x->coll_step = i;
         }
+    if (x->coll_step >= 0 && !inst->ops->coll_vote) {
+        st = HB_ESKIP;
+        snprintf(reason, rl, "the backend has no collective vote: its ranks could not agree where sampling stops");
+        goto out;
     }
     st = ref_get(c, o->seed);
     if (st != HB_OK) { snprintf(reason, rl, "reference chain failed: %s", hb_status_name(st)); goto out; }
     for (int t = 0; t < HB_CT_COUNT; t++) {
         size_t n = hb_chain_tensor_elems(t, &c->shape);
         if (!n) continue;
-        st = inst->ops->buf_alloc(inst, n * 4, c->route, &x->buf[t]);
+        st = inst->ops->buf_alloc(inst, n * x->es, c->route, &x->buf[t]);
         if (st != HB_OK) { snprintf(reason, rl, "buf_alloc of tensor %d failed", t); goto out; }
+        x->buf[t].dtype = c->dtype;
         x->have[t] = 1;
-        if (x->device) v->dev_bytes += (long long)n * 4;
+        if (x->device) v->dev_bytes += (long long)(n * x->es);
+        double *shard = NULL;
+        if (t < HB_CHAIN_NINPUTS) {
+            /* this rank's block of the whole layer's input (the whole tensor on one device) */
+            hb_chain_block b;
+            shard = malloc(n * sizeof(double));
+            if (!shard || hb_chain_shard(t, &c->shape, &b) != 0 || (size_t)(b.rows * b.cols) != n) {
+                free(shard);
+                st = shard ? HB_EINVAL : HB_ENOMEM;
+                snprintf(reason, rl, "tensor %d: no shard of the reference", t);
+                goto out;
+            }
+            for (int64_t r = 0; r < b.rows; r++)
+                memcpy(shard + r * b.cols, ref.t[t] + (b.r0 + r) * b.full_cols + b.c0, (size_t)b.cols * sizeof(double));
+        }
         if (c->mode == HB_MODE_CONVERT) {
-            x->h64[t] = malloc(n * sizeof(double));
+            x->h64[t] = shard ? shard : malloc(n * sizeof(double));
             if (!x->h64[t]) { st = HB_ENOMEM; snprintf(reason, rl, "host f64 tensor"); goto out; }
-            if (t < HB_CHAIN_NINPUTS) memcpy(x->h64[t], ref.t[t], n * sizeof(double));
             v->host_bytes += (long long)n * 8;
-            v->staging += (long long)n * 4;
+            v->staging += (long long)(n * x->es);
         } else {
-            if (t < HB_CHAIN_NINPUTS) hb_convert(x->buf[t].host, HB_ELEM_F32, ref.t[t], HB_ELEM_F64, n);
-            v->host_bytes += (long long)n * 4;
+            if (shard) hb_convert(x->buf[t].host, x->el, shard, HB_ELEM_F64, n);
+            free(shard);
+            v->host_bytes += (long long)(n * x->es);
         }
     }
     for (int p = 0; p < P_N; p++) {
@@ -222,22 +281,26 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
     if (st != HB_OK) { snprintf(reason, rl, "parameter upload failed: %s", hb_status_name(st)); goto out; }
     /* poison the output, one verified run (also the warm-up), then sample */
     {
-        float *y = x->buf[HB_CT_Y].host;
         size_t ny = hb_chain_tensor_elems(HB_CT_Y, &c->shape);
-        for (size_t i = 0; i < ny; i++) y[i] = NAN;
+        double *y64 = malloc(ny * sizeof(double));
+        if (!y64) { st = HB_ENOMEM; snprintf(reason, rl, "host f64 output"); goto out; }
+        for (size_t i = 0; i < ny; i++) y64[i] = NAN;
+        hb_convert(x->buf[HB_CT_Y].host, x->el, y64, HB_ELEM_F64, ny);
         if (x->h64[HB_CT_Y]) for (size_t i = 0; i < ny; i++) x->h64[HB_CT_Y][i] = NAN;
         if (x->device && c->route != HB_ROUTE_MAPPED) st = inst->ops->upload(inst, &x->buf[HB_CT_Y]);
         double ph[P_N];
         if (st == HB_OK) st = chain_once(x, ph);
-        if (st != HB_OK) { snprintf(reason, rl, "chain run failed: %s", hb_status_name(st)); goto out; }
+        if (st != HB_OK) { free(y64); snprintf(reason, rl, "chain run failed: %s", hb_status_name(st)); goto out; }
+        if (c->mode != HB_MODE_CONVERT) hb_convert(y64, HB_ELEM_F64, x->buf[HB_CT_Y].host, x->el, ny);
         double num = 0, den = 0;
         long long bad = 0;
         for (size_t i = 0; i < ny; i++) {
-            double val = c->mode == HB_MODE_CONVERT ? x->h64[HB_CT_Y][i] : (double)y[i];
+            double val = c->mode == HB_MODE_CONVERT ? x->h64[HB_CT_Y][i] : y64[i];
             if (!isfinite(val)) { bad++; continue; }
             num += (val - ref.t[HB_CT_Y][i]) * (val - ref.t[HB_CT_Y][i]);
             den += ref.t[HB_CT_Y][i] * ref.t[HB_CT_Y][i];
         }
+        free(y64);
         v->rel = bad ? (double)INFINITY : sqrt(num / (den > 0 ? den : 1));
         /* one more warm-up call */
         if (!o->verify_only) st = chain_once(x, ph);
@@ -274,11 +337,14 @@ static void chain_sample(chain_var *v, const hb_options *o, int grouped)
     for (int p = 0; p < P_N; p++) v->samp[p][v->ns] = ph[p];
     v->ns++;
     if ((int)v->ns >= o->max_samples) { v->done = 1; return; }
-    if ((int)v->ns >= o->min_samples) {
+    const chain_ctx *x = &v->x;
+    if ((int)v->ns >= o->min_samples || x->coll_step >= 0) {
         hb_stats s;
         hb_stats_compute(v->samp[P_TOTAL], v->ns, &s);
-        int met = s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median;
-        int stop = met || v->spent > 4 * o->budget_s;
+        int met = (int)v->ns >= o->min_samples && s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median;
+        int stop = (int)v->ns >= o->min_samples && (met || v->spent > 4 * o->budget_s);
+        /* over several ranks every rank stops at the same sample: the one where any rank would */
+        if (x->coll_step >= 0) stop = x->inst->ops->coll_vote(x->inst, &x->sc[x->coll_step], stop);
         if (grouped) {
             v->ci_met = met;
             v->want = !stop;
@@ -299,7 +365,7 @@ static json_t *chain_close(chain_var *v, const hb_options *o, const hb_ceiling *
         hb_stats sp[P_N];
         for (int p = 0; p < P_N; p++) {
             hb_stats_compute(v->samp[p], v->ns, &sp[p]);
-            json_object_set_new(phases, pnames[p], hb_stats_json(&sp[p]));
+            if (p <= P_TOTAL) json_object_set_new(phases, pnames[p], hb_stats_json(&sp[p]));
         }
         json_object_set_new(rec, "phases", phases);
         json_t *sj = json_array(), *sc = json_array();
@@ -311,29 +377,40 @@ static json_t *chain_close(chain_var *v, const hb_options *o, const hb_ceiling *
         json_object_set_new(rec, "ci_met", json_boolean(v->ci_met));
         {
             long runs = 0, calls = 0;
-            for (int k = 0; k < HB_CHAIN_NSTEPS; k++) { runs += v->x.prep[k].runs; calls += v->x.prep[k].calls; }
+            for (int k = 0; k < v->x.nsteps; k++) { runs += v->x.prep[k].runs; calls += v->x.prep[k].calls; }
             if (calls && !o->cold) json_object_set_new(rec, "settle_runs", json_real((double)runs / (double)calls));
             /* a chain computes its reference inside set-up (chain_open) */
             json_object_set_new(rec, "wall_s", json_pack("{s:f,s:f}", "setup", v->wall_setup, "sampling", v->spent));
         }
         if (in_group > 1 && !o->verify_only) json_object_set_new(rec, "interleaved_with", json_integer(in_group - 1));
         json_object_set_new(rec, "ci_target", json_real(o->ci_target));
-        double flops = hb_chain_flops(&c->shape), bytes = hb_chain_bytes(&c->shape, 4);
+        double flops = hb_chain_flops(&c->shape), bytes = hb_chain_bytes(&c->shape, v->x.es);
         double tc = sp[P_COMP].median, tt = sp[P_TOTAL].median;
         json_object_set_new(rec, "gflops", json_real(tc > 0 ? flops / tc / 1e9 : 0));
         json_object_set_new(rec, "gbps", json_real(tc > 0 ? bytes / tc / 1e9 : 0));
         json_object_set_new(rec, "gflops_total", json_real(tt > 0 ? flops / tt / 1e9 : 0));
         json_object_set_new(rec, "gbps_total", json_real(tt > 0 ? bytes / tt / 1e9 : 0));
         double peak = NAN;
-        for (int i = 0; i < ncl; i++) if (!strcmp(cl[i].name, "peak_gflops_f32")) peak = cl[i].value;
-        json_object_set_new(rec, "ceiling", json_string("peak_gflops_f32"));
+        char cname[40];
+        snprintf(cname, sizeof cname, "peak_gflops_%s", hb_dtype_name(c->dtype));
+        for (int i = 0; i < ncl; i++) if (!strcmp(cl[i].name, cname)) peak = cl[i].value;
+        json_object_set_new(rec, "ceiling", json_string(cname));
         json_object_set_new(rec, "ceiling_value", isnan(peak) ? json_null() : json_real(peak));
         json_object_set_new(rec, "fraction", isnan(peak) || tc <= 0 ? json_null() : json_real(flops / tc / 1e9 / peak));
-        double tol = hb_op_tolerance(HB_OP_CHAIN, &c->shape, HB_F32);
+        double tol = hb_op_tolerance(HB_OP_CHAIN, &c->shape, c->dtype);
         json_object_set_new(rec, "rel_err", isfinite(v->rel) ? json_real(v->rel) : json_string("inf"));
         json_object_set_new(rec, "tolerance", json_real(tol));
         json_object_set_new(rec, "verified_fraction", json_real(1));
-        json_object_set_new(rec, "steps", json_integer(HB_CHAIN_NSTEPS));
+        json_object_set_new(rec, "steps", json_integer(v->x.nsteps));
+        if (c->shape.ranks > 0) {
+            /* the tensor-parallel layer (docs/collectives.md): time_s is this rank's layer time (compute
+             * median: every step's device time, the collectives' included); allreduce_s the median of
+             * its all_reduce steps' part of a call; the ranks' merge (results/ranks.c) keeps every
+             * rank's time_s and the mean */
+            json_t *tp = json_pack("{s:i,s:i,s:f,s:f,s:f}", "ranks", (int)c->shape.ranks, "rank", (int)c->shape.rank, "time_s", tc,
+                                   "allreduce_s", sp[P_COLL].median, "allreduce_share", tc > 0 ? sp[P_COLL].median / tc : 0.0);
+            json_object_set_new(rec, "tensor_parallel", tp);
+        }
         if (!(v->rel <= tol)) { st = HB_EWRONG; snprintf(v->reason, sizeof v->reason, "relative error %.3g over tolerance %.3g", v->rel, tol); }
     }
     json_object_set_new(rec, "mem", json_pack("{s:I,s:I,s:I,s:I}", "host_bytes", (json_int_t)v->host_bytes, "staging_bytes",

@@ -220,7 +220,10 @@ static int injected(const hb_instance *inst, const hb_case *c)
  * across ranks. One rank has no one to agree with: its modes are measured together like any op's
  * (measured alone, all_reduce 16Mi f16 on the mapped route read 1.42x slower in convert than in f32
  * in one H100 run, its 5 samples a mode taken seconds apart). */
-static int coll_alone(const hb_case *c) { return hb_op_is_collective(c->op) && c->shape.ranks != 1; }
+static int coll_alone(const hb_case *c)
+{
+    return (hb_op_is_collective(c->op) && c->shape.ranks != 1) || (c->op == HB_OP_CHAIN && c->shape.ranks > 1);
+}
 
 static int group_of(const hb_instance *inst, const child_args *a, size_t j, size_t *grp)
 {
@@ -359,7 +362,14 @@ int child_main(const child_args *a)
              * hb_measure_group's own supports call then gets the same answer */
             if (coll_alone(&hc[0])) {
                 char why[512];
-                (void)inst[i].ops->supports(&inst[i], &hc[0], why, sizeof why);
+                hb_case agree = hc[0];
+                /* a tensor-parallel chain: its collective steps' agreement is the case's (measure/chain.c) */
+                for (int k = 0; hc[0].op == HB_OP_CHAIN && k < hb_chain_nsteps(&hc[0].shape); k++) {
+                    int in[3];
+                    hb_case sc = hb_chain_step_case(&hc[0], k, in);
+                    if (hb_op_is_collective(sc.op)) { agree = sc; break; }
+                }
+                (void)inst[i].ops->supports(&inst[i], &agree, why, sizeof why);
             }
             /* under `hybench ab`'s lockstep: the other build measures its next group now, then the turn
              * comes back (lockstep.h); before "B", so the wait is not counted in the case's time limit */

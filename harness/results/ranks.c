@@ -47,12 +47,24 @@ static const char *base_name(const char *p)
 
 static double num_or_nan(json_t *v) { return json_is_number(v) ? json_number_value(v) : (double)NAN; }
 
-/* A collective case over several ranks: its records are folded into one. */
+/* The object of a case record that carries its per-rank figures: "collective" for a collective,
+ * "tensor_parallel" for the tensor-parallel decoder layer (measure/chain.c), NULL for other ops. */
+static const char *rank_object(json_t *rec)
+{
+    const char *op = hb_rec_str(rec, "op");
+    int o = op ? hb_op_parse(op) : -1;
+    if (o >= 0 && hb_op_is_collective((hb_op)o)) return "collective";
+    if (o == HB_OP_CHAIN) return "tensor_parallel";
+    return NULL;
+}
+
+/* A collective case or a tensor-parallel layer over several ranks: its records are folded into one. */
 static int is_multi_rank_collective(json_t *rec)
 {
-    if (!hb_op_is_collective((hb_op)hb_op_parse(hb_rec_str(rec, "op")))) return 0;
+    const char *obj = rank_object(rec);
+    if (!obj) return 0;
     double a = num_or_nan(json_object_get(json_object_get(rec, "shape"), "ranks"));
-    double b = num_or_nan(json_object_get(json_object_get(rec, "collective"), "ranks"));
+    double b = num_or_nan(json_object_get(json_object_get(rec, obj), "ranks"));
     return a > 1 || b > 1;
 }
 
@@ -247,19 +259,23 @@ static hb_status order_ranks(rank_file *fs, int n, int absent_ok, rank_file ***b
 
 /* ---- merging ---- */
 
-/* The one record of a collective case from its ranks' records per[0..N-1] (see ranks.h). New
- * reference, NULL when out of memory; *missing counts the ranks without the case. */
+/* The one record of a collective case (or a tensor-parallel layer) from its ranks' records
+ * per[0..N-1] (see ranks.h). New reference, NULL when out of memory; *missing counts the ranks
+ * without the case. */
 static json_t *merge_collective(json_t **per, int N, rank_file **byrank, size_t *missing)
 {
     int b = 0;
     while (b < N && !per[b]) b++;
+    const char *obj = rank_object(per[b]);
+    if (!obj) obj = "collective";
     json_t *m = json_deep_copy(per[b]), *proto = NULL;
     for (int r = 0; r < N && !proto; r++)
-        if (per[r]) proto = json_object_get(per[r], "collective");
+        if (per[r]) proto = json_object_get(per[r], obj);
     json_t *co = proto ? json_deep_copy(proto) : json_object(), *pr = json_array();
     if (!m || !co || !pr) { json_decref(m); json_decref(co); json_decref(pr); return NULL; }
-    double sum = 0, tmax = 0, relmax = NAN;
-    int nt = 0, worst = -1, wrank = 0;
+    double sum = 0, tmax = 0, relmax = NAN, arsum = 0;
+    int nt = 0, nar = 0, worst = -1, wrank = 0;
+    const int tp = !strcmp(obj, "tensor_parallel");
     char wstatus[32] = "ok", wreason[600] = "";
     for (int r = 0; r < N; r++) {
         json_t *e = json_pack("{s:i}", "rank", r), *rec = per[r];
@@ -280,11 +296,17 @@ static json_t *merge_collective(json_t **per, int N, rank_file **byrank, size_t 
         }
         json_object_set_new(e, "status", json_string(st));
         if (strcmp(st, "ok") && why && *why) json_object_set_new(e, "reason", json_string(why));
-        json_t *c = rec ? json_object_get(rec, "collective") : NULL;
+        json_t *c = rec ? json_object_get(rec, obj) : NULL;
         double t = num_or_nan(json_object_get(c, "time_s")), bw = num_or_nan(json_object_get(c, "busbw_gbps"));
         double rel = rec ? num_or_nan(json_object_get(rec, "rel_err")) : (double)NAN;
         json_object_set_new(e, "time_s", hb_json_num(t));
-        json_object_set_new(e, "busbw_gbps", hb_json_num(bw));
+        if (tp) {
+            double ar = num_or_nan(json_object_get(c, "allreduce_s"));
+            json_object_set_new(e, "allreduce_s", hb_json_num(ar));
+            if (isfinite(ar) && isfinite(t)) { arsum += ar; nar++; }
+        } else {
+            json_object_set_new(e, "busbw_gbps", hb_json_num(bw));
+        }
         json_object_set_new(e, "rel_err", hb_json_num(rel));
         json_array_append_new(pr, e);
         if (isfinite(t)) { sum += t; tmax = nt ? fmax(tmax, t) : t; nt++; }
@@ -315,8 +337,15 @@ static json_t *merge_collective(json_t **per, int N, rank_file **byrank, size_t 
         json_object_set_new(co, "time_s", hb_json_num(mean));
         json_object_set_new(co, "time_max_s", hb_json_num(tmax));
         json_object_set_new(co, "time_ranks", json_integer(nt));
-        json_object_set_new(co, "algbw_gbps", hb_json_num(algbw));
-        json_object_set_new(co, "busbw_gbps", hb_json_num(isfinite(fac) ? algbw * fac : (double)NAN));
+        if (tp) {
+            /* the layer: the ranks' mean time and mean all_reduce part */
+            double ar = nar ? arsum / nar : (double)NAN;
+            json_object_set_new(co, "allreduce_s", hb_json_num(ar));
+            json_object_set_new(co, "allreduce_share", hb_json_num(mean > 0 ? ar / mean : (double)NAN));
+        } else {
+            json_object_set_new(co, "algbw_gbps", hb_json_num(algbw));
+            json_object_set_new(co, "busbw_gbps", hb_json_num(isfinite(fac) ? algbw * fac : (double)NAN));
+        }
         /* the record's throughputs follow the mean time (gbps is algbw, docs/collectives.md) */
         double flops = num_or_nan(json_object_get(m, "flops"));
         if (isfinite(algbw)) json_object_set_new(m, "gbps", json_real(algbw));
@@ -328,7 +357,7 @@ static json_t *merge_collective(json_t **per, int N, rank_file **byrank, size_t 
     }
     if (isfinite(relmax)) json_object_set_new(m, "rel_err", json_real(relmax));
     json_object_set_new(co, "per_rank", pr);
-    json_object_set_new(m, "collective", co);
+    json_object_set_new(m, obj, co);
     return m;
 }
 

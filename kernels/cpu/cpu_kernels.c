@@ -97,6 +97,8 @@ hb_status hb_cpu_kernel_check(const hb_case *c, char *reason, size_t reasonlen)
     case HB_OP_ATTENTION:
         if (hbk_attn_params(s, &a))
             why = "attention shape not computable (heads must be a multiple of kv_heads)";
+        else if (a.bshd)
+            why = "attention layout=bshd: the cpu kernel reads the default layout [batch, heads, seq, head_dim] only";
         else if (!fits_int(a.seq * a.kvs) || !fits_int(a.kvs * a.d) || !fits_int(a.seq * a.d))
             why = "attention larger than the BLAS 32-bit integer range";
         break;

@@ -21,6 +21,7 @@ typedef struct hbk_attn {
     int64_t b, heads, kvh, seq, kvs, d, causal;
     int64_t rep;     /* heads / kv_heads: query heads per kv head */
     int64_t off;     /* kv_seq - seq: query i sees keys j <= i + off when causal */
+    int bshd;        /* layout=bshd: q, o [b, seq, heads, d], k, v [b, kv_seq, kv_heads, d] (else [b, h, s, d]) */
 } hbk_attn;
 
 static inline int64_t hbk_def(int64_t v, int64_t dflt) { return v > 0 ? v : dflt; }
@@ -68,11 +69,22 @@ static inline int hbk_attn_params(const hb_shape *s, hbk_attn *a)
     a->heads = s->heads; a->kvh = hbk_def(s->kv_heads, s->heads);
     a->seq = s->seq; a->kvs = hbk_def(s->kv_seq, s->seq);
     a->d = s->head_dim; a->causal = s->causal != 0;
+    a->bshd = s->layout == HB_LAYOUT_BSHD;
     if (a->heads <= 0 || a->seq <= 0 || a->d <= 0 || a->heads % a->kvh)
         return -1;
     a->rep = a->heads / a->kvh;
     a->off = a->kvs - a->seq;
     return 0;
+}
+
+/* Element offset of query/output row i of head h in batch b, and of key/value row j of kv head g. */
+static inline int64_t hbk_attn_qrow(const hbk_attn *a, int64_t b, int64_t h, int64_t i)
+{
+    return a->bshd ? ((b * a->seq + i) * a->heads + h) * a->d : ((b * a->heads + h) * a->seq + i) * a->d;
+}
+static inline int64_t hbk_attn_kvrow(const hbk_attn *a, int64_t b, int64_t g, int64_t j)
+{
+    return a->bshd ? ((b * a->kvs + j) * a->kvh + g) * a->d : ((b * a->kvh + g) * a->kvs + j) * a->d;
 }
 
 /* Keys visible to query row i: [0, hbk_attn_keys(a, i)). May be 0 (causal with kv_seq < seq):

@@ -181,14 +181,14 @@ static hb_status ref_attention(const hbk_attn *a, const double *q, const double 
         }
 #pragma omp for schedule(dynamic, 16)
         for (int64_t r = 0; r < rows; r++) {
-            double *orow = o + r * a->d;
+            const int64_t bi = r / (a->heads * a->seq), h = (r / a->seq) % a->heads, i = r % a->seq;
+            double *orow = o + hbk_attn_qrow(a, bi, h, i);
             if (r % step || !s) {
                 fill_nan(orow, a->d);
                 continue;
             }
-            const int64_t bi = r / (a->heads * a->seq), h = (r / a->seq) % a->heads, i = r % a->seq;
-            const int64_t kvbase = (bi * a->kvh + h / a->rep) * a->kvs * a->d;
-            const double *qr = q + r * a->d, *kb = k + kvbase, *vb = v + kvbase;
+            const int64_t g = h / a->rep, ks = hbk_attn_kvrow(a, 0, 0, 1); /* ks: elements from one key row to the next */
+            const double *qr = q + hbk_attn_qrow(a, bi, h, i), *kb = k + hbk_attn_kvrow(a, bi, g, 0), *vb = v + hbk_attn_kvrow(a, bi, g, 0);
             const int64_t nk = hbk_attn_keys(a, i);
             for (int64_t t = 0; t < a->d; t++)
                 orow[t] = 0.0;
@@ -198,7 +198,7 @@ static hb_status ref_attention(const hbk_attn *a, const double *q, const double 
             for (int64_t j = 0; j < nk; j++) {
                 double dot = 0.0;
                 for (int64_t t = 0; t < a->d; t++)
-                    dot += qr[t] * kb[j * a->d + t];
+                    dot += qr[t] * kb[j * ks + t];
                 s[j] = dot * scale;
                 mx = s[j] > mx ? s[j] : mx;
             }
@@ -210,7 +210,7 @@ static hb_status ref_attention(const hbk_attn *a, const double *q, const double 
             for (int64_t j = 0; j < nk; j++) {
                 const double pj = s[j] / den;
                 for (int64_t t = 0; t < a->d; t++)
-                    orow[t] += pj * vb[j * a->d + t];
+                    orow[t] += pj * vb[j * ks + t];
             }
         }
         free(s);

@@ -1,7 +1,8 @@
 /*
  * cuda_attention.cu - fused attention o = softmax(q k^T / sqrt(d) + mask) v (layouts of hybench.h:
- * q[b,h,s,d], k,v[b,kvh,kvs,d], o[b,h,s,d]; query head h reads kv head h / (heads/kvh); causal:
- * query i sees keys j <= i + (kvs - s); a row that sees no key gives 0, as kernels/cpu_ref).
+ * q[b,h,s,d], k,v[b,kvh,kvs,d], o[b,h,s,d], or with bshd q,o[b,s,h,d], k,v[b,kvs,kvh,d]: every
+ * kernel addresses rows through the strides of attn_args; query head h reads kv head h / (heads/kvh);
+ * causal: query i sees keys j <= i + (kvs - s); a row that sees no key gives 0, as kernels/cpu_ref).
  *
  * No kernel here writes the seq x seq score matrix to device memory: each block keeps a tile of
  * queries and streams key/value tiles through shared memory with the online softmax of
@@ -95,7 +96,16 @@ struct attn_args {
     void *o;
     int heads, rep, seq, kvs, causal, off;
     float scale_log2;
+    long long qb, qh, qr; /* element strides of q and o: batch, head, row (bhsd: h*s*d, s*d, d; bshd: s*h*d, d, h*d) */
+    long long kb, kh, kr; /* the same for k and v */
 };
+
+/* First element of query/output row i of head h, batch b; of key/value row 0 of kv head g, batch b. */
+__device__ __forceinline__ size_t qrow(const attn_args &a, int b, int h, long long i)
+{
+    return (size_t)(b * a.qb + h * a.qh + i * a.qr);
+}
+__device__ __forceinline__ size_t kvbase(const attn_args &a, int b, int g) { return (size_t)(b * a.kb + g * a.kh); }
 
 /* Keys visible to the last query of rows [q0, q0 + rows) (causal), clamped to [0, kvs]. */
 __device__ __forceinline__ int kv_end_for(const attn_args &a, int q_last)
@@ -123,11 +133,11 @@ __global__ void __launch_bounds__(NW * 32) attn_mma(attn_args a)
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int h = blockIdx.y, b = blockIdx.z, q0 = blockIdx.x * BM;
-    const int kvh = a.heads / a.rep, kh = h / a.rep;
-    const T *Qg = (const T *)a.q + ((size_t)(b * a.heads + h) * a.seq) * D;
-    const T *Kg = (const T *)a.k + ((size_t)(b * kvh + kh) * a.kvs) * D;
-    const T *Vg = (const T *)a.v + ((size_t)(b * kvh + kh) * a.kvs) * D;
-    T *Og = (T *)a.o + ((size_t)(b * a.heads + h) * a.seq) * D;
+    const int kh = h / a.rep;
+    const T *Qg = (const T *)a.q + qrow(a, b, h, 0);
+    const T *Kg = (const T *)a.k + kvbase(a, b, kh);
+    const T *Vg = (const T *)a.v + kvbase(a, b, kh);
+    T *Og = (T *)a.o + qrow(a, b, h, 0);
 
     const int q_last = min(q0 + BM, a.seq) - 1;
     const int kv_end = kv_end_for(a, q_last);
@@ -136,14 +146,14 @@ __global__ void __launch_bounds__(NW * 32) attn_mma(attn_args a)
     /* Q tile (rows past seq zero-filled) */
     for (int i = tid; i < BM * CH; i += NT) {
         const int r = i / CH, ch = i % CH, gr = q0 + r;
-        cp_async16(&Qs[r * CH + (ch ^ (r & 7))], Qg + (size_t)min(gr, a.seq - 1) * D + ch * 8, gr < a.seq ? 16 : 0);
+        cp_async16(&Qs[r * CH + (ch ^ (r & 7))], Qg + (size_t)min(gr, a.seq - 1) * a.qr + ch * 8, gr < a.seq ? 16 : 0);
     }
     auto load_kv = [&](int t, int buf) {
         uint4 *ks = Ks + buf * BN * CH, *vs = Vs + buf * BN * CH;
         const int k0 = t * BN;
         for (int i = tid; i < BN * CH; i += NT) {
             const int r = i / CH, ch = i % CH, gr = k0 + r;
-            const size_t src = (size_t)min(gr, a.kvs - 1) * D + ch * 8;
+            const size_t src = (size_t)min(gr, a.kvs - 1) * a.kr + ch * 8;
             const int nb = gr < a.kvs ? 16 : 0;
             cp_async16(&ks[r * CH + (ch ^ (r & 7))], Kg + src, nb);
             cp_async16(&vs[r * CH + (ch ^ (r & 7))], Vg + src, nb);
@@ -277,8 +287,8 @@ __global__ void __launch_bounds__(NW * 32) attn_mma(attn_args a)
 #pragma unroll
         for (int j = 0; j < DB; j++) {
             const int col = j * 8 + tq * 2;
-            if (row0 < a.seq) *reinterpret_cast<uint32_t *>(Og + (size_t)row0 * D + col) = mma<T>::pack(o[mt][j][0] * i0, o[mt][j][1] * i0);
-            if (row1 < a.seq) *reinterpret_cast<uint32_t *>(Og + (size_t)row1 * D + col) = mma<T>::pack(o[mt][j][2] * i1, o[mt][j][3] * i1);
+            if (row0 < a.seq) *reinterpret_cast<uint32_t *>(Og + (size_t)row0 * a.qr + col) = mma<T>::pack(o[mt][j][0] * i0, o[mt][j][1] * i0);
+            if (row1 < a.seq) *reinterpret_cast<uint32_t *>(Og + (size_t)row1 * a.qr + col) = mma<T>::pack(o[mt][j][2] * i1, o[mt][j][3] * i1);
         }
     }
 }
@@ -298,11 +308,11 @@ __global__ void __launch_bounds__(128) attn_simt(attn_args a)
     float *Pt = Vs + BN * D;                      /* [BN][LD]  p transposed */
     const int tid = threadIdx.x, ty = tid / 16, tx = tid % 16;
     const int h = blockIdx.y, b = blockIdx.z, q0 = blockIdx.x * BM;
-    const int kvh = a.heads / a.rep, kh = h / a.rep;
-    const float *Qg = (const float *)a.q + ((size_t)(b * a.heads + h) * a.seq) * D;
-    const float *Kg = (const float *)a.k + ((size_t)(b * kvh + kh) * a.kvs) * D;
-    const float *Vg = (const float *)a.v + ((size_t)(b * kvh + kh) * a.kvs) * D;
-    float *Og = (float *)a.o + ((size_t)(b * a.heads + h) * a.seq) * D;
+    const int kh = h / a.rep;
+    const float *Qg = (const float *)a.q + qrow(a, b, h, 0);
+    const float *Kg = (const float *)a.k + kvbase(a, b, kh);
+    const float *Vg = (const float *)a.v + kvbase(a, b, kh);
+    float *Og = (float *)a.o + qrow(a, b, h, 0);
     const int q_last = min(q0 + BM, a.seq) - 1;
     const int kv_end = kv_end_for(a, q_last);
     const int ntiles = (kv_end + BN - 1) / BN;
@@ -311,7 +321,7 @@ __global__ void __launch_bounds__(128) attn_simt(attn_args a)
      * consecutive rows -> conflict-free stores. */
     for (int i = tid; i < BM * (D / 4); i += 128) {
         const int r = i % BM, c4 = i / BM, gr = q0 + r;
-        float4 v = gr < a.seq ? *reinterpret_cast<const float4 *>(Qg + (size_t)gr * D + c4 * 4) : make_float4(0, 0, 0, 0);
+        float4 v = gr < a.seq ? *reinterpret_cast<const float4 *>(Qg + (size_t)gr * a.qr + c4 * 4) : make_float4(0, 0, 0, 0);
         Qt[(c4 * 4 + 0) * LD + r] = v.x * a.scale_log2;
         Qt[(c4 * 4 + 1) * LD + r] = v.y * a.scale_log2;
         Qt[(c4 * 4 + 2) * LD + r] = v.z * a.scale_log2;
@@ -331,7 +341,7 @@ __global__ void __launch_bounds__(128) attn_simt(attn_args a)
         __syncthreads(); /* previous tile's Kt/Vs/Pt reads are done */
         for (int i = tid; i < BN * (D / 4); i += 128) {
             const int r = i % BN, c4 = i / BN, gr = k0 + r;
-            float4 v = gr < a.kvs ? *reinterpret_cast<const float4 *>(Kg + (size_t)gr * D + c4 * 4) : make_float4(0, 0, 0, 0);
+            float4 v = gr < a.kvs ? *reinterpret_cast<const float4 *>(Kg + (size_t)gr * a.kr + c4 * 4) : make_float4(0, 0, 0, 0);
             Kt[(c4 * 4 + 0) * LD + r] = v.x;
             Kt[(c4 * 4 + 1) * LD + r] = v.y;
             Kt[(c4 * 4 + 2) * LD + r] = v.z;
@@ -339,7 +349,7 @@ __global__ void __launch_bounds__(128) attn_simt(attn_args a)
         }
         for (int i = tid; i < BN * (D / 4); i += 128) {
             const int r = i / (D / 4), c4 = i % (D / 4), gr = k0 + r;
-            float4 v = gr < a.kvs ? *reinterpret_cast<const float4 *>(Vg + (size_t)gr * D + c4 * 4) : make_float4(0, 0, 0, 0);
+            float4 v = gr < a.kvs ? *reinterpret_cast<const float4 *>(Vg + (size_t)gr * a.kr + c4 * 4) : make_float4(0, 0, 0, 0);
             *reinterpret_cast<float4 *>(&Vs[r * D + c4 * 4]) = v;
         }
         __syncthreads();
@@ -418,7 +428,7 @@ __global__ void __launch_bounds__(128) attn_simt(attn_args a)
         if (row < a.seq) {
 #pragma unroll
             for (int c = 0; c < DC; c++)
-                *reinterpret_cast<float4 *>(Og + (size_t)row * D + c * 64 + tx * 4) =
+                *reinterpret_cast<float4 *>(Og + (size_t)row * a.qr + c * 64 + tx * 4) =
                     make_float4(o[i][c * 4 + 0] * inv, o[i][c * 4 + 1] * inv, o[i][c * 4 + 2] * inv, o[i][c * 4 + 3] * inv);
         }
     }
@@ -452,10 +462,10 @@ __global__ void __launch_bounds__(128) attn_split(attn_args a, int D, int chunk,
     const int i = (int)(r % a.seq);
     const long long bh = r / a.seq;
     const int h = (int)(bh % a.heads), b = (int)(bh / a.heads);
-    const int kvh = a.heads / a.rep, kh = h / a.rep;
-    const T *q = (const T *)a.q + (size_t)r * D;
-    const T *K = (const T *)a.k + ((size_t)(b * kvh + kh) * a.kvs) * D;
-    const T *V = (const T *)a.v + ((size_t)(b * kvh + kh) * a.kvs) * D;
+    const int kh = h / a.rep;
+    const T *q = (const T *)a.q + qrow(a, b, h, i);
+    const T *K = (const T *)a.k + kvbase(a, b, kh);
+    const T *V = (const T *)a.v + kvbase(a, b, kh);
     int nk = a.kvs;
     if (a.causal) {
         long long lim = (long long)i + a.off + 1;
@@ -480,7 +490,7 @@ __global__ void __launch_bounds__(128) attn_split(attn_args a, int D, int chunk,
 #pragma unroll
                 for (int u = 0; u < MAXPL; u++) {
                     const int d = lane + 32 * u;
-                    if (d < D) dot[e] = fmaf(qr[u], ldf<T>(K + (size_t)j * D + d), dot[e]);
+                    if (d < D) dot[e] = fmaf(qr[u], ldf<T>(K + (size_t)j * a.kr + d), dot[e]);
                 }
             }
         }
@@ -506,7 +516,7 @@ __global__ void __launch_bounds__(128) attn_split(attn_args a, int D, int chunk,
                 float x = acc[u] * al;
 #pragma unroll
                 for (int e = 0; e < KG; e++)
-                    if (g0 + e < k_hi) x = fmaf(p[e], ldf<T>(V + (size_t)(g0 + e) * D + d), x);
+                    if (g0 + e < k_hi) x = fmaf(p[e], ldf<T>(V + (size_t)(g0 + e) * a.kr + d), x);
                 acc[u] = x;
             }
         }
@@ -526,7 +536,7 @@ __global__ void __launch_bounds__(128) attn_split(attn_args a, int D, int chunk,
     for (int w = 0; w < 4; w++) { sc[w] = exp2f(sm_m[w] - base); L += sm_l[w] * sc[w]; }
     for (int d = threadIdx.x; d < D; d += 128) {
         const float O = sm_o[0][d] * sc[0] + sm_o[1][d] * sc[1] + sm_o[2][d] * sc[2] + sm_o[3][d] * sc[3];
-        if (nsplit == 1) ((T *)a.o)[(size_t)r * D + d] = stf<T>(L > 0.0f ? O / L : 0.0f);
+        if (nsplit == 1) ((T *)a.o)[qrow(a, b, h, i) + d] = stf<T>(L > 0.0f ? O / L : 0.0f);
         else part[(size_t)blk * (D + 2) + 2 + d] = O;
     }
     if (nsplit > 1 && threadIdx.x == 0) {
@@ -535,14 +545,16 @@ __global__ void __launch_bounds__(128) attn_split(attn_args a, int D, int chunk,
     }
 }
 
-/* One warp per row: merge the nsplit partials (m, l, o) of attn_split. */
+/* One warp per row r (over batch*heads*seq, as attn_split): merge the nsplit partials (m, l, o). */
 template <typename T>
-__global__ void __launch_bounds__(256) attn_combine(const float *__restrict__ part, T *__restrict__ o, long long rows,
-                                                    int D, int nsplit)
+__global__ void __launch_bounds__(256) attn_combine(const float *__restrict__ part, attn_args a, long long rows, int D,
+                                                    int nsplit)
 {
     const long long r = (long long)blockIdx.x * 8 + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     if (r >= rows) return;
+    const long long bh = r / a.seq;
+    T *o = (T *)a.o + qrow(a, (int)(bh / a.heads), (int)(bh % a.heads), r % a.seq);
     const float *p = part + (size_t)r * nsplit * (D + 2);
     float M = -INFINITY;
     for (int s = 0; s < nsplit; s++) M = fmaxf(M, p[(size_t)s * (D + 2)]);
@@ -553,7 +565,7 @@ __global__ void __launch_bounds__(256) attn_combine(const float *__restrict__ pa
     for (int d = lane; d < D; d += 32) {
         float O = 0.0f;
         for (int s = 0; s < nsplit; s++) O += p[(size_t)s * (D + 2) + 2 + d] * exp2f(p[(size_t)s * (D + 2)] - base);
-        o[(size_t)r * D + d] = stf<T>(O * inv);
+        o[d] = stf<T>(O * inv);
     }
 }
 
@@ -618,7 +630,7 @@ template <typename T> hb_status launch_split(hbc_ctx *c, const attn_args &a, int
     attn_split<T><<<(unsigned)(rows * nsplit), 128, 0, c->stream>>>(a, D, chunk, (int)nsplit, part);
     HBC_TRY(HBC_LAUNCHED(c, "attn_split"));
     if (nsplit > 1) {
-        attn_combine<T><<<(unsigned)((rows + 7) / 8), 256, 0, c->stream>>>(part, (T *)a.o, rows, D, (int)nsplit);
+        attn_combine<T><<<(unsigned)((rows + 7) / 8), 256, 0, c->stream>>>(part, a, rows, D, (int)nsplit);
         HBC_TRY(HBC_LAUNCHED(c, "attn_combine"));
     }
     snprintf(c->last_impl, sizeof c->last_impl, "own-split-kv");
@@ -635,7 +647,7 @@ int env_int(const char *name, int dflt)
 } // namespace
 
 hb_status hbc_attention(hbc_ctx *c, hb_dtype dt, const void *q, const void *k, const void *v, void *o, int64_t batch,
-                        int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal)
+                        int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal, int bshd)
 {
     if (dt == HB_TF32) return HB_ESKIP;
     if (batch <= 0 || heads <= 0 || kvh <= 0 || heads % kvh || seq <= 0 || kvs <= 0 || hd <= 0) return HB_EINVAL;
@@ -646,6 +658,13 @@ hb_status hbc_attention(hbc_ctx *c, hb_dtype dt, const void *q, const void *k, c
     a.heads = (int)heads; a.rep = (int)(heads / kvh); a.seq = (int)seq; a.kvs = (int)kvs;
     a.causal = causal != 0; a.off = (int)(kvs - seq);
     a.scale_log2 = (float)(1.0 / sqrt((double)hd)) * kLog2e;
+    if (bshd) {
+        a.qb = seq * heads * hd; a.qh = hd; a.qr = heads * hd;
+        a.kb = kvs * kvh * hd; a.kh = hd; a.kr = kvh * hd;
+    } else {
+        a.qb = heads * seq * hd; a.qh = seq * hd; a.qr = hd;
+        a.kb = kvh * kvs * hd; a.kh = kvs * hd; a.kr = hd;
+    }
     const long long rows = (long long)batch * heads * seq;
     /* HB_CUDA_ATTN=split forces the generic kernel (tests); HB_CUDA_ATTN_WARPS=4|8 picks the
      * tensor-core kernel's query tile (64 or 128 rows). */

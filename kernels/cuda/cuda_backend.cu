@@ -521,11 +521,11 @@ static hb_status cuda_run(hb_instance *inst, const hb_case *cs, hb_buf *const *i
         if (!attn_params(s, &a)) return HB_EINVAL;
         hbc_attn_plan plan;
         st = hbc_attn_prepare(c, cs->dtype, in[0]->dev, in[1]->dev, in[2]->dev, out->dev, a.b, a.heads, a.kvh, a.seq,
-                              a.kvs, a.d, a.causal, &plan);
+                              a.kvs, a.d, a.causal, s->layout == HB_LAYOUT_BSHD, &plan);
         if (st == HB_OK) st = tmark_begin_gated(c);
         if (st == HB_OK)
             st = hbc_attn_exec(c, &plan, cs->dtype, in[0]->dev, in[1]->dev, in[2]->dev, out->dev, a.b, a.heads, a.kvh,
-                               a.seq, a.kvs, a.d, a.causal);
+                               a.seq, a.kvs, a.d, a.causal, s->layout == HB_LAYOUT_BSHD);
         break;
     }
     default:

@@ -524,7 +524,9 @@ hb_status hbc_coll_run(hbc_ctx *c, const hb_case *cs, const void *in, void *out,
         send = dst;
     }
     HBC_TRY(mark(c));
-    HBC_TRY(hbc_coll_aligned_start(c));
+    /* a case of its own starts its timer after the ranks align; a chain's step starts when its stream gets
+     * there, and its time includes the wait for the slowest rank, as a real layer's does */
+    if (!s->in_chain) HBC_TRY(hbc_coll_aligned_start(c));
     HBC_TRY(enqueue_begin(c));
     switch (cs->op) {
     case HB_OP_ALL_REDUCE: return HBC_NCCL(g.api.all_reduce(send, out, n, t, ncclSum, g.comm, c->stream));

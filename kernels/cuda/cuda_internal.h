@@ -277,12 +277,13 @@ hb_status hbc_write_probe(hbc_ctx *c, void *dst, size_t bytes);
 
 /* ---- attention (cuda_attention.cu) ---- */
 /* o = softmax(q k^T / sqrt(d) + mask) v, layouts of hybench.h (GQA, end-aligned causal mask; a
- * query row that sees no key gives 0). Picks the fused flash kernel (mma.sync for f16/bf16, FFMA
+ * query row that sees no key gives 0); bshd != 0: attention's layout=bshd (q, o [b, s, h, d], k, v
+ * [b, kvs, kvh, d]), else the default [b, h, s, d]. Picks the fused flash kernel (mma.sync for f16/bf16, FFMA
  * register tiles for f32) when head_dim is 64 or 128, else a warp-per-row online-softmax kernel.
  * Writes "own-flash" or "own-split-kv" into c->last_impl and the kernel's name into c->last_algo.
  * HB_ESKIP for tf32 (not offered for attention). */
 hb_status hbc_attention(hbc_ctx *c, hb_dtype d, const void *q, const void *k, const void *v, void *o, int64_t batch,
-                        int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal);
+                        int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal, int bshd);
 
 /* ---- conv2d through the cuDNN graph API (cuda_conv.cpp) ---- */
 /* Build the forward convolution graph for dims = {b, c, h, w, oc, kh, kw, sh, sw, ph, pw, dh, dw, g,
@@ -317,13 +318,13 @@ struct hbc_attn_plan {
  * (cuDNN refusing the shape is not an error: plan->cudnn == NULL and the reason in plan->note);
  * HB_ENOMEM / HB_EDEVICE from the workspace or the timing runs. Knob: HB_CUDA_ATTN=cudnn|own|split. */
 hb_status hbc_attn_prepare(hbc_ctx *c, hb_dtype dt, const void *q, const void *k, const void *v, void *o, int64_t batch,
-                           int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal,
+                           int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal, int bshd,
                            hbc_attn_plan *plan);
 /* Enqueue the attention as planned (no synchronization); sets c->last_impl ("cudnn-sdpa",
  * "own-flash", "own-split-kv"), c->last_algo (engine or kernel, plus plan->note) and c->last_ws. */
 hb_status hbc_attn_exec(hbc_ctx *c, const hbc_attn_plan *plan, hb_dtype dt, const void *q, const void *k, const void *v,
                         void *o, int64_t batch, int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd,
-                        int causal);
+                        int causal, int bshd);
 /* Free the SDPA graph cache (at close; the workspace is the instance's dnn_ws). */
 void hbc_sdpa_free(hbc_ctx *c);
 

@@ -35,6 +35,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "cuda_internal.h"
 
@@ -79,7 +80,7 @@ enum { UID_Q = 1, UID_K = 2, UID_V = 3, UID_O = 4 };
 /* Build the graph and every plan that heuristics mode A and the fallback list offer (BuildPlanPolicy ALL;
  * the first run of the shape times each, as cuda_conv.cpp does for conv engines); e->why on failure. */
 void build(hbc_ctx *c, hb_dtype dt, int64_t b, int64_t h, int64_t kvh, int64_t s, int64_t kvs, int64_t d, int causal,
-           sdpa_entry *e)
+           int bshd, sdpa_entry *e)
 {
     const size_t ver = cudnnGetVersion();
     if (ver < 90000) { e->why = "cuDNN " + std::to_string(ver) + " < 9.0"; return; }
@@ -88,9 +89,13 @@ void build(hbc_ctx *c, hb_dtype dt, int64_t b, int64_t h, int64_t kvh, int64_t s
     g->set_io_data_type(dt == HB_BF16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF)
         .set_intermediate_data_type(fe::DataType_t::FLOAT)
         .set_compute_data_type(fe::DataType_t::FLOAT);
-    auto Q = g->tensor(fe::graph::Tensor_attributes().set_name("Q").set_uid(UID_Q).set_dim({b, h, s, d}).set_stride({h * s * d, s * d, d, 1}));
-    auto K = g->tensor(fe::graph::Tensor_attributes().set_name("K").set_uid(UID_K).set_dim({b, kvh, kvs, d}).set_stride({kvh * kvs * d, kvs * d, d, 1}));
-    auto V = g->tensor(fe::graph::Tensor_attributes().set_name("V").set_uid(UID_V).set_dim({b, kvh, kvs, d}).set_stride({kvh * kvs * d, kvs * d, d, 1}));
+    /* dims are always (b, h, s, d); the strides say where the layout keeps them */
+    const std::vector<int64_t> qst = bshd ? std::vector<int64_t>{s * h * d, d, h * d, 1} : std::vector<int64_t>{h * s * d, s * d, d, 1};
+    const std::vector<int64_t> kst = bshd ? std::vector<int64_t>{kvs * kvh * d, d, kvh * d, 1}
+                                          : std::vector<int64_t>{kvh * kvs * d, kvs * d, d, 1};
+    auto Q = g->tensor(fe::graph::Tensor_attributes().set_name("Q").set_uid(UID_Q).set_dim({b, h, s, d}).set_stride(qst));
+    auto K = g->tensor(fe::graph::Tensor_attributes().set_name("K").set_uid(UID_K).set_dim({b, kvh, kvs, d}).set_stride(kst));
+    auto V = g->tensor(fe::graph::Tensor_attributes().set_name("V").set_uid(UID_V).set_dim({b, kvh, kvs, d}).set_stride(kst));
     auto opt = fe::graph::SDPA_attributes().set_name("hb_sdpa").set_generate_stats(false).set_attn_scale((float)(1.0 / sqrt((double)d)));
     if (causal && s > 1) {
         if (s == kvs) opt.set_causal_mask(true); /* top-left = bottom-right when square: the older, wider path */
@@ -98,7 +103,7 @@ void build(hbc_ctx *c, hb_dtype dt, int64_t b, int64_t h, int64_t kvh, int64_t s
     }
     auto outs = g->sdpa(Q, K, V, opt);
     auto O = outs[0];
-    O->set_output(true).set_uid(UID_O).set_dim({b, h, s, d}).set_stride({h * s * d, s * d, d, 1});
+    O->set_output(true).set_uid(UID_O).set_dim({b, h, s, d}).set_stride(qst);
     fe::error_t r = g->validate();
     if (r.is_good()) (void)(r = g->build_operation_graph(c->dnn));
     if (r.is_good()) (void)(r = g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
@@ -139,7 +144,7 @@ hb_status exec(hbc_ctx *c, sdpa_entry *e, int64_t i, const void *q, const void *
 } // namespace
 
 hb_status hbc_attn_prepare(hbc_ctx *c, hb_dtype dt, const void *q, const void *k, const void *v, void *o, int64_t batch,
-                           int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal,
+                           int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal, int bshd,
                            hbc_attn_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
@@ -155,17 +160,17 @@ hb_status hbc_attn_prepare(hbc_ctx *c, hb_dtype dt, const void *q, const void *k
         return HB_OK;
     }
 #if !HBC_HAVE_FE
-    (void)q; (void)k; (void)v; (void)o; (void)batch; (void)heads; (void)kvh; (void)seq; (void)kvs; (void)hd; (void)causal;
+    (void)q; (void)k; (void)v; (void)o; (void)batch; (void)heads; (void)kvh; (void)seq; (void)kvs; (void)hd; (void)causal; (void)bshd;
     snprintf(plan->note, sizeof plan->note, "cudnn-sdpa unavailable: plugin built without the cudnn-frontend headers");
     return HB_OK;
 #else
     sdpa_cache *cc = cache_of(c);
-    const sdpa_key key(dt, batch, heads, kvh, seq, kvs, hd, causal ? 1 : 0);
+    const sdpa_key key(dt, batch, heads, kvh, seq, kvs, hd, (causal ? 1 : 0) | (bshd ? 2 : 0));
     auto it = cc->m.find(key);
     if (it == cc->m.end()) {
         sdpa_entry e;
         try {
-            build(c, dt, batch, heads, kvh, seq, kvs, hd, causal, &e);
+            build(c, dt, batch, heads, kvh, seq, kvs, hd, causal, bshd, &e);
         } catch (const std::exception &ex) {
             e.g.reset();
             e.why = std::string("cudnn-frontend exception: ") + ex.what();
@@ -204,7 +209,7 @@ hb_status hbc_attn_prepare(hbc_ctx *c, hb_dtype dt, const void *q, const void *k
         }
         e->cudnn_ms = best;
         (void)e->g->get_plan_name_at_index(e->idx, e->plan);
-        hb_status so = hbc_time_best(c, [&]() { return hbc_attention(c, dt, q, k, v, o, batch, heads, kvh, seq, kvs, hd, causal); },
+        hb_status so = hbc_time_best(c, [&]() { return hbc_attention(c, dt, q, k, v, o, batch, heads, kvh, seq, kvs, hd, causal, bshd); },
                                   &e->own_ms);
         if (so != HB_OK) e->own_ms = 0; /* own kernel cannot: cuDNN */
         e->chosen = (e->own_ms > 0 && e->own_ms < e->cudnn_ms && !want_cudnn) ? 0 : 1;
@@ -223,7 +228,7 @@ hb_status hbc_attn_prepare(hbc_ctx *c, hb_dtype dt, const void *q, const void *k
 
 hb_status hbc_attn_exec(hbc_ctx *c, const hbc_attn_plan *plan, hb_dtype dt, const void *q, const void *k, const void *v,
                         void *o, int64_t batch, int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd,
-                        int causal)
+                        int causal, int bshd)
 {
     c->last_algo[0] = 0;
     if (plan->cudnn) {
@@ -240,7 +245,7 @@ hb_status hbc_attn_exec(hbc_ctx *c, const hbc_attn_plan *plan, hb_dtype dt, cons
         c->last_ws = plan->ws;
         return st;
     }
-    hb_status st = hbc_attention(c, dt, q, k, v, o, batch, heads, kvh, seq, kvs, hd, causal);
+    hb_status st = hbc_attention(c, dt, q, k, v, o, batch, heads, kvh, seq, kvs, hd, causal, bshd);
     if (plan->note[0]) {
         const size_t j = strlen(c->last_algo);
         if (j + 3 < sizeof c->last_algo) snprintf(c->last_algo + j, sizeof c->last_algo - j, "; %s", plan->note);

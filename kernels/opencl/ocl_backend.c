@@ -401,6 +401,8 @@ static hb_status ocl_supports(hb_instance *inst, const hb_case *cs, char *reason
     case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_SUM_ALL: case HB_OP_RMSNORM:
         return HB_OK;
     case HB_OP_ATTENTION:
+        if (s->layout == HB_LAYOUT_BSHD)
+            return skip(reason, reasonlen, "attention layout=bshd: %s", "the fused kernel reads the default layout [batch, heads, seq, head_dim] only");
         if (s->head_dim > 512)
             return skip(reason, reasonlen, "attention: head_dim over 512 (%s)", "the fused kernel keeps a row in private memory");
         return HB_OK;
