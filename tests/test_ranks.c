@@ -132,8 +132,8 @@ static json_t *tp_rec(int ranks, int rank, const char *be, double t, double ar)
                           "flops", 4.4e8, "rel_err", 1e-3 * (1 + rank), "bound", "compute");
     json_object_set_new(r, "phases", json_pack("{s:{s:f},s:{s:f}}", "total", "median", t * 1.2, "compute", "median", t));
     json_object_set_new(r, "samples", json_pack("{s:[f],s:[f]}", "total", t * 1.2, "compute", t));
-    json_object_set_new(r, "tensor_parallel", json_pack("{s:i,s:i,s:f,s:f,s:f}", "ranks", ranks, "rank", rank, "time_s", t,
-                                                        "allreduce_s", ar, "allreduce_share", ar / t));
+    json_object_set_new(r, "tensor_parallel", json_pack("{s:i,s:i,s:f,s:f,s:f,s:f}", "ranks", ranks, "rank", rank, "time_s", t,
+                                                        "steps_s", 2 * t, "allreduce_s", ar, "allreduce_share", ar / (2 * t)));
     return r;
 }
 
@@ -288,7 +288,8 @@ static void test_tensor_parallel(void **state)
         assert_close(num(tp, "time_s"), (t[0] + t[1]) / 2);
         assert_close(num(tp, "time_max_s"), fmax(t[0], t[1]));
         assert_close(num(tp, "allreduce_s"), (ar[0] + ar[1]) / 2);
-        assert_close(num(tp, "allreduce_share"), (ar[0] + ar[1]) / (t[0] + t[1]));
+        assert_close(num(tp, "steps_s"), t[0] + t[1]);
+        assert_close(num(tp, "allreduce_share"), (ar[0] + ar[1]) / (2 * (t[0] + t[1])));
         assert_null(json_object_get(tp, "busbw_gbps"));
         assert_null(json_object_get(c, "collective"));
         assert_close(num(c, "rel_err"), 2e-3);

@@ -11,6 +11,9 @@
 #   socket  NCCL's network transport forced on one host (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1):
 #           hybench all_reduce and all_gather f32 8 B .. 1 GiB, and nccl-tests' all_reduce beside it
 #   hostpath the host-staged and peer paths across the ranks (all four collectives, 3 sizes)
+#   tp      the tensor-parallel TinyLlama layer (workloads/tinyllama-tp.ini): on GPU 0 alone (ranks=1,
+#           with the one-device chain of workloads/tinyllama.ini beside it, and the attention cases as
+#           a check of the attention kernels), then over NGPUS ranks; f32, f16, bf16, resident
 # OUTDIR gets summary.txt, <phase>.jsonl (the merged results of each hybench phase), ncclt.tar.gz
 # (nccl-tests' outputs) and logs.tar.gz (every log, every rank's file and the rendezvous files, under
 # hb-coll/): at most 8 files, as the device tool brings back.
@@ -149,6 +152,18 @@ EOF
   say "socket transport: nccl-tests all_reduce, all_gather ..."
   NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCLT_RUNS="all_reduce:float all_gather:float" NCCLT_BUDGET_S=60 \
     timeout 100 bash tools/nccl_tests.sh .ncclt/src "$W/ncclt-socket" "$NG" >> "$W/socket.log" 2>&1
+fi
+if has tp; then
+  say "tensor-parallel layer on 1 GPU (and the one-device chain, and attention) ..."
+  CUDA_VISIBLE_DEVICES=0 timeout ${TP1_TIMEOUT:-200} $HB run --backend cuda --op chain,attention --mode resident --dtype f32,f16,bf16 \
+    --budget ${TP_BUDGET:-0.1} --case-timeout 120 --out "$W/tp1.jsonl" workloads/tinyllama-tp.ini workloads/tinyllama.ini > "$W/tp1.log" 2>&1
+  say "tp1 exit $?"
+  cp "$W/tp1.jsonl" "$OUT/" 2>/dev/null; summary_of "$W/tp1.jsonl" 2>&1 | tee -a "$OUT/summary.txt"
+  say "tensor-parallel layer over $NG ranks ..."
+  timeout ${TPN_TIMEOUT:-200} $HB run --ranks "$NG" --backend cuda --mode resident --dtype f32,f16,bf16 --budget ${TP_BUDGET:-0.1} \
+    --case-timeout 120 --out "$W/tp$NG.jsonl" workloads/tinyllama-tp.ini > "$W/tp$NG.log" 2>&1
+  say "tp$NG exit $?"
+  cp "$W/tp$NG.jsonl" "$OUT/" 2>/dev/null; summary_of "$W/tp$NG.jsonl" 2>&1 | tee -a "$OUT/summary.txt"
 fi
 tar czf "$OUT/logs.tar.gz" -C "$(dirname "$W")" "$(basename "$W")" 2>/dev/null
 say "done"

@@ -273,7 +273,7 @@ static json_t *merge_collective(json_t **per, int N, rank_file **byrank, size_t 
         if (per[r]) proto = json_object_get(per[r], obj);
     json_t *co = proto ? json_deep_copy(proto) : json_object(), *pr = json_array();
     if (!m || !co || !pr) { json_decref(m); json_decref(co); json_decref(pr); return NULL; }
-    double sum = 0, tmax = 0, relmax = NAN, arsum = 0;
+    double sum = 0, tmax = 0, relmax = NAN, arsum = 0, stsum = 0;
     int nt = 0, nar = 0, worst = -1, wrank = 0;
     const int tp = !strcmp(obj, "tensor_parallel");
     char wstatus[32] = "ok", wreason[600] = "";
@@ -301,9 +301,11 @@ static json_t *merge_collective(json_t **per, int N, rank_file **byrank, size_t 
         double rel = rec ? num_or_nan(json_object_get(rec, "rel_err")) : (double)NAN;
         json_object_set_new(e, "time_s", hb_json_num(t));
         if (tp) {
-            double ar = num_or_nan(json_object_get(c, "allreduce_s"));
+            double ar = num_or_nan(json_object_get(c, "allreduce_s")), sts = num_or_nan(json_object_get(c, "steps_s"));
+            if (!isfinite(sts)) sts = t;
+            json_object_set_new(e, "steps_s", hb_json_num(sts));
             json_object_set_new(e, "allreduce_s", hb_json_num(ar));
-            if (isfinite(ar) && isfinite(t)) { arsum += ar; nar++; }
+            if (isfinite(ar) && isfinite(sts)) { arsum += ar; stsum += sts; nar++; }
         } else {
             json_object_set_new(e, "busbw_gbps", hb_json_num(bw));
         }
@@ -338,10 +340,11 @@ static json_t *merge_collective(json_t **per, int N, rank_file **byrank, size_t 
         json_object_set_new(co, "time_max_s", hb_json_num(tmax));
         json_object_set_new(co, "time_ranks", json_integer(nt));
         if (tp) {
-            /* the layer: the ranks' mean time and mean all_reduce part */
-            double ar = nar ? arsum / nar : (double)NAN;
+            /* the layer: the ranks' mean time, mean step time and mean all_reduce part of it */
+            double ar = nar ? arsum / nar : (double)NAN, sts = nar ? stsum / nar : (double)NAN;
+            json_object_set_new(co, "steps_s", hb_json_num(sts));
             json_object_set_new(co, "allreduce_s", hb_json_num(ar));
-            json_object_set_new(co, "allreduce_share", hb_json_num(mean > 0 ? ar / mean : (double)NAN));
+            json_object_set_new(co, "allreduce_share", hb_json_num(sts > 0 ? ar / sts : (double)NAN));
         } else {
             json_object_set_new(co, "algbw_gbps", hb_json_num(algbw));
             json_object_set_new(co, "busbw_gbps", hb_json_num(isfinite(fac) ? algbw * fac : (double)NAN));

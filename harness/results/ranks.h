@@ -26,9 +26,9 @@
  *     "rank R: <that rank's reason>" of the first rank with that status; rel_err the largest.
  *   - The tensor-parallel decoder layer over several ranks (op chain with shape.ranks > 1,
  *     measure/chain.c) is folded the same way through its "tensor_parallel" object: per_rank [{rank,
- *     backend, status, reason?, time_s, allreduce_s, rel_err}], time_s the ranks' mean layer time,
- *     time_max_s, time_ranks, allreduce_s the mean all_reduce part and allreduce_share their ratio
- *     (no algbw or busbw).
+ *     backend, status, reason?, time_s, steps_s, allreduce_s, rel_err}], time_s the ranks' mean layer
+ *     time, time_max_s, time_ranks, steps_s the mean of the step-by-step times, allreduce_s the mean
+ *     all_reduce part of them and allreduce_share = allreduce_s / steps_s (no algbw or busbw).
  *   - Any other case record is kept from every rank whose backend instance name differs (cuda:1's
  *     matmul measured another GPU); a record whose identity and backend name a lower rank already
  *     gave (the host backends, "cpu" on every rank) is dropped and counted in meta
