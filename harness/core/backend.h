@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define HB_BACKEND_ABI 2 /* 2: hb_case.seq */
+#define HB_BACKEND_ABI 3 /* 2: hb_case.seq; 3: run_async */
 
 /* A tensor's memory for one backend. `host` is the host-side tensor/staging memory the driver
  * reads and writes, allocated according to `route`:
@@ -112,6 +112,11 @@ typedef struct hb_backend_ops {
      * rank votes 1 (an all-reduce with max over the case's communicator), else 0; with one rank it returns `stop`. Called for collective cases only.
      * NULL: the backend runs no multi-rank collective. */
     int (*coll_vote)(hb_instance *inst, const hb_case *c, int stop);
+    /* Optional: run's op enqueued on the instance's stream without waiting for it; the next blocking
+     * hook (run, upload, download, timer_end) waits for it, and an error of its device work surfaces
+     * there. Lets the driver time a sequence of ops as an executor runs it, back to back (the chain's
+     * layer as one stream, measure/chain.c). NULL: the driver uses run. */
+    hb_status (*run_async)(hb_instance *inst, const hb_case *c, hb_buf *const *in, hb_buf *out);
 } hb_backend_ops;
 
 struct hb_instance {

@@ -173,7 +173,8 @@ static hb_status chain_once(chain_ctx *x, double ph[P_N])
 }
 
 /* The layer as an executor runs it (resident on a device only): x uploaded (untimed), then every step
- * enqueued back to back with no synchronization and no settle runs between them, one device timer
+ * enqueued back to back (the backend's run_async; run, which waits for each op, where it has none)
+ * with no settle runs between them, one device timer
  * around the whole (from the first step's start to the last one's end: the launch gaps the device
  * waits through are in it); *dev its seconds. Over several ranks a vote first aligns the ranks'
  * start, so that a rank's time does not include another rank's late launch of the layer. */
@@ -183,11 +184,13 @@ static hb_status chain_stream_once(chain_ctx *x, double *dev)
     hb_status st = x->inst->ops->upload(x->inst, &x->buf[HB_CT_X]);
     if (st != HB_OK) return st;
     if (x->coll_step >= 0) (void)x->inst->ops->coll_vote(x->inst, &x->sc[x->coll_step], 0);
+    hb_status (*run)(hb_instance *, const hb_case *, hb_buf *const *, hb_buf *) =
+        x->inst->ops->run_async ? x->inst->ops->run_async : x->inst->ops->run;
     st = x->inst->ops->timer_begin(x->inst);
     for (int i = 0; i < x->nsteps && st == HB_OK; i++) {
         const int *in = x->sin[i];
         hb_buf *ins[3] = {&x->buf[in[0]], in[1] >= 0 ? &x->buf[in[1]] : NULL, in[2] >= 0 ? &x->buf[in[2]] : NULL};
-        st = x->inst->ops->run(x->inst, &x->sc[i], ins, &x->buf[hb_chain_step_at(&x->c->shape, i)->out]);
+        st = run(x->inst, &x->sc[i], ins, &x->buf[hb_chain_step_at(&x->c->shape, i)->out]);
     }
     hb_status s2 = x->inst->ops->timer_end(x->inst, dev);
     return st != HB_OK ? st : s2;

@@ -450,7 +450,8 @@ static double host_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static hb_status cuda_run(hb_instance *inst, const hb_case *cs, hb_buf *const *in, hb_buf *out)
+/* run (wait: synchronize at the end) and run_async (no wait: the op stays enqueued on c->stream). */
+static hb_status run_op(hb_instance *inst, const hb_case *cs, hb_buf *const *in, hb_buf *out, bool wait)
 {
     const double t_enter = host_now();
     hbc_ctx *c;
@@ -538,7 +539,17 @@ static hb_status cuda_run(hb_instance *inst, const hb_case *cs, hb_buf *const *i
         if (!c->sticky) (void)cudaStreamSynchronize(c->stream);
         return st != HB_OK ? st : st2;
     }
-    return sync(c);
+    return wait ? sync(c) : HB_OK;
+}
+
+static hb_status cuda_run(hb_instance *inst, const hb_case *cs, hb_buf *const *in, hb_buf *out)
+{
+    return run_op(inst, cs, in, out, true);
+}
+
+static hb_status cuda_run_async(hb_instance *inst, const hb_case *cs, hb_buf *const *in, hb_buf *out)
+{
+    return run_op(inst, cs, in, out, false);
 }
 
 /* ------------------------------------------------------------------ timers */
@@ -606,5 +617,6 @@ const hb_backend_ops hb_cuda_ops = {
     cuda_download_f64,  /* download_f64 */
     hbc_energy_read,    /* energy_read (cuda_energy.cu) */
     hbc_coll_vote,      /* coll_vote (cuda_collective.cu) */
+    cuda_run_async,     /* run_async */
 };
 }
