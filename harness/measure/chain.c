@@ -108,7 +108,7 @@ static hb_status dev_end(chain_ctx *x, double t0, double *acc)
 /* Phases of one call; P_COLL, the collective steps' device time (a part of compute), is recorded in
  * the record's tensor_parallel object, and P_LAYER (chain_stream_once) in its "layer" object, not
  * among the phases. */
-enum { P_CIN, P_H2D, P_COMP, P_D2H, P_COUT, P_TOTAL, P_COLL, P_LAYER, P_N };
+enum { P_CIN, P_H2D, P_COMP, P_D2H, P_COUT, P_TOTAL, P_COLL, P_LAYER, P_ENQ, P_N };
 static const char *const pnames[P_TOTAL + 1] = {"convert_in", "h2d", "compute", "d2h", "convert_out", "total"};
 
 static hb_status chain_once(chain_ctx *x, double ph[P_N])
@@ -178,20 +178,22 @@ static hb_status chain_once(chain_ctx *x, double ph[P_N])
  * around the whole (from the first step's start to the last one's end: the launch gaps the device
  * waits through are in it); *dev its seconds. Over several ranks a vote first aligns the ranks'
  * start, so that a rank's time does not include another rank's late launch of the layer. */
-static hb_status chain_stream_once(chain_ctx *x, double *dev)
+static hb_status chain_stream_once(chain_ctx *x, double *dev, double *enq)
 {
-    *dev = 0;
+    *dev = *enq = 0;
     hb_status st = x->inst->ops->upload(x->inst, &x->buf[HB_CT_X]);
     if (st != HB_OK) return st;
     if (x->coll_step >= 0) (void)x->inst->ops->coll_vote(x->inst, &x->sc[x->coll_step], 0);
     hb_status (*run)(hb_instance *, const hb_case *, hb_buf *const *, hb_buf *) =
         x->inst->ops->run_async ? x->inst->ops->run_async : x->inst->ops->run;
     st = x->inst->ops->timer_begin(x->inst);
+    const double t0 = hb_now();
     for (int i = 0; i < x->nsteps && st == HB_OK; i++) {
         const int *in = x->sin[i];
         hb_buf *ins[3] = {&x->buf[in[0]], in[1] >= 0 ? &x->buf[in[1]] : NULL, in[2] >= 0 ? &x->buf[in[2]] : NULL};
         st = run(x->inst, &x->sc[i], ins, &x->buf[hb_chain_step_at(&x->c->shape, i)->out]);
     }
+    *enq = hb_now() - t0; /* the host's time to enqueue the layer: near the layer's time, the layer is launch-bound */
     hb_status s2 = x->inst->ops->timer_end(x->inst, dev);
     return st != HB_OK ? st : s2;
 }
@@ -352,9 +354,9 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
         /* the layer as one stream: verified the same way (its output poisoned first) */
         x->stream = c->mode == HB_MODE_RESIDENT && x->device && inst->ops->timer_begin && inst->ops->timer_end;
         if (x->stream) {
-            double dev;
+            double dev, enq;
             st = y_poison(x);
-            if (st == HB_OK) st = chain_stream_once(x, &dev);
+            if (st == HB_OK) st = chain_stream_once(x, &dev, &enq);
             if (st == HB_OK) st = inst->ops->download(inst, &x->buf[HB_CT_Y]);
             if (st != HB_OK) { snprintf(reason, rl, "chain run as one stream failed: %s", hb_status_name(st)); goto out; }
             double r2 = y_rel_err(x);
@@ -386,7 +388,7 @@ static void chain_sample(chain_var *v, const hb_options *o, int grouped)
     double ph[P_N];
     double t0 = hb_now();
     hb_status st = chain_once(&v->x, ph);
-    if (st == HB_OK && v->x.stream) st = chain_stream_once(&v->x, &ph[P_LAYER]);
+    if (st == HB_OK && v->x.stream) st = chain_stream_once(&v->x, &ph[P_LAYER], &ph[P_ENQ]);
     v->spent += hb_now() - t0;
     if (st != HB_OK) {
         v->st = st;
@@ -463,7 +465,12 @@ static json_t *chain_close(chain_var *v, const hb_options *o, const hb_ceiling *
         json_object_set_new(rec, "verified_fraction", json_real(1));
         json_object_set_new(rec, "steps", json_integer(v->x.nsteps));
         /* the layer as one stream (chain_stream_once): the time an executor's layer takes */
-        if (v->x.stream) json_object_set_new(rec, "layer", hb_stats_json(&sp[P_LAYER]));
+        if (v->x.stream) {
+            json_t *ly = hb_stats_json(&sp[P_LAYER]);
+            /* the host's time to enqueue it (median): where it is near the layer's, launches bound the layer */
+            json_object_set_new(ly, "enqueue_s", json_real(sp[P_ENQ].median));
+            json_object_set_new(rec, "layer", ly);
+        }
         if (c->shape.ranks > 0) {
             /* the tensor-parallel layer (docs/collectives.md): time_s is this rank's layer time (the
              * layer as one stream where measured, else the compute median); steps_s the compute median

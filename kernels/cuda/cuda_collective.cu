@@ -319,7 +319,11 @@ static hb_status comm_make(hbc_ctx *c, const ncclUniqueId *id)
 #if __has_include(<nccl.h>)
     if (g.api.comm_init_config && g.api.comm_async_error) {
         ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
-        cfg.blocking = 0;
+        /* non-blocking, so that the watchdog's ncclCommAbort can end a collective a rank left;
+         * HB_NCCL_BLOCKING=1 makes a blocking one (its calls return once enqueued) to measure what the
+         * non-blocking calls' polling costs the host */
+        const char *bl = getenv("HB_NCCL_BLOCKING");
+        cfg.blocking = bl && !strcmp(bl, "1") ? 1 : 0;
         r = g.api.comm_init_config(&comm, g.ranks, *id, g.rank, &cfg);
         double t0 = mono_s();
         while (r == ncclInProgress && comm) {
