@@ -16,6 +16,7 @@ typedef struct tprow {
     char layer[48];
     int ranks;     /* 0: the one-device chain */
     double t, ci_lo, ci_hi, share;
+    double enq;    /* the host's time to enqueue the layer (layer.enqueue_s), seconds; NaN when absent */
 } tprow;
 
 static double num(json_t *o, const char *k)
@@ -45,6 +46,7 @@ static int tprow_get(const hb_report *rp, const hb_rrow *w, tprow *out)
     out->ci_lo = num(ly, "ci_lo");
     out->ci_hi = num(ly, "ci_hi");
     out->share = tp ? num(tp, "allreduce_share") : (double)NAN;
+    out->enq = num(ly, "enqueue_s");
     return out->t > 0;
 }
 
@@ -68,9 +70,11 @@ hb_status hb_report_tp_scaling(ctx *c)
                  "verified against the f64 reference. Time per layer: the layer run as one stream (every step enqueued back to back, one "
                  "device timer around it; over several ranks the mean over the ranks). Speedup: against the same split layer on one GPU; "
                  "efficiency: speedup / GPUs. all_reduce share: the all_reduce steps' part of the layer timed step by step. "
+                 "Host enqueue: the host's time to launch the layer's steps (rank 0); where it reaches the layer's time, launches bound "
+                 "the layer, not the GPU. "
                  "One-device chain: the layer of workloads/tinyllama.ini on one GPU of the same machine, for reference.");
-    json_t *rows = hb_doc_table(rp, "Time per layer by number of GPUs (mode resident)", 0, 9, "machine", "GPU", "layer", "dtype", "GPUs",
-                                "time per layer", "speedup", "efficiency", "all_reduce share");
+    json_t *rows = hb_doc_table(rp, "Time per layer by number of GPUs (mode resident)", 0, 10, "machine", "GPU", "layer", "dtype", "GPUs",
+                                "time per layer", "speedup", "efficiency", "all_reduce share", "host enqueue");
     json_t *ids = plot_ids_new(), *summary = json_array();
     static const char *const dts[] = {"f32", "f16", "bf16"};
     unsigned char *done = calloc(n + 1, 1);
@@ -83,12 +87,13 @@ hb_status hb_report_tp_scaling(ctx *c)
         int nser = 0;
         for (int di = 0; di < 3; di++) {
             /* this group's rows of one dtype: the split layer by ranks, and the one-device chain */
-            double t1 = NAN, tr[5] = {NAN, NAN, NAN, NAN, NAN}, share[5] = {NAN, NAN, NAN, NAN, NAN}, chain = NAN;
+            double t1 = NAN, tr[5] = {NAN, NAN, NAN, NAN, NAN}, share[5] = {NAN, NAN, NAN, NAN, NAN}, enq[5] = {NAN, NAN, NAN, NAN, NAN},
+                   chain = NAN;
             for (size_t i = g; i < n; i++) {
                 if (!same_group(&v[g], &v[i]) || strcmp(v[i].dtype, dts[di])) continue;
                 done[i] = 1;
                 if (v[i].ranks == 0) chain = v[i].t;
-                else if (v[i].ranks <= 4) { tr[v[i].ranks] = v[i].t; share[v[i].ranks] = v[i].share; }
+                else if (v[i].ranks <= 4) { tr[v[i].ranks] = v[i].t; share[v[i].ranks] = v[i].share; enq[v[i].ranks] = v[i].enq; }
             }
             t1 = tr[1];
             int any = 0;
@@ -119,15 +124,19 @@ hb_status hb_report_tp_scaling(ctx *c)
                 char tcell[96];
                 snprintf(tcell, sizeof tcell, "%s%s", hb_report_fmt_time(tr[r]),
                          r == 1 && isfinite(chain) ? F(" (one-device chain %s)", hb_report_fmt_time(chain)) : "");
-                hb_doc_row(rows, 9, v[g].machine, v[g].gpu, v[g].layer, dts[di], F("%d", r), tcell,
+                const char *ecell = !isfinite(enq[r]) ? "-"
+                                    : enq[r] >= 0.9 * tr[r] ? tone_cell("warn", F("%s: launch-bound", hb_report_fmt_time(enq[r])))
+                                                            : hb_report_fmt_time(enq[r]);
+                hb_doc_row(rows, 10, v[g].machine, v[g].gpu, v[g].layer, dts[di], F("%d", r), tcell,
                            isfinite(sp) ? (tone ? tone_cell(tone, F("%.2fx", sp)) : F("%.2fx", sp)) : "no 1-GPU run",
-                           isfinite(sp) ? F("%.0f%%", 100 * eff) : "-", isfinite(share[r]) ? F("%.0f%%", 100 * share[r]) : "-");
-                json_array_append_new(summary, json_pack("{s:s,s:s,s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o}", "machine", v[g].machine, "gpu",
+                           isfinite(sp) ? F("%.0f%%", 100 * eff) : "-", isfinite(share[r]) ? F("%.0f%%", 100 * share[r]) : "-", ecell);
+                json_array_append_new(summary, json_pack("{s:s,s:s,s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o}", "machine", v[g].machine, "gpu",
                                                          v[g].gpu, "layer", v[g].layer, "dtype", dts[di], "gpus", r, "time_s",
                                                          json_real(tr[r]), "speedup", isfinite(sp) ? json_real(sp) : json_null(),
                                                          "efficiency", isfinite(sp) ? json_real(eff) : json_null(), "allreduce_share",
                                                          isfinite(share[r]) ? json_real(share[r]) : json_null(), "one_device_chain_s",
-                                                         r == 1 && isfinite(chain) ? json_real(chain) : json_null()));
+                                                         r == 1 && isfinite(chain) ? json_real(chain) : json_null(), "host_enqueue_s",
+                                                         isfinite(enq[r]) ? json_real(enq[r]) : json_null()));
             }
         }
         if (p) {
