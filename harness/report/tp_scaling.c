@@ -68,7 +68,7 @@ hb_status hb_report_tp_scaling(ctx *c)
     hb_doc_p(rp, "The decoder layer split Megatron-style (q, k, v and gate/up projections by columns, out- and down-projections by rows, "
                  "one all_reduce after each; docs/collectives.md) over 1, 2 or 4 GPUs, every rank ending with the whole layer's output, "
                  "verified against the f64 reference. Time per layer: the layer run as one stream (every step enqueued back to back, one "
-                 "device timer around it; over several ranks the mean over the ranks). Speedup: against the same split layer on one GPU; "
+                 "device timer around it; over several ranks the mean over the ranks), median and, in brackets, rank 0's 95% CI. Speedup: against the same split layer on one GPU; "
                  "efficiency: speedup / GPUs. all_reduce share: the all_reduce steps' part of the layer timed step by step. "
                  "Host enqueue: the host's time to launch the layer's steps (rank 0); where it reaches the layer's time, launches bound "
                  "the layer, not the GPU. "
@@ -88,12 +88,13 @@ hb_status hb_report_tp_scaling(ctx *c)
         for (int di = 0; di < 3; di++) {
             /* this group's rows of one dtype: the split layer by ranks, and the one-device chain */
             double t1 = NAN, tr[5] = {NAN, NAN, NAN, NAN, NAN}, share[5] = {NAN, NAN, NAN, NAN, NAN}, enq[5] = {NAN, NAN, NAN, NAN, NAN},
-                   chain = NAN;
+                   lo[5] = {NAN, NAN, NAN, NAN, NAN}, hi[5] = {NAN, NAN, NAN, NAN, NAN}, chain = NAN;
             for (size_t i = g; i < n; i++) {
                 if (!same_group(&v[g], &v[i]) || strcmp(v[i].dtype, dts[di])) continue;
                 done[i] = 1;
                 if (v[i].ranks == 0) chain = v[i].t;
-                else if (v[i].ranks <= 4) { tr[v[i].ranks] = v[i].t; share[v[i].ranks] = v[i].share; enq[v[i].ranks] = v[i].enq; }
+                else if (v[i].ranks <= 4) { tr[v[i].ranks] = v[i].t; share[v[i].ranks] = v[i].share; enq[v[i].ranks] = v[i].enq;
+                    lo[v[i].ranks] = v[i].ci_lo; hi[v[i].ranks] = v[i].ci_hi; }
             }
             t1 = tr[1];
             int any = 0;
@@ -121,8 +122,9 @@ hb_status hb_report_tp_scaling(ctx *c)
                 if (!isfinite(tr[r])) continue;
                 double sp = isfinite(t1) ? t1 / tr[r] : (double)NAN, eff = sp / r;
                 const char *tone = !isfinite(sp) || r == 1 ? NULL : eff >= 0.7 ? "good" : sp > 1 ? "warn" : "bad";
-                char tcell[96];
-                snprintf(tcell, sizeof tcell, "%s%s", hb_report_fmt_time(tr[r]),
+                char tcell[160];
+                snprintf(tcell, sizeof tcell, "%s%s%s", hb_report_fmt_time(tr[r]),
+                         isfinite(lo[r]) && isfinite(hi[r]) ? F(" [%s, %s]", hb_report_fmt_time(lo[r]), hb_report_fmt_time(hi[r])) : "",
                          r == 1 && isfinite(chain) ? F(" (one-device chain %s)", hb_report_fmt_time(chain)) : "");
                 const char *ecell = !isfinite(enq[r]) ? "-"
                                     : enq[r] >= 0.9 * tr[r] ? tone_cell("warn", F("%s: launch-bound", hb_report_fmt_time(enq[r])))
