@@ -68,7 +68,7 @@ hb_status hb_report_tp_scaling(ctx *c)
     hb_doc_p(rp, "The decoder layer split Megatron-style (q, k, v and gate/up projections by columns, out- and down-projections by rows, "
                  "one all_reduce after each; docs/collectives.md) over 1, 2 or 4 GPUs, every rank ending with the whole layer's output, "
                  "verified against the f64 reference. Time per layer: the layer run as one stream (every step enqueued back to back, one "
-                 "device timer around it; over several ranks the mean over the ranks), median and, in brackets, rank 0's 95% CI. Speedup: against the same split layer on one GPU; "
+                 "device timer around it; over several ranks the mean over the ranks), median and, in brackets, rank 0's 95%% CI. Speedup: against the same split layer on one GPU; "
                  "efficiency: speedup / GPUs. all_reduce share: the all_reduce steps' part of the layer timed step by step. "
                  "Host enqueue: the host's time to launch the layer's steps (rank 0); where it reaches the layer's time, launches bound "
                  "the layer, not the GPU. "
