@@ -110,6 +110,9 @@ $(BUILD)/%.o: %.c $(wildcard harness/*/*.h) $(wildcard kernels/*/*.h)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 %/kernels/cpu/ew_avx512.o: CFLAGS += $(AVX512_FLAGS)
+# attention's micro-kernel is written with vector types: a*b + c must become FMAs (-std=c11 turns
+# contraction off otherwise)
+%/kernels/cpu/cpu_attn.o: CFLAGS += -ffp-contract=fast
 
 # meta.c records the commit and flags the binary was built from: rebuild it whenever they change
 # (a stamp rewritten only when its text differs, so an unchanged tree rebuilds nothing).

@@ -194,6 +194,10 @@ static const tcase cases[] = {
     { HB_OP_ATTENTION, "batch=1 heads=32 kv_heads=4 seq=1 kv_seq=100 head_dim=64 causal=1" },
     { HB_OP_ATTENTION, "batch=2 heads=2 seq=200 head_dim=64 causal=1" },
     { HB_OP_ATTENTION, "batch=1 heads=3 seq=150 kv_seq=70 head_dim=24" },
+    /* layout=bshd (q, o [b, seq, heads, d]; k, v [b, kv_seq, kv_heads, d]): the tensor-parallel layer's */
+    { HB_OP_ATTENTION, "batch=2 heads=8 kv_heads=2 seq=33 head_dim=32 causal=1 layout=bshd" },
+    { HB_OP_ATTENTION, "batch=1 heads=16 kv_heads=2 seq=1 kv_seq=100 head_dim=64 causal=1 layout=bshd" },
+    { HB_OP_ATTENTION, "batch=1 heads=6 kv_heads=3 seq=70 head_dim=40 layout=bshd" },
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -296,8 +300,8 @@ static void test_cpu_ref_backend(void **state)
     check_backend(&g_ref, 1e-6);
 }
 
-/* The per-thread paths (bmm per matrix, conv per image, attention blocks) call sgemm from several
- * threads at once: repeated runs must give bit-identical results. */
+/* The per-thread paths (bmm per matrix, conv per image: sgemm from several threads at once;
+ * attention items, dynamically scheduled when causal) must give bit-identical results when repeated. */
 static void test_cpu_repeatable(void **state)
 {
     (void)state;
@@ -322,6 +326,56 @@ static void test_cpu_repeatable(void **state)
         free(b);
         release(&p);
     }
+}
+
+/* The fused attention kernel (cpu_attn.c) on shapes that hit its edges: seq not a multiple of the
+ * query block or of the micro-kernel's 6 rows, key blocks cut by the causal diagonal, causal with
+ * seq < kv_seq (a KV cache), GQA groups of 3 and 4 and 8 heads (heads of a group share an item),
+ * head_dim 64, 128, 96 and odd ones (19, 40: V copied into padded blocks), decode (seq 1); each under
+ * the default blocking and under small and large ones (HB_CPU_ATTN_TQ/TK, read per call), so that
+ * items of one row and blocks shorter than a tile occur. Random inputs, output poisoned with NaN
+ * (run_on), every element checked against the f64 reference: |out - ref| <= 2e-5 max|ref|. */
+static void test_cpu_attention_tiles(void **state)
+{
+    (void)state;
+    static const char *const shapes[] = {
+        "batch=2 heads=6 kv_heads=2 seq=100 head_dim=64 causal=1",
+        "batch=1 heads=8 seq=70 kv_seq=200 head_dim=128 causal=1",
+        "batch=1 heads=4 kv_heads=1 seq=33 kv_seq=77 head_dim=19",
+        "batch=1 heads=32 kv_heads=4 seq=1 kv_seq=300 head_dim=64 causal=1",
+        "batch=1 heads=2 seq=131 head_dim=40 causal=1",
+        "batch=3 heads=4 kv_heads=2 seq=5 kv_seq=9 head_dim=128 causal=1",
+        "batch=1 heads=2 kv_heads=1 seq=257 head_dim=96",
+        "batch=1 heads=16 kv_heads=2 seq=7 kv_seq=130 head_dim=64 causal=1",
+        "batch=1 heads=1 seq=3 kv_seq=5 head_dim=1 causal=1",
+    };
+    static const char *const knobs[][2] = { { NULL, NULL }, { "16", "12" }, { "5", "6" }, { "200", "300" } };
+    for (size_t kn = 0; kn < sizeof knobs / sizeof knobs[0]; kn++) {
+        if (knobs[kn][0]) {
+            setenv("HB_CPU_ATTN_TQ", knobs[kn][0], 1);
+            setenv("HB_CPU_ATTN_TK", knobs[kn][1], 1);
+        }
+        for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+            const tcase t = { HB_OP_ATTENTION, shapes[k] };
+            prepared p;
+            prepare(&p, &t, 300u + k);
+            float *out = malloc((size_t)p.nout * sizeof(float));
+            assert_non_null(out);
+            assert_int_equal(run_on(&g_cpu, &p.c, p.in, out), HB_OK);
+            double amax = 0.0;
+            for (int64_t i = 0; i < p.nout; i++)
+                amax = fabs(p.ref[i]) > amax ? fabs(p.ref[i]) : amax;
+            for (int64_t i = 0; i < p.nout; i++)
+                if (!isfinite(out[i]) || fabs((double)out[i] - p.ref[i]) > 2e-5 * amax)
+                    fail_msg("attention %s (TQ %s TK %s): element %lld = %.9g, reference %.9g", shapes[k],
+                             knobs[kn][0] ? knobs[kn][0] : "default", knobs[kn][1] ? knobs[kn][1] : "default",
+                             (long long)i, (double)out[i], p.ref[i]);
+            free(out);
+            release(&p);
+        }
+    }
+    unsetenv("HB_CPU_ATTN_TQ");
+    unsetenv("HB_CPU_ATTN_TK");
 }
 
 /* The NHWC reference (layout=nhwc: x [b,h,w,c], w [oc,kh,kw,c/g], y [b,oh,ow,oc]) against a direct
@@ -672,7 +726,7 @@ static void test_instances(void **state)
         { HB_OP_MATMUL, "m=64 n=1 k=64", "openblas-sgemv" },
         { HB_OP_MATMUL, "m=8 n=8 k=8", "openblas-sgemm" }, /* one thread: never split */
         { HB_OP_RELU, "n=100", "own-omp" },
-        { HB_OP_ATTENTION, "batch=1 heads=2 seq=8 head_dim=8", "openblas-sgemm-attn" },
+
     };
     for (size_t i = 0; i < sizeof im / sizeof im[0]; i++) {
         c = make_case(im[i].op, im[i].shape);
@@ -682,6 +736,13 @@ static void test_instances(void **state)
         assert_string_equal(json_string_value(json_object_get(o, "impl")), im[i].impl);
         json_decref(o);
     }
+    /* attention: the fused kernel, named by its vector width and exp (own-flash-sleef-avx2, ...) */
+    c = make_case(HB_OP_ATTENTION, "batch=1 heads=2 seq=8 head_dim=8");
+    assert_int_equal(g_cpu.ops->case_info(&g_cpu, &c, buf, sizeof buf), HB_OK);
+    o = json_loads(buf, 0, &je);
+    assert_non_null(o);
+    assert_true(!strncmp(json_string_value(json_object_get(o, "impl")), "own-flash", 9));
+    json_decref(o);
     /* a product whose calibrated plan splits its rows says so, and runs on 2 or more threads */
     for (int sz = 16; sz <= 512; sz *= 2) {
         char sh[64];
@@ -860,6 +921,7 @@ int main(void)
         cmocka_unit_test(test_cpu_ref_backend),
         cmocka_unit_test(test_cpu_backend),
         cmocka_unit_test(test_cpu_repeatable),
+        cmocka_unit_test(test_cpu_attention_tiles),
         cmocka_unit_test(test_skips),
         cmocka_unit_test(test_ceilings),
         cmocka_unit_test(test_ew_range),

@@ -22,10 +22,11 @@
  *              layout=nhwc: one sgemm per block of output pixels (batch merged) and group against the
  *              OHWI weights, after an NHWC im2col (none for 1x1 stride 1), output written in place
  *              (k_conv2d_nhwc).
- * attention:   per (batch, head, block of query rows): S = scale * Q K^T by sgemm (only the keys
- *              the causal mask lets the block see), masked softmax in place (fused), O = P V by
- *              sgemm; blocks run in parallel, each with single-threaded sgemm; GQA by indexing the
- *              kv head h / (heads / kv_heads).
+ * attention:   fused and tiled (flash-attention style): per (batch, kv head, block of query rows
+ *              of its query heads) one pass over the keys the causal mask lets the block see, in
+ *              blocks, with an online softmax (running max and sum, the accumulator rescaled);
+ *              S = Q K^T and P V by a register-blocked vector micro-kernel, exp by SLEEF's vector
+ *              exp2f; items over the OpenMP threads (cpu_attn.c's header comment).
  * elementwise, pooling, reductions: plain loops vectorized by the compiler (-O3 -march=native,
  *              `omp simd`) and split over threads with a static schedule. gelu and silu use SLEEF's
  *              vector exp2f (3.5 ULP, ew_sleef; 16 wide from ew_avx512.c where the CPU has AVX-512,
@@ -45,7 +46,8 @@
  * written with streaming stores. Scratch memory (im2col blocks, score tiles, pooling rows) is kept
  * per thread between calls and freed by hb_cpu_kernel_release. Environment knobs for measurements:
  * HB_CPU_NT_MIN (bytes or "off"; read once), HB_CPU_COL_KIB (im2col block KiB, default 512; read
- * once), HB_CPU_ATTN_TQ (query rows per attention block, default 128; read per call), HB_CPU_ISA
+ * once), HB_CPU_ATTN_TQ and HB_CPU_ATTN_TK (query rows per attention item and keys per block,
+ * default 64 and 64; read per call), HB_CPU_ISA
  * (avx2: gelu/silu's 8-wide loop on an AVX-512 CPU; read once).
  */
 #include <limits.h>
@@ -97,10 +99,8 @@ hb_status hb_cpu_kernel_check(const hb_case *c, char *reason, size_t reasonlen)
     case HB_OP_ATTENTION:
         if (hbk_attn_params(s, &a))
             why = "attention shape not computable (heads must be a multiple of kv_heads)";
-        else if (a.bshd)
-            why = "attention layout=bshd: the cpu kernel reads the default layout [batch, heads, seq, head_dim] only";
-        else if (!fits_int(a.seq * a.kvs) || !fits_int(a.kvs * a.d) || !fits_int(a.seq * a.d))
-            why = "attention larger than the BLAS 32-bit integer range";
+        else if (a.kvs > ((int64_t)1 << 24))
+            why = "attention kv_seq over 2^24 (the cpu kernel's causal mask compares key indices as floats)";
         break;
     case HB_OP_CHAIN:
         why = "chain is run op by op by the driver";
@@ -142,7 +142,7 @@ const char *hb_cpu_kernel_impl(const hb_case *c)
         if (hbk_conv_params(&c->shape, 0, &p) == 0 && conv_is_direct(&p))
             return "openblas-sgemm-1x1";
         return "openblas-sgemm-im2col";
-    case HB_OP_ATTENTION: return "openblas-sgemm-attn";
+    case HB_OP_ATTENTION: return attn_impl();
     case HB_OP_GELU:
     case HB_OP_SILU: return ew_impl();
     default: return "own-omp";

@@ -154,5 +154,6 @@ hb_status k_bmm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *A, 
                 float *C);             /* batched C = A B */
 /* cpu_attn.c */
 hb_status k_attention(const struct hbk_attn *a, const float *q, const float *k, const float *v,
-                      float *o);       /* causal/GQA attention by sgemm + softmax */
+                      float *o);       /* causal/GQA attention, fused and tiled (online softmax) */
+const char *attn_impl(void);           /* its implementation name (vector width, exp) */
 #endif
