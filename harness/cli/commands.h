@@ -18,6 +18,7 @@ int hb_cmd_baseline(int argc, char **argv);  /* cmd_baseline.c: baseline set|sho
 int hb_cmd_csv(int argc, char **argv);       /* cmd_csv.c:      CSV export */
 int hb_cmd_gbench(int argc, char **argv);    /* cmd_gbench.c:   Google Benchmark JSON export */
 int hb_cmd_merge_ranks(int argc, char **argv); /* cmd_merge_ranks.c: the ranks' results files of a launch -> one */
+int hb_cmd_plan(int argc, char **argv);      /* cmd_plan.c:     a model's device plans under measured costs */
 int hb_cmd_roofline(int argc, char **argv);  /* cmd_roofline.c: each case family's fraction of its ceiling
                                                 (also dispatched as "targets", its former name) */
 #endif

@@ -17,6 +17,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"csv", hb_cmd_csv, "export a results file as CSV"},
     {"gbench", hb_cmd_gbench, "export a results file as Google Benchmark JSON"},
     {"merge-ranks", hb_cmd_merge_ranks, "merge the results files of a multi-rank launch into one"},
+    {"plan", hb_cmd_plan, "a model's device plans (single, seed heuristic, greedy, optimal) under measured costs"},
     {"roofline", hb_cmd_roofline, "each case family's fraction of its measured ceiling, against a goal"},
     {"targets", hb_cmd_roofline, "the former name of `roofline`"},
 };

@@ -2,6 +2,7 @@
  * formatting helpers. See report.h. */
 #include "report/report.h"
 #include "results/machine.h"
+#include "analysis/plan.h"
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -20,7 +21,7 @@ const hb_plan hb_report_plan = {
     .mem_lo_pct = 20.0, .mem_hi_pct = 30.0,
     .cpu_below_bytes = 1e6,
     .ane_below_bytes = 1e8,
-    .matmul_gpu_above_elems = 1e4,
+    .matmul_gpu_above_elems = HB_SEED_MATMUL_GPU_ABOVE_ELEMS, /* analysis/plan.h: the seed's rule, one definition */
     .tensor_elem_bytes = 4.0,
 };
 

@@ -1,5 +1,6 @@
 /* q5_selection.c - Q5: which device each op and size should run on, measured, against the plan's selector rules (report/common.h). */
 #include "report/common.h"
+#include "analysis/routing.h"
 
 /* ---------------------------------------------------------------- Q5 device selection ---- */
 
@@ -88,7 +89,7 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
             if (rp->devs[d].run != run || rp->devs[d].is_reference) continue;
             for (size_t i = 0; i < rp->nrows; i++) {
                 const hb_rrow *w = &rp->rows[i];
-                if (w->dev == d && w->ok && !strcmp(w->mode, "f32") && !strcmp(w->dtype, "f32")) { cand[d] = 1; break; }
+                if (w->dev == d && hb_routing_counts(w->mode, w->dtype, w->ok, w->family, 0)) { cand[d] = 1; break; }
             }
             ncand += cand[d];
         }
@@ -110,7 +111,7 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
         char key[1024];
         for (size_t i = 0; i < rp->nrows; i++) {
             const hb_rrow *w = &rp->rows[i];
-            if (!w->ok || !cand[w->dev] || strcmp(w->mode, "f32") || strcmp(w->dtype, "f32") || !strcmp(w->family, "chain")) continue;
+            if (!cand[w->dev] || !hb_routing_counts(w->mode, w->dtype, w->ok, w->family, rp->devs[w->dev].is_reference)) continue;
             snprintf(key, sizeof key, "%s|%s", w->op, w->shape);
             json_t *ix = json_object_get(map, key);
             q5e *e;
@@ -152,8 +153,7 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
             json_t *cur = NULL;
             for (size_t k = i; k < j; k++) {
                 q5e *e = &es[k];
-                int best = -1;
-                for (int d = 0; d < rp->ndevs; d++) if (cand[d] && isfinite(e->t[d]) && (best < 0 || e->t[d] < e->t[best])) best = d;
+                int best = hb_routing_best(e->t, cand, rp->ndevs);
                 if (best < 0) continue;
                 char rule[160];
                 int fb = 0;
