@@ -1,7 +1,7 @@
 # hybench Makefile. Targets: all (default), test, clean, deps, cuda-plugin, check-warnings,
 #   test-sanitize (the cmocka tests under ASan+UBSan), fuzz (libFuzzer targets, docs/fuzzing.md).
 # Options (tri-state where a dependency is optional, stress-ng/Lua style):
-#   WITH_OPENCL=auto|yes|no   WITH_CUDA=auto|yes|no   ARCH=-march=native   SANITIZE=address,undefined
+#   WITH_OPENCL=auto|yes|no   WITH_CUDA=auto|yes|no   WITH_ONEDNN=auto|yes|no   ARCH=-march=native   SANITIZE=address,undefined
 #   WERROR=1 (CI)   PLANT=1 (tests and acceptance of the merge gate only: the HB_PLANT environment
 #   variable then slows chosen ops by a known factor, docs/compare.md "Planted slowdowns"; off by default)
 CC      ?= gcc
@@ -32,6 +32,21 @@ LDLIBS  := $(shell pkg-config --libs hwloc jansson inih sqlite3 libpq 2>/dev/nul
 ifeq ($(shell pkg-config --exists sleef 2>/dev/null && echo y),y)
 CFLAGS  += -DHB_HAVE_SLEEF $(shell pkg-config --cflags sleef)
 LDLIBS  += $(shell pkg-config --libs sleef)
+endif
+# oneDNN (conv2d of the cpu backend, kernels/cpu/cpu_dnnl.c; Debian libdnnl-dev, its OpenMP build, so it
+# shares libgomp's pool) when its header and library are found (Debian ships no pkg-config file);
+# without it conv2d runs the own im2col + sgemm path and each case's extra.conv_choice says so.
+WITH_ONEDNN ?= auto
+HAVE_ONEDNN := $(shell test -f /usr/include/oneapi/dnnl/dnnl.h && test -e "$$($(CC) -print-file-name=libdnnl.so)" && echo 1)
+ifeq ($(WITH_ONEDNN),no)
+HAVE_ONEDNN :=
+endif
+ifeq ($(WITH_ONEDNN)$(HAVE_ONEDNN),yes)
+$(error WITH_ONEDNN=yes but oneapi/dnnl/dnnl.h or libdnnl.so not found: apt-get install libdnnl-dev)
+endif
+ifeq ($(HAVE_ONEDNN),1)
+CFLAGS  += -DHB_HAVE_DNNL
+LDLIBS  += -ldnnl
 endif
 # gelu/silu's AVX-512 loop (kernels/cpu/ew_avx512.c) is compiled with AVX-512 on every x86-64 build
 # and chosen at run time from cpuid, so a build for AVX2 (ARCH=-march=x86-64-v3, the GPU bundle) runs
@@ -100,7 +115,7 @@ all:
 build: info $(BUILD)/hybench $(BUILD)/synth_history $(PLUGINS)
 
 info:
-	@echo "hybench build: OpenCL plugin: $(if $(HAVE_OPENCL),yes,no (WITH_OPENCL=$(WITH_OPENCL), CL/cl.h $(if $(wildcard /usr/include/CL/cl.h),found,missing))); CUDA plugin: $(if $(HAVE_CUDA),yes ($(NVCC)),no (WITH_CUDA=$(WITH_CUDA)))"
+	@echo "hybench build: OpenCL plugin: $(if $(HAVE_OPENCL),yes,no (WITH_OPENCL=$(WITH_OPENCL), CL/cl.h $(if $(wildcard /usr/include/CL/cl.h),found,missing))); CUDA plugin: $(if $(HAVE_CUDA),yes ($(NVCC)),no (WITH_CUDA=$(WITH_CUDA))); oneDNN (cpu conv2d): $(if $(HAVE_ONEDNN),yes,no (WITH_ONEDNN=$(WITH_ONEDNN)))"
 
 deps:
 	@./tools/install_deps.sh
@@ -120,6 +135,12 @@ $(BUILD)/build-id.stamp: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(GIT_COMMIT) $(OPT) $(ARCH) $(PLANT_FLAG)' | cmp -s - $@ || echo '$(GIT_COMMIT) $(OPT) $(ARCH) $(PLANT_FLAG)' > $@
 $(BUILD)/harness/measure/meta.o: $(BUILD)/build-id.stamp
+# cpu_dnnl.c is compiled with or without oneDNN (HB_HAVE_DNNL): rebuild it when that changes, so that an
+# object calling oneDNN is never linked without -ldnnl (a stamp rewritten only when its text differs)
+$(BUILD)/onednn.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo 'onednn=$(HAVE_ONEDNN)' | cmp -s - $@ || echo 'onednn=$(HAVE_ONEDNN)' > $@
+$(BUILD)/kernels/cpu/cpu_dnnl.o: $(BUILD)/onednn.stamp
 # the planted-slowdown hook (PLANT=1) is compiled into these two: rebuild them when PLANT changes
 $(BUILD)/harness/measure/sample.o $(BUILD)/harness/measure/plant.o: $(BUILD)/build-id.stamp
 FORCE:
@@ -186,6 +207,7 @@ TEST_TOP_test_clock      := measure
 TEST_TOP_test_workload   := workload
 TEST_TOP_test_benchdnn   := workload
 TEST_TOP_test_cpu_kernels := measure
+TEST_TOP_test_cpu_dnnl   := measure
 TEST_TOP_test_cuda       := kernels
 TEST_TOP_test_opencl     := kernels
 TEST_TOP_test_modecheck  := report

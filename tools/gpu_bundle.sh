@@ -38,6 +38,8 @@ fi
 make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/tests/test_cuda" "$B/tests/test_opencl" "$B/tests/test_cuda_collective" "$B/tests/test_collective" >&2
 BLAS_DIR=$(make -s --no-print-directory print-BLAS_DIR)
 LDLIBS="$(pkg-config --libs hwloc jansson inih 2>/dev/null) $(pkg-config --exists sleef && pkg-config --libs sleef) -L$BLAS_DIR -Wl,-rpath,$BLAS_DIR -lopenblas -lm -ldl -fopenmp"
+# oneDNN (kernels/cpu/cpu_dnnl.c, in libhb_kernels.a when the build found it); gathered below by ldd
+[ "$(make -s --no-print-directory print-HAVE_ONEDNN)" = 1 ] && LDLIBS="$LDLIBS -ldnnl"
 # cuda_selftest uses the backend interface and the cpu-ref reference: the kernels and core layers.
 # shellcheck disable=SC2086
 cc -std=c11 -D_GNU_SOURCE -O2 $ARCH_FLAGS -fopenmp -Wall -Wextra -Iharness -Ikernels tools/cuda_selftest.c \

@@ -172,6 +172,9 @@ static hb_status cpu_case_info(hb_instance *inst, const hb_case *c, char *buf, s
 {
     cpu_ctx *ctx = inst->ctx;
     json_t *o = json_pack("{s:s, s:i}", "impl", hb_cpu_kernel_impl(c), "threads", ctx ? hb_cpu_kernel_threads(c) : 0);
+    /* conv2d: how the shape's path (oneDNN or the own im2col + sgemm) was chosen */
+    if (o && c->op == HB_OP_CONV2D && conv_note(c))
+        json_object_set_new(o, "conv_choice", json_string(conv_note(c)));
     char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!txt)
@@ -227,6 +230,9 @@ static hb_status cpu_describe(hb_instance *inst, char *buf, size_t len)
         if (cal)
             json_object_set_new(o, "thread_thresholds", cal);
     }
+    char dv[96];
+    if (o)
+        json_object_set_new(o, "onednn_version", json_string(conv_dnnl_version(dv, sizeof dv)));
     if (o && openblas_core_warning())
         json_object_set_new(o, "warning", json_string(openblas_core_warning()));
     char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;

@@ -22,6 +22,8 @@
  *              layout=nhwc: one sgemm per block of output pixels (batch merged) and group against the
  *              OHWI weights, after an NHWC im2col (none for 1x1 stride 1), output written in place
  *              (k_conv2d_nhwc).
+ *              Or oneDNN's convolution (cpu_dnnl.c), where a timed probe at the shape's first call
+ *              found it faster than the above; impl then reads "onednn:<oneDNN's impl name>".
  * attention:   fused and tiled (flash-attention style): per (batch, kv head, block of query rows
  *              of its query heads) one pass over the keys the causal mask lets the block see, in
  *              blocks, with an online softmax (running max and sum, the accumulator rescaled);
@@ -48,7 +50,8 @@
  * HB_CPU_NT_MIN (bytes or "off"; read once), HB_CPU_COL_KIB (im2col block KiB, default 512; read
  * once), HB_CPU_ATTN_TQ and HB_CPU_ATTN_TK (query rows per attention item and keys per block,
  * default 64 and 64; read per call), HB_CPU_ISA
- * (avx2: gelu/silu's 8-wide loop on an AVX-512 CPU; read once).
+ * (avx2: gelu/silu's 8-wide loop on an AVX-512 CPU; read once), HB_CPU_CONV (own, onednn, onednn-plain,
+ * onednn-wany, onednn-any: conv2d's path forced instead of probed, cpu_dnnl.c; read per call).
  */
 #include <limits.h>
 #include <omp.h>
@@ -137,6 +140,8 @@ const char *hb_cpu_kernel_impl(const hb_case *c)
             return s->m == 1 || s->n == 1 ? "openblas-sgemv-batch" : "openblas-sgemm-batch";
         return s->m == 1 || s->n == 1 ? "openblas-sgemv" : "openblas-sgemm";
     case HB_OP_CONV2D:
+        if (conv_impl(c))
+            return conv_impl(c);
         if (hbk_conv_params(&c->shape, 0, &p) == 0 && p.nhwc)
             return conv_is_direct(&p) && p.g == 1 ? "openblas-sgemm-nhwc-1x1" : "openblas-sgemm-nhwc-im2col";
         if (hbk_conv_params(&c->shape, 0, &p) == 0 && conv_is_direct(&p))
@@ -193,7 +198,7 @@ hb_status hb_cpu_kernel_run(const hb_case *c, const float *const *in, float *out
     case HB_OP_CONV2D: {
         hbk_conv p;
         hbk_conv_params(s, 0, &p);
-        return p.nhwc ? k_conv2d_nhwc(&p, in[0], in[1], out) : k_conv2d(&p, in[0], in[1], out);
+        return conv_run(c, &p, in[0], in[1], out);
     }
     case HB_OP_MAXPOOL:
     case HB_OP_AVGPOOL: {

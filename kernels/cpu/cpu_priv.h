@@ -140,6 +140,13 @@ hb_status k_pool(const struct hbk_conv *p, int is_max, const float *x, float *y)
 int conv_is_direct(const struct hbk_conv *p); /* 1x1 stride-1 unpadded: the input is its own im2col */
 hb_status k_conv2d(const struct hbk_conv *p, const float *x, const float *wt, float *y);      /* NCHW */
 hb_status k_conv2d_nhwc(const struct hbk_conv *p, const float *x, const float *wt, float *y); /* NHWC */
+/* cpu_dnnl.c: conv2d by oneDNN or the own path above, whichever a timed probe at the shape's first
+ * call found faster (cached per shape and thread count; HB_CPU_CONV forces one, see there). */
+hb_status conv_run(const hb_case *c, const struct hbk_conv *p, const float *x, const float *wt, float *y);
+const char *conv_impl(const hb_case *c); /* "onednn:<impl>" when oneDNN runs c's shape, else NULL */
+const char *conv_note(const hb_case *c); /* the probe's figures or why oneDNN is not used; NULL before the first call */
+void conv_release(void);                 /* free the cached primitives (hb_cpu_kernel_release) */
+const char *conv_dnnl_version(char *buf, size_t len); /* "2.6.3 (hash)" or "not in this build" */
 /* cpu_gemm.c */
 extern double g_gemm_par_flops;        /* 2mnk from which sgemm threads pay off (calibrated) */
 extern double g_gemv_par_flops;        /* 2nk from which sgemv threads pay off (calibrated) */
