@@ -194,16 +194,19 @@ static void test_layout(void **state)
     parse_refused("c=8 h=6 oc=4 kh=3 layout=nhwc-1", "bad layout");
     /* a layout value out of range (only a struct can hold one) and layout on other ops */
     assert_int_equal(hb_shape_parse("c=8 h=6 oc=4 kh=3", &s, err, sizeof err), HB_OK);
-    s.layout = 2;
+    s.layout = HB_LAYOUT_COUNT;
     assert_int_equal(hb_shape_normalize(HB_OP_CONV2D, &s, err, sizeof err), HB_EINVAL);
-    assert_non_null(strstr(err, "layout is nchw or nhwc"));
+    assert_non_null(strstr(err, "layout is nchw, nhwc or bshd"));
+    s.layout = HB_LAYOUT_BSHD; /* attention's, not conv2d's */
+    assert_int_equal(hb_shape_normalize(HB_OP_CONV2D, &s, err, sizeof err), HB_EINVAL);
+    assert_non_null(strstr(err, "layout=bshd is not one of its layouts"));
     assert_int_equal(hb_shape_parse("c=8 h=6 kh=3 layout=nhwc", &s, err, sizeof err), HB_OK);
     assert_int_equal(hb_shape_normalize(HB_OP_MAXPOOL, &s, err, sizeof err), HB_EINVAL);
-    assert_non_null(strstr(err, "only conv2d takes NHWC"));
+    assert_non_null(strstr(err, "conv2d: nchw or nhwc"));
     WL("[a]\nop = conv2d\nshape = c=4 h=8 kh=3 oc=4 layout=chwn\n", 3, "bad layout \"chwn\"");
     WL("[a]\nop = conv2d\nsweep = c=4..16*2 h=8 kh=3 oc=4 layout=2\n", 3, "bad layout \"2\"");
-    WL("[a]\nop = maxpool\n\nshape = c=4 h=8 kh=3 layout=nhwc\n", 4, "only conv2d takes NHWC");
-    WL("[a]\nop = matmul\nshape = m=4 n=4 k=4 layout=nhwc\n", 3, "only conv2d takes NHWC");
+    WL("[a]\nop = maxpool\n\nshape = c=4 h=8 kh=3 layout=nhwc\n", 4, "layout=nhwc is not one of its layouts");
+    WL("[a]\nop = matmul\nshape = m=4 n=4 k=4 layout=nhwc\n", 3, "layout=nhwc is not one of its layouts");
     WL("[a]\nop = conv2d\nsweep = layout=1..1+1 c=4 h=8 kh=3 oc=4\n", 3, "layout is a name");
     WL("[a]\nop = conv2d\nshape = c=4 h=8 kh=3 oc=4\nquick = layout=nhcw\n", 4, "bad layout");
     WL("[a]\nop = conv2d\nshape = c=4 h=8 kh=3 oc=4\nquick = layout=nhwc\n", 4, "selects no case");
