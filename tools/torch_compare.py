@@ -23,9 +23,12 @@ dtype: f32 with TF32 off (torch.backends.cuda.matmul.allow_tf32 = False, cudnn.a
 tf32 with both on, f16, bf16. CPU: torch.set_num_threads(the cpu backend's bound thread count from the
 results file's backend record, else all CPUs).
 
-Timing: inputs allocated once on the device; warm-up calls until 0.2 s or 20 calls; then timed calls
-until --min-time (default 0.3 s) and at least 10. CUDA: one pair of CUDA events around each call
-(the device time of the call, as hybench's device timer); CPU: time.perf_counter around each call.
+Timing: inputs allocated once on the device; warm-up calls until 0.2 s or 20 calls; then timed samples
+until --min-time (default 0.3 s) and at least 10. CUDA: one pair of CUDA events around each call, with
+a spin kernel (torch.cuda._sleep) enqueued before the start event so that the GPU is busy while the host
+launches the call: the events bracket its device execution without PyTorch's launch latency, as
+hybench's launch-gated device timer (nvbench's blocking kernel) excludes its own (`torch_timing`
+"gated"; "ungated" where this PyTorch has no _sleep); CPU: time.perf_counter around each call.
 The figure is the median per call. ratio = hybench / PyTorch (above 1: hybench is slower).
 
 Output: a Markdown table (stdout or --out) with every compared case and a summary per backend:
@@ -198,17 +201,25 @@ def time_calls(torch, fn, device, min_time):
             break
     samples = []
     if device == "cuda":
+        # the device time of one call without the host's launch latency, as hybench's launch gate (and
+        # nvbench's blocking kernel) measures it: a spin kernel (torch.cuda._sleep, ~100 us) keeps the GPU
+        # busy while the host records the start event and launches the call, so the events bracket the
+        # call's device execution alone
         torch.cuda.synchronize()
+        spin = getattr(torch.cuda, "_sleep", None)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         t0 = time.perf_counter()
         while len(samples) < 10 or time.perf_counter() - t0 < min_time:
+            if spin:
+                spin(200000)
             start.record()
             fn()
             end.record()
             end.synchronize()
             samples.append(start.elapsed_time(end) * 1e-3)
-            if len(samples) >= 5000:
+            if len(samples) >= 2000:
                 break
+        return statistics.median(samples), len(samples), "gated" if spin else "ungated"
     else:
         t0 = time.perf_counter()
         while len(samples) < 10 or time.perf_counter() - t0 < min_time:
@@ -217,7 +228,7 @@ def time_calls(torch, fn, device, min_time):
             samples.append(time.perf_counter() - a)
             if len(samples) >= 5000:
                 break
-    return statistics.median(samples), len(samples)
+    return statistics.median(samples), len(samples), "call"
 
 
 def fmt_t(s):
@@ -260,13 +271,13 @@ def main():
             torch.cuda.set_device(idx)
         try:
             fn = Runner(torch, device, r["dtype"]).build(r)
-            tt, n = time_calls(torch, fn, device, a.min_time)
+            tt, n, how = time_calls(torch, fn, device, a.min_time)
         except Exception as e:  # a shape PyTorch refuses: listed, never dropped
             rows.append({"backend": r["backend"], "op": r["op"], "shape": r.get("shape_str", ""), "dtype": r["dtype"], "error": str(e)[:160]})
             continue
         hb = r["phases"]["compute"]["median"]
         rows.append({"backend": r["backend"], "op": r["op"], "shape": r.get("shape_str", ""), "dtype": r["dtype"], "mode": r["mode"],
-                     "impl": r.get("impl", ""), "hybench_s": hb, "torch_s": tt, "torch_calls": n, "ratio": hb / tt})
+                     "impl": r.get("impl", ""), "hybench_s": hb, "torch_s": tt, "torch_samples": n, "torch_timing": how, "ratio": hb / tt})
         if device == "cuda":
             torch.cuda.empty_cache()
     out = []
