@@ -315,6 +315,7 @@ int hb_cmd_plan(int argc, char **argv)
         rc = why == HB_PLAN_COSTS_MISSING ? HB_EXIT_INCOMPLETE : HB_EXIT_USAGE;
         goto done;
     }
+    if (ra.on) hb_replay_wait_policy(&c, argc, argv); /* may re-execute this command (OpenMP's wait policy) */
     if (ra.on && (rc = replay_begin(&ra, &c, path, argv, argc)) != HB_EXIT_OK) goto done;
     json_t *doc = json ? hb_plan_json_head(&c, path, gpu, anes, cpu) : NULL, *jroutes = json_array();
     if (doc) json_object_set_new(doc, "routes", jroutes);

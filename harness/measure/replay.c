@@ -10,6 +10,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+void hb_replay_wait_policy(const hb_plan_costs *c, int argc, char **argv)
+{
+    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || getenv("HB_REPLAY_REEXEC")) return;
+    int ocl = 0;
+    for (int d = 0; d < c->ndev; d++) ocl |= !strcmp(c->dev[d].type, "opencl");
+    if (!ocl) return;
+    char **av = calloc((size_t)argc + 2, sizeof *av);
+    if (!av) return;
+    av[0] = (char *)"hybench";
+    for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
+    setenv("GOMP_SPINCOUNT", "1000", 1);
+    setenv("HB_REPLAY_REEXEC", "1", 1);
+    fflush(NULL);
+    execv("/proc/self/exe", av);
+    unsetenv("GOMP_SPINCOUNT");
+    free(av);
+}
 
 /* ---- opening the plan's instances ---- */
 
@@ -397,6 +416,11 @@ static json_t *record(replay *r, hb_status st, double rel)
     json_object_set_new(rec, "kind", json_string(p->kind));
     json_object_set_new(rec, "route", json_string(r->route < 0 || c->nmem <= 1 ? "none" : hb_route_name(r->route)));
     json_object_set_new(rec, "mode", json_string(hb_mode_name(r->mode)));
+    {
+        const char *wp = getenv("OMP_WAIT_POLICY"), *sc = getenv("GOMP_SPINCOUNT");
+        json_object_set_new(rec, "omp_wait", json_pack("{s:s,s:s}", "OMP_WAIT_POLICY", wp ? wp : "unset", "GOMP_SPINCOUNT",
+                                                       sc ? sc : "unset (libgomp: 300000)"));
+    }
     json_t *devs = json_array(), *wb = json_object();
     for (int d = 0; d < c->ndev; d++) {
         int used = 0;

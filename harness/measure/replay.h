@@ -44,6 +44,17 @@
 hb_status hb_replay_open(const hb_plan_costs *c, hb_instance inst[HB_PLAN_MAXDEV], char *err, size_t errlen);
 void hb_replay_close(const hb_plan_costs *c, hb_instance inst[HB_PLAN_MAXDEV]);
 
+/* The OpenMP wait policy of the replaying process (measure/child.c, wait_policy_for: a run measures
+ * opencl in its own process under GOMP_SPINCOUNT=1000, since libgomp's default spinning after each
+ * parallel region holds the cores PoCL's threads compute on). One process holds every device of a
+ * plan, so when c names an opencl backend and the user set neither OMP_WAIT_POLICY nor
+ * GOMP_SPINCOUNT, this re-executes hybench (/proc/self/exe, argv[0..argc-1] after "hybench") with
+ * GOMP_SPINCOUNT=1000 (libgomp reads it when it loads) and HB_REPLAY_REEXEC set, and does not return;
+ * it returns when nothing is to be done, in the re-executed process, or when the exec failed (the
+ * replay then runs under the inherited policy). Call it before anything touches OpenMP. The records
+ * carry the policy they ran under ("omp_wait"). */
+void hb_replay_wait_policy(const hb_plan_costs *c, int argc, char **argv);
+
 /* Replay plan p of c's model on route (hb_route; -1: no device has its own memory, buffers are
  * allocated pageable) in mode (HB_MODE_F32 or HB_MODE_CONVERT) on inst (hb_replay_open), sampling
  * by o (min_samples, max_samples, ci_target, budget_s, cold, seed). costs_from: the results file
