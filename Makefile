@@ -217,6 +217,7 @@ TEST_TOP_test_store      := results
 TEST_TOP_test_collective := measure
 TEST_TOP_test_cuda_collective := kernels
 TEST_TOP_test_chain_tp   := measure
+TEST_TOP_test_replay     := measure
 layers_upto  = $(firstword $(2))$(if $(filter $(1),$(firstword $(2))),, $(call layers_upto,$(1),$(wordlist 2,$(words $(2)),$(2))))
 test_libs    = $(call lib_of,$(call reverse,$(call layers_upto,$(or $(TEST_TOP_$(1)),cli),$(LAYERS))))
 .SECONDEXPANSION:

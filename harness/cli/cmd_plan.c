@@ -8,9 +8,17 @@
 #include "analysis/plan_costs.h"
 #include "cli/commands.h"
 #include "core/models.h"
+#include "core/stats.h"
+#include "measure/replay.h"
+#include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 static void plan_usage(FILE *f)
 {
@@ -30,11 +38,20 @@ static void plan_usage(FILE *f)
           "  --route LIST       pageable,pinned,mapped (default: each route every device measured)\n"
           "  --ane-standin B    the backend standing in for the Neural Engine in the seed's heuristic\n"
           "                     (default: the GPU rule's backend, cuda, else opencl, else cpu)\n"
+          "  --replay           run every plan end to end in this process on the devices it names (measure/replay.h):\n"
+          "                     weights placed once, the real copies between devices on each route, sampled\n"
+          "                     to a CI like a case, the output verified against the f64 reference; writes\n"
+          "                     plan records (docs/results-schema.md) to --out and a table to stdout\n"
+          "  --mode LIST        replay modes: f32, convert (default f32,convert)\n"
+          "  --out FILE         replay results file (default results/<date>-replay-<model>-<host>.jsonl);\n"
+          "                     an existing file is refused without --force\n"
+          "  --budget S, --ci-target F, --min-samples N, --max-samples N, --seed N, --cold: sampling, as run's\n"
           "  --workload         print a workload file (docs/workloads.md) with every case the model's\n"
           "                     plans need, for `hybench run --mode f32,resident`; no results file\n"
           "  Exit status: 0 written; 2 usage, an unknown model or an unreadable results file;\n"
           "  6 --backend names no available backend of the file; 7 the output cannot be written;\n"
-          "  9 the results file lacks an op, shape, backend or transfer route a plan needs (named).\n",
+          "  9 the results file lacks an op, shape, backend or transfer route a plan needs (named);\n"
+          "  --replay: 5 a plan's output was wrong; 8 a plan failed; 6 a backend of the file is not available here.\n",
           f);
 }
 
@@ -57,16 +74,158 @@ static int print_workload(const hb_model *m)
     return ferror(stdout) ? HB_EXIT_IO : HB_EXIT_OK;
 }
 
+/* What --replay needs beyond the plans. */
+typedef struct replay_args {
+    int on;
+    unsigned modes;     /* bit per hb_mode: f32, convert */
+    const char *out;
+    int force;
+    hb_options o;       /* sampling */
+    FILE *f;            /* the results file */
+    hb_instance inst[HB_PLAN_MAXDEV];
+    int nfail, nwrong, nplans;
+    json_t *table;      /* rows printed at the end */
+} replay_args;
+
+/* Open the results file and write its meta and backend records. */
+static int replay_begin(replay_args *ra, const hb_plan_costs *c, const char *costs, char **argv, int argc)
+{
+    char host[64] = "host", ts[32], path[512], err[512];
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = 0;
+    for (char *p = host; *p; p++) if (*p == '.' || *p == '/') { *p = 0; break; }
+    time_t now = time(NULL);
+    strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", gmtime(&now));
+    char run_id[160];
+    snprintf(run_id, sizeof run_id, "%s-replay-%s-%s", ts, c->model->name, host);
+    if (ra->out) snprintf(path, sizeof path, "%s", ra->out);
+    else { mkdir("results", 0755); snprintf(path, sizeof path, "results/%s.jsonl", run_id); }
+    if (hb_replay_open(c, ra->inst, err, sizeof err) != HB_OK) { fprintf(stderr, "hybench plan --replay: %s\n", err); return HB_EXIT_NO_BACKEND; }
+    if (!(ra->f = fopen(path, ra->force ? "w" : "wx"))) {
+        fprintf(stderr, "hybench plan --replay: cannot write %s: %s\n", path, errno == EEXIST ? "it exists (--force replaces it)" : strerror(errno));
+        hb_replay_close(c, ra->inst);
+        return HB_EXIT_IO;
+    }
+    size_t jl = 16;
+    for (int i = 0; i < argc; i++) jl += strlen(argv[i]) + 1;
+    char *joined = calloc(jl + 8, 1);
+    if (joined) {
+        strcpy(joined, "hybench");
+        for (int i = 0; i < argc; i++) { strcat(joined, " "); strcat(joined, argv[i]); }
+    }
+    ra->o.argv_joined = joined;
+    char *wl[1] = {(char *)costs};
+    json_t *meta = hb_meta_record(&ra->o, run_id, wl, 1);
+    free(joined);
+    ra->o.argv_joined = NULL;
+    json_object_set_new(meta, "replay_of", json_string(costs));
+    json_dumpf(meta, ra->f, JSON_COMPACT);
+    fputc('\n', ra->f);
+    json_decref(meta);
+    for (int d = 0; d < c->ndev; d++) {
+        json_t *b = json_pack("{s:s,s:s,s:s,s:b}", "type", "backend", "backend", ra->inst[d].name, "description", ra->inst[d].description,
+                              "available", 1);
+        json_dumpf(b, ra->f, JSON_COMPACT);
+        fputc('\n', ra->f);
+        json_decref(b);
+    }
+    fprintf(stderr, "hybench plan --replay: writing %s\n", path);
+    ra->table = json_array();
+    return HB_EXIT_OK;
+}
+
+/* Replay every plan of one route in every mode asked; records to the file, rows to the table. */
+static void replay_route(replay_args *ra, const hb_plan_costs *c, int rt, const hb_plan_named *p, int np, const char *costs)
+{
+    static const hb_mode modes[] = {HB_MODE_F32, HB_MODE_CONVERT};
+    for (int k = 0; k < np; k++)
+        for (size_t mi = 0; mi < sizeof modes / sizeof modes[0]; mi++) {
+            if (!(ra->modes & (1u << modes[mi]))) continue;
+            hb_status st;
+            json_t *rec = hb_replay_plan(c, &p[k], rt, modes[mi], ra->inst, &ra->o, costs, &st);
+            if (!rec) { ra->nfail++; continue; }
+            json_object_set_new(rec, "schema", json_integer(HB_SCHEMA_VERSION));
+            json_dumpf(rec, ra->f, JSON_COMPACT);
+            fputc('\n', ra->f);
+            fflush(ra->f);
+            ra->nplans++;
+            if (st == HB_EWRONG) ra->nwrong++;
+            else if (st != HB_OK) ra->nfail++;
+            json_t *tot = json_object_get(json_object_get(rec, "phases"), "total");
+            fprintf(stderr, "  %-24s %-8s %-7s %s", p[k].name, rt < 0 ? "none" : hb_route_name(rt), hb_mode_name(modes[mi]), hb_status_name(st));
+            if (tot) fprintf(stderr, "  %.4g ms (predicted %.4g ms)", json_real_value(json_object_get(tot, "median")) * 1e3, p[k].res.total_s * 1e3);
+            else fprintf(stderr, "  %s", json_string_value(json_object_get(rec, "reason")));
+            fputc('\n', stderr);
+            json_array_append_new(ra->table, rec);
+        }
+}
+
+static double jnum(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : (double)NAN;
+}
+
+/* The table of the replays, the end record, the file closed. Returns the exit status. */
+static int replay_end(replay_args *ra, const hb_plan_costs *c)
+{
+    printf("\n## Replayed (%s, this process, every figure measured in this run)\n\n", c->model->name);
+    printf("| plan | route | mode | measured (95%% CI) | predicted | predicted vs measured | bytes crossing | chain case | rel. error | status |\n"
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    size_t i;
+    json_t *rec;
+    json_array_foreach(ra->table, i, rec) {
+        json_t *tot = json_object_get(json_object_get(rec, "phases"), "total");
+        double med = jnum(tot, "median"), lo = jnum(tot, "ci_lo"), hi = jnum(tot, "ci_hi"), pr = jnum(rec, "predicted_s");
+        double ch = jnum(rec, "chain_case_s");
+        printf("| %s | %s | %s | ", json_string_value(json_object_get(rec, "plan")), json_string_value(json_object_get(rec, "route")),
+               json_string_value(json_object_get(rec, "mode")));
+        if (med > 0) printf("%.4g ms [%.4g, %.4g] | ", med * 1e3, lo * 1e3, hi * 1e3);
+        else printf("- | ");
+        printf("%.4g ms | ", pr * 1e3);
+        if (med > 0 && !strcmp(json_string_value(json_object_get(rec, "mode")), "f32")) printf("%+.1f%% | ", (pr / med - 1) * 100);
+        else printf("- | ");
+        printf("%.0f B | ", jnum(rec, "bytes_crossing"));
+        if (ch > 0) printf("%.4g ms | ", ch * 1e3);
+        else printf("- | ");
+        double re = jnum(rec, "rel_err");
+        if (re >= 0) printf("%.2g | ", re);
+        else printf("- | ");
+        const char *why = json_string_value(json_object_get(rec, "reason"));
+        printf("%s%s%s |\n", json_string_value(json_object_get(rec, "status")), why ? ": " : "", why ? why : "");
+    }
+    json_t *e = json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:i,s:i}", "type", "end", "schema", HB_SCHEMA_VERSION, "cases", 0, "ok", 0,
+                          "wrong", 0, "failed", 0, "skipped", 0, "crashed", 0, "no_resource", 0, "elapsed_s", 0.0, "passes", 1, "plans", ra->nplans);
+    json_dumpf(e, ra->f, JSON_COMPACT);
+    fputc('\n', ra->f);
+    json_decref(e);
+    json_decref(ra->table);
+    int bad = fclose(ra->f) != 0;
+    hb_replay_close(c, ra->inst);
+    if (bad) { fprintf(stderr, "hybench plan --replay: cannot write the results file\n"); return HB_EXIT_IO; }
+    return ra->nwrong ? HB_EXIT_WRONG : ra->nfail ? HB_EXIT_FAILED : HB_EXIT_OK;
+}
+
 int hb_cmd_plan(int argc, char **argv)
 {
     static const struct option lo[] = {{"model", required_argument, NULL, 'm'}, {"json", no_argument, NULL, 'j'},
                                        {"backend", required_argument, NULL, 'b'}, {"route", required_argument, NULL, 'r'},
                                        {"ane-standin", required_argument, NULL, 'a'}, {"workload", no_argument, NULL, 'w'},
+                                       {"replay", no_argument, NULL, 'R'}, {"mode", required_argument, NULL, 'M'},
+                                       {"out", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'F'},
+                                       {"budget", required_argument, NULL, 'B'}, {"ci-target", required_argument, NULL, 'C'},
+                                       {"min-samples", required_argument, NULL, 'n'}, {"max-samples", required_argument, NULL, 'N'},
+                                       {"seed", required_argument, NULL, 'S'}, {"cold", no_argument, NULL, 'c'},
                                        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    replay_args ra;
+    memset(&ra, 0, sizeof ra);
+    ra.modes = (1u << HB_MODE_F32) | (1u << HB_MODE_CONVERT);
+    ra.o = (hb_options){.budget_s = 0.5, .ci_target = 0.02, .min_samples = 5, .max_samples = 300, .seed = 42, .repetitions = 1, .passes = 1};
+    char *end;
     const char *model = NULL, *backends = NULL, *routes = NULL, *ane = NULL;
     int json = 0, workload = 0, ch;
     optind = 0; /* GNU: full re-initialisation */
-    while ((ch = getopt_long(argc, argv, "m:jb:r:a:wh", lo, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "m:jb:r:a:whRM:o:FB:C:n:N:S:c", lo, NULL)) != -1) {
         switch (ch) {
         case 'm': model = optarg; break;
         case 'j': json = 1; break;
@@ -74,11 +233,40 @@ int hb_cmd_plan(int argc, char **argv)
         case 'r': routes = optarg; break;
         case 'a': ane = optarg; break;
         case 'w': workload = 1; break;
+        case 'R': ra.on = 1; break;
+        case 'o': ra.out = optarg; break;
+        case 'F': ra.force = 1; break;
+        case 'c': ra.o.cold = 1; break;
+        case 'M': {
+            char tmp[128];
+            snprintf(tmp, sizeof tmp, "%s", optarg);
+            ra.modes = 0;
+            for (char *t = strtok(tmp, ","); t; t = strtok(NULL, ","))
+                if (!strcmp(t, "f32")) ra.modes |= 1u << HB_MODE_F32;
+                else if (!strcmp(t, "convert")) ra.modes |= 1u << HB_MODE_CONVERT;
+                else { fprintf(stderr, "hybench plan: --mode %s: a plan is replayed in f32 or convert\n", t); return HB_EXIT_USAGE; }
+            break;
+        }
+        case 'B': case 'C': {
+            double v = strtod(optarg, &end);
+            if (*end || !(v > 0)) { fprintf(stderr, "hybench plan: --%s %s: a positive number\n", ch == 'B' ? "budget" : "ci-target", optarg); return HB_EXIT_USAGE; }
+            if (ch == 'B') ra.o.budget_s = v; else ra.o.ci_target = v;
+            break;
+        }
+        case 'n': case 'N': case 'S': {
+            long long v = strtoll(optarg, &end, 10);
+            if (*end || v < (ch == 'S' ? 0 : 1) || v > 100000) { fprintf(stderr, "hybench plan: %s: a count\n", optarg); return HB_EXIT_USAGE; }
+            if (ch == 'n') ra.o.min_samples = (int)v; else if (ch == 'N') ra.o.max_samples = (int)v; else ra.o.seed = (unsigned long long)v;
+            break;
+        }
         case 'h': plan_usage(stdout); return HB_EXIT_OK;
         default: plan_usage(stderr); return HB_EXIT_USAGE;
         }
     }
     if (!model) { fprintf(stderr, "hybench plan: --model is required\n"); plan_usage(stderr); return HB_EXIT_USAGE; }
+    if (ra.o.max_samples < ra.o.min_samples) ra.o.max_samples = ra.o.min_samples;
+    if (ra.on && (json || workload)) { fprintf(stderr, "hybench plan: --replay writes a results file and a table; not with --json or --workload\n"); return HB_EXIT_USAGE; }
+    if (!ra.modes) { fprintf(stderr, "hybench plan: --mode: no mode\n"); return HB_EXIT_USAGE; }
     if (routes) {
         char tmp[256];
         snprintf(tmp, sizeof tmp, "%s", routes);
@@ -127,6 +315,8 @@ int hb_cmd_plan(int argc, char **argv)
         rc = why == HB_PLAN_COSTS_MISSING ? HB_EXIT_INCOMPLETE : HB_EXIT_USAGE;
         goto done;
     }
+    if (ra.on) hb_replay_wait_policy(&c, argc, argv); /* may re-execute this command (OpenMP's wait policy) */
+    if (ra.on && (rc = replay_begin(&ra, &c, path, argv, argc)) != HB_EXIT_OK) goto done;
     json_t *doc = json ? hb_plan_json_head(&c, path, gpu, anes, cpu) : NULL, *jroutes = json_array();
     if (doc) json_object_set_new(doc, "routes", jroutes);
     else {
@@ -146,6 +336,7 @@ int hb_cmd_plan(int argc, char **argv)
         }
         if (doc) json_array_append_new(jroutes, hb_plan_json_route(&c, rt, p, np));
         else hb_plan_write_route(stdout, &c, rt, p, np);
+        if (ra.on) replay_route(&ra, &c, rt, p, np, path);
         hb_plan_named_free(p, np);
     }
     if (doc && rc == HB_EXIT_OK) {
@@ -153,6 +344,10 @@ int hb_cmd_plan(int argc, char **argv)
         fputc('\n', stdout);
     }
     json_decref(doc);
+    if (ra.on) {
+        int rr = replay_end(&ra, &c);
+        if (rc == HB_EXIT_OK) rc = rr;
+    }
     if (fflush(stdout) || ferror(stdout)) { fprintf(stderr, "hybench plan: cannot write the output\n"); rc = HB_EXIT_IO; }
 done:
     hb_plan_costs_free(&c);

@@ -28,6 +28,7 @@ static int add_node(hb_model *m, hb_op op, hb_shape s, int a, int b, double weig
     nd->in[0] = a;
     nd->in[1] = b;
     nd->in[2] = HB_MODEL_NONE;
+    for (int j = 0; j < HB_MAX_INPUTS; j++) nd->slot[j] = j < 2 && nd->in[j] != HB_MODEL_NONE ? j : -1;
     nd->out_bytes = (double)hb_op_output_elems(op, &s) * 4.0;
     nd->weight_bytes = weight_bytes;
     va_list ap;
@@ -61,12 +62,15 @@ static int build_llama(hb_model *m, int64_t seq, int64_t kv_seq)
          * (in[] names HB_CT_KC/VC), which stays with the attention like a weight; the new token's k
          * and v (the step table's inputs) still cross to it, to be appended to that cache. */
         double wbytes = 0;
-        int k = 0, edges[3] = {HB_MODEL_NONE, HB_MODEL_NONE, HB_MODEL_NONE};
+        int k = 0, edges[3] = {HB_MODEL_NONE, HB_MODEL_NONE, HB_MODEL_NONE}, slot[3] = {-1, -1, -1};
         for (int j = 0; j < 3; j++) {
             int t = st->in[j];
             if (t < 0) continue;
             if (t != HB_CT_X && t < HB_CHAIN_NINPUTS) wbytes += (double)hb_chain_tensor_elems(t, &chain.shape) * 4.0;
-            else edges[k++] = producer[t];
+            else {
+                if (in[j] == t) slot[j] = k; /* else the case reads the KV cache in this slot */
+                edges[k++] = producer[t];
+            }
             if (in[j] != t && in[j] >= 0) wbytes += (double)hb_chain_tensor_elems(in[j], &chain.shape) * 4.0;
         }
         if (m->n >= MAX_NODES) return -1;
@@ -75,6 +79,7 @@ static int build_llama(hb_model *m, int64_t seq, int64_t kv_seq)
         nd->c = c;
         nd->c.weight = 1;
         memcpy(nd->in, edges, sizeof edges);
+        memcpy(nd->slot, slot, sizeof slot);
         nd->out_bytes = (double)hb_chain_tensor_elems(st->out, &chain.shape) * 4.0;
         nd->weight_bytes = wbytes;
         snprintf(nd->label, sizeof nd->label, "%s", llama_labels[i]);

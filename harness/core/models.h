@@ -25,6 +25,10 @@ typedef struct hb_model_node {
     hb_case c;                 /* op and shape (dtype f32): the measured case this step is costed by */
     int in[HB_MAX_INPUTS];     /* activation inputs: the producing node's index, HB_MODEL_INPUT or HB_MODEL_NONE;
                                   a node index is always below this node's (topological order) */
+    int slot[HB_MAX_INPUTS];   /* what the case's input j reads (j < the op's ninputs): the edge in[slot[j]], or -1:
+                                  a tensor kept on the node's device (a weight, a norm's gain, the KV cache). An edge
+                                  that no slot reads still crosses to the node (decode attention's new k and v,
+                                  appended to the cache it keeps); the replay (measure/replay.h) copies it */
     double out_bytes;          /* bytes of its output tensor (f32) */
     double weight_bytes;       /* bytes kept on its device (weights, the KV cache), never moved per step */
     char label[40];            /* "q_proj", "res3a.conv_a" */

@@ -108,5 +108,6 @@ hb_status hb_report_models(ctx *c);              /* figures.c */
 hb_status hb_report_per_op(ctx *c);              /* figures.c */
 hb_status hb_report_collectives(ctx *c);         /* collectives.c */
 hb_status hb_report_tp_scaling(ctx *c);          /* tp_scaling.c */
+hb_status hb_report_plans(ctx *c);               /* hybrid_plans.c: replayed device plans */
 hb_status hb_report_energy(ctx *c);              /* energy_report.c */
 #endif

@@ -17,6 +17,7 @@ void hb_run_free(hb_run *r)
     json_decref(r->meta);
     json_decref(r->backends);
     json_decref(r->cases);
+    json_decref(r->plans);
     json_decref(r->end);
     memset(r, 0, sizeof *r);
 }
@@ -203,6 +204,33 @@ static hb_status check_end(json_t *rec, char *err, size_t errlen)
     return HB_OK;
 }
 
+/* A plan record (measure/replay.c): its identity strings, its numbers >= 0, its phases stats objects,
+ * its steps an array of objects; an ok plan has its total median. */
+static hb_status check_plan(json_t *rec, char *err, size_t errlen)
+{
+    static const char *const ids[] = {"model", "plan", "kind", "route", "mode", "status", NULL};
+    static const char *const nums[] = {"predicted_s", "bytes_crossing", "copies", "rel_err", "tolerance", "ci_target", NULL};
+    hb_status st;
+    if ((st = strings(rec, ids, 1, err, errlen)) || (st = numbers(rec, "", nums, err, errlen))) return st;
+    if (hb_status_from_name(hb_rec_str(rec, "status")) == HB_STATUS_COUNT) return bad(err, errlen, "status: unknown status");
+    json_t *ph = json_object_get(rec, "phases");
+    if (ph && !json_is_object(ph)) return bad(err, errlen, "phases: must be an object, not %s", jtype(ph));
+    const char *k;
+    json_t *v;
+    char where[80];
+    json_object_foreach(ph, k, v) {
+        snprintf(where, sizeof where, "phases.%.40s", k);
+        if ((st = check_stats(v, where, err, errlen))) return st;
+    }
+    if (!strcmp(hb_rec_str(rec, "status"), "ok") && !json_is_number(json_object_get(json_object_get(ph, "total"), "median")))
+        return bad(err, errlen, "phases.total.median: an ok plan needs its median time (a number)");
+    json_t *s = json_object_get(rec, "steps");
+    if (s && !json_is_array(s)) return bad(err, errlen, "steps: must be an array, not %s", jtype(s));
+    size_t i;
+    json_array_foreach(s, i, v) if (!json_is_object(v)) return bad(err, errlen, "steps[%zu]: must be an object, not %s", i, jtype(v));
+    return HB_OK;
+}
+
 hb_record_type hb_record_type_of(json_t *rec)
 {
     const char *t = hb_rec_str(rec, "type");
@@ -212,6 +240,7 @@ hb_record_type hb_record_type_of(json_t *rec)
     if (!strcmp(t, "case")) return HB_REC_CASE;
     if (!strcmp(t, "end")) return HB_REC_END;
     if (!strcmp(t, "mode_check")) return HB_REC_MODE_CHECK;
+    if (!strcmp(t, "plan")) return HB_REC_PLAN;
     return HB_REC_UNKNOWN;
 }
 
@@ -238,6 +267,7 @@ hb_status hb_record_check(json_t *rec, unsigned flags, char *err, size_t errlen)
     case HB_REC_BACKEND: return check_backend(rec, err, errlen);
     case HB_REC_CASE: return check_case(rec, flags, err, errlen);
     case HB_REC_END: return check_end(rec, err, errlen);
+    case HB_REC_PLAN: return check_plan(rec, err, errlen);
     default: return HB_OK; /* mode_check records are written by hybench itself; unknown types are ignored */
     }
 }
@@ -396,6 +426,9 @@ static hb_status load_cb(json_t *rec, hb_record_type t, int lineno, void *user, 
             return HB_ENOMEM;
         }
         break;
+    case HB_REC_PLAN:
+        if (json_array_append(r->plans, rec)) { snprintf(why, whylen, "out of memory"); return HB_ENOMEM; }
+        break;
     default: break; /* mode_check records are not kept */
     }
     return HB_OK;
@@ -407,7 +440,8 @@ hb_status hb_run_load_opts(const char *path, const hb_load_opts *o, hb_run *out,
     out->path = strdup(path);
     out->backends = json_array();
     out->cases = json_array();
-    if (!out->path || !out->backends || !out->cases) {
+    out->plans = json_array();
+    if (!out->path || !out->backends || !out->cases || !out->plans) {
         hb_run_free(out);
         snprintf(err, errlen, "%s: out of memory", path);
         return HB_ENOMEM;

@@ -52,6 +52,7 @@ hb_status hb_outfile_close(hb_outfile *o, int keep, char *err, size_t errlen);
 typedef enum hb_record_type {
     HB_REC_NONE,        /* no "type" string */
     HB_REC_META, HB_REC_BACKEND, HB_REC_CASE, HB_REC_END, HB_REC_MODE_CHECK,
+    HB_REC_PLAN,        /* a device plan replayed end to end (`hybench plan --replay`, measure/replay.h) */
     HB_REC_UNKNOWN      /* a type this hybench does not know: ignored (forward compatibility) */
 } hb_record_type;
 hb_record_type hb_record_type_of(json_t *rec);
@@ -99,12 +100,14 @@ hb_status hb_results_stream(const char *path, unsigned flags, hb_record_fn fn, v
 /* A loaded run. All json_t are owned by the hb_run (freed by hb_run_free).
  * meta: the "meta" record (a valid file has one; the last one when several); backends, cases: arrays
  * of records of those types in file order; end: the "end" record or NULL when the run was cut short.
+ * plans: the "plan" records (a plan of a model replayed end to end: docs/results-schema.md, "plan").
  * mode_check and unknown records are not kept. meta is NULL only when read with HB_LOAD_NO_META. */
 typedef struct hb_run {
     char *path;        /* owned copy of the path */
     json_t *meta;
     json_t *backends;
     json_t *cases;
+    json_t *plans;     /* "plan" records, file order */
     json_t *end;
     long long schema;  /* the highest "schema" of its meta, backend, case and end records; 0: none has one */
 } hb_run;

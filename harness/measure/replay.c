@@ -1,0 +1,560 @@
+/* replay.c - a device plan of a model run end to end on several backends in one process (replay.h;
+ * docs/plans.md, "Replay"). The chain case (chain.c) runs the decoder layer op by op on one backend;
+ * this runs any model of core/models.h op by op on the devices a plan names, with the real copies
+ * between their memories. */
+#include "measure/replay.h"
+#include "measure/internal.h"
+#include "cpu_ref/ref.h"
+#include "core/stats.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void hb_replay_wait_policy(const hb_plan_costs *c, int argc, char **argv)
+{
+    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || getenv("HB_REPLAY_REEXEC")) return;
+    int ocl = 0;
+    for (int d = 0; d < c->ndev; d++) ocl |= !strcmp(c->dev[d].type, "opencl");
+    if (!ocl) return;
+    char **av = calloc((size_t)argc + 2, sizeof *av);
+    if (!av) return;
+    av[0] = (char *)"hybench";
+    for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
+    setenv("GOMP_SPINCOUNT", "1000", 1);
+    setenv("HB_REPLAY_REEXEC", "1", 1);
+    fflush(NULL);
+    execv("/proc/self/exe", av);
+    unsetenv("GOMP_SPINCOUNT");
+    free(av);
+}
+
+/* ---- opening the plan's instances ---- */
+
+hb_status hb_replay_open(const hb_plan_costs *c, hb_instance inst[HB_PLAN_MAXDEV], char *err, size_t errlen)
+{
+    memset(inst, 0, sizeof(hb_instance) * HB_PLAN_MAXDEV);
+    for (int d = 0; d < c->ndev; d++) {
+        const hb_backend_entry *e = hb_backend_find(c->dev[d].type);
+        hb_instance all[MAX_INST];
+        char why[256] = "";
+        int n = e ? hb_backend_open(e, all, MAX_INST, why, sizeof why) : 0;
+        int got = -1;
+        for (int k = 0; k < n; k++) {
+            if (got < 0 && !strcmp(all[k].name, c->dev[d].id)) got = k;
+            else all[k].ops->close(&all[k]);
+        }
+        if (got < 0) {
+            snprintf(err, errlen, "backend %s is not available in this process: %s", c->dev[d].id,
+                     !e ? "unknown type" : n ? "no instance of that name here" : why);
+            hb_replay_close(c, inst);
+            return HB_ESKIP;
+        }
+        inst[d] = all[got];
+    }
+    return HB_OK;
+}
+
+void hb_replay_close(const hb_plan_costs *c, hb_instance inst[HB_PLAN_MAXDEV])
+{
+    for (int d = 0; d < c->ndev; d++)
+        if (inst[d].ops) { inst[d].ops->close(&inst[d]); inst[d].ops = NULL; }
+}
+
+/* ---- one replay ---- */
+
+enum { P_TOTAL, P_COMP, P_H2D, P_D2H, P_STAGE, P_CONV, P_N };
+static const char *const pnames[P_N] = {"total", "compute", "h2d", "d2h", "host_copy", "convert"};
+
+typedef struct rtensor {
+    size_t elems;
+    hb_buf dbuf[HB_PLAN_MAXMEM]; /* its buffer in each device memory (index 0 unused) */
+    int have[HB_PLAN_MAXMEM];
+    void *hmem;                  /* owned host memory (f32) where no device buffer's host view serves */
+    void *hout;                  /* where it lives in host memory when made there (or placed there) */
+    double *h64;                 /* mode convert: its f64 host copy; the reference's input 0 */
+    unsigned present;            /* per call: memories holding it (bit m) */
+    void *hloc;                  /* per call: a valid f32 host copy, or NULL */
+} rtensor;
+
+typedef struct replay {
+    const hb_plan_costs *c;
+    const hb_model *m;
+    const hb_plan_named *p;
+    hb_instance *inst;
+    const hb_options *o;
+    hb_mode mode;
+    hb_route route;
+    int n, start_mem, end_mem;
+    int owner[HB_PLAN_MAXMEM];   /* the device (index into c->dev) whose instance allocates in memory m */
+    rtensor *t;                  /* n + 1: the input, then node i's output */
+    hb_buf (*w)[HB_MAX_INPUTS];  /* n: node i's kept tensors (slot -1) */
+    int (*wh)[HB_MAX_INPUTS];
+    double *ref;                 /* the reference output (f64), elems of t[n] */
+    hb_prep_state *prep;         /* n */
+    double *step_c, *step_x;     /* per sample x n: each step's compute and copy seconds */
+    double *samp[P_N];
+    size_t ns;
+    double spent;
+    long long dev_bytes, weight_bytes[HB_PLAN_MAXDEV];
+    char reason[512];
+} replay;
+
+static int tix(int e) { return e == HB_MODEL_INPUT ? 0 : e + 1; }
+static int mem_of(const replay *r, int i) { return r->c->dev[r->p->dev[i]].mem; }
+static hb_instance *inst_of(const replay *r, int i) { return &r->inst[r->p->dev[i]]; }
+
+static hb_buf host_alias(void *p, size_t bytes)
+{
+    hb_buf b = {0};
+    b.host = b.dev = p;
+    b.bytes = bytes;
+    b.dtype = HB_F32;
+    return b;
+}
+
+/* f64 weights: [-1, 1] scaled by a power of two near 1/sqrt(fan-in / 3) (exact in f32), so that
+ * activations stay O(1) through the model; gains and the KV cache unscaled. */
+static void fill_kept(const hb_case *c, int j, double *x, size_t n, unsigned long long seed, unsigned long long stream)
+{
+    hb_fill_random(x, n, seed, stream);
+    double fan = 0;
+    if (c->op == HB_OP_MATMUL && j == 1) fan = (double)c->shape.k;
+    if (c->op == HB_OP_CONV2D && j == 1) fan = (double)(c->shape.c * c->shape.kh * c->shape.kw);
+    if (fan > 3) {
+        double s = ldexp(1.0, -(int)lround(log2(sqrt(fan / 3))));
+        for (size_t k = 0; k < n; k++) x[k] *= s;
+    }
+}
+
+static hb_status alloc_dev(replay *r, int mm, size_t bytes, hb_buf *b)
+{
+    hb_instance *in = &r->inst[r->owner[mm]];
+    hb_status st = in->ops->buf_alloc(in, bytes, r->route, b);
+    if (st == HB_OK) { b->dtype = HB_F32; r->dev_bytes += (long long)bytes; }
+    return st;
+}
+
+/* Buffers, weights, the reference. */
+static hb_status setup(replay *r)
+{
+    const hb_model *m = r->m;
+    const int n = r->n;
+    unsigned long long seed = r->o->seed;
+    if (!(r->t = calloc((size_t)n + 1, sizeof *r->t)) || !(r->w = calloc((size_t)n, sizeof *r->w)) ||
+        !(r->wh = calloc((size_t)n, sizeof *r->wh)) || !(r->prep = calloc((size_t)n, sizeof *r->prep)))
+        return HB_ENOMEM;
+    r->t[0].elems = (size_t)(m->in_bytes / 4);
+    for (int i = 0; i < n; i++) r->t[i + 1].elems = (size_t)(m->nodes[i].out_bytes / 4);
+    /* f64: the input, the reference activations (freed as we go is not worth it: the largest model,
+     * ResNet-50 at batch 64, holds ~2.5 GB of f64 activations; the replay is for the VM-sized models) */
+    double **a64 = calloc((size_t)n + 1, sizeof *a64);
+    if (!a64) return HB_ENOMEM;
+    hb_status st = HB_OK;
+    if (!(a64[0] = malloc(r->t[0].elems * sizeof(double)))) { st = HB_ENOMEM; goto out; }
+    hb_fill_random(a64[0], r->t[0].elems, seed, 2000003ULL);
+    /* which device memories each tensor is read or made in */
+    for (int i = 0; i < n; i++) {
+        int mm = mem_of(r, i);
+        if (mm > 0) {
+            r->t[i + 1].have[mm] = 1;
+            for (int k = 0; k < HB_MAX_INPUTS; k++)
+                if (m->nodes[i].in[k] != HB_MODEL_NONE) r->t[tix(m->nodes[i].in[k])].have[mm] = 1;
+        }
+    }
+    if (r->start_mem > 0) r->t[0].have[r->start_mem] = 1;
+    if (r->end_mem > 0) r->t[n].have[r->end_mem] = 1;
+    for (int t = 0; t <= n && st == HB_OK; t++) {
+        rtensor *x = &r->t[t];
+        size_t bytes = x->elems * 4;
+        for (int mm = 1; mm < r->c->nmem && st == HB_OK; mm++)
+            if (x->have[mm]) {
+                st = alloc_dev(r, mm, bytes, &x->dbuf[mm]);
+                if (st != HB_OK) { x->have[mm] = 0; snprintf(r->reason, sizeof r->reason, "buf_alloc of tensor %d in memory %d failed", t, mm); }
+                else if (!x->hout && r->mode == HB_MODE_F32) x->hout = x->dbuf[mm].host;
+            }
+        if (st != HB_OK) break;
+        if (!x->hout) {
+            if (posix_memalign(&x->hmem, 64, bytes ? bytes : 64)) { st = HB_ENOMEM; break; }
+            x->hout = x->hmem;
+        }
+        if (r->mode == HB_MODE_CONVERT && !(x->h64 = malloc(x->elems * sizeof(double)))) st = HB_ENOMEM;
+    }
+    if (st != HB_OK) goto out;
+    /* the input: f32 in host memory, and in the start's device memory (placed once) */
+    hb_convert(r->t[0].hout, HB_ELEM_F32, a64[0], HB_ELEM_F64, r->t[0].elems);
+    if (r->mode == HB_MODE_CONVERT) memcpy(r->t[0].h64, a64[0], r->t[0].elems * sizeof(double));
+    if (r->start_mem > 0) {
+        hb_buf *b = &r->t[0].dbuf[r->start_mem];
+        if (b->host != r->t[0].hout) memcpy(b->host, r->t[0].hout, r->t[0].elems * 4);
+        hb_instance *in = &r->inst[r->owner[r->start_mem]];
+        if ((st = in->ops->upload(in, b)) != HB_OK) { snprintf(r->reason, sizeof r->reason, "placing the input: %s", hb_status_name(st)); goto out; }
+    }
+    /* weights: on the op's device, placed once; the reference computed alongside */
+    for (int i = 0; i < n && st == HB_OK; i++) {
+        const hb_model_node *nd = &m->nodes[i];
+        const hb_case *cs = &nd->c;
+        int nin = hb_op_get(cs->op)->ninputs;
+        const double *ins[HB_MAX_INPUTS] = {NULL, NULL, NULL};
+        double *kept[HB_MAX_INPUTS] = {NULL, NULL, NULL};
+        hb_instance *in = inst_of(r, i);
+        char why[256] = "";
+        if (in->ops->supports(in, cs, why, sizeof why) != HB_OK) {
+            st = HB_ESKIP;
+            snprintf(r->reason, sizeof r->reason, "%s (%s) on %s: %s", nd->label, hb_op_get(cs->op)->name, in->name, why);
+            break;
+        }
+        for (int j = 0; j < nin && st == HB_OK; j++) {
+            if (nd->slot[j] >= 0) { ins[j] = a64[tix(nd->in[nd->slot[j]])]; continue; }
+            size_t ne = (size_t)hb_op_input_elems(cs->op, &cs->shape, j);
+            if (!(kept[j] = malloc(ne * sizeof(double)))) { st = HB_ENOMEM; break; }
+            fill_kept(cs, j, kept[j], ne, seed, 3000017ULL + (unsigned long long)(i * 4 + j));
+            ins[j] = kept[j];
+            st = in->ops->buf_alloc(in, ne * 4, r->route, &r->w[i][j]);
+            if (st != HB_OK) { snprintf(r->reason, sizeof r->reason, "%s: buf_alloc of its weight failed", nd->label); break; }
+            r->w[i][j].dtype = HB_F32;
+            r->wh[i][j] = 1;
+            r->weight_bytes[r->p->dev[i]] += (long long)ne * 4;
+            hb_convert(r->w[i][j].host, HB_ELEM_F32, kept[j], HB_ELEM_F64, ne);
+            if ((st = in->ops->upload(in, &r->w[i][j])) != HB_OK) snprintf(r->reason, sizeof r->reason, "%s: weight upload failed", nd->label);
+        }
+        if (st == HB_OK && !(a64[i + 1] = malloc(r->t[i + 1].elems * sizeof(double)))) st = HB_ENOMEM;
+        if (st == HB_OK && (st = hb_ref_compute(cs, ins, a64[i + 1], 1)) != HB_OK)
+            snprintf(r->reason, sizeof r->reason, "%s: the reference failed: %s", nd->label, hb_status_name(st));
+        for (int j = 0; j < HB_MAX_INPUTS; j++) free(kept[j]);
+        /* an activation no later node reads is not kept */
+        for (int t = 0; t <= i; t++) {
+            int later = 0;
+            for (int k = i + 1; k < n && !later; k++)
+                for (int e = 0; e < HB_MAX_INPUTS; e++) later |= m->nodes[k].in[e] != HB_MODEL_NONE && tix(m->nodes[k].in[e]) == t;
+            if (!later && t != n) { free(a64[t]); a64[t] = NULL; }
+        }
+    }
+    if (st == HB_OK) { r->ref = a64[n]; a64[n] = NULL; }
+out:
+    for (int t = 0; t <= n; t++) free(a64[t]);
+    free(a64);
+    if (st == HB_ENOMEM && !r->reason[0]) snprintf(r->reason, sizeof r->reason, "out of host memory");
+    return st;
+}
+
+static void teardown(replay *r)
+{
+    for (int t = 0; r->t && t <= r->n; t++) {
+        rtensor *x = &r->t[t];
+        for (int mm = 1; mm < HB_PLAN_MAXMEM; mm++)
+            if (x->have[mm]) r->inst[r->owner[mm]].ops->buf_free(&r->inst[r->owner[mm]], &x->dbuf[mm]);
+        free(x->hmem);
+        free(x->h64);
+    }
+    for (int i = 0; r->w && i < r->n; i++)
+        for (int j = 0; j < HB_MAX_INPUTS; j++)
+            if (r->wh[i][j]) inst_of(r, i)->ops->buf_free(inst_of(r, i), &r->w[i][j]);
+    free(r->t); free(r->w); free(r->wh); free(r->prep); free(r->ref); free(r->step_c); free(r->step_x);
+    for (int p = 0; p < P_N; p++) free(r->samp[p]);
+}
+
+/* Make tensor t present in memory y (f32 mode), timing the copies into ph. */
+static hb_status ensure(replay *r, int t, int y, double ph[P_N])
+{
+    rtensor *x = &r->t[t];
+    if (x->present & (1u << y)) return HB_OK;
+    size_t bytes = x->elems * 4;
+    hb_status st;
+    if (!x->hloc) {
+        int from = 1;
+        while (from < r->c->nmem && !(x->present & (1u << from))) from++;
+        if (from >= r->c->nmem) return HB_EINVAL; /* a bug: the tensor is nowhere */
+        hb_instance *in = &r->inst[r->owner[from]];
+        double t0 = hb_now();
+        if ((st = in->ops->download(in, &x->dbuf[from])) != HB_OK) return st;
+        ph[P_D2H] += hb_now() - t0;
+        x->hloc = x->dbuf[from].host;
+        x->present |= 1u;
+    }
+    if (y > 0) {
+        hb_buf *b = &x->dbuf[y];
+        if (b->host != x->hloc) {
+            double t0 = hb_now();
+            memcpy(b->host, x->hloc, bytes);
+            ph[P_STAGE] += hb_now() - t0;
+        }
+        hb_instance *in = &r->inst[r->owner[y]];
+        double t0 = hb_now();
+        if ((st = in->ops->upload(in, b)) != HB_OK) return st;
+        ph[P_H2D] += hb_now() - t0;
+    }
+    x->present |= 1u << y;
+    return HB_OK;
+}
+
+/* One call of the model. step_c, step_x: per step compute and copy seconds (may be NULL). */
+static hb_status call_once(replay *r, double ph[P_N], double *step_c, double *step_x)
+{
+    memset(ph, 0, sizeof(double) * P_N);
+    const hb_model *m = r->m;
+    const int conv = r->mode == HB_MODE_CONVERT;
+    for (int t = 1; t <= r->n; t++) { r->t[t].present = 0; r->t[t].hloc = NULL; }
+    r->t[0].present = (1u << r->start_mem) | (r->start_mem ? 0u : 1u);
+    r->t[0].hloc = r->start_mem ? NULL : r->t[0].hout;
+    double tstart = hb_now();
+    hb_status st = HB_OK;
+    for (int i = 0; i < r->n && st == HB_OK; i++) {
+        const hb_model_node *nd = &m->nodes[i];
+        const int mm = mem_of(r, i), nin = hb_op_get(nd->c.op)->ninputs;
+        hb_instance *in = inst_of(r, i);
+        double before = ph[P_H2D] + ph[P_D2H] + ph[P_STAGE];
+        hb_buf alias[HB_MAX_INPUTS + 1], *ins[HB_MAX_INPUTS] = {NULL, NULL, NULL}, *out;
+        for (int e = 0; e < HB_MAX_INPUTS && st == HB_OK; e++) {
+            if (nd->in[e] == HB_MODEL_NONE) continue;
+            int t = tix(nd->in[e]);
+            rtensor *x = &r->t[t];
+            if (!conv) { st = ensure(r, t, mm, ph); continue; }
+            /* convert: f64 host -> f32 where the op reads it, uploaded to a device */
+            void *dst = mm ? x->dbuf[mm].host : x->hout;
+            double t0 = hb_now();
+            hb_convert(dst, HB_ELEM_F32, x->h64, HB_ELEM_F64, x->elems);
+            ph[P_CONV] += hb_now() - t0;
+            if (mm) {
+                t0 = hb_now();
+                st = in->ops->upload(in, &x->dbuf[mm]);
+                ph[P_H2D] += hb_now() - t0;
+            }
+        }
+        if (st != HB_OK) break;
+        for (int j = 0; j < nin; j++) {
+            if (nd->slot[j] < 0) { ins[j] = &r->w[i][j]; continue; }
+            rtensor *x = &r->t[tix(nd->in[nd->slot[j]])];
+            if (mm) ins[j] = &x->dbuf[mm];
+            else { alias[j] = host_alias(conv ? x->hout : x->hloc, x->elems * 4); ins[j] = &alias[j]; }
+        }
+        rtensor *y = &r->t[i + 1];
+        if (mm) out = &y->dbuf[mm];
+        else { alias[HB_MAX_INPUTS] = host_alias(y->hout, y->elems * 4); out = &alias[HB_MAX_INPUTS]; }
+        double prep = 0;
+        if ((st = hb_compute_prepare(in, r->o->cold, &nd->c, ins, out, &r->prep[i], &prep)) != HB_OK) break;
+        tstart += prep;
+        double t0 = hb_now();
+        st = in->ops->run(in, &nd->c, ins, out);
+        double tc = hb_now() - t0;
+        ph[P_COMP] += tc;
+        if (st != HB_OK) break;
+        y->present = (1u << mm) | (mm ? 0u : 1u);
+        y->hloc = mm ? NULL : y->hout;
+        if (conv) {
+            if (mm) {
+                t0 = hb_now();
+                st = in->ops->download(in, out);
+                ph[P_D2H] += hb_now() - t0;
+            }
+            t0 = hb_now();
+            hb_convert(y->h64, HB_ELEM_F64, mm ? out->host : y->hout, HB_ELEM_F32, y->elems);
+            ph[P_CONV] += hb_now() - t0;
+        }
+        if (step_c) step_c[i] = tc;
+        if (step_x) step_x[i] = ph[P_H2D] + ph[P_D2H] + ph[P_STAGE] - before;
+    }
+    if (st == HB_OK && !conv) st = ensure(r, r->n, r->end_mem, ph); /* the output to the next unit / the host */
+    ph[P_TOTAL] = hb_now() - tstart;
+    return st;
+}
+
+/* The output's relative L2 error against the reference (inf when an element is not finite). Makes a
+ * host copy of the output first in mode f32. */
+static double out_err(replay *r)
+{
+    rtensor *x = &r->t[r->n];
+    double *y = x->h64, *tmp = NULL;
+    if (r->mode != HB_MODE_CONVERT) {
+        double ph[P_N] = {0};
+        if (ensure(r, r->n, 0, ph) != HB_OK || !(tmp = malloc(x->elems * sizeof(double)))) return INFINITY;
+        hb_convert(tmp, HB_ELEM_F64, x->hloc, HB_ELEM_F32, x->elems);
+        y = tmp;
+    }
+    double num = 0, den = 0;
+    int bad = 0;
+    for (size_t k = 0; k < x->elems; k++) {
+        if (!isfinite(y[k])) { bad = 1; break; }
+        num += (y[k] - r->ref[k]) * (y[k] - r->ref[k]);
+        den += r->ref[k] * r->ref[k];
+    }
+    free(tmp);
+    return bad ? (double)INFINITY : sqrt(num / (den > 0 ? den : 1));
+}
+
+/* NaN into every activation (host views, device buffers, f64 copies) but the input. */
+static hb_status poison(replay *r)
+{
+    for (int t = 1; t <= r->n; t++) {
+        rtensor *x = &r->t[t];
+        float *h = x->hmem;
+        for (size_t k = 0; h && k < x->elems; k++) h[k] = NAN;
+        for (size_t k = 0; x->h64 && k < x->elems; k++) x->h64[k] = NAN;
+        for (int mm = 1; mm < r->c->nmem; mm++) {
+            if (!x->have[mm]) continue;
+            float *d = x->dbuf[mm].host;
+            for (size_t k = 0; k < x->elems; k++) d[k] = NAN;
+            hb_instance *in = &r->inst[r->owner[mm]];
+            hb_status st = in->ops->upload(in, &x->dbuf[mm]);
+            if (st != HB_OK) return st;
+        }
+    }
+    return HB_OK;
+}
+
+/* The record: the plan's identity and prediction, the measured phases and steps. */
+static json_t *record(replay *r, hb_status st, double rel)
+{
+    const hb_plan_costs *c = r->c;
+    const hb_plan_named *p = r->p;
+    json_t *rec = json_object();
+    json_object_set_new(rec, "type", json_string("plan"));
+    json_object_set_new(rec, "model", json_string(r->m->name));
+    json_object_set_new(rec, "what", json_string(r->m->what));
+    json_object_set_new(rec, "plan", json_string(p->name));
+    json_object_set_new(rec, "kind", json_string(p->kind));
+    json_object_set_new(rec, "route", json_string(r->route < 0 || c->nmem <= 1 ? "none" : hb_route_name(r->route)));
+    json_object_set_new(rec, "mode", json_string(hb_mode_name(r->mode)));
+    {
+        const char *wp = getenv("OMP_WAIT_POLICY"), *sc = getenv("GOMP_SPINCOUNT");
+        json_object_set_new(rec, "omp_wait", json_pack("{s:s,s:s}", "OMP_WAIT_POLICY", wp ? wp : "unset", "GOMP_SPINCOUNT",
+                                                       sc ? sc : "unset (libgomp: 300000)"));
+    }
+    json_t *devs = json_array(), *wb = json_object();
+    for (int d = 0; d < c->ndev; d++) {
+        int used = 0;
+        for (int i = 0; i < r->n; i++) used |= p->dev[i] == d;
+        if (!used) continue;
+        json_array_append_new(devs, json_pack("{s:s,s:s}", "id", c->dev[d].id, "description", r->inst[d].description));
+        json_object_set_new(wb, c->dev[d].id, json_integer(r->weight_bytes[d]));
+    }
+    json_object_set_new(rec, "devices", devs);
+    json_object_set_new(rec, "weight_bytes", wb);
+    int sm = r->start_mem, sd = -1;
+    for (int d = 0; d < c->ndev && sm > 0; d++) if (c->dev[d].mem == sm && sd < 0) sd = d;
+    json_object_set_new(rec, "starts_in", json_string(sd >= 0 ? c->dev[sd].id : "host"));
+    const hb_plan_result *pr = &p->res;
+    json_object_set_new(rec, "predicted_s", json_real(pr->total_s));
+    json_object_set_new(rec, "predicted", json_pack("{s:f,s:f,s:f}", "compute_s", pr->compute_s, "transfer_s", pr->xfer_s, "end_transfer_s", pr->end_xfer_s));
+    json_object_set_new(rec, "bytes_crossing", json_real(pr->xfer_bytes));
+    json_object_set_new(rec, "copies", json_integer(pr->ncopies));
+    int moves = 0;
+    for (int i = 1; i < r->n; i++) moves += mem_of(r, i) != mem_of(r, i - 1) || p->dev[i] != p->dev[i - 1];
+    json_object_set_new(rec, "device_changes", json_integer(moves));
+    {
+        /* the chain case of the same model on a single-device plan's backend (plan_costs.h whole_s) */
+        int single = 1;
+        for (int i = 1; i < r->n; i++) single &= p->dev[i] == p->dev[0];
+        if (single && r->m->has_whole && isfinite(c->whole_s[p->dev[0]])) json_object_set_new(rec, "chain_case_s", json_real(c->whole_s[p->dev[0]]));
+    }
+    json_t *steps = json_array();
+    hb_stats s;
+    double *col = malloc((r->ns + 1) * sizeof(double));
+    for (int i = 0; i < r->n; i++) {
+        const hb_plan_step *ps = &pr->steps[i];
+        json_t *so = json_pack("{s:s,s:s,s:f,s:f,s:f}", "label", r->m->nodes[i].label, "device", c->dev[p->dev[i]].id, "bytes_in", ps->xfer_bytes,
+                               "predicted_compute_s", ps->compute_s, "predicted_transfer_s", ps->xfer_s);
+        if (st == HB_OK && col && r->ns) {
+            for (size_t k = 0; k < r->ns; k++) col[k] = r->step_c[k * (size_t)r->n + (size_t)i];
+            hb_stats_compute(col, r->ns, &s);
+            json_object_set_new(so, "compute_s", json_real(s.median));
+            for (size_t k = 0; k < r->ns; k++) col[k] = r->step_x[k * (size_t)r->n + (size_t)i];
+            hb_stats_compute(col, r->ns, &s);
+            json_object_set_new(so, "transfer_s", json_real(s.median));
+        }
+        json_array_append_new(steps, so);
+    }
+    free(col);
+    json_object_set_new(rec, "steps", steps);
+    if (st == HB_OK) {
+        json_t *ph = json_object();
+        hb_stats tot = {0};
+        for (int k = 0; k < P_N; k++) {
+            hb_stats_compute(r->samp[k], r->ns, &s);
+            if (k == P_TOTAL) tot = s;
+            json_object_set_new(ph, pnames[k], hb_stats_json(&s));
+        }
+        json_object_set_new(rec, "phases", ph);
+        json_t *sj = json_array();
+        for (size_t k = 0; k < r->ns; k++) json_array_append_new(sj, json_real(r->samp[P_TOTAL][k]));
+        json_object_set_new(rec, "samples", json_pack("{s:o}", "total", sj));
+        int met = tot.median > 0 && (tot.ci_hi - tot.ci_lo) / 2 <= r->o->ci_target * tot.median;
+        json_object_set_new(rec, "ci_met", json_boolean(met));
+        json_object_set_new(rec, "ci_target", json_real(r->o->ci_target));
+        if (tot.median > 0 && pr->total_s > 0) json_object_set_new(rec, "error_pct", json_real((pr->total_s / tot.median - 1) * 100));
+        long runs = 0, calls = 0;
+        for (int i = 0; i < r->n; i++) { runs += r->prep[i].runs; calls += r->prep[i].calls; }
+        if (calls && !r->o->cold) json_object_set_new(rec, "settle_runs", json_real((double)runs / (double)calls));
+        json_object_set_new(rec, "wall_s", json_pack("{s:f}", "sampling", r->spent));
+    }
+    if (isfinite(rel)) json_object_set_new(rec, "rel_err", json_real(rel));
+    json_object_set_new(rec, "tolerance", json_real(HB_REPLAY_TOL));
+    json_object_set_new(rec, "mem", json_pack("{s:I}", "device_bytes", (json_int_t)r->dev_bytes));
+    json_object_set_new(rec, "status", json_string(hb_status_name(st)));
+    if (st != HB_OK) json_object_set_new(rec, "reason", json_string(r->reason[0] ? r->reason : hb_status_name(st)));
+    return rec;
+}
+
+json_t *hb_replay_plan(const hb_plan_costs *c, const hb_plan_named *p, int route, hb_mode mode, hb_instance inst[HB_PLAN_MAXDEV],
+                       const hb_options *o, const char *costs_from, hb_status *st_out)
+{
+    replay r;
+    memset(&r, 0, sizeof r);
+    r.c = c; r.m = c->model; r.p = p; r.inst = inst; r.o = o; r.mode = mode; r.n = c->model->n;
+    r.route = route < 0 ? HB_ROUTE_PAGEABLE : (hb_route)route;
+    r.start_mem = p->res.start_mem;
+    r.end_mem = c->model->cyclic ? r.start_mem : 0;
+    for (int mm = 0; mm < HB_PLAN_MAXMEM; mm++) r.owner[mm] = -1;
+    for (int d = c->ndev - 1; d >= 0; d--) r.owner[c->dev[d].mem] = d;
+    hb_status st = HB_OK;
+    double rel = NAN;
+    if (mode != HB_MODE_F32 && mode != HB_MODE_CONVERT) {
+        st = HB_EINVAL;
+        snprintf(r.reason, sizeof r.reason, "a plan is replayed in mode f32 or convert, not %s", hb_mode_name(mode));
+        goto out;
+    }
+    for (int i = 0; i < r.n; i++)
+        if (p->dev[i] < 0 || p->dev[i] >= c->ndev || !inst[p->dev[i]].ops) {
+            st = HB_EINVAL;
+            snprintf(r.reason, sizeof r.reason, "op %s has no open device", c->model->nodes[i].label);
+            goto out;
+        }
+    if ((st = setup(&r)) != HB_OK) goto out;
+    for (int k = 0; k < P_N; k++)
+        if (!(r.samp[k] = calloc((size_t)o->max_samples + 2, sizeof(double)))) st = HB_ENOMEM;
+    if (st == HB_OK && (!(r.step_c = calloc(((size_t)o->max_samples + 2) * (size_t)r.n, sizeof(double))) ||
+                        !(r.step_x = calloc(((size_t)o->max_samples + 2) * (size_t)r.n, sizeof(double)))))
+        st = HB_ENOMEM;
+    if (st != HB_OK) { snprintf(r.reason, sizeof r.reason, "out of host memory"); goto out; }
+    double ph[P_N];
+    if ((st = poison(&r)) == HB_OK) st = call_once(&r, ph, NULL, NULL);
+    if (st != HB_OK) { snprintf(r.reason, sizeof r.reason, "the verified call failed: %s", hb_status_name(st)); goto out; }
+    rel = out_err(&r);
+    if (!(rel <= HB_REPLAY_TOL)) {
+        st = HB_EWRONG;
+        snprintf(r.reason, sizeof r.reason, "relative error %.3g over tolerance %.3g", rel, HB_REPLAY_TOL);
+        goto out;
+    }
+    if ((st = call_once(&r, ph, NULL, NULL)) != HB_OK) { snprintf(r.reason, sizeof r.reason, "warm-up call failed: %s", hb_status_name(st)); goto out; }
+    for (;;) {
+        double t0 = hb_now();
+        st = call_once(&r, ph, r.step_c + r.ns * (size_t)r.n, r.step_x + r.ns * (size_t)r.n);
+        r.spent += hb_now() - t0;
+        if (st != HB_OK) { snprintf(r.reason, sizeof r.reason, "call failed while sampling: %s", hb_status_name(st)); goto out; }
+        for (int k = 0; k < P_N; k++) r.samp[k][r.ns] = ph[k];
+        r.ns++;
+        if ((int)r.ns >= o->max_samples) break;
+        if ((int)r.ns >= o->min_samples) {
+            hb_stats s;
+            hb_stats_compute(r.samp[P_TOTAL], r.ns, &s);
+            if ((s.median > 0 && (s.ci_hi - s.ci_lo) / 2 <= o->ci_target * s.median) || r.spent > 4 * o->budget_s) break;
+        }
+    }
+out:;
+    json_t *rec = record(&r, st, rel);
+    json_object_set_new(rec, "costs_from", json_string(costs_from ? costs_from : ""));
+    teardown(&r);
+    *st_out = st;
+    return rec;
+}

@@ -1,0 +1,67 @@
+/*
+ * replay.h - a device plan of a model run end to end (replay.c; docs/plans.md, "Replay"): the chain
+ * case (measure/chain.c) generalised to several backends in one process. `hybench plan RESULTS
+ * --model M --replay` (cli/cmd_plan.c) uses it.
+ *
+ * One replay is one plan (analysis/plan_costs.h: hb_plan_named, a device per op of the model) on one
+ * route in one mode, on the backend instances that the plan's cost table names, all open in this
+ * process:
+ *   - set-up, untimed: every weight (and the decode attention's KV cache) allocated on the device of
+ *     the op that reads it through that instance's buf_alloc on the route, filled and uploaded once;
+ *     the model's input placed in the memory the plan starts in (a repeated unit: the plan's
+ *     start_mem; a whole network: host memory); the f64 reference of the whole model computed
+ *     (kernels/cpu_ref hb_ref_compute over the graph, the same inputs and weights);
+ *   - one call, timed (host clock): the ops in model order, each on its device; before an op, every
+ *     activation it reads (and every edge into it: decode's new k and v) that is not yet in its
+ *     device's memory is copied there on the route - device -> host by download, host -> device by
+ *     upload, device -> device through host memory (download, a host memcpy when the two backends'
+ *     host views differ, upload); at the end the output goes back to the start's memory (repeated
+ *     unit) or host memory (whole network). Mode f32: tensors stay f32 and stay where they were made
+ *     until an op elsewhere needs them. Mode convert: the host holds every activation in f64 between
+ *     ops; each op's activation inputs are converted to f32 and (on a device) uploaded before it and
+ *     its output downloaded and converted back after it (the executor that converts at every op
+ *     boundary; weights stay f32 on their device);
+ *   - before each op's timed run the hot rule (measure/prepare.h, as chain.c): its preparation is
+ *     subtracted from the call's total;
+ *   - one verified call on poisoned activations (relative L2 error of the output against the
+ *     reference, tolerance HB_REPLAY_TOL), one warm-up call, then calls until the total median's 95%
+ *     CI half-width is within o->ci_target of the median after o->min_samples, o->max_samples calls,
+ *     or 4 x o->budget_s spent (chain.c's rule).
+ */
+#ifndef HB_REPLAY_H
+#define HB_REPLAY_H
+#include <jansson.h>
+#include "analysis/plan_costs.h"
+#include "measure/measure.h"
+
+#define HB_REPLAY_TOL 1e-3 /* relative L2 error of the model's output, f32 against f64: the chain case's
+                            * tolerance (14 ops, reductions up to 5632 long), used for every model */
+
+/* The backend instances of cost table c, opened in this process: inst[d] for c->dev[d] (the
+ * instance whose name equals c->dev[d].id; every instance of a type is opened and the others closed).
+ * Returns HB_OK, or HB_ESKIP with err naming the backend that is not available here and why. On
+ * error nothing stays open. */
+hb_status hb_replay_open(const hb_plan_costs *c, hb_instance inst[HB_PLAN_MAXDEV], char *err, size_t errlen);
+void hb_replay_close(const hb_plan_costs *c, hb_instance inst[HB_PLAN_MAXDEV]);
+
+/* The OpenMP wait policy of the replaying process (measure/child.c, wait_policy_for: a run measures
+ * opencl in its own process under GOMP_SPINCOUNT=1000, since libgomp's default spinning after each
+ * parallel region holds the cores PoCL's threads compute on). One process holds every device of a
+ * plan, so when c names an opencl backend and the user set neither OMP_WAIT_POLICY nor
+ * GOMP_SPINCOUNT, this re-executes hybench (/proc/self/exe, argv[0..argc-1] after "hybench") with
+ * GOMP_SPINCOUNT=1000 (libgomp reads it when it loads) and HB_REPLAY_REEXEC set, and does not return;
+ * it returns when nothing is to be done, in the re-executed process, or when the exec failed (the
+ * replay then runs under the inherited policy). Call it before anything touches OpenMP. The records
+ * carry the policy they ran under ("omp_wait"). */
+void hb_replay_wait_policy(const hb_plan_costs *c, int argc, char **argv);
+
+/* Replay plan p of c's model on route (hb_route; -1: no device has its own memory, buffers are
+ * allocated pageable) in mode (HB_MODE_F32 or HB_MODE_CONVERT) on inst (hb_replay_open), sampling
+ * by o (min_samples, max_samples, ci_target, budget_s, cold, seed). costs_from: the results file
+ * the plan was made from (recorded). Returns a new "plan" record (docs/results-schema.md) whatever
+ * happened: status ok, or failed / no_resource / wrong with "reason"; *st gets the status. NULL
+ * only when out of memory for the record itself. */
+json_t *hb_replay_plan(const hb_plan_costs *c, const hb_plan_named *p, int route, hb_mode mode, hb_instance inst[HB_PLAN_MAXDEV],
+                       const hb_options *o, const char *costs_from, hb_status *st);
+
+#endif

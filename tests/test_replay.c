@@ -1,0 +1,205 @@
+/*
+ * test_replay.c - a device plan replayed end to end (measure/replay.h): a two-device plan of the
+ * ResNet-50 bottleneck block on this machine's cpu and opencl (PoCL on the VM; cpu-ref where opencl
+ * is not available, then without copies), verified against the f64 reference, in modes f32 and
+ * convert; a backend that skips its op is caught as wrong; bad input (a mode that is not replayed, an
+ * op without a device, a backend not available here) refused with its reason.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "measure/replay.h"
+
+static hb_model g_model;
+static hb_plan_costs g_c;
+static hb_instance g_inst[HB_PLAN_MAXDEV];
+static int g_two_mem;   /* the second device has its own memory (opencl) */
+static hb_options g_o = {.budget_s = 0.02, .ci_target = 0.02, .min_samples = 3, .max_samples = 4, .seed = 42, .repetitions = 1, .passes = 1};
+
+static void plugin_dir(void)
+{
+    if (getenv("HB_PLUGIN_DIR")) return;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return;
+    exe[n] = 0;
+    for (int k = 0; k < 2; k++) { char *s = strrchr(exe, '/'); if (s) *s = 0; } /* build/tests/x -> build */
+    setenv("HB_PLUGIN_DIR", exe, 1);
+}
+
+/* The cost table of g_model over cpu and a second device, with no costs (the replay needs none). */
+static void costs(const char *second_type, const char *second_id, int own_memory)
+{
+    memset(&g_c, 0, sizeof g_c);
+    g_c.model = &g_model;
+    g_c.ndev = 2;
+    g_c.nmem = own_memory ? 2 : 1;
+    snprintf(g_c.dev[0].id, sizeof g_c.dev[0].id, "cpu");
+    snprintf(g_c.dev[0].type, sizeof g_c.dev[0].type, "cpu");
+    g_c.dev[0].host_memory = 1;
+    snprintf(g_c.dev[1].id, sizeof g_c.dev[1].id, "%s", second_id);
+    snprintf(g_c.dev[1].type, sizeof g_c.dev[1].type, "%s", second_type);
+    g_c.dev[1].host_memory = !own_memory;
+    g_c.dev[1].mem = own_memory ? 1 : 0;
+    for (int d = 0; d < HB_PLAN_MAXDEV; d++) g_c.whole_s[d] = NAN;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    plugin_dir();
+    char err[512];
+    if (hb_model_build("resnet50-block", &g_model, err, sizeof err) != HB_OK) return -1;
+    costs("opencl", "opencl:0:0", 1);
+    g_two_mem = 1;
+    if (hb_replay_open(&g_c, g_inst, err, sizeof err) != HB_OK) {
+        fprintf(stderr, "test_replay: %s; the second device is cpu-ref (no copies)\n", err);
+        costs("cpu-ref", "cpu-ref", 0);
+        g_two_mem = 0;
+        if (hb_replay_open(&g_c, g_inst, err, sizeof err) != HB_OK) { fprintf(stderr, "test_replay: %s\n", err); return -1; }
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    hb_replay_close(&g_c, g_inst);
+    hb_model_free(&g_model);
+    return 0;
+}
+
+/* A plan: every conv on device a, the relus and the add on device b; start_mem where op 0 runs. */
+static void plan_alternating(hb_plan_named *p, int a, int b)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "test: conv on %d, the rest on %d", a, b);
+    p->kind = "optimal";
+    p->dev = calloc((size_t)g_model.n, sizeof *p->dev);
+    p->res.steps = calloc((size_t)g_model.n, sizeof *p->res.steps);
+    p->res.nops = g_model.n;
+    for (int i = 0; i < g_model.n; i++) p->dev[i] = p->res.steps[i].dev = g_model.nodes[i].c.op == HB_OP_CONV2D ? a : b;
+    p->res.start_mem = g_c.dev[p->dev[0]].mem;
+}
+
+static void plan_free(hb_plan_named *p)
+{
+    free(p->dev);
+    free(p->res.steps);
+}
+
+static double jnum(json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+
+static void check_ok(json_t *rec, hb_status st)
+{
+    if (st != HB_OK) fail_msg("replay: %s: %s", hb_status_name(st), json_string_value(json_object_get(rec, "reason")));
+    assert_string_equal(json_string_value(json_object_get(rec, "status")), "ok");
+    double rel = jnum(rec, "rel_err");
+    assert_true(rel >= 0 && rel <= HB_REPLAY_TOL);
+    json_t *tot = json_object_get(json_object_get(rec, "phases"), "total");
+    assert_true(jnum(tot, "median") > 0);
+    assert_true(jnum(tot, "ci_lo") <= jnum(tot, "median") && jnum(tot, "median") <= jnum(tot, "ci_hi"));
+    assert_int_equal(json_array_size(json_object_get(rec, "steps")), (size_t)g_model.n);
+    assert_int_equal(json_array_size(json_object_get(rec, "devices")), 2);
+}
+
+/* Two devices, both ways round, modes f32 and convert: verified; with its own memory, copies were made. */
+static void test_two_devices(void **state)
+{
+    (void)state;
+    static const hb_mode modes[] = {HB_MODE_F32, HB_MODE_CONVERT};
+    for (int order = 0; order < 2; order++)
+        for (int k = 0; k < 2; k++) {
+            hb_plan_named p;
+            plan_alternating(&p, order, 1 - order);
+            hb_status st;
+            json_t *rec = hb_replay_plan(&g_c, &p, g_two_mem ? HB_ROUTE_PINNED : -1, modes[k], g_inst, &g_o, "test", &st);
+            assert_non_null(rec);
+            check_ok(rec, st);
+            assert_string_equal(json_string_value(json_object_get(rec, "mode")), hb_mode_name(modes[k]));
+            json_t *ph = json_object_get(rec, "phases");
+            double h2d = jnum(json_object_get(ph, "h2d"), "median"), d2h = jnum(json_object_get(ph, "d2h"), "median");
+            if (g_two_mem) assert_true(h2d > 0 && d2h > 0);
+            else assert_true(h2d == 0 && d2h == 0);
+            if (modes[k] == HB_MODE_CONVERT) assert_true(jnum(json_object_get(ph, "convert"), "median") > 0);
+            else assert_true(jnum(json_object_get(ph, "convert"), "median") == 0);
+            assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(rec, "steps"), 0), "device")),
+                                g_c.dev[order].id);
+            json_decref(rec);
+            plan_free(&p);
+        }
+}
+
+/* A backend whose relu returns without computing: the replay's verification catches it. */
+static hb_backend_ops g_lazy;
+static const hb_backend_ops *g_real;
+static hb_status lazy_run(hb_instance *inst, const hb_case *c, hb_buf *const *in, hb_buf *out)
+{
+    if (c->op == HB_OP_RELU) return HB_OK;
+    return g_real->run(inst, c, in, out);
+}
+
+static void test_skipped_op_is_wrong(void **state)
+{
+    (void)state;
+    hb_plan_named p;
+    plan_alternating(&p, 0, 1);
+    g_real = g_inst[1].ops;
+    g_lazy = *g_real;
+    g_lazy.run = lazy_run;
+    g_inst[1].ops = &g_lazy;
+    hb_status st;
+    json_t *rec = hb_replay_plan(&g_c, &p, g_two_mem ? HB_ROUTE_PAGEABLE : -1, HB_MODE_F32, g_inst, &g_o, "test", &st);
+    g_inst[1].ops = g_real;
+    assert_int_equal(st, HB_EWRONG);
+    assert_string_equal(json_string_value(json_object_get(rec, "status")), "wrong");
+    assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "tolerance"));
+    json_decref(rec);
+    plan_free(&p);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    hb_plan_named p;
+    plan_alternating(&p, 0, 1);
+    hb_status st;
+    /* a mode a plan is not replayed in */
+    json_t *rec = hb_replay_plan(&g_c, &p, -1, HB_MODE_RESIDENT, g_inst, &g_o, "test", &st);
+    assert_int_equal(st, HB_EINVAL);
+    assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "f32 or convert"));
+    json_decref(rec);
+    /* an op on a device the table does not have */
+    p.dev[3] = 5;
+    rec = hb_replay_plan(&g_c, &p, -1, HB_MODE_F32, g_inst, &g_o, "test", &st);
+    assert_int_equal(st, HB_EINVAL);
+    assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), g_model.nodes[3].label));
+    json_decref(rec);
+    plan_free(&p);
+    /* a backend not available in this process: named */
+    hb_plan_costs c2 = g_c;
+    snprintf(c2.dev[1].id, sizeof c2.dev[1].id, "cuda:7");
+    snprintf(c2.dev[1].type, sizeof c2.dev[1].type, "cuda");
+    hb_instance in2[HB_PLAN_MAXDEV];
+    char err[512] = "";
+    assert_int_equal(hb_replay_open(&c2, in2, err, sizeof err), HB_ESKIP);
+    assert_non_null(strstr(err, "cuda:7"));
+    for (int d = 0; d < HB_PLAN_MAXDEV; d++) assert_null(in2[d].ops);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_two_devices),
+        cmocka_unit_test(test_skipped_op_is_wrong),
+        cmocka_unit_test(test_bad_input),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
