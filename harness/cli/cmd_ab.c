@@ -631,6 +631,7 @@ int hb_cmd_ab(int argc, char **argv)
                                        "decide_s", t_decide, "undecided", (json_int_t)undecided);
                 json_object_set_new(ab, "lockstep_rounds", json_integer(lockstep_rounds));
                 json_object_set_new(ab, "duet", json_boolean(duet));
+                json_object_set_new(ab, "ref_cache", refc_env[0] ? json_string(refc_env + strlen("HB_REF_CACHE=")) : json_null());
                 set_subset_json(ab, pruned_from, open_cases, rounds);
                 json_t *rs = json_array();
                 for (int r = 0; r < rounds; r++)
