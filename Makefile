@@ -141,6 +141,13 @@ $(BUILD)/onednn.stamp: FORCE
 	@mkdir -p $(dir $@)
 	@echo 'onednn=$(HAVE_ONEDNN)' | cmp -s - $@ || echo 'onednn=$(HAVE_ONEDNN)' > $@
 $(BUILD)/kernels/cpu/cpu_dnnl.o: $(BUILD)/onednn.stamp
+# The f64 references' on-disk cache (measure/refcache.h) keys its entries by the version of the code
+# that computes them: a hash of kernels/cpu_ref's sources, core/ops.c (tensor sizes), the compiler
+# and the flags; refcache.o is rebuilt when any of them changes.
+REF_SRCS    := $(wildcard kernels/cpu_ref/*.c kernels/cpu_ref/*.h) harness/core/ops.c
+REF_VERSION := $(shell { cat $(REF_SRCS); $(CC) --version 2>/dev/null | head -1; echo '$(OPT) $(ARCH) $(SANITIZE)'; } | sha256sum | cut -c1-16)
+$(BUILD)/harness/measure/refcache.o: CFLAGS += -DHB_REF_VERSION='"$(REF_VERSION)"'
+$(BUILD)/harness/measure/refcache.o: $(REF_SRCS) $(BUILD)/build-id.stamp
 # the planted-slowdown hook (PLANT=1) is compiled into these two: rebuild them when PLANT changes
 $(BUILD)/harness/measure/sample.o $(BUILD)/harness/measure/plant.o: $(BUILD)/build-id.stamp
 FORCE:
@@ -218,6 +225,7 @@ TEST_TOP_test_collective := measure
 TEST_TOP_test_cuda_collective := kernels
 TEST_TOP_test_chain_tp   := measure
 TEST_TOP_test_replay     := measure
+TEST_TOP_test_refcache   := measure
 layers_upto  = $(firstword $(2))$(if $(filter $(1),$(firstword $(2))),, $(call layers_upto,$(1),$(wordlist 2,$(words $(2)),$(2))))
 test_libs    = $(call lib_of,$(call reverse,$(call layers_upto,$(or $(TEST_TOP_$(1)),cli),$(LAYERS))))
 .SECONDEXPANSION:

@@ -65,6 +65,10 @@ static void ab_usage(FILE *f)
         "  --duet              lockstep rounds with both builds at the same time, each on its own CPU (the\n"
         "                      first two of --pin, else the last two CPUs; swapped with the round order):\n"
         "                      rounds take half the time; both builds see the same moments (docs/compare.md)\n"
+        "  --ref-cache DIR     keep the builds' f64 references in DIR (default OUT/refcache): each reference\n"
+        "                      is computed once and read back, checked, by every later process (HB_REF_CACHE\n"
+        "                      in the runs' environment; an older build ignores it; docs/compare.md)\n"
+        "  --no-ref-cache      compute the references in every process, as a plain `hybench run` does\n"
         "  --ceilings-each-round  measure the ceilings in every run (default: the first run measures them,\n"
         "                      later runs reuse them with `run --ceilings-from`, where the build has it)\n"
         "noise controls for both builds' processes (docs/compare.md, \"Between-process noise\"):\n"
@@ -171,7 +175,8 @@ int hb_cmd_ab(int argc, char **argv)
     hb_ab_noise no = {.threads = 1}; /* one thread, pinned to one CPU (below): the measured noise is lowest */
     int pin_set = 0;
     int no_share_ceil = 0, ncur_env = 0, lockstep = 1, duet = 0, prune = 1, subset_from = 6;
-    const char *redecide = NULL;
+    const char *redecide = NULL, *refcache = NULL;
+    int no_refcache = 0;
     char *cur_env[16];
     int max_rounds = AB_MAX_ROUNDS, quiet = 0, has_passes = 0, has_reps = 0, order_seed_set = 0;
     double budget = 840;
@@ -181,7 +186,7 @@ int hb_cmd_ab(int argc, char **argv)
     int nfwd = 0;
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
-           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK, O_DUET, O_NOPRUNE, O_SUBFROM,
+           O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK, O_DUET, O_NOPRUNE, O_SUBFROM, O_REFC, O_NOREFC,
            O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
@@ -198,8 +203,9 @@ int hb_cmd_ab(int argc, char **argv)
         {"ceilings-each-round", 0, 0, O_CEILEACH}, {"cur-env", 1, 0, O_CURENV},
         {"no-normalize", 0, 0, O_NONORM}, {"redecide", 1, 0, O_REDECIDE},
         {"round-stat", 1, 0, O_RSTAT}, {"no-lockstep", 0, 0, O_NOLOCK}, {"duet", 0, 0, O_DUET},
-        {"no-prune", 0, 0, O_NOPRUNE}, {"subset-from", 1, 0, O_SUBFROM}};
-    int nlo = 32;
+        {"no-prune", 0, 0, O_NOPRUNE}, {"subset-from", 1, 0, O_SUBFROM}, {"ref-cache", 1, 0, O_REFC},
+        {"no-ref-cache", 0, 0, O_NOREFC}};
+    int nlo = 34;
     for (size_t i = 0; i < sizeof fwd0 / sizeof *fwd0; i++) lo[nlo++] = (struct option){fwd0[i], 0, 0, O_FWD0 + (int)i};
     for (size_t i = 0; i < sizeof fwd1 / sizeof *fwd1; i++) lo[nlo++] = (struct option){fwd1[i], 1, 0, O_FWD1 + (int)i};
     lo[nlo] = (struct option){0, 0, 0, 0};
@@ -254,6 +260,8 @@ int hb_cmd_ab(int argc, char **argv)
         case O_NOLOCK: lockstep = 0; break;
         case O_DUET: duet = 1; break;
         case O_NOPRUNE: prune = 0; break;
+        case O_REFC: refcache = optarg; if (!*optarg) { fprintf(stderr, "hybench ab: --ref-cache wants a directory\n"); bad = 1; } break;
+        case O_NOREFC: no_refcache = 1; break;
         case O_SUBFROM: subset_from = (int)strtol(optarg, &end, 10); if (*end || subset_from < 2 || subset_from > AB_MAX_ROUNDS) { fprintf(stderr, "hybench ab: --subset-from wants 2..%d\n", AB_MAX_ROUNDS); bad = 1; } break;
         case O_NONORM: ao.normalize = 0; break;
         case O_REDECIDE: redecide = optarg; break;
@@ -350,6 +358,19 @@ int hb_cmd_ab(int argc, char **argv)
     char ceilf[1200];
     int have_ceil = 0, have_ceil_plan = !no_share_ceil, lockstep_rounds = 0;
     static long sides_steps[AB_MAX_ROUNDS][2];
+    /* the references' on-disk cache: HB_REF_CACHE=DIR in both builds' runs (measure/refcache.h), then
+     * each side's --cur-env (which may override it) */
+    char refc_env[1300] = "";
+    char *side_env[2][17];
+    int nside_env[2] = {0, 0};
+    if (!no_refcache) {
+        if (refcache) snprintf(refc_env, sizeof refc_env, "HB_REF_CACHE=%s", refcache);
+        else snprintf(refc_env, sizeof refc_env, "HB_REF_CACHE=%s/refcache", dir);
+        side_env[0][nside_env[0]++] = refc_env;
+        side_env[1][nside_env[1]++] = refc_env;
+    }
+    for (int i = 0; i < ncur_env; i++) side_env[1][nside_env[1]++] = cur_env[i];
+    if (!redecide && refc_env[0]) fprintf(stderr, "hybench ab: f64 references cached in %s (--no-ref-cache: off)\n", refc_env + 13);
     snprintf(ceilf, sizeof ceilf, "%s/ceilings.jsonl", dir);
     for (int s = 0; s < 2 && !redecide; s++) sides[s].has_ceilf = hb_ab_exe_has_option(sides[s].exe, "--ceilings-from");
     /* later rounds run only the cases still open (write_open_cases), where both builds take --cases-from */
@@ -431,7 +452,7 @@ int hb_cmd_ab(int argc, char **argv)
             snprintf(path[s], sizeof path[s], "%s/%s-r%02d.jsonl", rdir, sides[s].name, r + 1);
             snprintf(log[s], sizeof log[s], "%s/%s-r%02d.log", rdir, sides[s].name, r + 1);
             ba[s] = (hb_ab_build){sides[s].exe, have_ceil && sides[s].has_ceilf ? ceilf : NULL, path[s], log[s],
-                                 s ? cur_env : NULL, s ? ncur_env : 0};
+                                 side_env[s], nside_env[s]};
         }
         if (ls_round) {
             double secs[2];
@@ -521,6 +542,7 @@ int hb_cmd_ab(int argc, char **argv)
                                     "other", sides[!s].exe, "rounds", rounds, "order", order, "exe", sides[s].exe,
                                     "order_seed", (json_int_t)order_seed, "aslr", no.aslr, "threads", no.threads,
                                     "pinned", no.have_pin, "hugepages", no.hugepages);
+            json_object_set_new(abm, "ref_cache", refc_env[0] ? json_string(refc_env + strlen("HB_REF_CACHE=")) : json_null());
             json_t *turns = json_array();
             for (int r = 0; r < rounds; r++) json_array_append_new(turns, json_integer(sides_steps[r][s]));
             json_object_set_new(abm, "lockstep_rounds", json_integer(lockstep_rounds));
@@ -609,6 +631,7 @@ int hb_cmd_ab(int argc, char **argv)
                                        "decide_s", t_decide, "undecided", (json_int_t)undecided);
                 json_object_set_new(ab, "lockstep_rounds", json_integer(lockstep_rounds));
                 json_object_set_new(ab, "duet", json_boolean(duet));
+                json_object_set_new(ab, "ref_cache", refc_env[0] ? json_string(refc_env + strlen("HB_REF_CACHE=")) : json_null());
                 set_subset_json(ab, pruned_from, open_cases, rounds);
                 json_t *rs = json_array();
                 for (int r = 0; r < rounds; r++)

@@ -72,6 +72,10 @@ static void usage(FILE *f, const char *cmd)
         "                     them (hybench ab's later rounds: the cases still undecided)\n"
         "  --ceilings-from F  reuse the ceilings of results file F (same backend instances, this machine)\n"
         "                     instead of measuring them (hybench ab's rounds: measured once)\n"
+        "  --ref-cache DIR    keep the f64 references in DIR (created when missing) and read them back in\n"
+        "                     later processes: each one checked (key, checksum), a bad one recomputed; the\n"
+        "                     records say \"reference_cache\" (docs/measurement.md). Default: HB_REF_CACHE,\n"
+        "                     else off (hybench ab's rounds turn it on)\n"
         "  --force            replace FILE when it is an existing results file (never done without it)\n"
         "  --dry-run          print the parsed cases with shapes and FLOP counts, run nothing\n"
         "  Every option is checked: a value out of its range (NaN, inf, an empty list) is refused (exit 2).\n"
@@ -156,7 +160,7 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
     int has_budget = 0, has_ref = 0, has_reps = 0, has_passes = 0, has_maxs = 0, nranks = 1;
     enum { O_BACKEND = 256, O_OP, O_MODE, O_ROUTE, O_DTYPE, O_FILTER, O_QUICK, O_BATCH, O_BUDGET, O_CI, O_MINS, O_MAXS,
            O_COLD, O_NOIL, O_REFMAX, O_TMO, O_REPS, O_PASSES, O_SEED, O_OUT, O_DRY, O_FORCE, O_HELP,
-           O_ENERGY, O_CEILF, O_CASESF, O_RANKS };
+           O_ENERGY, O_CEILF, O_CASESF, O_RANKS, O_REFCACHE };
     static const struct option lo[] = {
         {"backend", 1, 0, O_BACKEND}, {"op", 1, 0, O_OP}, {"mode", 1, 0, O_MODE}, {"route", 1, 0, O_ROUTE},
         {"dtype", 1, 0, O_DTYPE}, {"filter", 1, 0, O_FILTER}, {"quick", 0, 0, O_QUICK}, {"batch", 1, 0, O_BATCH},
@@ -164,7 +168,8 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         {"max-samples", 1, 0, O_MAXS}, {"cold", 0, 0, O_COLD}, {"no-interleave", 0, 0, O_NOIL}, {"ref-max-gflop", 1, 0, O_REFMAX},
         {"case-timeout", 1, 0, O_TMO}, {"repetitions", 1, 0, O_REPS}, {"passes", 1, 0, O_PASSES}, {"seed", 1, 0, O_SEED}, {"out", 1, 0, O_OUT}, {"dry-run", 0, 0, O_DRY}, {"force", 0, 0, O_FORCE},
         {"help", 0, 0, O_HELP}, {"energy", 2, 0, O_ENERGY}, {"ceilings-from", 1, 0, O_CEILF},
-        {"cases-from", 1, 0, O_CASESF}, {"ranks", 1, 0, O_RANKS}, {0, 0, 0, 0}};
+        {"cases-from", 1, 0, O_CASESF}, {"ranks", 1, 0, O_RANKS},
+        {"ref-cache", 1, 0, O_REFCACHE}, {0, 0, 0, 0}};
     /* join argv for the metadata */
     size_t jl = 16;
     for (int i = 0; i < argc; i++) jl += strlen(argv[i]) + 1;
@@ -231,12 +236,17 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
             o.cases_from = optarg;
             if (access(optarg, R_OK)) { fprintf(stderr, "hybench: --cases-from %s: %s\n", optarg, strerror(errno)); bad = 1; }
             break;
+        case O_REFCACHE:
+            o.ref_cache = optarg;
+            if (!*optarg) { fprintf(stderr, "hybench: --ref-cache wants a directory\n"); bad = 1; }
+            break;
         case O_DRY: o.dry_run = 1; break;
         case O_RANKS: bad |= !int_opt(optarg, "ranks", 1, 1024, &nranks); break;
         case O_HELP: case 'h': usage(stdout, cmd); return HB_EXIT_OK;
         default: usage(stderr, cmd); return HB_EXIT_USAGE;
         }
     }
+    if (!o.ref_cache && getenv("HB_REF_CACHE") && *getenv("HB_REF_CACHE")) o.ref_cache = getenv("HB_REF_CACHE");
     if (o.quick) {
         /* --quick: a smaller per-case budget, cpu-ref timed only on small cases, and the pinned route
          * left out by default (pageable and zero-copy mapped remain), unless the options say otherwise */

@@ -20,9 +20,17 @@ typedef struct hb_ref_cache {
     double *in[HB_MAX_INPUTS];
     double *out;
     int64_t row_step;
+    int cstate;         /* hb_refc_state (refcache.h): how out was obtained (read from the on-disk
+                         * cache or computed); kept while the item's cases reuse it */
 } hb_ref_cache;
 
 void hb_ref_cache_free(hb_ref_cache *r);
+/* The reference of case c (workload item `item`; refcache.c) into r, unless r holds that item's
+ * already: its inputs drawn from o->seed on streams item * 8 + i, and its output read from the
+ * on-disk cache (o->ref_cache, measure/refcache.h) when a sound entry is there, else computed with
+ * cpu_ref (and stored when hb_refcache_worth); r->cstate says which. An unsound entry is named on
+ * stderr and replaced. HB_OK, HB_ENOMEM, or hb_ref_compute's error (r then empty). */
+hb_status hb_ref_cache_get(hb_ref_cache *r, const hb_case *c, int item, const hb_options *o);
 
 /* Measured ceilings of the current instance. */
 typedef struct hb_ceiling_set { hb_ceiling v[HB_MAX_CEILINGS]; int n; } hb_ceiling_set;

@@ -42,6 +42,8 @@ typedef struct hb_options {
     const char *out;           /* results path */
     const char *ceilings_from; /* --ceilings-from FILE: reuse the ceilings of FILE's backend records
                                   (same instance name) instead of measuring them; NULL: measure */
+    const char *ref_cache;     /* --ref-cache DIR or HB_REF_CACHE: the f64 references kept on disk there
+                                  (measure/refcache.h); NULL or "": computed in every process */
     const char *cases_from;    /* --cases-from FILE: only the case keys listed there (hybench ab's later
                                   rounds: the cases not yet decided); NULL: every selected case */
     char *argv_joined;         /* for the metadata record */

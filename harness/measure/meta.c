@@ -158,6 +158,8 @@ json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads
                                   "seed", (json_int_t)o->seed, "passes", o->passes, "repetitions", o->repetitions));
     if (o->cases_from) /* a subset of the cases by key (hybench ab's later rounds; ab.c reads it) */
         json_object_set_new(json_object_get(m, "options"), "cases_from", json_string(o->cases_from));
+    if (o->ref_cache && *o->ref_cache) /* the f64 references' on-disk cache (refcache.h) */
+        json_object_set_new(json_object_get(m, "options"), "ref_cache", json_string(o->ref_cache));
     /* this process's place in a multi-process launch (core/launch.h): hb_ranks_merge (results/ranks.h)
      * reads it to tell which file is which rank */
     json_object_set_new(m, "launch", json_pack("{s:i,s:i,s:i}", "rank", hb_launch_rank(), "ranks", hb_launch_ranks(),

@@ -9,6 +9,7 @@
 #include "measure/prepare.h"
 #include "measure/energy.h"
 #include "measure/plant.h"
+#include "measure/refcache.h"
 #include "core/convert.h"
 #include "cpu_ref/ref.h"
 #include <limits.h>
@@ -228,38 +229,6 @@ static double rel_error(run_ctx *x, const double *ref, long long *nonfinite, dou
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-void hb_ref_cache_free(hb_ref_cache *r)
-{
-    for (int i = 0; i < HB_MAX_INPUTS; i++) { free(r->in[i]); r->in[i] = NULL; }
-    free(r->out);
-    r->out = NULL;
-    r->item = -1;
-}
-
-static hb_status ref_cache_get(hb_ref_cache *r, const hb_case *c, int item, unsigned long long seed)
-{
-    if (r->item == item && r->out) return HB_OK;
-    hb_ref_cache_free(r);
-    const hb_op_info *info = hb_op_get(c->op);
-    r->nin = info->ninputs;
-    for (int i = 0; i < r->nin; i++) {
-        size_t n = (size_t)hb_op_input_elems(c->op, &c->shape, i);
-        r->in[i] = malloc(n * sizeof(double));
-        if (!r->in[i]) { hb_ref_cache_free(r); return HB_ENOMEM; }
-        hb_fill_random(r->in[i], n, seed, (unsigned long long)item * 8 + (unsigned long long)i);
-    }
-    size_t no = (size_t)hb_op_output_elems(c->op, &c->shape);
-    r->out = malloc(no * sizeof(double));
-    if (!r->out) { hb_ref_cache_free(r); return HB_ENOMEM; }
-    /* The reference is f64 plain C: subsample rows beyond ~4 GFLOP so that verifying a GPU-sized case
-     * takes seconds, not minutes. */
-    r->row_step = hb_ref_row_step(c, 4e9);
-    hb_status st = hb_ref_compute(c, (const double *const *)r->in, r->out, r->row_step);
-    if (st != HB_OK) { hb_ref_cache_free(r); return st; }
-    r->item = item;
-    return HB_OK;
-}
-
 /* Samples per window: one (the verification run) under `hybench verify`, else --max-samples. */
 static int window_cap(const hb_options *o) { return o->verify_only ? 1 : o->max_samples; }
 
@@ -287,6 +256,7 @@ typedef struct mvar {
     int met, active;
     int want;                   /* grouped sampling: this variant's own stopping rule still wants samples */
     double spent;               /* wall seconds of this variant's calls in the current window */
+    int refc;                   /* hb_refc_state of the reference it was verified against */
     double wall_setup, wall_sampling, wall_ref; /* where its wall time went (record "wall_s"): set-up,
                                  * verification and warm-up; timed calls (with their settle runs) over
                                  * every window; the reference computation it waited for */
@@ -498,6 +468,8 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, const hb
     json_object_set_new(rec, "warmup_runs", json_integer(v->warmups));
     json_object_set_new(rec, "wall_s", json_pack("{s:f,s:f,s:f}", "setup", v->wall_setup, "sampling", v->wall_sampling,
                                                  "reference", v->wall_ref));
+    if (o->ref_cache && *o->ref_cache) /* read from the on-disk cache or computed (refcache.h) */
+        json_object_set_new(rec, "reference_cache", json_string(hb_refc_state_name((hb_refc_state)v->refc)));
     if (v->x.prep.calls && !o->cold)
         json_object_set_new(rec, "settle_runs", json_real((double)v->x.prep.runs / (double)v->x.prep.calls));
     if (in_group > 1 && !o->verify_only) json_object_set_new(rec, "interleaved_with", json_integer(in_group - 1));
@@ -649,10 +621,11 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
     for (int k = 0; k < n; k++) need_ref |= !v[k].rec;
     if (need_ref) {
         double tr = hb_now();
-        hb_status st = ref_cache_get(rc, v[0].c, item, o->seed);
+        hb_status st = hb_ref_cache_get(rc, v[0].c, item, o);
         tr = hb_now() - tr; /* 0 when cached; the group's modes share it: counted once, on the first */
         for (int k = 0; k < n; k++)
             if (!v[k].rec) { v[k].wall_ref = tr; break; }
+        for (int k = 0; k < n; k++) v[k].refc = rc->cstate;
         if (st != HB_OK)
             for (int k = 0; k < n; k++)
                 if (!v[k].rec) var_status(&v[k], inst->name, st == HB_ENOMEM ? HB_ENOMEM : HB_EINVAL, "reference computation failed (out of host memory?)");
