@@ -79,6 +79,8 @@ typedef struct chain_ctx {
     size_t es;         /* its bytes */
     int coll_step;     /* over several ranks: a collective step (for coll_vote); -1 on one device */
     int stream;        /* resident on a device with a device timer: the layer is also timed as one stream (chain_stream_once) */
+    int want_impl;     /* the verified run: each step's implementation read from the backend (step_impl) */
+    char impl[HB_CHAIN_MAXSTEPS][48];
     hb_prep_state prep[HB_CHAIN_MAXSTEPS]; /* the hot rule's state per step */
 } chain_ctx;
 
@@ -109,6 +111,22 @@ static hb_status dev_end(chain_ctx *x, double t0, double *acc)
  * the record's tensor_parallel object, and P_LAYER (chain_stream_once) in its "layer" object, not
  * among the phases. */
 enum { P_CIN, P_H2D, P_COMP, P_D2H, P_COUT, P_TOTAL, P_COLL, P_LAYER, P_ENQ, P_N };
+
+/* Step i's implementation, as the backend names it right after running it (case_info's "impl", as
+ * sample.c lifts it for a case; "own" when it names none). */
+static void step_impl(chain_ctx *x, int i)
+{
+    const char *name = "own";
+    char buf[2048];
+    json_t *e = NULL;
+    if (x->inst->ops->case_info && x->inst->ops->case_info(x->inst, &x->sc[i], buf, sizeof buf) == HB_OK) {
+        e = json_loads(buf, 0, NULL);
+        const char *v = json_string_value(json_object_get(e, "impl"));
+        if (v && *v) name = v;
+    }
+    snprintf(x->impl[i], sizeof x->impl[i], "%s", name);
+    json_decref(e);
+}
 static const char *const pnames[P_TOTAL + 1] = {"convert_in", "h2d", "compute", "d2h", "convert_out", "total"};
 
 static hb_status chain_once(chain_ctx *x, double ph[P_N])
@@ -154,6 +172,7 @@ static hb_status chain_once(chain_ctx *x, double ph[P_N])
         if (hb_op_is_collective(x->sc[i].op)) ph[P_COLL] += ph[P_COMP] - before;
         if (st != HB_OK) return st;
         if (s2 != HB_OK) return s2;
+        if (x->want_impl) step_impl(x, i);
         if (mode != HB_MODE_RESIDENT || out == HB_CT_Y) {
             if (x->device) {
                 t0 = now_dev_begin(x);
@@ -348,7 +367,9 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
     {
         double ph[P_N];
         st = y_poison(x);
+        x->want_impl = 1;
         if (st == HB_OK) st = chain_once(x, ph);
+        x->want_impl = 0;
         if (st != HB_OK) { snprintf(reason, rl, "chain run failed: %s", hb_status_name(st)); goto out; }
         v->rel = y_rel_err(x);
         /* the layer as one stream: verified the same way (its output poisoned first) */
@@ -464,6 +485,23 @@ static json_t *chain_close(chain_var *v, const hb_options *o, const hb_ceiling *
         json_object_set_new(rec, "tolerance", json_real(tol));
         json_object_set_new(rec, "verified_fraction", json_real(1));
         json_object_set_new(rec, "steps", json_integer(v->x.nsteps));
+        /* its composition: every step's op and implementation, and "impl" the distinct op:impl pairs in step order */
+        {
+            json_t *si = json_array();
+            char comp[512] = "";
+            size_t used = 0;
+            for (int k = 0; k < v->x.nsteps; k++) {
+                const char *op = hb_op_get(v->x.sc[k].op)->name, *im = v->x.impl[k][0] ? v->x.impl[k] : "own";
+                json_array_append_new(si, json_pack("{s:s,s:s}", "op", op, "impl", im));
+                int seen = 0;
+                for (int q = 0; q < k && !seen; q++)
+                    seen = v->x.sc[q].op == v->x.sc[k].op && !strcmp(v->x.impl[q][0] ? v->x.impl[q] : "own", im);
+                if (!seen && used < sizeof comp)
+                    used += (size_t)snprintf(comp + used, sizeof comp - used, "%s%s:%s", used ? " " : "", op, im);
+            }
+            json_object_set_new(rec, "steps_impl", si);
+            json_object_set_new(rec, "impl", json_string(comp));
+        }
         /* the layer as one stream (chain_stream_once): the time an executor's layer takes */
         if (v->x.stream) {
             json_t *ly = hb_stats_json(&sp[P_LAYER]);
