@@ -1,7 +1,7 @@
 /*
  * chain.c - the decoder-layer chain (core/hybench.h, the HB_OP_CHAIN row): its tensors, its steps and
- * their shapes, the tensor-parallel split of the layer over ranks, and its cost as the sum of its
- * steps'.
+ * their shapes, and the tensor-parallel split of the layer over ranks. Its cost, the sum of its steps',
+ * is the op table's (ops.c: hb_chain_flops, hb_chain_bytes); this file calls nothing of ops.c.
  *
  * The tensor-parallel layer is Megatron-LM's (Shoeybi et al. 2019, "Megatron-LM", sec. 3, fig. 3):
  * the q, k, v projections and the gate/up projections split by columns (rank r holds query heads
@@ -130,40 +130,7 @@ hb_case hb_chain_step_case(const hb_case *chain, int i, int in[3])
         break;
     default: break;
     }
-    char err[128];
-    if (st->op == HB_OP_ALL_REDUCE) return c; /* normalize would take ranks and rank from this process's launch */
-    hb_shape_normalize(c.op, &c.shape, err, sizeof err);
+    /* every field a step's op reads is set above (no default left for hb_shape_normalize to fill; it is not
+     * called: it would take an all_reduce's ranks and rank from this process's launch) */
     return c;
-}
-
-/* The whole layer: the steps of one rank holding every shard (ranks = 1), in the chain's head layout. */
-static hb_shape whole(const hb_shape *s)
-{
-    hb_shape w = *s;
-    if (w.ranks > 0) { w.ranks = 1; w.rank = 0; }
-    return w;
-}
-
-double hb_chain_flops(const hb_shape *s)
-{
-    hb_case ch = {.op = HB_OP_CHAIN, .shape = whole(s)};
-    double f = 0;
-    int in[3];
-    for (int i = 0; i < hb_chain_nsteps(&ch.shape); i++) {
-        hb_case c = hb_chain_step_case(&ch, i, in);
-        f += hb_op_flops(c.op, &c.shape);
-    }
-    return f;
-}
-
-double hb_chain_bytes(const hb_shape *s, size_t elem_size)
-{
-    hb_case ch = {.op = HB_OP_CHAIN, .shape = whole(s)};
-    double b = 0;
-    int in[3];
-    for (int i = 0; i < hb_chain_nsteps(&ch.shape); i++) {
-        hb_case c = hb_chain_step_case(&ch, i, in);
-        b += hb_op_bytes(c.op, &c.shape, elem_size);
-    }
-    return b;
 }

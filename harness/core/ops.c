@@ -525,3 +525,37 @@ char *hb_case_key(const hb_case *c, const char *backend, char *buf, size_t len)
              hb_mode_name(c->mode), hb_route_name(c->route), hb_dtype_name(c->dtype));
     return buf;
 }
+
+/* ---- the chain's cost (core/hybench.h): the sum of its steps' (core/chain.c) ---- */
+
+/* The whole layer: the steps of one rank holding every shard (ranks = 1), in the chain's head layout. */
+static hb_shape whole(const hb_shape *s)
+{
+    hb_shape w = *s;
+    if (w.ranks > 0) { w.ranks = 1; w.rank = 0; }
+    return w;
+}
+
+double hb_chain_flops(const hb_shape *s)
+{
+    hb_case ch = {.op = HB_OP_CHAIN, .shape = whole(s)};
+    double f = 0;
+    int in[3];
+    for (int i = 0; i < hb_chain_nsteps(&ch.shape); i++) {
+        hb_case c = hb_chain_step_case(&ch, i, in);
+        f += hb_op_flops(c.op, &c.shape);
+    }
+    return f;
+}
+
+double hb_chain_bytes(const hb_shape *s, size_t elem_size)
+{
+    hb_case ch = {.op = HB_OP_CHAIN, .shape = whole(s)};
+    double b = 0;
+    int in[3];
+    for (int i = 0; i < hb_chain_nsteps(&ch.shape); i++) {
+        hb_case c = hb_chain_step_case(&ch, i, in);
+        b += hb_op_bytes(c.op, &c.shape, elem_size);
+    }
+    return b;
+}

@@ -100,6 +100,7 @@ static void cpu_close(hb_instance *inst)
         return;
     cpu_ctx *ctx = inst->ctx;
     hb_cpu_kernel_release();
+    conv_release(); /* oneDNN's cached primitives (cpu_dnnl.c) */
     free(ctx);
     inst->ctx = NULL;
 }

@@ -145,7 +145,7 @@ hb_status k_conv2d_nhwc(const struct hbk_conv *p, const float *x, const float *w
 hb_status conv_run(const hb_case *c, const struct hbk_conv *p, const float *x, const float *wt, float *y);
 const char *conv_impl(const hb_case *c); /* "onednn:<impl>" when oneDNN runs c's shape, else NULL */
 const char *conv_note(const hb_case *c); /* the probe's figures or why oneDNN is not used; NULL before the first call */
-void conv_release(void);                 /* free the cached primitives (hb_cpu_kernel_release) */
+void conv_release(void);                 /* free the cached primitives (the backend's close, cpu_backend.c) */
 const char *conv_dnnl_version(char *buf, size_t len); /* "2.6.3 (hash)" or "not in this build" */
 /* cpu_gemm.c */
 extern double g_gemm_par_flops;        /* 2mnk from which sgemm threads pay off (calibrated) */

@@ -32,7 +32,6 @@ float *scratch(int slot, size_t floats)
 
 void hb_cpu_kernel_release(void)
 {
-    conv_release();
     for (int i = 0; i < SCRATCH_SLOTS; i++) {
         free(g_scratch[i]);
         g_scratch[i] = NULL;
