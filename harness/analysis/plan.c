@@ -162,6 +162,7 @@ static int count_copies(const hb_plan_problem *p, const hb_plan_result *r)
         }
         mask[i + 1] = (unsigned char)(1u << m);
     }
+    free(mask);
     return n + (r->end_xfer_bytes > 0);
 }
 
