@@ -87,10 +87,12 @@ static inline vf vld(const float *p)
     return v;
 }
 static inline void vst(float *p, vf v) { memcpy(p, &v, sizeof v); }
-static inline vf vset(float x) /* broadcast (a shuffle: x + (vf){0} would add 0 first) */
+static inline vf vset(float x) /* broadcast: lane by lane, which GCC and clang compile to one broadcast
+                                 * (GCC's __builtin_shuffle is not clang's, and the fuzz build is clang's) */
 {
-    const vf r = {x};
-    return __builtin_shuffle(r, (vi){0});
+    vf r;
+    for (int i = 0; i < VW; i++) r[i] = x;
+    return r;
 }
 static inline vf vsel(vi m, vf a, vf b) { return (vf)(((vi)a & m) | ((vi)b & ~m)); } /* m ? a : b */
 static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
