@@ -20,18 +20,12 @@
 #include "core/convert.h"
 #include "cpu_ref/ref.h"
 #include "measure/measure.h"
+#include "test_case.h"
 
 static hb_case chain_case(const char *shape, int rank)
 {
-    hb_case c;
-    char err[200];
-    memset(&c, 0, sizeof c);
-    c.op = HB_OP_CHAIN;
-    c.dtype = HB_F32;
+    hb_case c = hb_test_case(HB_OP_CHAIN, shape);
     c.mode = HB_MODE_RESIDENT;
-    hb_status st = hb_shape_parse(shape, &c.shape, err, sizeof err);
-    if (st == HB_OK) st = hb_shape_normalize(HB_OP_CHAIN, &c.shape, err, sizeof err);
-    if (st != HB_OK) fail_msg("bad test shape \"%s\": %s", shape, err);
     c.shape.rank = rank; /* the simulated rank (normalize takes this process's place in its launch) */
     return c;
 }

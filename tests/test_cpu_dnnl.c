@@ -27,6 +27,7 @@
 #include "cpu/cpu.h"
 #include "cpu/cpu_priv.h"
 #include "cpu_ref/ref.h"
+#include "test_case.h"
 
 static hb_instance g_cpu;
 
@@ -64,22 +65,7 @@ static const char *const shapes[] = {
 };
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
-static hb_case make_case(const char *shape)
-{
-    hb_case c;
-    char err[200];
-    memset(&c, 0, sizeof c);
-    c.op = HB_OP_CONV2D;
-    c.dtype = HB_F32;
-    c.mode = HB_MODE_F32;
-    c.route = HB_ROUTE_PAGEABLE;
-    hb_status st = hb_shape_parse(shape, &c.shape, err, sizeof err);
-    if (st == HB_OK)
-        st = hb_shape_normalize(c.op, &c.shape, err, sizeof err);
-    if (st != HB_OK)
-        fail_msg("bad test shape \"%s\": %s", shape, err);
-    return c;
-}
+static hb_case make_case(const char *shape) { return hb_test_case(HB_OP_CONV2D, shape); }
 
 /* One call of c on fresh buffers with inputs from seed, output poisoned; checks it against the f64
  * reference and returns the case_info's impl and conv_choice (caller frees *impl, *choice). */

@@ -25,6 +25,7 @@
 #include "cpu/cpu.h"
 #include "cpu/cpu_priv.h" /* hb_cpu_llc_bytes: the copy sweep's top size */
 #include "cpu_ref/ref.h"
+#include "test_case.h"
 
 #define REL_TOL 1e-4
 
@@ -40,22 +41,7 @@ static double unif(void) /* [-1, 1) */
     return (double)(rng_state >> 11) * 0x1p-52 * 2.0 - 1.0;
 }
 
-static hb_case make_case(hb_op op, const char *shape)
-{
-    hb_case c;
-    char err[200];
-    memset(&c, 0, sizeof c);
-    c.op = op;
-    c.dtype = HB_F32;
-    c.mode = HB_MODE_F32;
-    c.route = HB_ROUTE_PAGEABLE;
-    hb_status st = hb_shape_parse(shape, &c.shape, err, sizeof err);
-    if (st == HB_OK)
-        st = hb_shape_normalize(op, &c.shape, err, sizeof err);
-    if (st != HB_OK)
-        fail_msg("bad test shape \"%s\": %s", shape, err);
-    return c;
-}
+static hb_case make_case(hb_op op, const char *shape) { return hb_test_case(op, shape); }
 
 /* Run c on inst through its hooks. in[i] are f32 host arrays; out receives the result. */
 static hb_status run_on(hb_instance *inst, const hb_case *c, float *const *in, float *out)

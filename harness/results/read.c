@@ -93,6 +93,21 @@ static hb_status check_stats(json_t *st, const char *where, char *err, size_t er
     return HB_OK;
 }
 
+/* "phases" (ph, may be absent): an object whose every member is a stats object. */
+static hb_status check_phases(json_t *ph, char *err, size_t errlen)
+{
+    if (ph && !json_is_object(ph)) return bad(err, errlen, "phases: must be an object, not %s", jtype(ph));
+    const char *k;
+    json_t *v;
+    char where[80];
+    hb_status st;
+    json_object_foreach(ph, k, v) {
+        snprintf(where, sizeof where, "phases.%.40s", k);
+        if ((st = check_stats(v, where, err, errlen))) return st;
+    }
+    return HB_OK;
+}
+
 static hb_status check_case(json_t *rec, unsigned flags, char *err, size_t errlen)
 {
     /* The identity fields: hb_case_record writes all of them, and the commands (HB_LOAD_STRICT)
@@ -118,14 +133,7 @@ static hb_status check_case(json_t *rec, unsigned flags, char *err, size_t errle
         if ((st = object_or_absent(rec, *o, err, errlen))) return st;
     /* phases: each phase a stats object; an ok case has a total median */
     json_t *ph = json_object_get(rec, "phases");
-    if (ph && !json_is_object(ph)) return bad(err, errlen, "phases: must be an object, not %s", jtype(ph));
-    const char *k;
-    json_t *v;
-    char where[80];
-    json_object_foreach(ph, k, v) {
-        snprintf(where, sizeof where, "phases.%.40s", k);
-        if ((st = check_stats(v, where, err, errlen))) return st;
-    }
+    if ((st = check_phases(ph, err, errlen))) return st;
     if (ok) {
         json_t *m = json_object_get(json_object_get(ph, "total"), "median");
         if (!json_is_number(m)) return bad(err, errlen, "phases.total.median: an ok case needs its median time (a number)");
@@ -133,6 +141,8 @@ static hb_status check_case(json_t *rec, unsigned flags, char *err, size_t errle
     /* samples: arrays of finite non-negative seconds; an ok case that carries samples has some */
     json_t *sm = json_object_get(rec, "samples");
     if (sm && !json_is_object(sm)) return bad(err, errlen, "samples: must be an object, not %s", jtype(sm));
+    const char *k;
+    json_t *v;
     json_object_foreach(sm, k, v) {
         if (!json_is_array(v)) return bad(err, errlen, "samples.%.40s: must be an array, not %s", k, jtype(v));
         size_t i;
@@ -213,15 +223,8 @@ static hb_status check_plan(json_t *rec, char *err, size_t errlen)
     hb_status st;
     if ((st = strings(rec, ids, 1, err, errlen)) || (st = numbers(rec, "", nums, err, errlen))) return st;
     if (hb_status_from_name(hb_rec_str(rec, "status")) == HB_STATUS_COUNT) return bad(err, errlen, "status: unknown status");
-    json_t *ph = json_object_get(rec, "phases");
-    if (ph && !json_is_object(ph)) return bad(err, errlen, "phases: must be an object, not %s", jtype(ph));
-    const char *k;
-    json_t *v;
-    char where[80];
-    json_object_foreach(ph, k, v) {
-        snprintf(where, sizeof where, "phases.%.40s", k);
-        if ((st = check_stats(v, where, err, errlen))) return st;
-    }
+    json_t *ph = json_object_get(rec, "phases"), *v;
+    if ((st = check_phases(ph, err, errlen))) return st;
     if (!strcmp(hb_rec_str(rec, "status"), "ok") && !json_is_number(json_object_get(json_object_get(ph, "total"), "median")))
         return bad(err, errlen, "phases.total.median: an ok plan needs its median time (a number)");
     json_t *s = json_object_get(rec, "steps");
