@@ -97,6 +97,8 @@ static void plan_free(hb_plan_named *p)
 
 static double jnum(json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
 
+static json_t *tot_of(json_t *rec) { return json_object_get(json_object_get(rec, "phases"), "total"); }
+
 static void check_ok(json_t *rec, hb_status st)
 {
     if (st != HB_OK) fail_msg("replay: %s: %s", hb_status_name(st), json_string_value(json_object_get(rec, "reason")));
@@ -132,6 +134,26 @@ static void test_two_devices(void **state)
             else assert_true(jnum(json_object_get(ph, "convert"), "median") == 0);
             assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(rec, "steps"), 0), "device")),
                                 g_c.dev[order].id);
+            /* the in-sequence pass: mode f32 only; every op timed; the split adds up to the measured median */
+            json_t *es = json_object_get(rec, "error_split");
+            if (modes[k] == HB_MODE_CONVERT) assert_null(es);
+            else {
+                assert_non_null(es);
+                double seq = 0;
+                for (size_t i = 0; i < json_array_size(json_object_get(rec, "steps")); i++) {
+                    double v = jnum(json_array_get(json_object_get(rec, "steps"), i), "in_sequence_s");
+                    assert_true(v > 0 && v < 10);
+                    seq += v;
+                }
+                assert_true(fabs(jnum(es, "ops_in_sequence_s") - seq) <= 1e-9 * seq);
+                assert_true(fabs(jnum(es, "measured_s") - jnum(tot_of(rec), "median")) <= 1e-12);
+                assert_true(fabs(jnum(es, "ops_in_sequence_s") + jnum(es, "copies_measured_s") + jnum(es, "rest_s") - jnum(es, "measured_s")) <=
+                            1e-9 * jnum(es, "measured_s"));
+                assert_true(jnum(es, "ops_alone_s") == 0 /* this plan predicts nothing */ && jnum(es, "in_sequence_calls") == HB_REPLAY_SEQ_CALLS);
+                assert_true(g_two_mem ? jnum(es, "copies_measured_s") > 0 : jnum(es, "copies_measured_s") == 0);
+                char line[200];
+                assert_non_null(strstr(hb_plan_error_split_str(rec, line, sizeof line), "ops in sequence"));
+            }
             json_decref(rec);
             plan_free(&p);
         }

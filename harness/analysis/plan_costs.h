@@ -100,4 +100,11 @@ json_t *hb_plan_json_head(const hb_plan_costs *c, const char *path, int gpu, int
 void hb_plan_write_route(FILE *f, const hb_plan_costs *c, int route, const hb_plan_named *p, int n);
 json_t *hb_plan_json_route(const hb_plan_costs *c, int route, const hb_plan_named *p, int n);
 
+/* Where a replayed plan's prediction misses, from its record's error_split (measure/replay.h): one
+ * line such as "ops in sequence +8.1 us, copies +0.0 us, launches and syncs +9.2 us (of -17.3 us)",
+ * each term measured - predicted (the rest's prediction is 0), times in the units fmt picks. Writes
+ * "-" when the record has no split (mode convert, a failed replay, a record older than the split).
+ * rec borrowed; buf of len bytes owned by the caller; returns buf. */
+const char *hb_plan_error_split_str(json_t *rec, char *buf, size_t len);
+
 #endif

@@ -207,3 +207,25 @@ json_t *hb_plan_json_route(const hb_plan_costs *c, int route, const hb_plan_name
     return json_pack("{s:s,s:o,s:s?,s:o}", "route", route < 0 ? "none" : hb_route_name((hb_route)route), "links", links, "best_single",
                      bs >= 0 ? p[bs].name : NULL, "plans", plans);
 }
+
+static double split_num(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : (double)NAN;
+}
+
+const char *hb_plan_error_split_str(json_t *rec, char *buf, size_t len)
+{
+    json_t *e = json_object_get(rec, "error_split");
+    double m = split_num(e, "measured_s"), pr = split_num(e, "predicted_s"), al = split_num(e, "ops_alone_s"), sq = split_num(e, "ops_in_sequence_s"),
+           cp = split_num(e, "copies_predicted_s"), cm = split_num(e, "copies_measured_s"), rest = split_num(e, "rest_s");
+    if (!isfinite(m) || !isfinite(pr) || !isfinite(al) || !isfinite(sq) || !isfinite(cp) || !isfinite(cm) || !isfinite(rest)) {
+        snprintf(buf, len, "-");
+        return buf;
+    }
+    char a[32], b[32], c[32], d[32];
+    snprintf(buf, len, "ops in sequence %s%s, copies %s%s, launches and syncs %s%s (of %s%s)", sq >= al ? "+" : "-", fmt_s(fabs(sq - al), a, sizeof a),
+             cm >= cp ? "+" : "-", fmt_s(fabs(cm - cp), b, sizeof b), rest >= 0 ? "+" : "-", fmt_s(fabs(rest), c, sizeof c), m >= pr ? "+" : "-",
+             fmt_s(fabs(m - pr), d, sizeof d));
+    return buf;
+}

@@ -170,8 +170,8 @@ static double jnum(json_t *o, const char *k)
 static int replay_end(replay_args *ra, const hb_plan_costs *c)
 {
     printf("\n## Replayed (%s, this process, every figure measured in this run)\n\n", c->model->name);
-    printf("| plan | route | mode | measured (95%% CI) | predicted | predicted vs measured | bytes crossing | chain case | rel. error | status |\n"
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    printf("| plan | route | mode | measured (95%% CI) | predicted | predicted vs measured | measured - predicted, by cause | bytes crossing | chain case | rel. error | status |\n"
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     size_t i;
     json_t *rec;
     json_array_foreach(ra->table, i, rec) {
@@ -185,6 +185,8 @@ static int replay_end(replay_args *ra, const hb_plan_costs *c)
         printf("%.4g ms | ", pr * 1e3);
         if (med > 0 && !strcmp(json_string_value(json_object_get(rec, "mode")), "f32")) printf("%+.1f%% | ", (pr / med - 1) * 100);
         else printf("- | ");
+        char split[200];
+        printf("%s | ", hb_plan_error_split_str(rec, split, sizeof split));
         printf("%.0f B | ", jnum(rec, "bytes_crossing"));
         if (ch > 0) printf("%.4g ms | ", ch * 1e3);
         else printf("- | ");

@@ -26,7 +26,13 @@
  *   - one verified call on poisoned activations (relative L2 error of the output against the
  *     reference, tolerance HB_REPLAY_TOL), one warm-up call, then calls until the total median's 95%
  *     CI half-width is within o->ci_target of the median after o->min_samples, o->max_samples calls,
- *     or 4 x o->budget_s spent (chain.c's rule).
+ *     or 4 x o->budget_s spent (chain.c's rule);
+ *   - mode f32, after sampling: the in-sequence pass, HB_REPLAY_SEQ_CALLS more calls in which every op
+ *     runs blocking with no hot rule, each timed alone (the device timer on a device, the host clock
+ *     in host memory); per op the median is the record's steps[].in_sequence_s, and error_split
+ *     divides measured - predicted into ops in sequence - ops alone (the start state the model's order
+ *     leaves: caches, clocks), copies measured - predicted, and the rest (launch gaps, synchronisation,
+ *     host overhead between ops). These calls are not samples.
  */
 #ifndef HB_REPLAY_H
 #define HB_REPLAY_H
@@ -34,6 +40,8 @@
 #include "analysis/plan_costs.h"
 #include "measure/measure.h"
 
+#define HB_REPLAY_SEQ_CALLS 5 /* calls of the in-sequence pass; the median of 5 per op is enough to
+                                * name the cause of an error of 10% or more */
 #define HB_REPLAY_TOL 1e-3 /* relative L2 error of the model's output, f32 against f64: the chain case's
                             * tolerance (14 ops, reductions up to 5632 long), used for every model */
 

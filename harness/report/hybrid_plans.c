@@ -10,6 +10,7 @@
  * measured time. Emits nothing when no input has a plan record.
  */
 #include "report/common.h"
+#include "analysis/plan_costs.h"
 
 static double num(json_t *o, const char *k)
 {
@@ -62,8 +63,8 @@ hb_status hb_report_plans(ctx *c)
                  "whole model and its CI; predicted: the cost model's sum of per-op times and copies; error: predicted / measured - 1. "
                  "Bytes crossing: the activations the plan copies per step. Every figure is measured in the run that replayed it; the "
                  "predictions come from the results file named in each record (costs_from).");
-    json_t *rows = hb_doc_table(rp, "Replayed plans (model, machine, route, mode)", 0, 10, "model", "machine", "plan", "route", "mode",
-                                "measured [95% CI]", "predicted (error)", "ops off the first device", "bytes crossing", "rel. error");
+    json_t *rows = hb_doc_table(rp, "Replayed plans (model, machine, route, mode)", 0, 11, "model", "machine", "plan", "route", "mode",
+                                "measured [95% CI]", "predicted (error)", "measured - predicted, by cause", "ops off the first device", "bytes crossing", "rel. error");
     json_t *summary = json_array(), *routing = json_object();
     for (int r = 0; r < rp->nruns; r++) {
         json_t *plans = rp->runs[r].r.plans, *rec;
@@ -93,7 +94,9 @@ hb_status hb_report_plans(ctx *c)
                 const char *pcell = !(pr > 0) ? "-"
                                     : ok && f32 ? F("%s (%+.0f%%)", hb_report_fmt_time(pr), 100 * (pr / med - 1))
                                                 : F("%s (f32 model)", hb_report_fmt_time(pr));
-                hb_doc_row(rows, 10, model, mach, str(rec, "plan"), str(rec, "route"), str(rec, "mode"), tcell, pcell, moved_ops(rec, mv, sizeof mv),
+                char split[200];
+                hb_doc_row(rows, 11, model, mach, str(rec, "plan"), str(rec, "route"), str(rec, "mode"), tcell, pcell,
+                           F("%s", hb_plan_error_split_str(rec, split, sizeof split)), moved_ops(rec, mv, sizeof mv),
                            F("%.0f B", num(rec, "bytes_crossing")), re >= 0 ? F("%.1e", re) : "-");
                 if (!ok || !f32) continue;
                 const char *kind = str(rec, "kind");
