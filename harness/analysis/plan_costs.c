@@ -245,6 +245,10 @@ hb_status hb_plan_costs_build(const hb_run *r, const hb_model *m, const char *ba
         int resident = !strcmp(md, "resident"), f32 = !strcmp(md, "f32");
         int ok = !strcmp(stt, "ok");
         double comp = hb_case_phase(cs, "compute", "median"), tot = hb_case_phase(cs, "total", "median");
+        /* the chain's layer as one stream (every step enqueued back to back, measure/chain.c), the
+         * quantity a replay's segment measures; its total (each step blocking) where it has none */
+        json_t *layer = json_object_get(json_object_get(cs, "layer"), "median");
+        if (*whole && json_is_number(layer) && json_number_value(layer) > 0) tot = json_number_value(layer);
         if (*whole && !strcmp(key, whole) && !strcmp(stt, "ok") && isfinite(tot) && (!strcmp(md, "resident") || !strcmp(md, "f32"))) {
             /* the chain as one case: resident where the backend has it, else f32; the lower median */
             int res = !strcmp(md, "resident"), was = whole_mode[d] && !strcmp(whole_mode[d], "resident");

@@ -38,7 +38,8 @@ typedef struct hb_plan_costs {
     double *rank;                     /* owned: nops x ndev (NaN: no mode-f32 case) */
     const char **cost_mode;           /* owned array, static strings: "resident", "f32" or NULL */
     double whole_s[HB_PLAN_MAXDEV];   /* the model's end-to-end case (hb_model.whole: the chain) on each
-                                         backend, total median, mode resident, else f32; NaN: none */
+                                         backend, mode resident, else f32: the median of its layer as one
+                                         stream (`layer`), else of its total; NaN: none */
     int route_ok[HB_ROUTE_COUNT];     /* every device memory has this route's ceilings */
     hb_plan_link link[HB_ROUTE_COUNT][HB_PLAN_MAXMEM];
     int lat_cases[HB_ROUTE_COUNT][HB_PLAN_MAXMEM]; /* cases the latency came from (0: bandwidth only) */
