@@ -33,9 +33,10 @@ ifeq ($(shell pkg-config --exists sleef 2>/dev/null && echo y),y)
 CFLAGS  += -DHB_HAVE_SLEEF $(shell pkg-config --cflags sleef)
 LDLIBS  += $(shell pkg-config --libs sleef)
 endif
-# oneDNN (conv2d of the cpu backend, kernels/cpu/cpu_dnnl.c; Debian libdnnl-dev, its OpenMP build, so it
-# shares libgomp's pool) when its header and library are found (Debian ships no pkg-config file);
-# without it conv2d runs the own im2col + sgemm path and each case's extra.conv_choice says so.
+# oneDNN (conv2d, matmul and bmm of the cpu backend, kernels/cpu/cpu_dnnl.c and cpu_dnnl_gemm.c; Debian
+# libdnnl-dev, its OpenMP build, so it shares libgomp's pool) when its header and library are found
+# (Debian ships no pkg-config file); without it conv2d runs the own im2col + sgemm path and matmul/bmm
+# OpenBLAS, and each case's extra.conv_choice / extra.gemm_choice says so.
 WITH_ONEDNN ?= auto
 HAVE_ONEDNN := $(shell test -f /usr/include/oneapi/dnnl/dnnl.h && test -e "$$($(CC) -print-file-name=libdnnl.so)" && echo 1)
 ifeq ($(WITH_ONEDNN),no)
@@ -115,7 +116,7 @@ all:
 build: info $(BUILD)/hybench $(BUILD)/synth_history $(PLUGINS)
 
 info:
-	@echo "hybench build: OpenCL plugin: $(if $(HAVE_OPENCL),yes,no (WITH_OPENCL=$(WITH_OPENCL), CL/cl.h $(if $(wildcard /usr/include/CL/cl.h),found,missing))); CUDA plugin: $(if $(HAVE_CUDA),yes ($(NVCC)),no (WITH_CUDA=$(WITH_CUDA))); oneDNN (cpu conv2d): $(if $(HAVE_ONEDNN),yes,no (WITH_ONEDNN=$(WITH_ONEDNN)))"
+	@echo "hybench build: OpenCL plugin: $(if $(HAVE_OPENCL),yes,no (WITH_OPENCL=$(WITH_OPENCL), CL/cl.h $(if $(wildcard /usr/include/CL/cl.h),found,missing))); CUDA plugin: $(if $(HAVE_CUDA),yes ($(NVCC)),no (WITH_CUDA=$(WITH_CUDA))); oneDNN (cpu conv2d, matmul, bmm): $(if $(HAVE_ONEDNN),yes,no (WITH_ONEDNN=$(WITH_ONEDNN)))"
 
 deps:
 	@./tools/install_deps.sh
@@ -126,8 +127,11 @@ $(BUILD)/%.o: %.c $(wildcard harness/*/*.h) $(wildcard kernels/*/*.h)
 
 %/kernels/cpu/ew_avx512.o: CFLAGS += $(AVX512_FLAGS)
 # attention's micro-kernel is written with vector types: a*b + c must become FMAs (-std=c11 turns
-# contraction off otherwise)
+# contraction off otherwise). Its body (attn_body.h) is compiled twice: 8 wide in cpu_attn.c with the
+# build's -march, 16 wide in attn_avx512.c with AVX-512 on every x86-64 build, chosen per call from
+# cpuid (cpu_attn.c attn_width), as gelu/silu's ew_avx512.c is.
 %/kernels/cpu/cpu_attn.o: CFLAGS += -ffp-contract=fast
+%/kernels/cpu/attn_avx512.o: CFLAGS += $(AVX512_FLAGS) -ffp-contract=fast
 
 # meta.c records the commit and flags the binary was built from: rebuild it whenever they change
 # (a stamp rewritten only when its text differs, so an unchanged tree rebuilds nothing).
@@ -135,12 +139,12 @@ $(BUILD)/build-id.stamp: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(GIT_COMMIT) $(OPT) $(ARCH) $(PLANT_FLAG)' | cmp -s - $@ || echo '$(GIT_COMMIT) $(OPT) $(ARCH) $(PLANT_FLAG)' > $@
 $(BUILD)/harness/measure/meta.o: $(BUILD)/build-id.stamp
-# cpu_dnnl.c is compiled with or without oneDNN (HB_HAVE_DNNL): rebuild it when that changes, so that an
+# cpu_dnnl.c and cpu_dnnl_gemm.c are compiled with or without oneDNN (HB_HAVE_DNNL): rebuild them when that changes, so that an
 # object calling oneDNN is never linked without -ldnnl (a stamp rewritten only when its text differs)
 $(BUILD)/onednn.stamp: FORCE
 	@mkdir -p $(dir $@)
 	@echo 'onednn=$(HAVE_ONEDNN)' | cmp -s - $@ || echo 'onednn=$(HAVE_ONEDNN)' > $@
-$(BUILD)/kernels/cpu/cpu_dnnl.o: $(BUILD)/onednn.stamp
+$(BUILD)/kernels/cpu/cpu_dnnl.o $(BUILD)/kernels/cpu/cpu_dnnl_gemm.o: $(BUILD)/onednn.stamp
 # The f64 references' on-disk cache (measure/refcache.h) keys its entries by the version of the code
 # that computes them: a hash of kernels/cpu_ref's sources, core/ops.c (tensor sizes), the compiler
 # and the flags; refcache.o is rebuilt when any of them changes.
@@ -215,6 +219,8 @@ TEST_TOP_test_workload   := workload
 TEST_TOP_test_benchdnn   := workload
 TEST_TOP_test_cpu_kernels := measure
 TEST_TOP_test_cpu_dnnl   := measure
+TEST_TOP_test_cpu_attn_isa := measure
+TEST_TOP_test_cpu_dnnl_gemm := measure
 TEST_TOP_test_cuda       := kernels
 TEST_TOP_test_opencl     := kernels
 TEST_TOP_test_modecheck  := report

@@ -1,412 +1,74 @@
 /*
- * cpu_attn.c - the cpu backend's attention, fused and tiled (flash-attention style, one pass over the
- * keys per block of query rows with an online softmax; Dao et al. 2022, "FlashAttention", Alg. 1).
+ * cpu_attn.c - the cpu backend's attention: the op's layouts mapped onto the fused kernel's strides
+ * (k_attention), and the choice, per call, of the kernel's vector width (attn_body.h, compiled here
+ * at 8 floats and in attn_avx512.c at 16).
  *
  * The op (core/hybench.h): o = softmax(q k^T / sqrt(d) + mask) v, q and o [batch, heads, seq, d],
- * k and v [batch, kv_heads, kv_seq, d], query head h reading kv head h / (heads / kv_heads) (GQA),
+ * k and v [batch, kv_heads, kv_seq, d] (or layout=bshd: q, o [batch, seq, heads, d], k, v
+ * [batch, kv_seq, kv_heads, d]), query head h reading kv head h / (heads / kv_heads) (GQA),
  * causal: query i sees keys j <= i + (kv_seq - seq) (hbk_attn_keys), a row that sees no key is 0.
+ * f32, caller-owned, dense.
  *
- * The inner kernel (attn_run) reads q, k, v and writes o through element strides per batch, per head
- * and per sequence position (attn_io); head_dim is contiguous (stride 1). k_attention passes the
- * layout above; another layout (e.g. [batch, seq, heads, d]) is a wrapper that passes its strides.
- *
- * Work item: one batch, one kv head g, nh of its query heads and bq query positions; its R = nh * nq
- * rows (row r: head g*rep + h0 + r / nq, position q0 + r % nq) share g's keys, so GQA's query heads
- * that read one kv head are one matrix (decode: the rep heads of a group are the rows). Per item:
- *   Qt [d][Rp]   the rows' queries, transposed and multiplied by log2(e) / sqrt(d) (scores in log2
- *                units, so that exp(s - m) is exp2(s2 - m2): SLEEF's exp2f, as cpu_ew.c uses);
- *   for each block of bk keys (only up to the last key a row of the item sees: causal blocks past
- *   the diagonal are skipped):
- *     St [bk][Rp] = K_blk Qt      (keys as rows: broadcast k[j][t], vectors of Qt[t][rows]; K is read
- *                                  in place, no transpose; the queries are transposed once per item)
- *     mask (blocks crossing a row's last visible key): St = -1e30 where key j >= keys(row)
- *     online softmax, vectorised over rows: m' = max(m, max_j St), alpha = exp2(m - m'),
- *       P = exp2(St - m'), l = alpha l + sum_j P, O *= alpha (per row)
- *     O [R][dp] += P V_blk        (broadcast P[j][r], vectors of v[j][cols]; V in place when d is a
- *                                  multiple of VW, else copied into a zero-padded block)
- *   o[row] = O[row] / l[row]
- * Both products run one register-blocked micro-kernel (mk): MR = 6 rows by NR = 2 vectors of
- * columns (1 vector for a last tile of VW or fewer: decode's 8 GQA rows), accumulated in registers
- * over the inner dimension (the classic 6x16 sgemm kernel at AVX2, 6x32 at AVX-512). Rows (R) and
- * head_dim are padded to a multiple of VW (Rp, dp; padding rows are zero queries whose results are
- * dropped). m starts at -1e30 (finite: no inf - inf), so masked scores give exp2(-1e30 - m) = 0 once
- * a row has seen a visible key; every causal row with keys sees key 0 in the first block.
- * Why not sgemm on the tiles: OpenBLAS 0.3.21 sgemm of 64x64x64 ran at 55 GFLOP/s on one core of the
- * development host (AMD EPYC, AVX2; 88 at 512^3), while this whole kernel, softmax included, ran at
- * 55-59 GFLOP/s at seq 128 (32 heads, d 64) on that core; the previous kernel (sgemm per block of
- * 128 query rows over all keys, then softmax, then sgemm) was 1.2x-9x slower (commit message).
- * Workspace per thread (floats, cpu_scratch.c): d Rp + bk Rp + R dp + bk dp + 4 Rp, about 50 KiB at
- * the defaults and d = 64.
- *
- * Vector width VW (floats): 16 where the build targets AVX-512F, else 8 (GCC vector extensions; this
- * file is compiled with -ffp-contract=fast so that a*b + c are FMAs: Makefile). exp2: SLEEF's
- * Sleef_exp2f16_u35 / Sleef_exp2f8_u35 (3.5 ULP) where built with SLEEF on x86 with AVX2+FMA, else
- * hybench's own fexp (cpu_priv.h). Unlike gelu/silu, the width is the build's (-march), not chosen at
- * run time. HB_ATTN_VW=16 at compile time forces 16-wide vectors on an AVX2 machine (for tests).
- *
- * Threads: items over the OpenMP team; equal items (no causal mask, or one query block: decode) in a
- * static split, head-major, so that a thread reads the same heads' K and V on every call; causal
- * prefill items (later blocks see more keys) dynamically, the largest first. Knobs for measurements,
- * read per call: HB_CPU_ATTN_TQ (rows per item, default 64), HB_CPU_ATTN_TK (keys per block,
- * default 64).
+ * Width: 16 (attn_run_avx512, built with -mavx512f -mfma into every x86-64 build) where the CPU has
+ * AVX-512F and the OS saves its state (__builtin_cpu_supports, decided once per process), else 8
+ * (attn_run_w8, this file, the build's -march). So a binary built for AVX2 (the GPU machine's
+ * x86-64-v3 bundle) runs 16 wide on an AVX-512 Xeon, and an AVX-512 build runs the same 16-wide code.
+ * HB_CPU_ATTN_ISA=avx2 (read per call; when unset, HB_CPU_ISA=avx2, the gelu/silu knob, does the
+ * same) forces 8 wide, so that tests check both where the CPU allows. The case's impl names the width
+ * that ran (attn_impl): own-flash[-sleef]-avx512 (16), own-flash[-sleef]-avx2 (8 on an AVX2 build),
+ * own-flash[-sleef] (8 on another build); "-sleef" where exp2 is SLEEF's.
  */
-#include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(HB_HAVE_SLEEF) && (defined(__x86_64__) || defined(__i386__)) && defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#include <sleef.h>
-#define ATTN_SLEEF 1
-#else
-#define ATTN_SLEEF 0
-#endif
+#define ATTN_VW 8
+#define ATTN_RUN attn_run_w8
+#include "cpu/attn_body.h"
 
-#include "cpu/cpu_priv.h"
-#include "cpu_ref/kshape.h"
-
-#if defined(HB_ATTN_VW)
-#define VW HB_ATTN_VW
-#elif defined(__AVX512F__)
-#define VW 16
-#else
-#define VW 8
-#endif
-#define MR 6          /* micro-kernel rows */
-#define NR (2 * VW)   /* micro-kernel columns: two vectors */
-#define ATTN_NEG (-1e30f) /* masked score and the running max's start (log2 units) */
-
-typedef float vf __attribute__((vector_size(VW * 4)));
-typedef int32_t vi __attribute__((vector_size(VW * 4)));
-
-static inline vf vld(const float *p)
+static int cpu_has_avx512f(void)
 {
-    vf v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-static inline void vst(float *p, vf v) { memcpy(p, &v, sizeof v); }
-static inline vf vset(float x) /* broadcast: lane by lane, which GCC and clang compile to one broadcast
-                                 * (GCC's __builtin_shuffle is not clang's, and the fuzz build is clang's) */
-{
-    vf r;
-    for (int i = 0; i < VW; i++) r[i] = x;
+#if defined(__x86_64__) || defined(__i386__)
+    static int v = -1; /* decided once: cpuid does not change under a process */
+    int r = __atomic_load_n(&v, __ATOMIC_RELAXED);
+    if (r < 0) {
+        __builtin_cpu_init();
+        r = __builtin_cpu_supports("avx512f") ? 1 : 0;
+        __atomic_store_n(&v, r, __ATOMIC_RELAXED);
+    }
     return r;
-}
-static inline vf vsel(vi m, vf a, vf b) { return (vf)(((vi)a & m) | ((vi)b & ~m)); } /* m ? a : b */
-static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
-
-/* 2^x per lane. SLEEF gives 0 below -150 (the masked -1e30 included). */
-static inline vf vexp2(vf x)
-{
-#if ATTN_SLEEF && VW == 16 && defined(__AVX512F__)
-    return (vf)Sleef_exp2f16_u35((__m512)x);
-#elif ATTN_SLEEF && VW % 8 == 0
-    union { vf v; __m256 h[VW / 8]; } u = { x };
-    for (int i = 0; i < VW / 8; i++)
-        u.h[i] = Sleef_exp2f8_u35(u.h[i]);
-    return u.v;
 #else
-    vf r;
-    for (int i = 0; i < VW; i++)
-        r[i] = x[i] < -126.0f ? 0.0f : fexp(x[i] * 0.69314718055994531f);
-    return r;
+    return 0;
 #endif
+}
+
+int attn_pick_width(int cpu_avx512, int built, const char *force)
+{
+    if (force && !strcmp(force, "avx2"))
+        return 8;
+    return cpu_avx512 && built ? 16 : 8;
+}
+
+/* The force knob: HB_CPU_ATTN_ISA, else HB_CPU_ISA, else NULL (read per call). */
+static const char *attn_force(void)
+{
+    const char *e = getenv("HB_CPU_ATTN_ISA");
+    return e && *e ? e : getenv("HB_CPU_ISA");
+}
+
+int attn_width(void)
+{
+    return attn_pick_width(cpu_has_avx512f(), attn_avx512_built, attn_force());
 }
 
 const char *attn_impl(void)
 {
-#if ATTN_SLEEF
-#if VW == 16 && defined(__AVX512F__)
-    return "own-flash-sleef-avx512";
+    if (attn_width() == 16)
+        return attn_avx512_sleef ? "own-flash-sleef-avx512" : "own-flash-avx512";
+#if defined(__AVX2__)
+    return ATTN_SLEEF ? "own-flash-sleef-avx2" : "own-flash-avx2";
 #else
-    return "own-flash-sleef-avx2";
+    return ATTN_SLEEF ? "own-flash-sleef" : "own-flash";
 #endif
-#else
-    return "own-flash";
-#endif
-}
-
-/* ------------------------------------------------------------------ micro-kernel ----- */
-
-/* C[0..mr) x [0..nv*VW) (+)= sum over p < kc of A(i, p) B[p][0..nv*VW), A(i, p) = A[i * ars + p * acs]
- * (broadcast), B rows ldb apart, nv * VW contiguous floats each; C rows ldc apart. acc = 0
- * overwrites C. Inlined with constant mr, nv, ars or acs, so that the accumulators are registers
- * (mr * nv vectors). */
-static inline __attribute__((always_inline)) void mk(const int mr, const int nv, int64_t kc, const float *A,
-                                                     int64_t ars, int64_t acs, const float *B, int64_t ldb,
-                                                     float *C, int64_t ldc, int acc)
-{
-    vf c0[MR], c1[MR];
-    const float *ar[MR];
-    for (int i = 0; i < mr; i++) {
-        ar[i] = A + i * ars;
-        c0[i] = acc ? vld(C + i * ldc) : vset(0.0f);
-        if (nv == 2)
-            c1[i] = acc ? vld(C + i * ldc + VW) : vset(0.0f);
-    }
-    for (int64_t p = 0; p < kc; p++) {
-        const vf b0 = vld(B + p * ldb), b1 = nv == 2 ? vld(B + p * ldb + VW) : b0;
-        for (int i = 0; i < mr; i++) {
-            const vf x = vset(ar[i][p * acs]);
-            c0[i] += x * b0;
-            if (nv == 2)
-                c1[i] += x * b1;
-        }
-    }
-    for (int i = 0; i < mr; i++) {
-        vst(C + i * ldc, c0[i]);
-        if (nv == 2)
-            vst(C + i * ldc + VW, c1[i]);
-    }
-}
-
-/* mk with mr (1..MR) and nv (1, 2) as constants: 12 specialised bodies. */
-#define MK_CASES(ACC, ARS, ACS)                                                                   \
-    switch (mr * 2 + nv - 1) {                                                                    \
-    case 12: mk(6, 1, kc, A, ARS, ACS, B, ldb, C, ldc, ACC); break;                              \
-    case 13: mk(6, 2, kc, A, ARS, ACS, B, ldb, C, ldc, ACC); break;                              \
-    case 10: mk(5, 1, kc, A, ARS, ACS, B, ldb, C, ldc, ACC); break;                              \
-    case 11: mk(5, 2, kc, A, ARS, ACS, B, ldb, C, ldc, ACC); break;                              \
-    case 8: mk(4, 1, kc, A, ARS, ACS, B, ldb, C, ldc, ACC); break;                               \
-    case 9: mk(4, 2, kc, A, ARS, ACS, B, ldb, C, ldc, ACC); break;                               \
-    case 6: mk(3, 1, kc, A, ARS, ACS, B, ldb, C, ldc, ACC); break;                               \
-    case 7: mk(3, 2, kc, A, ARS, ACS, B, ldb, C, ldc, ACC); break;                               \
-    case 4: mk(2, 1, kc, A, ARS, ACS, B, ldb, C, ldc, ACC); break;                               \
-    case 5: mk(2, 2, kc, A, ARS, ACS, B, ldb, C, ldc, ACC); break;                               \
-    case 2: mk(1, 1, kc, A, ARS, ACS, B, ldb, C, ldc, ACC); break;                               \
-    default: mk(1, 2, kc, A, ARS, ACS, B, ldb, C, ldc, ACC); break;                              \
-    }
-
-/* St tile (keys as mr rows, nv vectors of query columns) = K rows (A, ars apart, kc = d long) times
- * Qt columns (B, ldb apart per t). */
-static void mk_qk(int mr, int nv, int64_t kc, const float *A, int64_t ars, const float *B, int64_t ldb, float *C,
-                  int64_t ldc)
-{
-    MK_CASES(0, ars, 1)
-}
-
-/* O tile (mr rows, nv vectors of head_dim) += P (A: St columns, acs apart per key; kc keys) times
- * V rows (B, ldb apart). */
-static void mk_pv(int mr, int nv, int64_t kc, const float *A, int64_t acs, const float *B, int64_t ldb, float *C,
-                  int64_t ldc)
-{
-    MK_CASES(1, 1, acs)
-}
-
-/* ------------------------------------------------------------------ the fused kernel -- */
-
-/* Element strides of one tensor: per batch, per head, per sequence position (head_dim: 1). */
-typedef struct attn_strides {
-    int64_t b, h, s;
-} attn_strides;
-
-typedef struct attn_io {
-    const float *q, *k, *v;
-    float *o;
-    attn_strides qs, ks, vs, os;
-} attn_io;
-
-/* How the work is cut: see the header comment. */
-typedef struct attn_plan {
-    int64_t bq, nh, bk;    /* query positions, query heads per item; keys per block */
-    int64_t nqb, nhs;      /* query blocks per head, head slices per kv head (rep / nh) */
-    int64_t items;
-    int64_t Rp, dp;        /* rows nh * bq and head_dim rounded up to VW */
-    int uniform;           /* every item has the same work: static schedule */
-    size_t ws_floats;      /* per-thread workspace */
-} attn_plan;
-
-static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
-
-static int64_t env_int(const char *name, int64_t dflt, int64_t lo)
-{
-    const char *e = getenv(name);
-    int64_t v = e ? atoll(e) : 0;
-    return v >= lo ? v : dflt;
-}
-
-static void attn_plan_make(const hbk_attn *a, int T, attn_plan *pl)
-{
-    const int64_t tq = env_int("HB_CPU_ATTN_TQ", 64, 1);
-    pl->bk = round_up(env_int("HB_CPU_ATTN_TK", 64, 1), MR);
-    pl->bq = a->seq < tq ? a->seq : tq;
-    pl->nh = 1; /* the largest divisor of rep with nh * bq <= tq */
-    for (int64_t n = a->rep; n >= 1; n--)
-        if (a->rep % n == 0 && n * pl->bq <= tq) {
-            pl->nh = n;
-            break;
-        }
-    /* enough items for the team: fewer heads per item first, then fewer positions (>= 16) */
-    for (;;) {
-        pl->nqb = (a->seq + pl->bq - 1) / pl->bq;
-        pl->nhs = a->rep / pl->nh;
-        pl->items = a->b * a->kvh * pl->nhs * pl->nqb;
-        if (pl->items >= 2 * (int64_t)T)
-            break;
-        if (pl->nh > 1) {
-            int64_t n = pl->nh - 1;
-            while (a->rep % n)
-                n--;
-            pl->nh = n;
-        } else if (pl->bq > 16) {
-            pl->bq = (pl->bq + 1) / 2;
-        } else {
-            break;
-        }
-    }
-    const int64_t R = pl->nh * pl->bq;
-    pl->Rp = round_up(R, VW);
-    pl->dp = round_up(a->d, VW);
-    pl->uniform = !a->causal || pl->nqb == 1;
-    /* Qt d*Rp, St bk*Rp, O R*dp, Vp bk*dp, m/l/lim/alpha 4*Rp; each rounded to 16 floats (64 B) */
-    pl->ws_floats = (size_t)(round_up(a->d * pl->Rp, 16) + round_up(pl->bk * pl->Rp, 16) +
-                             round_up(R * pl->dp, 16) + round_up(pl->bk * pl->dp, 16) + 4 * pl->Rp);
-}
-
-/* One item: batch bi, kv head g, head slice hs (heads g*rep + hs*nh ..), query block qb; ws its
- * thread's workspace (pl->ws_floats). */
-static void attn_item(const hbk_attn *a, const attn_io *io, const attn_plan *pl, float *ws, int64_t bi,
-                      int64_t g, int64_t hs, int64_t qb)
-{
-    const int64_t d = a->d, Rp = pl->Rp, dp = pl->dp, bk = pl->bk;
-    const int64_t q0 = qb * pl->bq, nq = a->seq - q0 < pl->bq ? a->seq - q0 : pl->bq;
-    const int64_t R = pl->nh * nq, h0 = g * a->rep + hs * pl->nh;
-    float *Qt = ws, *St = Qt + round_up(d * Rp, 16), *O = St + round_up(bk * Rp, 16);
-    float *Vp = O + round_up(pl->nh * pl->bq * dp, 16), *m = Vp + round_up(bk * dp, 16);
-    float *l = m + Rp, *limf = l + Rp, *alpha = limf + Rp;
-    const float c = (float)(1.4426950408889634 / sqrt((double)d)); /* log2(e) / sqrt(d) */
-    const float *kb = io->k + bi * io->ks.b + g * io->ks.h, *vb = io->v + bi * io->vs.b + g * io->vs.h;
-
-    /* rows: keys visible, queries transposed and scaled; padding rows see every key, query 0 */
-    int64_t maxlim = 0, minlim = a->kvs;
-    for (int64_t r = 0; r < Rp; r++) {
-        float *qt = Qt + r;
-        if (r < R) {
-            const int64_t h = h0 + r / nq, i = q0 + r % nq;
-            const int64_t lim = hbk_attn_keys(a, i);
-            const float *qr = io->q + bi * io->qs.b + h * io->qs.h + i * io->qs.s;
-            for (int64_t t = 0; t < d; t++)
-                qt[t * Rp] = qr[t] * c;
-            limf[r] = (float)lim;
-            maxlim = lim > maxlim ? lim : maxlim;
-            minlim = lim < minlim ? lim : minlim;
-        } else {
-            for (int64_t t = 0; t < d; t++)
-                qt[t * Rp] = 0.0f;
-            limf[r] = (float)a->kvs;
-        }
-        m[r] = ATTN_NEG;
-        l[r] = 0.0f;
-    }
-    memset(O, 0, (size_t)(R * dp) * sizeof(float));
-    const int vdirect = d % VW == 0;
-
-    for (int64_t j0 = 0; j0 < maxlim; j0 += bk) {
-        const int64_t nb = maxlim - j0 < bk ? maxlim - j0 : bk;
-        /* St = K_blk Qt */
-        for (int64_t jj = 0; jj < nb; jj += MR) {
-            const int mr = (int)(nb - jj < MR ? nb - jj : MR);
-            const float *kr = kb + (j0 + jj) * io->ks.s;
-            for (int64_t c0 = 0; c0 < Rp; c0 += NR)
-                mk_qk(mr, Rp - c0 >= NR ? 2 : 1, d, kr, io->ks.s, Qt + c0, Rp, St + jj * Rp + c0, Rp);
-        }
-        /* the mask, where the block passes some row's last visible key (keys as float: exact to 2^24) */
-        if (j0 + nb > minlim)
-            for (int64_t jj = 0; jj < nb; jj++) {
-                const vf jv = vset((float)(j0 + jj)), neg = vset(ATTN_NEG);
-                float *srow = St + jj * Rp;
-                for (int64_t c0 = 0; c0 < Rp; c0 += VW)
-                    vst(srow + c0, vsel(jv < vld(limf + c0), vld(srow + c0), neg));
-            }
-        /* online softmax over the block, VW rows at a time */
-        int rescale = 0;
-        for (int64_t c0 = 0; c0 < Rp; c0 += VW) {
-            vf mx = vld(m + c0);
-            for (int64_t jj = 0; jj < nb; jj++)
-                mx = vmax(mx, vld(St + jj * Rp + c0));
-            const vf al = vexp2(vld(m + c0) - mx);
-            vf sum = vset(0.0f);
-            for (int64_t jj = 0; jj < nb; jj++) {
-                const vf p = vexp2(vld(St + jj * Rp + c0) - mx);
-                vst(St + jj * Rp + c0, p);
-                sum += p;
-            }
-            vst(l + c0, vld(l + c0) * al + sum);
-            vst(m + c0, mx);
-            vst(alpha + c0, al);
-            for (int i = 0; i < VW; i++)
-                rescale |= al[i] != 1.0f;
-        }
-        if (rescale && j0 > 0)
-            for (int64_t r = 0; r < R; r++)
-                if (alpha[r] != 1.0f) {
-                    const vf al = vset(alpha[r]);
-                    for (int64_t t = 0; t < dp; t += VW)
-                        vst(O + r * dp + t, vld(O + r * dp + t) * al);
-                }
-        /* O += P V_blk */
-        const float *vblk = vb + j0 * io->vs.s;
-        int64_t ldv = io->vs.s;
-        if (!vdirect) {
-            for (int64_t jj = 0; jj < nb; jj++) {
-                memcpy(Vp + jj * dp, vblk + jj * io->vs.s, (size_t)d * sizeof(float));
-                memset(Vp + jj * dp + d, 0, (size_t)(dp - d) * sizeof(float));
-            }
-            vblk = Vp;
-            ldv = dp;
-        }
-        for (int64_t r0 = 0; r0 < R; r0 += MR) {
-            const int mr = (int)(R - r0 < MR ? R - r0 : MR);
-            for (int64_t c0 = 0; c0 < dp; c0 += NR)
-                mk_pv(mr, dp - c0 >= NR ? 2 : 1, nb, St + r0, Rp, vblk + c0, ldv, O + r0 * dp + c0, dp);
-        }
-    }
-    /* o = O / l; a row that sees no key is 0 */
-    for (int64_t r = 0; r < R; r++) {
-        const int64_t h = h0 + r / nq, i = q0 + r % nq;
-        float *orow = io->o + bi * io->os.b + h * io->os.h + i * io->os.s;
-        const float inv = limf[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-        for (int64_t t = 0; t < d; t++)
-            orow[t] = O[r * dp + t] * inv;
-    }
-}
-
-/* The fused kernel over strides io (see the header comment); HB_ENOMEM when a workspace fails. */
-static hb_status attn_run(const hbk_attn *a, const attn_io *io)
-{
-    const int T = omp_get_max_threads();
-    attn_plan pl;
-    attn_plan_make(a, T, &pl);
-    const int64_t per_b = a->kvh * pl.nhs, heads_items = a->b * per_b; /* (batch, kv head, slice) */
-    int failed = 0;
-#pragma omp parallel if (pl.items > 1)
-    {
-        float *ws = scratch(omp_get_thread_num(), pl.ws_floats);
-        if (!ws) {
-#pragma omp atomic write
-            failed = 1;
-        }
-        if (pl.uniform) {
-            /* head-major: a thread's items are whole heads where possible */
-#pragma omp for schedule(static)
-            for (int64_t it = 0; it < pl.items; it++)
-                if (ws) {
-                    const int64_t hi = it / pl.nqb, qb = it % pl.nqb;
-                    attn_item(a, io, &pl, ws, hi / per_b, hi % per_b / pl.nhs, hi % pl.nhs, qb);
-                }
-        } else {
-            /* block-major, the last (most keys) first */
-#pragma omp for schedule(dynamic, 1)
-            for (int64_t it = 0; it < pl.items; it++)
-                if (ws) {
-                    const int64_t qb = pl.nqb - 1 - it / heads_items, hi = it % heads_items;
-                    attn_item(a, io, &pl, ws, hi / per_b, hi % per_b / pl.nhs, hi % pl.nhs, qb);
-                }
-        }
-    }
-    return failed ? HB_ENOMEM : HB_OK;
 }
 
 hb_status k_attention(const hbk_attn *a, const float *q, const float *k, const float *v, float *o)
@@ -423,5 +85,5 @@ hb_status k_attention(const hbk_attn *a, const float *q, const float *k, const f
         .ks = { kb, kh, kp },
         .vs = { kb, kh, kp },
     };
-    return attn_run(a, &io);
+    return attn_width() == 16 ? attn_run_avx512(a, &io) : attn_run_w8(a, &io);
 }

@@ -100,7 +100,9 @@ static void cpu_close(hb_instance *inst)
         return;
     cpu_ctx *ctx = inst->ctx;
     hb_cpu_kernel_release();
-    conv_release(); /* oneDNN's cached primitives (cpu_dnnl.c) */
+    gemm_release(); /* oneDNN's cached primitives (cpu_dnnl_gemm.c, cpu_dnnl.c), then its engine */
+    conv_release();
+    dnnl_engine_release();
     free(ctx);
     inst->ctx = NULL;
 }
@@ -176,6 +178,9 @@ static hb_status cpu_case_info(hb_instance *inst, const hb_case *c, char *buf, s
     /* conv2d: how the shape's path (oneDNN or the own im2col + sgemm) was chosen */
     if (o && c->op == HB_OP_CONV2D && conv_note(c))
         json_object_set_new(o, "conv_choice", json_string(conv_note(c)));
+    /* matmul/bmm: how the shape's path (OpenBLAS or oneDNN) was chosen */
+    if (o && (c->op == HB_OP_MATMUL || c->op == HB_OP_BMM) && gemm_note(c))
+        json_object_set_new(o, "gemm_choice", json_string(gemm_note(c)));
     char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!txt)

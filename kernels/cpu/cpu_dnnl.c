@@ -28,10 +28,12 @@
  * shape's first call, which is the harness's untimed verification/warm-up call (measure/sample.c).
  *
  * The choice: in that first call every candidate and the own path run once untimed, then in
- * interleaved rounds (at least 3, at most 9, no new round after 0.3 s; the order rotates) each is
- * timed with CLOCK_MONOTONIC; the fastest best-of (the minimum: on a shared machine single runs lose
- * 10-40 ms to other processes, the minimum is what the code itself costs) is kept for the shape (and
- * thread count) for the process. The figures go into the case's extra.conv_choice.
+ * interleaved rounds (at least 3, at most 9, no new round after 0.3 s, or after 2 s from the first
+ * on; the order rotates) each is timed with CLOCK_MONOTONIC (probe_best_of, cpu_probe.c, which the
+ * matmul/bmm choice of cpu_dnnl_gemm.c shares); the fastest best-of (the minimum: on a shared
+ * machine single runs lose 10-40 ms to other processes, the minimum is what the code itself costs)
+ * is kept for the shape (and thread count) for the process. The figures go into the case's
+ * extra.conv_choice.
  * The first call ends with a run of the winner on the caller's buffers. HB_CPU_CONV (read per call)
  * forces a path for tests: own, onednn (fastest oneDNN candidate), onednn-plain, onednn-wany,
  * onednn-any (that candidate; the own path, with the reason noted, when oneDNN cannot create it).
@@ -40,20 +42,19 @@
  * hb_cpu_bind_threads set (--threads), on libgomp's one pool; the count is part of the cache key.
  * Errors: HB_ENOMEM when an allocation fails, HB_EDEVICE when oneDNN fails to execute a primitive it
  * created. The cache (CONV_CACHE entries, oldest replaced) is freed by conv_release (the backend's
- * close). One thread uses it at a time (backend.h).
+ * close). One thread uses it at a time (backend.h). The oneDNN cpu engine and stream are created
+ * here once per process, shared with cpu_dnnl_gemm.c (hb_dnnl_engine, cpu_dnnl.h) and destroyed by
+ * dnnl_engine_release, after both caches are freed (the backend's close).
  */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cpu/cpu_priv.h"
 #include "cpu_ref/kshape.h"
 
-#ifdef HB_HAVE_DNNL
-#include <oneapi/dnnl/dnnl.h>
-#endif
+#include "cpu/cpu_dnnl.h"
 
 /* forced path from HB_CPU_CONV */
 enum { F_AUTO, F_OWN, F_DNNL, F_PLAIN, F_WANY, F_ANY };
@@ -79,13 +80,6 @@ static hb_status conv_own(const hbk_conv *p, const float *x, const float *w, flo
 #ifdef HB_HAVE_DNNL
 
 static const char *const var_name[NVAR] = { "plain", "wany", "any" };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* One oneDNN candidate: the convolution and the reorders around it. u* are the case-layout memories
  * (handles set per call, owned by nothing here); c* the primitive's layout (== u* when no reorder,
@@ -117,6 +111,14 @@ static int engine_ready(void)
     if (g_eng && g_strm) return 1;
     if (!g_eng && dnnl_engine_create(&g_eng, dnnl_cpu, 0) != dnnl_success) { g_eng = NULL; return 0; }
     if (!g_strm && dnnl_stream_create(&g_strm, g_eng, dnnl_stream_default_flags) != dnnl_success) { g_strm = NULL; return 0; }
+    return 1;
+}
+
+int hb_dnnl_engine(dnnl_engine_t *eng, dnnl_stream_t *strm)
+{
+    if (!engine_ready()) return 0;
+    *eng = g_eng;
+    *strm = g_strm;
     return 1;
 }
 
@@ -284,6 +286,22 @@ static void entry_name(conv_entry *e)
              e->d.r_dst ? "-y" : "");
 }
 
+/* The probe's slots (probe_best_of): k < n candidate var[k] of cand, k == n the own path. */
+typedef struct probe_ctx {
+    dnnl_cand *cand;
+    const int *var;
+    int n;
+    const hbk_conv *p;
+    const float *x, *w;
+    float *y;
+} probe_ctx;
+
+static hb_status probe_run(void *ctx, int k)
+{
+    probe_ctx *c = ctx;
+    return k < c->n ? cand_run(&c->cand[c->var[k]], c->x, c->w, c->y) : conv_own(c->p, c->x, c->w, c->y);
+}
+
 /* Create the candidates the force allows, probe them against the own path (unless forced), keep the
  * winner in e. Runs the candidates on the caller's buffers; the caller runs the winner last. */
 static hb_status conv_choose(conv_entry *e, const hbk_conv *p, const float *x, const float *w, float *y)
@@ -311,35 +329,9 @@ static hb_status conv_choose(conv_entry *e, const hbk_conv *p, const float *x, c
     /* slot k < n: candidate var[k]; slot n: the own path (timed unless oneDNN is forced) */
     const int with_own = e->force == F_AUTO;
     const int slots = n + with_own;
-    double best[NVAR + 1], warm[NVAR + 1], wbest = 1e30;
-    int live[NVAR + 1];
-    hb_status st = HB_OK;
-    for (int k = 0; k < slots; k++) best[k] = 1e30, warm[k] = 0;
-    /* round -1, untimed for the choice: first runs (page faults, JIT); a slot over 0.25 s and 4x
-     * slower than the fastest there is not timed further (its best-of stays that first time): on a
-     * shared machine one run can lose 10-40 ms to other processes, which must not drop a candidate */
-    for (int k = 0; k < slots && st == HB_OK; k++) {
-        const double t = now_s();
-        st = k < n ? cand_run(&cand[var[k]], x, w, y) : conv_own(p, x, w, y);
-        warm[k] = now_s() - t;
-        wbest = warm[k] < wbest ? warm[k] : wbest;
-    }
-    for (int k = 0; k < slots; k++) {
-        live[k] = warm[k] <= 0.25 || warm[k] <= 4 * wbest;
-        if (!live[k]) best[k] = warm[k];
-    }
-    const double t0 = now_s();
-    for (int r = 0; r < 9 && st == HB_OK; r++) { /* timed rounds; the order rotates each round */
-        for (int i = 0; i < slots && st == HB_OK; i++) {
-            const int k = (i + r) % slots;
-            if (!live[k]) continue;
-            const double t = now_s();
-            st = k < n ? cand_run(&cand[var[k]], x, w, y) : conv_own(p, x, w, y);
-            const double dt = now_s() - t;
-            if (dt < best[k]) best[k] = dt;
-        }
-        if (r >= 2 && now_s() - t0 > 0.3) break;
-    }
+    double best[NVAR + 1];
+    probe_ctx pc = { cand, var, n, p, x, w, y };
+    const hb_status st = probe_best_of(slots, probe_run, &pc, best);
     int win = 0;
     for (int k = 1; k < slots; k++)
         if (best[k] < best[win]) win = k;
@@ -415,13 +407,19 @@ void conv_release(void)
 #ifdef HB_HAVE_DNNL
     for (int i = 0; i < CONV_CACHE; i++)
         if (g_conv[i].used && g_conv[i].dnnl) cand_free(&g_conv[i].d);
+#endif
+    memset(g_conv, 0, sizeof g_conv);
+    g_conv_next = 0;
+}
+
+void dnnl_engine_release(void)
+{
+#ifdef HB_HAVE_DNNL
     if (g_strm) dnnl_stream_destroy(g_strm);
     if (g_eng) dnnl_engine_destroy(g_eng);
     g_strm = NULL;
     g_eng = NULL;
 #endif
-    memset(g_conv, 0, sizeof g_conv);
-    g_conv_next = 0;
 }
 
 const char *conv_dnnl_version(char *buf, size_t len)

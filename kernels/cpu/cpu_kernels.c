@@ -11,6 +11,8 @@
  *              one matrix is below that threshold or there are at least as many matrices as threads
  *              (each at most 256^3); otherwise one after the other with OpenBLAS's own threads.
  *              (OpenBLAS 0.3.21 has no sgemm_batch.)
+ *              Or oneDNN (dnnl_sgemm, or its matmul primitive, batched for bmm: cpu_dnnl_gemm.c), where a
+ *              timed probe at the shape's first call found it faster; impl then reads "onednn-...".
  * conv2d:      lowered onto sgemm per image and group: y[b][g] (ocg x oh*ow) = W[g] (ocg x cg*kh*kw)
  *              x col (cg*kh*kw x oh*ow), col built by im2col; a 1x1 stride-1 unpadded convolution
  *              uses the input plane as col directly. The columns are cut into L2-sized blocks (or
@@ -28,7 +30,9 @@
  *              of its query heads) one pass over the keys the causal mask lets the block see, in
  *              blocks, with an online softmax (running max and sum, the accumulator rescaled);
  *              S = Q K^T and P V by a register-blocked vector micro-kernel, exp by SLEEF's vector
- *              exp2f; items over the OpenMP threads (cpu_attn.c's header comment).
+ *              exp2f; items over the OpenMP threads (attn_body.h's header comment); 16 wide where
+ *              the CPU has AVX-512F, chosen per call whatever -march the build used, else 8
+ *              (cpu_attn.c).
  * elementwise, pooling, reductions: plain loops vectorized by the compiler (-O3 -march=native,
  *              `omp simd`) and split over threads with a static schedule. gelu and silu use SLEEF's
  *              vector exp2f (3.5 ULP, ew_sleef; 16 wide from ew_avx512.c where the CPU has AVX-512,
@@ -51,7 +55,10 @@
  * once), HB_CPU_ATTN_TQ and HB_CPU_ATTN_TK (query rows per attention item and keys per block,
  * default 64 and 64; read per call), HB_CPU_ISA
  * (avx2: gelu/silu's 8-wide loop on an AVX-512 CPU; read once), HB_CPU_CONV (own, onednn, onednn-plain,
- * onednn-wany, onednn-any: conv2d's path forced instead of probed, cpu_dnnl.c; read per call).
+ * onednn-wany, onednn-any: conv2d's path forced instead of probed, cpu_dnnl.c; read per call),
+ * HB_CPU_GEMM (openblas, onednn, onednn-sgemm, onednn-matmul: matmul/bmm's path, cpu_dnnl_gemm.c; read
+ * per call), HB_CPU_ATTN_ISA (avx2: attention's 8-wide kernel on an AVX-512 CPU, cpu_attn.c; read per
+ * call; when unset, HB_CPU_ISA=avx2 does the same for attention).
  */
 #include <limits.h>
 #include <omp.h>
@@ -128,6 +135,8 @@ const char *hb_cpu_kernel_impl(const hb_case *c)
     const hb_shape *s = &c->shape;
     switch (c->op) {
     case HB_OP_MATMUL:
+        if (gemm_impl(c)) /* oneDNN, where the shape's probe found it faster (cpu_dnnl_gemm.c) */
+            return gemm_impl(c);
         if (s->m == 1 || s->n == 1) /* split: blocks of rows over the threads (gemv_split_run) */
             return plan_threads(gemm_plan_for(s->m, s->n, s->k), s->m, s->n, s->k) >= 2 &&
                            gemm_plan_for(s->m, s->n, s->k) <= -2
@@ -136,6 +145,8 @@ const char *hb_cpu_kernel_impl(const hb_case *c)
         return gemm_plan_for(s->m, s->n, s->k) <= -2 && split_threads(gemm_plan_for(s->m, s->n, s->k), s->m) >= 2
                    ? "openblas-sgemm-rows" : "openblas-sgemm";
     case HB_OP_BMM:
+        if (gemm_impl(c))
+            return gemm_impl(c);
         if (bmm_plan(s->batch > 0 ? s->batch : 1, s->m, s->n, s->k) == 1)
             return s->m == 1 || s->n == 1 ? "openblas-sgemv-batch" : "openblas-sgemm-batch";
         return s->m == 1 || s->n == 1 ? "openblas-sgemv" : "openblas-sgemm";
@@ -162,8 +173,12 @@ int hb_cpu_kernel_threads(const hb_case *c)
     case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
         return ew_threads(c->op, s->n);
     case HB_OP_MATMUL:
+        if (gemm_impl(c)) /* oneDNN: the team (it may use fewer inside) */
+            return T;
         return plan_threads(gemm_plan_for(s->m, s->n, s->k), s->m, s->n, s->k);
     case HB_OP_BMM: {
+        if (gemm_impl(c))
+            return T;
         const int64_t b = s->batch > 0 ? s->batch : 1;
         const int plan = bmm_plan(b, s->m, s->n, s->k);
         return plan == 0 ? 1 : plan == 1 ? (b < T ? (int)b : T) : plan_threads(gemm_plan_for(s->m, s->n, s->k), s->m, s->n, s->k);
@@ -191,10 +206,8 @@ hb_status hb_cpu_kernel_run(const hb_case *c, const float *const *in, float *out
         k_elementwise(c->op, in[0], NULL, out, s->n);
         return HB_OK;
     case HB_OP_MATMUL:
-        gemm_plan_run(gemm_plan_for(s->m, s->n, s->k), s->m, s->n, s->k, in[0], in[1], out);
-        return HB_OK;
-    case HB_OP_BMM:
-        return k_bmm(hbk_def(s->batch, 1), s->m, s->n, s->k, in[0], in[1], out);
+    case HB_OP_BMM: /* OpenBLAS or oneDNN, chosen per shape (cpu_dnnl_gemm.c) */
+        return gemm_run(c, in[0], in[1], out);
     case HB_OP_CONV2D: {
         hbk_conv p;
         hbk_conv_params(s, 0, &p);

@@ -13,6 +13,13 @@ int hb_cpu_ncores(void);           /* physical cores this process may run on (>=
 size_t hb_cpu_llc_bytes(void);     /* total bytes of the last cache level over all its instances
                                     * (0 when hwloc reports none) */
 const char *hb_cpu_model(void);    /* hwloc "CPUModel" of the first package, or "unknown CPU" */
+/* After a library call that may have run an OpenMP region of fewer threads than the team (libgomp then
+ * ends the surplus pool threads, and the ones it starts later inherit the master's one-core cpuset):
+ * one region of the whole team in which each thread that did not take part in hb_cpu_bind_threads'
+ * binding binds itself to its core (thread t: core t). Returns how many threads it bound (0: nothing
+ * was lost; the cost is then one region and a thread-local check). Does nothing (0) before the
+ * binding, in a forked child not yet bound, or when the OpenMP thread count is not the bound one. */
+int hb_cpu_rebind_team(void);
 
 /* Run case c (dtype f32) on host arrays: in[i] holds hb_op_input_elems(op, shape, i) floats and out
  * hb_op_output_elems floats (caller-owned, 64-byte aligned). Uses the OpenMP threads as set by
@@ -147,6 +154,32 @@ const char *conv_impl(const hb_case *c); /* "onednn:<impl>" when oneDNN runs c's
 const char *conv_note(const hb_case *c); /* the probe's figures or why oneDNN is not used; NULL before the first call */
 void conv_release(void);                 /* free the cached primitives (the backend's close, cpu_backend.c) */
 const char *conv_dnnl_version(char *buf, size_t len); /* "2.6.3 (hash)" or "not in this build" */
+void dnnl_engine_release(void);          /* destroy oneDNN's engine and stream (after conv_release, gemm_release) */
+/* cpu_dnnl_gemm.c: matmul (A [m,k] x B [k,n] -> C [m,n]) and bmm (batch of those, matrices contiguous),
+ * f32 row-major, by OpenBLAS or oneDNN, whichever a timed probe at the shape's first call found faster
+ * (cached per op, shape and thread count; HB_CPU_GEMM forces one, see there). gemm_run: HB_OK,
+ * HB_ENOMEM / HB_EDEVICE from oneDNN. */
+hb_status gemm_run(const hb_case *c, const float *A, const float *B, float *C);
+const char *gemm_impl(const hb_case *c); /* "onednn-sgemm" / "onednn-matmul:<impl>" when oneDNN runs c's shape, else NULL */
+const char *gemm_note(const hb_case *c); /* extra.gemm_choice: the probe's figures or why OpenBLAS runs; NULL before the first call */
+void gemm_release(void);                 /* free the cached primitives (the backend's close) */
+/* cpu_probe.c: the timing rounds of the per-shape choices (conv2d in cpu_dnnl.c, matmul/bmm in
+ * cpu_dnnl_gemm.c). probe_best_of runs slot k (0 <= k < slots <= PROBE_MAX_SLOTS) as run(ctx, k):
+ * once each, untimed (first-call costs; a slot whose first run took over 0.25 s and 4x the fastest
+ * is not run again and keeps that time), then in interleaved rounds whose order rotates, each run
+ * timed with CLOCK_MONOTONIC: at least 3 rounds, at most PROBE_MAX_ROUNDS, no new round once the
+ * rounds took PROBE_ROUNDS_S (after the third) or PROBE_LONG_S (after the first: shapes of seconds
+ * per call). best[k] (seconds, caller's array of slots) gets slot k's minimum: on a shared machine
+ * single runs lose 10-40 ms to other processes, the minimum is what the code itself costs. Returns
+ * the first status other than HB_OK that a run gave (the rounds stop there), HB_EINVAL for bad
+ * arguments. probe_now: CLOCK_MONOTONIC in seconds. */
+#define PROBE_MAX_SLOTS 8
+#define PROBE_MAX_ROUNDS 9
+#define PROBE_ROUNDS_S 0.3
+#define PROBE_LONG_S 2.0
+typedef hb_status (*probe_run_fn)(void *ctx, int slot);
+hb_status probe_best_of(int slots, probe_run_fn run, void *ctx, double *best);
+double probe_now(void);
 /* cpu_gemm.c */
 extern double g_gemm_par_flops;        /* 2mnk from which sgemm threads pay off (calibrated) */
 extern double g_gemv_par_flops;        /* 2nk from which sgemv threads pay off (calibrated) */
@@ -162,5 +195,7 @@ hb_status k_bmm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *A, 
 /* cpu_attn.c */
 hb_status k_attention(const struct hbk_attn *a, const float *q, const float *k, const float *v,
                       float *o);       /* causal/GQA attention, fused and tiled (online softmax) */
-const char *attn_impl(void);           /* its implementation name (vector width, exp) */
+int attn_width(void);                  /* floats per vector the next call runs at: 16 (AVX-512F CPU,
+                                        * attn_avx512.c) or 8; HB_CPU_ATTN_ISA=avx2 forces 8 (per call) */
+const char *attn_impl(void);           /* its implementation name (the width above, exp): static string */
 #endif

@@ -141,6 +141,10 @@ const char *hb_cpu_model(void)
     return "unknown CPU";
 }
 
+static int g_bind_gen;            /* bumped by each binding of the team */
+static _Thread_local int t_bind_gen; /* the binding this thread took part in (0: none, a thread libgomp
+                                      * started since) */
+
 /* One OpenMP thread per usable core; thread t is bound to the cpuset of core t (all its hardware threads)
  * with hwloc_set_cpubind(HWLOC_CPUBIND_THREAD) from inside a parallel region. libgomp keeps the same
  * OS threads for later parallel regions of the same size, so the binding holds for the kernels.
@@ -169,6 +173,7 @@ int hb_cpu_bind_threads(void)
         }
     }
     if (t && g_ncores == n) {
+        const int gen = ++g_bind_gen;
 #pragma omp parallel num_threads(n)
         {
             hwloc_obj_t core = g_cores[omp_get_thread_num()];
@@ -177,6 +182,7 @@ int hb_cpu_bind_threads(void)
                 fprintf(stderr, "hybench cpu: binding thread %d to core failed (continuing unbound)\n",
                         omp_get_thread_num());
             }
+            t_bind_gen = gen;
         }
     }
     openblas_set_num_threads(n);
@@ -184,6 +190,22 @@ int hb_cpu_bind_threads(void)
     g_bound_threads = n;
     g_bound_pid = pid;
     return n;
+}
+
+int hb_cpu_rebind_team(void)
+{
+    hwloc_topology_t t = g_topo;
+    const int n = g_bound_threads, gen = g_bind_gen;
+    int rebound = 0;
+    if (!t || n <= 0 || gen <= 0 || g_bound_pid != getpid() || g_ncores != n || omp_get_max_threads() != n)
+        return 0;
+#pragma omp parallel num_threads(n) reduction(+ : rebound)
+    if (t_bind_gen != gen) { /* started after the binding: it has the master's one-core cpuset */
+        hwloc_set_cpubind(t, g_cores[omp_get_thread_num()]->cpuset, HWLOC_CPUBIND_THREAD);
+        t_bind_gen = gen;
+        rebound++;
+    }
+    return rebound;
 }
 
 static void set_ceiling(hb_ceiling *c, const char *name, double v, const char *unit, const char *how)
