@@ -61,7 +61,9 @@ def main():
         if any(x is None or x <= 0 for x in m):
             continue
         spread = max(m) / min(m) - 1
-        algos = [((r.get("extra") or {}).get("algo") or r.get("impl") or "") for r in recs]
+        # impl names the choice (cuDNN engine and knobs, cuBLAS, own kernel); extra.algo adds the
+        # timed figures of the choice, which differ in every process
+        algos = [(r.get("impl") or (r.get("extra") or {}).get("algo") or "") for r in recs]
         clocks = [(r.get("extra") or {}).get("sm_clock_mhz") for r in recs]
         changed = len(set(algos)) > 1
         b = recs[0]["backend"]
