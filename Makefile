@@ -203,8 +203,18 @@ CUDA_CXXSRC := $(wildcard kernels/cuda/*.cpp)
 $(BUILD)/kernels/cuda/%.cpp.o: kernels/cuda/%.cpp $(wildcard kernels/cuda/*.h) harness/core/hybench.h harness/core/backend.h | $(CUDNN_FE_DIR)/.fetched
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O2 -fPIC -Wall -Wextra -Wno-unused-parameter -Iharness -Ikernels -I$(CUDA_HOME)/include \
-	  -DNV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING \
+	  -DNV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING $(CUDA_CXXDEFS) \
 	  -isystem $(CUDNN_FE_DIR)/include -c $< -o $@
+# The algorithm-choice cache (HB_ALGO_CACHE, kernels/cuda/cuda_choice_cache.cpp) keys its entries by the
+# code that makes each choice: a hash of the conv2d choice's sources (and the attention choice's: the
+# SDPA choice and the own kernels it is timed against), nvcc's version and NVCCFLAGS. A build whose
+# choice code differs never reads another build's entries. Evaluated only when that object is built.
+CONV_CHOICE_SRCS := kernels/cuda/cuda_conv_pool.cu kernels/cuda/cuda_conv.cpp kernels/cuda/cuda_transpose.cu
+ATTN_CHOICE_SRCS := kernels/cuda/cuda_sdpa.cpp kernels/cuda/cuda_attention.cu
+choice_version = $(shell { cat $(1); $(NVCC) --version 2>/dev/null | tail -1; echo '$(NVCCFLAGS)'; } | sha256sum | cut -c1-16)
+$(BUILD)/kernels/cuda/cuda_choice_cache.cpp.o: CUDA_CXXDEFS = -DHBC_CONV_CHOICE_VERSION='"$(call choice_version,$(CONV_CHOICE_SRCS))"' \
+  -DHBC_ATTN_CHOICE_VERSION='"$(call choice_version,$(ATTN_CHOICE_SRCS))"'
+$(BUILD)/kernels/cuda/cuda_choice_cache.cpp.o: $(CONV_CHOICE_SRCS) $(ATTN_CHOICE_SRCS)
 $(BUILD)/hb_cuda.so: $(patsubst %.cu,$(BUILD)/%.cu.o,$(CUDA_SRC)) $(patsubst %.cpp,$(BUILD)/%.cpp.o,$(CUDA_CXXSRC)) \
                      $(patsubst %.c,$(BUILD)/%.o,$(CUDA_CSRC))
 	$(NVCC) -shared -o $@ $^ -L$(CUDA_HOME)/lib64 -lcudart -lcublas -lcublasLt -lcudnn -ldl \
@@ -232,13 +242,17 @@ TEST_TOP_test_cuda_collective := kernels
 TEST_TOP_test_chain_tp   := measure
 TEST_TOP_test_replay     := measure
 TEST_TOP_test_refcache   := measure
+# the CUDA plugin's algorithm-choice cache files (plain C, no CUDA): its object linked into the test
+TEST_TOP_test_algocache  := core
+TEST_OBJS_test_algocache := $(BUILD)/kernels/cuda/cuda_algocache.o
+TEST_OBJS_test_cuda      := $(BUILD)/kernels/cuda/cuda_algocache.o
 layers_upto  = $(firstword $(2))$(if $(filter $(1),$(firstword $(2))),, $(call layers_upto,$(1),$(wordlist 2,$(words $(2)),$(2))))
 test_libs    = $(call lib_of,$(call reverse,$(call layers_upto,$(or $(TEST_TOP_$(1)),cli),$(LAYERS))))
 .SECONDEXPANSION:
-$(BUILD)/tests/%: tests/%.c $$(call test_libs,$$*)
+$(BUILD)/tests/%: tests/%.c $$(call test_libs,$$*) $$(TEST_OBJS_$$*)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Wno-missing-prototypes -Itests $(shell pkg-config --cflags libxml-2.0 2>/dev/null) -o $@ $< \
-	  $(call test_libs,$*) $(LDLIBS) -lcmocka $(shell pkg-config --libs libxml-2.0 2>/dev/null)
+	  $(TEST_OBJS_$*) $(call test_libs,$*) $(LDLIBS) -lcmocka $(shell pkg-config --libs libxml-2.0 2>/dev/null)
 
 test:
 	@./tools/install_deps.sh test

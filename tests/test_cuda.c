@@ -7,11 +7,15 @@
  * With a GPU (the device machine; tools/gpu_run.md): every op in f32/tf32/f16/bf16 on random inputs
  * (never zeros) rounded to the device dtype, over the three routes, output poisoned with NaN
  * before each run, against the f64 reference (hb_ref_compute) with hb_op_tolerance; then the
- * convert-device helpers, the info hooks and the ceilings.
+ * convert-device helpers, the info hooks and the ceilings; and the algorithm-choice cache
+ * (HB_ALGO_CACHE): fresh instances stand for later processes (a miss writes, the next one hits with
+ * the same engine and the original times; a corrupted or disagreeing entry is chosen afresh and
+ * rewritten), every output checked against the reference.
  *
  * The plugin is looked up in $HB_PLUGIN_DIR, else beside this binary's folder (build/tests/..).
  * A missing plugin file (built without nvcc) is a skip.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
@@ -30,6 +34,7 @@
 #include "core/backend.h"
 #include "core/convert.h"
 #include "cpu_ref/ref.h"
+#include "cuda/cuda_algocache.h"
 #include "cuda/hb_cuda.h"
 
 static void *g_lib;
@@ -468,6 +473,163 @@ static void test_ops_gpu(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* ---- the algorithm-choice cache (HB_ALGO_CACHE): fresh instances stand for later processes ---- */
+
+typedef struct ac_case { hb_op op; const char *shape; hb_dtype dt; const char *env; } ac_case;
+static const ac_case ac_cases[] = {
+    {HB_OP_CONV2D, "batch=4 c=64 h=14 w=14 oc=64 kh=3 ph=1", HB_F16, NULL},
+    {HB_OP_CONV2D, "batch=3 c=32 h=10 w=10 oc=16 kh=1 layout=nhwc", HB_F32, NULL},
+    {HB_OP_CONV2D, "batch=2 c=8 h=15 w=13 oc=6 kh=3 ph=1", HB_TF32, NULL},
+    {HB_OP_CONV2D, "batch=4 c=64 h=14 w=14 oc=64 kh=3 ph=1", HB_BF16, "HB_CUDA_CONV_API=graph"},
+    {HB_OP_CONV2D, "batch=4 c=64 h=14 w=14 oc=64 kh=3 ph=1 layout=nhwc", HB_F16, "HB_CUDA_CONV_API=legacy"},
+    {HB_OP_ATTENTION, "batch=2 heads=8 kv_heads=2 seq=256 head_dim=64 causal=1", HB_F16, NULL},
+    {HB_OP_ATTENTION, "batch=1 heads=4 kv_heads=1 seq=128 kv_seq=384 head_dim=128 causal=1", HB_BF16, NULL},
+    {HB_OP_ATTENTION, "batch=2 heads=4 seq=77 head_dim=64", HB_F16, "HB_CUDA_ATTN=cudnn"},
+};
+#define AC_N (sizeof ac_cases / sizeof ac_cases[0])
+
+/* Every case once on a fresh instance (a new context: nothing chosen yet); state[i] gets its
+ * "algo_cache", impl[i] its impl (conv: the engine), chosen[i] conv_choice.chosen_ms or the attention
+ * note's cuDNN time, from_cache[i] conv_choice.from_cache. Outputs checked against the reference. */
+static void ac_pass(const char *tag, char state[][16], char impl[][128], double *chosen, int *from_cache, char note[][200])
+{
+    hb_instance fresh[8];
+    char why[256] = "";
+    const int n = g_ops->enumerate(fresh, 8, why, sizeof why);
+    assert_true(n > 0);
+    for (int i = 0; i < n; i++) if (!fresh[i].ops) fresh[i].ops = g_ops;
+    for (size_t k = 0; k < AC_N; k++) {
+        char env[64] = "";
+        if (ac_cases[k].env) { snprintf(env, sizeof env, "%s", ac_cases[k].env); *strchr(env, '=') = 0; setenv(env, strchr(ac_cases[k].env, '=') + 1, 1); }
+        hb_case c = mk(ac_cases[k].op, ac_cases[k].shape, ac_cases[k].dt, HB_ROUTE_PINNED);
+        double err = -1.0;
+        int64_t bad = 0;
+        hb_status st = run_case(&fresh[0], &c, &err, &bad);
+        if (env[0]) unsetenv(env);
+        char info[2048] = "";
+        assert_int_equal(g_ops->case_info(&fresh[0], &c, info, sizeof info), HB_OK);
+        printf("%s %-9s %-5s %-55s err %.2e %s\n", tag, hb_op_get(c.op)->name, hb_dtype_name(c.dtype), ac_cases[k].shape, err, info);
+        assert_int_equal(st, HB_OK);
+        assert_true(bad == 0 && err <= hb_op_tolerance(c.op, &c.shape, c.dtype));
+        json_t *j = json_loads(info, 0, NULL);
+        assert_non_null(j);
+        const char *a = json_string_value(json_object_get(j, "algo_cache")), *im = json_string_value(json_object_get(j, "impl"));
+        const char *nt = json_string_value(json_object_get(j, "algo_cache_note"));
+        const char *al = json_string_value(json_object_get(j, "algo"));
+        snprintf(state[k], 16, "%s", a ? a : "");
+        snprintf(note[k], 200, "%s", nt ? nt : "");
+        /* the engine: conv's impl names it; attention's algo starts with the cuDNN plan (or the own kernel) */
+        snprintf(impl[k], 128, "%s|%.60s", im ? im : "", c.op == HB_OP_ATTENTION && al ? al : "");
+        if (c.op == HB_OP_ATTENTION && strchr(impl[k], ';')) *strchr(impl[k], ';') = 0;
+        json_t *cc = json_object_get(j, "conv_choice");
+        chosen[k] = cc ? json_number_value(json_object_get(cc, "chosen_ms")) : 0;
+        from_cache[k] = cc ? json_is_true(json_object_get(cc, "from_cache")) : 0;
+        if (c.op == HB_OP_ATTENTION && al && strstr(al, "cudnn-sdpa ")) chosen[k] = atof(strstr(al, "cudnn-sdpa ") + 11);
+        json_decref(j);
+    }
+    for (int i = 0; i < n; i++) g_ops->close(&fresh[i]);
+}
+
+/* Apply fn to every entry file of dir (parsed; fn may change it, then it is stored again). */
+static int ac_edit(const char *dir, int (*fn)(hbac_entry *))
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *de;
+    int files = 0, edited = 0;
+    static char text[HBAC_FILE_MAX];
+    while ((de = readdir(d))) {
+        if (!strstr(de->d_name, ".algo")) continue;
+        files++;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        FILE *f = fopen(p, "rb");
+        assert_non_null(f);
+        const size_t n = fread(text, 1, sizeof text, f);
+        fclose(f);
+        hbac_entry e;
+        assert_int_equal(hbac_parse(text, n, NULL, &e, NULL, 0), HBAC_HIT);
+        if (!fn) { /* flip one byte in the middle */
+            text[n / 2] ^= 0x20;
+            f = fopen(p, "wb");
+            assert_non_null(f);
+            assert_int_equal(fwrite(text, 1, n, f), n);
+            fclose(f);
+            edited++;
+        } else if (fn(&e)) {
+            char why[300];
+            assert_int_equal(hbac_store(dir, &e, why, sizeof why), 0);
+            edited++;
+        }
+    }
+    closedir(d);
+    printf("algo cache: %d entries, %d edited\n", files, edited);
+    return files;
+}
+/* disagreeing entries: a graph-API conv entry and a forced-cuDNN attention entry name an engine that
+ * is not at their plan index; a legacy conv entry's algorithm number no longer matches its name */
+static int ac_disagree(hbac_entry *e)
+{
+    int64_t algo;
+    if ((strstr(e->key, "api=graph") && strstr(e->key, "op=conv2d")) || strstr(e->key, "force=cudnn"))
+        return hbac_set(e, "name", "no_such_engine") == 0;
+    if (strstr(e->key, "api=legacy") && !hbac_get_i64(e, "algo", 0, 7, &algo)) return hbac_set_i64(e, "algo", (algo + 1) % 8) == 0;
+    return 0;
+}
+
+static void test_algo_cache_gpu(void **state)
+{
+    (void)state;
+    need_gpu();
+    char dir[64] = "/tmp/hb_test_cuda_algocache.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("HB_ALGO_CACHE", dir, 1);
+    static char st[4][AC_N][16], im[4][AC_N][128], nt[AC_N][200];
+    static double ch[4][AC_N];
+    static int fc[4][AC_N];
+    ac_pass("miss", st[0], im[0], ch[0], fc[0], nt); /* the first process: chosen by timing, stored */
+    int cases = 0, attn = 0;
+    for (size_t k = 0; k < AC_N; k++) {
+        /* conv2d always chooses; an attention shape cuDNN refuses makes no choice (no field) */
+        if (ac_cases[k].op == HB_OP_CONV2D || st[0][k][0]) assert_string_equal(st[0][k], "miss");
+        cases += st[0][k][0] != 0;
+        attn += ac_cases[k].op == HB_OP_ATTENTION && st[0][k][0];
+    }
+    printf("algo cache: %d cases chose (%d attention)\n", cases, attn);
+    assert_int_equal(ac_edit(dir, NULL), cases); /* one entry per choice; each corrupted now */
+    ac_pass("fix ", st[1], im[1], ch[1], fc[1], nt); /* chosen afresh, rewritten */
+    for (size_t k = 0; k < AC_N; k++)
+        if (st[0][k][0]) { assert_string_equal(st[1][k], "miss"); assert_non_null(strstr(nt[k], "refused")); }
+    ac_pass("hit ", st[2], im[2], ch[2], fc[2], nt); /* later processes: the engine and times of "fix" */
+    ac_pass("hit ", st[3], im[3], ch[3], fc[3], nt);
+    for (size_t k = 0; k < AC_N; k++) {
+        if (!st[0][k][0]) continue;
+        for (int p = 2; p < 4; p++) {
+            assert_string_equal(st[p][k], "hit");
+            assert_string_equal(im[p][k], im[1][k]);
+            assert_true(fabs(ch[p][k] - ch[1][k]) <= 1e-3 * ch[1][k]);
+            if (ac_cases[k].op == HB_OP_CONV2D) assert_true(fc[p][k]);
+        }
+    }
+    ac_edit(dir, ac_disagree);
+    ac_pass("redo", st[2], im[2], ch[2], fc[2], nt); /* disagreeing entries chosen afresh, the others hit */
+    int redone = 0;
+    for (size_t k = 0; k < AC_N; k++) {
+        if (!st[0][k][0]) continue;
+        if (!strcmp(st[2][k], "miss")) { redone++; assert_non_null(strstr(nt[k], "not usable")); }
+        else assert_string_equal(st[2][k], "hit");
+    }
+    printf("algo cache: %d entries disagreed and were chosen afresh\n", redone);
+    assert_true(redone >= 2);
+    ac_pass("hit ", st[3], im[3], ch[3], fc[3], nt);
+    for (size_t k = 0; k < AC_N; k++)
+        if (st[0][k][0]) assert_string_equal(st[3][k], "hit");
+    unsetenv("HB_ALGO_CACHE");
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_convert_device_gpu(void **state)
 {
     (void)state;
@@ -591,6 +753,7 @@ int main(void)
         cmocka_unit_test(test_enumerate),
         cmocka_unit_test(test_supports),
         cmocka_unit_test(test_ops_gpu),
+        cmocka_unit_test(test_algo_cache_gpu),
         cmocka_unit_test(test_convert_device_gpu),
         cmocka_unit_test(test_info_and_timer_gpu),
         cmocka_unit_test(test_ceilings_gpu),

@@ -69,6 +69,11 @@ static void ab_usage(FILE *f)
         "                      is computed once and read back, checked, by every later process (HB_REF_CACHE\n"
         "                      in the runs' environment; an older build ignores it; docs/compare.md)\n"
         "  --no-ref-cache      compute the references in every process, as a plain `hybench run` does\n"
+        "  --algo-cache DIR    keep the CUDA plugin's algorithm choices in DIR (default OUT/algocache): a conv2d\n"
+        "                      or attention case is chosen by timing once, and every later process of either\n"
+        "                      build whose choice code is the same runs the same engine (HB_ALGO_CACHE in the\n"
+        "                      runs' environment; docs/backends.md)\n"
+        "  --no-algo-cache     choose afresh in every process (HB_ALGO_CACHE emptied for the runs)\n"
         "  --ceilings-each-round  measure the ceilings in every run (default: the first run measures them,\n"
         "                      later runs reuse them with `run --ceilings-from`, where the build has it)\n"
         "noise controls for both builds' processes (docs/compare.md, \"Between-process noise\"):\n"
@@ -175,8 +180,8 @@ int hb_cmd_ab(int argc, char **argv)
     hb_ab_noise no = {.threads = 1}; /* one thread, pinned to one CPU (below): the measured noise is lowest */
     int pin_set = 0;
     int no_share_ceil = 0, ncur_env = 0, lockstep = 1, duet = 0, prune = 1, subset_from = 6;
-    const char *redecide = NULL, *refcache = NULL;
-    int no_refcache = 0;
+    const char *redecide = NULL, *refcache = NULL, *algocache = NULL;
+    int no_refcache = 0, no_algocache = 0;
     char *cur_env[16];
     int max_rounds = AB_MAX_ROUNDS, quiet = 0, has_passes = 0, has_reps = 0, order_seed_set = 0;
     double budget = 840;
@@ -187,7 +192,7 @@ int hb_cmd_ab(int argc, char **argv)
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
            O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK, O_DUET, O_NOPRUNE, O_SUBFROM, O_REFC, O_NOREFC,
-           O_FWD0 = 512, O_FWD1 = 1024 };
+           O_ALGOC, O_NOALGOC, O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
     static const char *const fwd1[] = {"backend", "op", "mode", "route", "dtype", "filter", "batch", "budget", "ci-target",
@@ -204,8 +209,8 @@ int hb_cmd_ab(int argc, char **argv)
         {"no-normalize", 0, 0, O_NONORM}, {"redecide", 1, 0, O_REDECIDE},
         {"round-stat", 1, 0, O_RSTAT}, {"no-lockstep", 0, 0, O_NOLOCK}, {"duet", 0, 0, O_DUET},
         {"no-prune", 0, 0, O_NOPRUNE}, {"subset-from", 1, 0, O_SUBFROM}, {"ref-cache", 1, 0, O_REFC},
-        {"no-ref-cache", 0, 0, O_NOREFC}};
-    int nlo = 34;
+        {"no-ref-cache", 0, 0, O_NOREFC}, {"algo-cache", 1, 0, O_ALGOC}, {"no-algo-cache", 0, 0, O_NOALGOC}};
+    int nlo = 36;
     for (size_t i = 0; i < sizeof fwd0 / sizeof *fwd0; i++) lo[nlo++] = (struct option){fwd0[i], 0, 0, O_FWD0 + (int)i};
     for (size_t i = 0; i < sizeof fwd1 / sizeof *fwd1; i++) lo[nlo++] = (struct option){fwd1[i], 1, 0, O_FWD1 + (int)i};
     lo[nlo] = (struct option){0, 0, 0, 0};
@@ -262,6 +267,8 @@ int hb_cmd_ab(int argc, char **argv)
         case O_NOPRUNE: prune = 0; break;
         case O_REFC: refcache = optarg; if (!*optarg) { fprintf(stderr, "hybench ab: --ref-cache wants a directory\n"); bad = 1; } break;
         case O_NOREFC: no_refcache = 1; break;
+        case O_ALGOC: algocache = optarg; if (!*optarg) { fprintf(stderr, "hybench ab: --algo-cache wants a directory\n"); bad = 1; } break;
+        case O_NOALGOC: no_algocache = 1; break;
         case O_SUBFROM: subset_from = (int)strtol(optarg, &end, 10); if (*end || subset_from < 2 || subset_from > AB_MAX_ROUNDS) { fprintf(stderr, "hybench ab: --subset-from wants 2..%d\n", AB_MAX_ROUNDS); bad = 1; } break;
         case O_NONORM: ao.normalize = 0; break;
         case O_REDECIDE: redecide = optarg; break;
@@ -361,7 +368,7 @@ int hb_cmd_ab(int argc, char **argv)
     /* the references' on-disk cache: HB_REF_CACHE=DIR in both builds' runs (measure/refcache.h), then
      * each side's --cur-env (which may override it) */
     char refc_env[1300] = "";
-    char *side_env[2][17];
+    char *side_env[2][18];
     int nside_env[2] = {0, 0};
     if (!no_refcache) {
         if (refcache) snprintf(refc_env, sizeof refc_env, "HB_REF_CACHE=%s", refcache);
@@ -369,8 +376,21 @@ int hb_cmd_ab(int argc, char **argv)
         side_env[0][nside_env[0]++] = refc_env;
         side_env[1][nside_env[1]++] = refc_env;
     }
+    /* the CUDA plugin's algorithm-choice cache: HB_ALGO_CACHE=DIR in both builds' runs, one directory for
+     * both, so that a conv2d or attention case runs the same engine in every process of the gate (the
+     * key holds a hash of the choice's code: builds whose choice code differs keep apart); emptied with
+     * --no-algo-cache, so that one in the caller's environment does not apply either */
+    char algoc_env[1300] = "HB_ALGO_CACHE=";
+    if (!no_algocache) {
+        if (algocache) snprintf(algoc_env, sizeof algoc_env, "HB_ALGO_CACHE=%s", algocache);
+        else snprintf(algoc_env, sizeof algoc_env, "HB_ALGO_CACHE=%s/algocache", dir);
+    }
+    side_env[0][nside_env[0]++] = algoc_env;
+    side_env[1][nside_env[1]++] = algoc_env;
+    const char *algoc_dir = algoc_env + strlen("HB_ALGO_CACHE=");
     for (int i = 0; i < ncur_env; i++) side_env[1][nside_env[1]++] = cur_env[i];
     if (!redecide && refc_env[0]) fprintf(stderr, "hybench ab: f64 references cached in %s (--no-ref-cache: off)\n", refc_env + 13);
+    if (!redecide && algoc_dir[0]) fprintf(stderr, "hybench ab: CUDA algorithm choices cached in %s (--no-algo-cache: off)\n", algoc_dir);
     snprintf(ceilf, sizeof ceilf, "%s/ceilings.jsonl", dir);
     for (int s = 0; s < 2 && !redecide; s++) sides[s].has_ceilf = hb_ab_exe_has_option(sides[s].exe, "--ceilings-from");
     /* later rounds run only the cases still open (write_open_cases), where both builds take --cases-from */
@@ -543,6 +563,7 @@ int hb_cmd_ab(int argc, char **argv)
                                     "order_seed", (json_int_t)order_seed, "aslr", no.aslr, "threads", no.threads,
                                     "pinned", no.have_pin, "hugepages", no.hugepages);
             json_object_set_new(abm, "ref_cache", refc_env[0] ? json_string(refc_env + strlen("HB_REF_CACHE=")) : json_null());
+            json_object_set_new(abm, "algo_cache", algoc_dir[0] ? json_string(algoc_dir) : json_null());
             json_t *turns = json_array();
             for (int r = 0; r < rounds; r++) json_array_append_new(turns, json_integer(sides_steps[r][s]));
             json_object_set_new(abm, "lockstep_rounds", json_integer(lockstep_rounds));
@@ -632,6 +653,7 @@ int hb_cmd_ab(int argc, char **argv)
                 json_object_set_new(ab, "lockstep_rounds", json_integer(lockstep_rounds));
                 json_object_set_new(ab, "duet", json_boolean(duet));
                 json_object_set_new(ab, "ref_cache", refc_env[0] ? json_string(refc_env + strlen("HB_REF_CACHE=")) : json_null());
+                json_object_set_new(ab, "algo_cache", algoc_dir[0] ? json_string(algoc_dir) : json_null());
                 set_subset_json(ab, pruned_from, open_cases, rounds);
                 json_t *rs = json_array();
                 for (int r = 0; r < rounds; r++)

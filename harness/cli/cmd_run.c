@@ -76,6 +76,11 @@ static void usage(FILE *f, const char *cmd)
         "                     later processes: each one checked (key, checksum), a bad one recomputed; the\n"
         "                     records say \"reference_cache\" (docs/measurement.md). Default: HB_REF_CACHE,\n"
         "                     else off (hybench ab's rounds turn it on)\n"
+        "  --algo-cache DIR   keep the CUDA plugin's one-off algorithm choices (conv2d engines, attention's\n"
+        "                     cuDNN plan or own kernel) in DIR and reuse them in later processes: each\n"
+        "                     one checked, a bad one chosen afresh; the records say \"algo_cache\"\n"
+        "                     (docs/backends.md). Sets HB_ALGO_CACHE for the run's processes. Default:\n"
+        "                     HB_ALGO_CACHE, else off (hybench ab's rounds turn it on)\n"
         "  --force            replace FILE when it is an existing results file (never done without it)\n"
         "  --dry-run          print the parsed cases with shapes and FLOP counts, run nothing\n"
         "  Every option is checked: a value out of its range (NaN, inf, an empty list) is refused (exit 2).\n"
@@ -160,7 +165,7 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
     int has_budget = 0, has_ref = 0, has_reps = 0, has_passes = 0, has_maxs = 0, nranks = 1;
     enum { O_BACKEND = 256, O_OP, O_MODE, O_ROUTE, O_DTYPE, O_FILTER, O_QUICK, O_BATCH, O_BUDGET, O_CI, O_MINS, O_MAXS,
            O_COLD, O_NOIL, O_REFMAX, O_TMO, O_REPS, O_PASSES, O_SEED, O_OUT, O_DRY, O_FORCE, O_HELP,
-           O_ENERGY, O_CEILF, O_CASESF, O_RANKS, O_REFCACHE };
+           O_ENERGY, O_CEILF, O_CASESF, O_RANKS, O_REFCACHE, O_ALGOCACHE };
     static const struct option lo[] = {
         {"backend", 1, 0, O_BACKEND}, {"op", 1, 0, O_OP}, {"mode", 1, 0, O_MODE}, {"route", 1, 0, O_ROUTE},
         {"dtype", 1, 0, O_DTYPE}, {"filter", 1, 0, O_FILTER}, {"quick", 0, 0, O_QUICK}, {"batch", 1, 0, O_BATCH},
@@ -169,7 +174,7 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         {"case-timeout", 1, 0, O_TMO}, {"repetitions", 1, 0, O_REPS}, {"passes", 1, 0, O_PASSES}, {"seed", 1, 0, O_SEED}, {"out", 1, 0, O_OUT}, {"dry-run", 0, 0, O_DRY}, {"force", 0, 0, O_FORCE},
         {"help", 0, 0, O_HELP}, {"energy", 2, 0, O_ENERGY}, {"ceilings-from", 1, 0, O_CEILF},
         {"cases-from", 1, 0, O_CASESF}, {"ranks", 1, 0, O_RANKS},
-        {"ref-cache", 1, 0, O_REFCACHE}, {0, 0, 0, 0}};
+        {"ref-cache", 1, 0, O_REFCACHE}, {"algo-cache", 1, 0, O_ALGOCACHE}, {0, 0, 0, 0}};
     /* join argv for the metadata */
     size_t jl = 16;
     for (int i = 0; i < argc; i++) jl += strlen(argv[i]) + 1;
@@ -240,6 +245,10 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
             o.ref_cache = optarg;
             if (!*optarg) { fprintf(stderr, "hybench: --ref-cache wants a directory\n"); bad = 1; }
             break;
+        case O_ALGOCACHE:
+            o.algo_cache = optarg;
+            if (!*optarg) { fprintf(stderr, "hybench: --algo-cache wants a directory\n"); bad = 1; }
+            break;
         case O_DRY: o.dry_run = 1; break;
         case O_RANKS: bad |= !int_opt(optarg, "ranks", 1, 1024, &nranks); break;
         case O_HELP: case 'h': usage(stdout, cmd); return HB_EXIT_OK;
@@ -247,6 +256,13 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         }
     }
     if (!o.ref_cache && getenv("HB_REF_CACHE") && *getenv("HB_REF_CACHE")) o.ref_cache = getenv("HB_REF_CACHE");
+    /* the CUDA plugin reads HB_ALGO_CACHE itself (kernels/cuda/cuda_algocache.h), in this process and in
+     * every backend process and rank started from it, which inherit the environment */
+    if (o.algo_cache && !bad && setenv("HB_ALGO_CACHE", o.algo_cache, 1)) {
+        fprintf(stderr, "hybench %s: --algo-cache: cannot set HB_ALGO_CACHE\n", cmd);
+        bad = 1;
+    }
+    if (!o.algo_cache && getenv("HB_ALGO_CACHE") && *getenv("HB_ALGO_CACHE")) o.algo_cache = getenv("HB_ALGO_CACHE");
     if (o.quick) {
         /* --quick: a smaller per-case budget, cpu-ref timed only on small cases, and the pinned route
          * left out by default (pageable and zero-copy mapped remain), unless the options say otherwise */

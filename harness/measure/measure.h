@@ -44,6 +44,9 @@ typedef struct hb_options {
                                   (same instance name) instead of measuring them; NULL: measure */
     const char *ref_cache;     /* --ref-cache DIR or HB_REF_CACHE: the f64 references kept on disk there
                                   (measure/refcache.h); NULL or "": computed in every process */
+    const char *algo_cache;    /* --algo-cache DIR or HB_ALGO_CACHE: the CUDA plugin's algorithm choices
+                                  kept on disk there (the plugin reads HB_ALGO_CACHE, which cmd_run.c sets;
+                                  kernels/cuda/cuda_algocache.h); here only for the meta record */
     const char *cases_from;    /* --cases-from FILE: only the case keys listed there (hybench ab's later
                                   rounds: the cases not yet decided); NULL: every selected case */
     char *argv_joined;         /* for the metadata record */

@@ -160,6 +160,8 @@ json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads
         json_object_set_new(json_object_get(m, "options"), "cases_from", json_string(o->cases_from));
     if (o->ref_cache && *o->ref_cache) /* the f64 references' on-disk cache (refcache.h) */
         json_object_set_new(json_object_get(m, "options"), "ref_cache", json_string(o->ref_cache));
+    if (o->algo_cache && *o->algo_cache) /* the CUDA plugin's algorithm choices' cache (HB_ALGO_CACHE) */
+        json_object_set_new(json_object_get(m, "options"), "algo_cache", json_string(o->algo_cache));
     /* this process's place in a multi-process launch (core/launch.h): hb_ranks_merge (results/ranks.h)
      * reads it to tell which file is which rank */
     json_object_set_new(m, "launch", json_pack("{s:i,s:i,s:i}", "rank", hb_launch_rank(), "ranks", hb_launch_ranks(),

@@ -472,6 +472,9 @@ static hb_status run_op(hb_instance *inst, const hb_case *cs, hb_buf *const *in,
     c->last_algo[0] = 0;
     c->last_ws = 0;
     c->last_conv = nullptr;
+    c->last_cache = HBC_CACHE_NONE;
+    c->last_cache_check_ms = 0;
+    c->last_cache_note[0] = 0;
     hb_status st;
     /* conv2d, pooling, attention and collectives mark the timer's start themselves, after their host-side setup */
     if (op != HB_OP_CONV2D && op != HB_OP_MAXPOOL && op != HB_OP_AVGPOOL && op != HB_OP_ATTENTION && !hbc_is_coll(op))

@@ -3,8 +3,9 @@
  * called by cuda_backend.cu's run). conv2d is chosen once per (shape, dtype, memory) by measurement
  * (conv_choose) among cuDNN's legacy algorithms (cudnnFindConvolutionForwardAlgorithmEx), the graph
  * API's engines (cuda_conv.cpp) and the pipeline through the other layout (transforms with
- * cudnnTransformTensor or cuda_transpose.cu); pooling runs cudnnPoolingForward, or the own kernel
- * (cuda_kernels.cu) where cuDNN cannot.
+ * cudnnTransformTensor or cuda_transpose.cu), kept across processes by the algorithm-choice cache
+ * when HB_ALGO_CACHE is set (conv_choose: a later process builds only the recorded candidate);
+ * pooling runs cudnnPoolingForward, or the own kernel (cuda_kernels.cu) where cuDNN cannot.
  */
 #include "cuda/cuda_internal.h"
 
@@ -242,7 +243,7 @@ static size_t conv_ws_cap(hbc_ctx *c)
     return cap < free_b / 4 ? cap : free_b / 4;
 }
 
-/* Choose once per (shape, dtype, memory), by measurement: on the mapped route the operands are host
+/* The choice by measurement (once per shape, dtype and memory: conv_choose): on the mapped route the operands are host
  * memory read over the bus, where the best engine is another one (the H100 reference run took the
  * device-memory choice there and computed 1x1 tf32 conv 1.6x slower than the run before). The case's
  * layout ("native": NCHW, or NHWC for layout=nhwc) and the other one are both timed
@@ -259,24 +260,13 @@ static size_t conv_ws_cap(hbc_ctx *c)
  * case's tensors). All the times go to case_info (stored by layout: *_nchw_ms, *_nhwc_ms), so the gap
  * to the exhaustive best is in every record. HB_CUDA_CONV_NCHW_ONLY=1 skips the other layout for an
  * NCHW case, HB_CUDA_CONV_NATIVE_ONLY=1 for any case; HB_CUDA_CONV_API=legacy or =graph keeps one API. */
-static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, const conv_desc &d, const void *x,
-                             const void *w, void *y, hbc_conv_choice **out)
+static hb_status conv_choose_timed(hbc_ctx *c, const hb_case *cs, const conv_p &p, const conv_desc &d, const void *x,
+                                   const void *w, void *y, size_t cap, bool force_other, hbc_conv_choice *out)
 {
     const bool native_nhwc = cs->shape.layout == HB_LAYOUT_NHWC;
-    /* tests: HB_CUDA_CONV_FORCE_NHWC=1 (NCHW cases) or HB_CUDA_CONV_FORCE_OTHER=1 (any case) take the
-     * other-layout pipeline whenever it runs, chosen afresh and never cached, so that its transforms
-     * are checked against the reference too */
-    const bool force_other = (!native_nhwc && getenv("HB_CUDA_CONV_FORCE_NHWC")) || getenv("HB_CUDA_CONV_FORCE_OTHER");
-    for (int i = 0; i < c->nconv && i < HBC_CONV_CACHE && !force_other; i++)
-        if (c->conv[i].valid && c->conv[i].dtype == cs->dtype && c->conv[i].mapped == (cs->route == HB_ROUTE_MAPPED) &&
-            shape_eq(&c->conv[i].shape, &cs->shape)) {
-            *out = &c->conv[i];
-            return HB_OK;
-        }
     const char *api = getenv("HB_CUDA_CONV_API");
     const bool use_legacy = !(api && !strcmp(api, "graph")), use_graph = !(api && !strcmp(api, "legacy"));
     const int64_t dims[16] = {p.b, p.c, p.h, p.w, p.oc, p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw, p.g, p.oh, p.ow};
-    const size_t cap = conv_ws_cap(c);
     char why[200];
     hbc_conv_choice ch;
     memset(&ch, 0, sizeof ch);
@@ -377,6 +367,218 @@ static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, con
     ch.nhwc_pipe_ms = pipe;
     ch.chosen_ms = best;
     ch.valid = force_other ? 0 : 1;
+    *out = ch;
+    return HB_OK;
+}
+
+/* ---- the choice through the algorithm-choice cache (HB_ALGO_CACHE; cuda_choice_cache.cpp) ---- */
+
+static const char *dtype_key(hb_dtype d)
+{
+    return d == HB_F32 ? "f32" : d == HB_TF32 ? "tf32" : d == HB_F16 ? "f16" : d == HB_BF16 ? "bf16" : "?";
+}
+
+/* The key of case cs's conv2d choice into key[len]: hbc_cache_key_prefix, then every input of
+ * conv_choose_timed: the shape with hybench's defaults applied (p), dtype, the case's layout, mapped or
+ * device memory, the workspace cap and the knobs that change what is timed. false when it does not fit. */
+static bool conv_cache_key(hbc_ctx *c, const hb_case *cs, const conv_p &p, size_t cap, char *key, size_t len)
+{
+    char pre[700];
+    if (!hbc_cache_key_prefix(c, "conv2d", pre, sizeof pre)) return false;
+    const char *api = getenv("HB_CUDA_CONV_API"), *rtc = getenv("HB_CUDA_CONV_RTC");
+    const char *apis = api && !strcmp(api, "graph") ? "graph" : api && !strcmp(api, "legacy") ? "legacy" : "both";
+    const int k = snprintf(key, len,
+                           "%s;b=%lld;c=%lld;hw=%lldx%lld;oc=%lld;k=%lldx%lld;s=%lldx%lld;p=%lldx%lld;d=%lldx%lld;g=%lld;"
+                           "out=%lldx%lld;dtype=%s;layout=%s;mapped=%d;ws_cap=%zu;api=%s;rtc=%d;native_only=%d;nchw_only=%d;own_tr=%d",
+                           pre, (long long)p.b, (long long)p.c, (long long)p.h, (long long)p.w, (long long)p.oc, (long long)p.kh,
+                           (long long)p.kw, (long long)p.sh, (long long)p.sw, (long long)p.ph, (long long)p.pw, (long long)p.dh,
+                           (long long)p.dw, (long long)p.g, (long long)p.oh, (long long)p.ow, dtype_key(cs->dtype),
+                           cs->shape.layout == HB_LAYOUT_NHWC ? "nhwc" : "nchw", cs->route == HB_ROUTE_MAPPED ? 1 : 0, cap, apis,
+                           rtc && *rtc == '1' ? 1 : 0, getenv("HB_CUDA_CONV_NATIVE_ONLY") ? 1 : 0,
+                           getenv("HB_CUDA_CONV_NCHW_ONLY") ? 1 : 0, own_tr_fits(p) ? 1 : 0);
+    return k > 0 && (size_t)k < len;
+}
+
+/* The fields of choice ch (the entry's value): pipe (1: the other-layout pipeline), api (legacy or
+ * graph), algo and math (cudnnConvolutionFwdAlgo_t, cudnnMathType_t) or plan (the graph's plan index),
+ * name (the algorithm "ALGO/MATH" or the engine's name), ws, and the choice's times. Stored when every
+ * field is allowed; else ch->cache_note says it was not. */
+static void conv_to_cache(const char *key, hbc_conv_choice *ch)
+{
+    hbac_entry e;
+    int bad = hbac_init(&e, key);
+    if (!bad) {
+        bad |= hbac_set_i64(&e, "pipe", ch->nhwc ? 1 : 0);
+        bad |= hbac_set(&e, "api", ch->graph ? "graph" : "legacy");
+        if (ch->graph) {
+            bad |= hbac_set_i64(&e, "plan", hbc_conv_graph_plan(ch->g));
+            bad |= hbac_set(&e, "name", hbc_conv_graph_name(ch->g));
+        } else {
+            bad |= hbac_set_i64(&e, "algo", (int64_t)ch->algo);
+            bad |= hbac_set_i64(&e, "math", (int64_t)ch->math);
+            bad |= hbac_set(&e, "name", ch->name);
+        }
+        bad |= hbac_set_i64(&e, "ws", (int64_t)ch->ws_bytes);
+        bad |= hbac_set_f(&e, "chosen_ms", ch->chosen_ms);
+        bad |= hbac_set_f(&e, "legacy_nchw_ms", ch->legacy_nchw_ms);
+        bad |= hbac_set_f(&e, "graph_nchw_ms", ch->graph_nchw_ms);
+        bad |= hbac_set_f(&e, "legacy_nhwc_ms", ch->legacy_nhwc_ms);
+        bad |= hbac_set_f(&e, "graph_nhwc_ms", ch->graph_nhwc_ms);
+        bad |= hbac_set_f(&e, "pipe_ms", ch->nhwc_pipe_ms);
+        bad |= hbac_set_i64(&e, "graph_nchw_n", ch->graph_nchw_n);
+        bad |= hbac_set_i64(&e, "graph_nhwc_n", ch->graph_nhwc_n);
+    }
+    if (bad) {
+        const size_t j = strlen(ch->cache_note);
+        snprintf(ch->cache_note + j, sizeof ch->cache_note - j, "%snot stored: a field the entry format refuses", j ? "; " : "");
+        return;
+    }
+    hbc_cache_store(&e, ch->cache_note, sizeof ch->cache_note);
+}
+
+/* Rebuild the choice a sound entry e of this case's key recorded, without timing the candidates: the
+ * legacy algorithm (its name checked against the enums, its workspace asked of cuDNN) or the graph
+ * built at the recorded plan index only (hbc_conv_graph_build_at checks the engine's name), in the
+ * layout recorded; then run as the case will run it (hbc_time_best: the check, its time kept in
+ * cache_check_ms). HB_OK with *ch filled (owns its graph; cache HIT, the times the entry's); HB_ESKIP
+ * with why[wl] when a field is missing or out of range or anything disagrees (the caller then chooses
+ * afresh and overwrites the entry); HB_EDEVICE after a sticky error. */
+static hb_status conv_from_cache(hbc_ctx *c, const hb_case *cs, const conv_p &p, const conv_desc &d, const void *x,
+                                 const void *w, void *y, size_t cap, const hbac_entry &e, hbc_conv_choice *ch, char *why,
+                                 size_t wl)
+{
+    memset(ch, 0, sizeof *ch);
+    const bool native_nhwc = cs->shape.layout == HB_LAYOUT_NHWC;
+    int64_t pipe = 0, algo = 0, math = 0, plan = -1, gn1 = 0, gn2 = 0;
+    double f[6];
+    const char *api = hbac_get(&e, "api"), *name = hbac_get(&e, "name");
+    static const char *const fn[6] = {"chosen_ms", "legacy_nchw_ms", "graph_nchw_ms", "legacy_nhwc_ms", "graph_nhwc_ms", "pipe_ms"};
+    bool ok = api && name && (!strcmp(api, "graph") || !strcmp(api, "legacy")) && !hbac_get_i64(&e, "pipe", 0, 1, &pipe) &&
+              !hbac_get_i64(&e, "graph_nchw_n", 0, 1 << 20, &gn1) && !hbac_get_i64(&e, "graph_nhwc_n", 0, 1 << 20, &gn2);
+    for (int i = 0; i < 6 && ok; i++) ok = !hbac_get_f(&e, fn[i], &f[i]) && f[i] >= 0 && f[i] < 1e9;
+    const bool graph = ok && !strcmp(api, "graph");
+    if (ok && graph) ok = !hbac_get_i64(&e, "plan", 0, 1 << 20, &plan);
+    if (ok && !graph)
+        ok = !hbac_get_i64(&e, "algo", 0, CUDNN_CONVOLUTION_FWD_ALGO_COUNT - 1, &algo) && !hbac_get_i64(&e, "math", 0, 255, &math) &&
+             (math == CUDNN_DEFAULT_MATH || math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ||
+              math == CUDNN_FMA_MATH);
+    if (!ok) { snprintf(why, wl, "a field is missing or out of range"); return HB_ESKIP; }
+    ch->shape = cs->shape;
+    ch->dtype = cs->dtype;
+    ch->mapped = cs->route == HB_ROUTE_MAPPED;
+    ch->nhwc = (int)pipe;
+    ch->graph = graph ? 1 : 0;
+    conv_nhwc n;
+    memset(&n, 0, sizeof n);
+    if (pipe && conv_nhwc_make(c, p, cs->dtype, native_nhwc, &n) != HB_OK) {
+        if (c->sticky) return HB_EDEVICE;
+        snprintf(why, wl, "the other layout's descriptors or copies could not be made");
+        return HB_ESKIP;
+    }
+    hb_status st = HB_OK;
+    if (graph) {
+        const int64_t dims[16] = {p.b, p.c, p.h, p.w, p.oc, p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw, p.g, p.oh, p.ow};
+        const int layout = pipe ? (native_nhwc ? 0 : 1) : (native_nhwc ? 1 : 0);
+        st = hbc_conv_graph_build_at(c, cs->dtype, layout, dims, cap, plan, name, &ch->g, why, wl);
+        if (st == HB_OK) ch->ws_bytes = hbc_conv_graph_ws(ch->g);
+    } else {
+        ch->algo = (cudnnConvolutionFwdAlgo_t)algo;
+        ch->math = (cudnnMathType_t)math;
+        char nm[112];
+        snprintf(nm, sizeof nm, "%s/%s", conv_algo_name(ch->algo), math_name(ch->math));
+        const conv_desc &dd = pipe ? n.d : d;
+        size_t wsb = 0;
+        if (strcmp(nm, name)) { snprintf(why, wl, "algorithm %s is named %s now", name, nm); st = HB_ESKIP; }
+        else if (cudnnSetConvolutionMathType(dd.cv, ch->math) != CUDNN_STATUS_SUCCESS ||
+                 cudnnGetConvolutionForwardWorkspaceSize(c->dnn, dd.x, dd.w, dd.cv, dd.y, ch->algo, &wsb) != CUDNN_STATUS_SUCCESS) {
+            snprintf(why, wl, "cuDNN does not offer %s for this shape now", name);
+            st = HB_ESKIP;
+        } else if (wsb > cap) {
+            snprintf(why, wl, "%s needs %zu workspace bytes, over the cap %zu", name, wsb, cap);
+            st = HB_ESKIP;
+        }
+        ch->ws_bytes = wsb;
+    }
+    if (st == HB_OK) snprintf(ch->name, sizeof ch->name, "%s", name);
+    /* the check: the candidate run as the case will run it */
+    float t = 0;
+    if (st == HB_OK && ch->ws_bytes) st = hbc_grow(c, &c->dnn_ws, &c->dnn_ws_bytes, ch->ws_bytes);
+    if (st == HB_OK && pipe)
+        st = hbc_time_best(c, [&]() { return conv_exec_nhwc(c, n, *ch, x, w, y, p, own_tr_fits(p), native_nhwc); }, &t);
+    else if (st == HB_OK)
+        st = hbc_time_best(c, [&]() { return conv_exec_choice(c, *ch, d, x, w, y); }, &t);
+    if (pipe) conv_nhwc_free(&n);
+    if (c->sticky) { conv_choice_clear(ch); return HB_EDEVICE; }
+    if (st != HB_OK) {
+        (void)cudaGetLastError();
+        if (!why[0]) snprintf(why, wl, "the recorded candidate %s failed to run", name);
+        conv_choice_clear(ch);
+        return HB_ESKIP;
+    }
+    ch->chosen_ms = (float)f[0];
+    ch->legacy_nchw_ms = (float)f[1]; ch->graph_nchw_ms = (float)f[2];
+    ch->legacy_nhwc_ms = (float)f[3]; ch->graph_nhwc_ms = (float)f[4];
+    ch->nhwc_pipe_ms = (float)f[5];
+    ch->graph_nchw_n = (int)gn1; ch->graph_nhwc_n = (int)gn2;
+    ch->cache = HBC_CACHE_HIT;
+    ch->cache_check_ms = t;
+    ch->valid = 1;
+    return HB_OK;
+}
+
+/* Choose once per (shape, dtype, memory) and keep the choice in c->conv: the one in c->conv when there,
+ * else, with HB_ALGO_CACHE on, the entry of this case's key (conv_from_cache), else by timing
+ * (conv_choose_timed), whose result is then stored as the key's entry (conv_to_cache). The test knobs
+ * HB_CUDA_CONV_FORCE_NHWC / _FORCE_OTHER choose afresh every time and never touch the cache. */
+static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, const conv_desc &d, const void *x,
+                             const void *w, void *y, hbc_conv_choice **out)
+{
+    const bool native_nhwc = cs->shape.layout == HB_LAYOUT_NHWC;
+    /* tests: HB_CUDA_CONV_FORCE_NHWC=1 (NCHW cases) or HB_CUDA_CONV_FORCE_OTHER=1 (any case) take the
+     * other-layout pipeline whenever it runs, chosen afresh and never cached, so that its transforms
+     * are checked against the reference too */
+    const bool force_other = (!native_nhwc && getenv("HB_CUDA_CONV_FORCE_NHWC")) || getenv("HB_CUDA_CONV_FORCE_OTHER");
+    for (int i = 0; i < c->nconv && i < HBC_CONV_CACHE && !force_other; i++)
+        if (c->conv[i].valid && c->conv[i].dtype == cs->dtype && c->conv[i].mapped == (cs->route == HB_ROUTE_MAPPED) &&
+            shape_eq(&c->conv[i].shape, &cs->shape)) {
+            *out = &c->conv[i];
+            return HB_OK;
+        }
+    const size_t cap = conv_ws_cap(c);
+    hbc_conv_choice ch;
+    memset(&ch, 0, sizeof ch);
+    char key[HBAC_KEY_MAX] = "", note[sizeof ch.cache_note] = "";
+    int state = HBC_CACHE_OFF;
+    bool hit = false;
+    if (hbac_dir() && force_other) {
+        snprintf(note, sizeof note, "HB_CUDA_CONV_FORCE_NHWC/_OTHER: chosen afresh, never cached");
+    } else if (hbac_dir()) {
+        state = HBC_CACHE_MISS;
+        if (!conv_cache_key(c, cs, p, cap, key, sizeof key)) {
+            state = HBC_CACHE_OFF;
+            snprintf(note, sizeof note, "the key does not fit: not cached");
+        } else {
+            hbac_entry *e = (hbac_entry *)malloc(sizeof *e);
+            if (e && hbc_cache_load(key, e, note, sizeof note) == HBAC_HIT) {
+                char why[200] = "";
+                hb_status st = conv_from_cache(c, cs, p, d, x, w, y, cap, *e, &ch, why, sizeof why);
+                if (st == HB_OK) hit = true;
+                else if (st != HB_ESKIP) { free(e); return st; }
+                else {
+                    hbc_cache_clean(why);
+                    fprintf(stderr, "hb_cuda: algo cache: conv2d entry not usable (%s): chosen afresh and replaced\n", why);
+                    snprintf(note, sizeof note, "entry not usable (%s): chosen afresh", why);
+                }
+            }
+            free(e);
+        }
+    }
+    if (!hit) {
+        HBC_TRY(conv_choose_timed(c, cs, p, d, x, w, y, cap, force_other, &ch));
+        ch.cache = state;
+        snprintf(ch.cache_note, sizeof ch.cache_note, "%s", note);
+        if (state == HBC_CACHE_MISS) conv_to_cache(key, &ch);
+    }
     /* append; when full, overwrite round-robin */
     hbc_conv_choice *slot = &c->conv[c->nconv < HBC_CONV_CACHE ? c->nconv : c->nconv % HBC_CONV_CACHE];
     c->nconv++;
@@ -420,6 +622,9 @@ hb_status run_conv(hbc_ctx *c, const hb_case *cs, const void *x, const void *w, 
                      native_nhwc ? "NHWC->NCHW->NHWC" : "NCHW->NHWC->NCHW", tr);
         c->last_ws = ch->ws_bytes + (ch->nhwc ? c->conv_tmp_bytes : 0);
         c->last_conv = ch;
+        c->last_cache = ch->cache;
+        c->last_cache_check_ms = ch->cache_check_ms;
+        snprintf(c->last_cache_note, sizeof c->last_cache_note, "%s", ch->cache_note);
     }
     conv_desc_free(&d);
     return st;

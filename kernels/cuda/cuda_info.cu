@@ -125,12 +125,25 @@ hb_status cuda_case_info(hb_instance *inst, const hb_case *cs, char *buf, size_t
                               "\"graph_nchw_engines\":%d,\"legacy_nhwc_ms\":%.5g,\"graph_nhwc_ms\":%.5g,"
                               "\"graph_nhwc_engines\":%d,\"%s\":%.5g,\"exhaustive_best_ms\":%.5g,"
                               "\"exhaustive_best_layout\":\"%s\",\"exhaustive_best_either_ms\":%.5g,"
-                              "\"exhaustive_best_over_chosen\":%.4g}",
+                              "\"exhaustive_best_over_chosen\":%.4g%s}",
                               nhwc ? "nhwc" : "nchw", (double)v->chosen_ms, (double)v->legacy_nchw_ms, (double)v->graph_nchw_ms,
                               v->graph_nchw_n, (double)v->legacy_nhwc_ms, (double)v->graph_nhwc_ms, v->graph_nhwc_n,
                               nhwc ? "nchw_pipeline_ms" : "nhwc_pipeline_ms", (double)v->nhwc_pipe_ms, (double)ex,
                               nhwc ? "nhwc" : "either", (double)ex_all,
-                              v->chosen_ms > 0 ? (double)(ex / v->chosen_ms) : 0.0);
+                              v->chosen_ms > 0 ? (double)(ex / v->chosen_ms) : 0.0,
+                              v->cache == HBC_CACHE_HIT ? ",\"from_cache\":true" : "");
+    }
+    /* the algorithm-choice cache (HB_ALGO_CACHE, cuda_choice_cache.cpp), for a case that made a one-off
+     * choice (conv2d, f16/bf16 attention): how it was obtained; on a hit the choice's times above (and
+     * attention's in "algo") are the original process's, read from the entry, and algo_cache_check_ms
+     * is the chosen implementation timed here, the check that it runs */
+    const char *cst = hbc_cache_state_name(c->last_cache);
+    if (cst && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"algo_cache\":\"%s\"", cst);
+    if (cst && c->last_cache == HBC_CACHE_HIT && j < len)
+        j += (size_t)snprintf(buf + j, len - j, ",\"algo_cache_check_ms\":%.5g", (double)c->last_cache_check_ms);
+    if (cst && c->last_cache_note[0] && j < len) {
+        char esc[400];
+        j += (size_t)snprintf(buf + j, len - j, ",\"algo_cache_note\":\"%s\"", json_escape(c->last_cache_note, esc, sizeof esc));
     }
     if (c->gate_on && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"device_timer\":\"events, launch-gated\"");
     if (c->enqueue_n > 0 && j < len) {

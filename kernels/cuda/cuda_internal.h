@@ -27,6 +27,7 @@
 #include <stddef.h>
 
 #include "core/backend.h"
+#include "cuda/cuda_algocache.h"
 
 /* Storage element kinds on the device (tf32 stores f32). */
 enum hbc_elem { HBC_F32 = 0, HBC_F16 = 1, HBC_BF16 = 2 };
@@ -57,6 +58,13 @@ struct hbc_conv_choice {
      * no transforms) and the other-layout pipeline (nhwc_pipe_ms); 0 = not available */
     float legacy_nchw_ms, graph_nchw_ms, legacy_nhwc_ms, graph_nhwc_ms, nhwc_pipe_ms, chosen_ms;
     int graph_nchw_n, graph_nhwc_n; /* engines timed */
+    /* the algorithm-choice cache (HB_ALGO_CACHE, cuda_choice_cache.cpp): HBC_CACHE_OFF/MISS/HIT; on a
+     * hit the times above are the original choice's, read from the entry, and cache_check_ms is the
+     * chosen candidate timed in this process (the check that it runs); cache_note: why an entry was
+     * refused or not stored, or why the cache does not apply ("" when none) */
+    int cache;
+    float cache_check_ms;
+    char cache_note[160];
 };
 #define HBC_CONV_CACHE 64
 
@@ -93,6 +101,12 @@ struct hbc_ctx {
     char last_algo[512];
     void *sdpa;                /* cuDNN SDPA graph cache (cuda_sdpa.cpp), freed by hbc_sdpa_free */
     size_t last_ws;
+    /* the last run's one-off choice and the algorithm-choice cache (case_info's "algo_cache"):
+     * HBC_CACHE_NONE when the case made no choice, else OFF/MISS/HIT with the check time of a hit and
+     * the note (hbc_conv_choice's fields of the same names) */
+    int last_cache;
+    float last_cache_check_ms;
+    char last_cache_note[160];
     /* host seconds from run() entry until its device work was all enqueued (the host timer's share
      * that the launch-gated device timer excludes), for the last enqueue_n (at most HBC_ENQ_KEEP)
      * runs since the last case_info, which reports their median: a case's first run also chooses
@@ -303,6 +317,38 @@ size_t hbc_conv_graph_ws(const hbc_conv_graph *p);
 const char *hbc_conv_graph_name(const hbc_conv_graph *p);
 void hbc_conv_graph_free(hbc_conv_graph *p);
 
+/* Build only plan `index` of the graph hbc_conv_graph_tune would build for the same arguments (a
+ * choice read from the algorithm-choice cache): the same graph and deselections, then the engine at
+ * index checked to be `name` (as hbc_conv_graph_name gives it) before build_plan_at_index builds it.
+ * Nothing is timed or run. *out (caller owns; hbc_conv_graph_free) on HB_OK; HB_ESKIP with why when
+ * the index is out of range, the name differs, the build fails or its workspace passes ws_cap (the
+ * caller then chooses afresh); HB_EDEVICE after a sticky error. */
+hb_status hbc_conv_graph_build_at(hbc_ctx *c, hb_dtype dt, int nhwc, const int64_t dims[16], size_t ws_cap, int64_t index,
+                                  const char *name, hbc_conv_graph **out, char *why, size_t whylen);
+/* The plan index of p among the graph's engine configurations (-1 for NULL). */
+int64_t hbc_conv_graph_plan(const hbc_conv_graph *p);
+
+/* ---- the algorithm-choice cache's CUDA side (cuda_choice_cache.cpp; the files: cuda_algocache.h) ---- */
+/* How a case's one-off implementation choice was obtained (case_info's "algo_cache"). */
+enum { HBC_CACHE_NONE = 0, /* the case makes no choice: no field */
+       HBC_CACHE_OFF,      /* HB_ALGO_CACHE unset, or a choice the cache never keeps: timed here */
+       HBC_CACHE_MISS,     /* no sound entry: timed here, and the entry written */
+       HBC_CACHE_HIT };    /* read from a sound entry and checked: only the chosen candidate built */
+/* "off", "miss", "hit"; NULL for HBC_CACHE_NONE or anything else. */
+const char *hbc_cache_state_name(int s);
+/* Replace every byte of s outside 0x20..0x7e, and '"' and '\\', by '?' (for keys, values, JSON). */
+void hbc_cache_clean(char *s);
+/* The start of every key of instance c into buf (size len): "hbac1;dev=<name>;cc=<major.minor>;sms=;
+ * mem_mib=;driver=;runtime=;cudnn=;cublas=;fe=;code=<the Makefile's hash of op's choice sources>;
+ * op=<op>" (op "conv2d" or "attention"). false when it does not fit. c must be ready. */
+bool hbc_cache_key_prefix(hbc_ctx *c, const char *op, char *buf, size_t len);
+/* Look key up in HB_ALGO_CACHE's directory: HBAC_HIT with *e; HBAC_MISS (cache off, no entry, another
+ * key); HBAC_CORRUPT (named on stderr, and note[len] says so; the caller chooses afresh and stores). */
+int hbc_cache_load(const char *key, hbac_entry *e, char *note, size_t len);
+/* Store e in HB_ALGO_CACHE's directory (nothing when off); a failure is printed once per process and
+ * appended to note[len]. */
+void hbc_cache_store(const hbac_entry *e, char *note, size_t len);
+
 /* ---- attention through cuDNN's fused SDPA (cuda_sdpa.cpp) ---- */
 /* The implementation chosen for one attention case: cudnn != NULL runs cuDNN's SDPA graph (cached in
  * c->sdpa, workspace ws bytes already in c->dnn_ws), else the own kernel; note says why (both times
@@ -311,6 +357,10 @@ struct hbc_attn_plan {
     void *cudnn;
     size_t ws;
     char note[224];
+    int cache;               /* HBC_CACHE_NONE (no choice: f32, HB_CUDA_ATTN=own|split, cuDNN refused), else
+                                how the choice was obtained: OFF / MISS / HIT (hbc_ctx's last_cache) */
+    float cache_check_ms;    /* a hit: the chosen implementation timed in this process (the check) */
+    char cache_note[160];
 };
 /* Host-side set-up of an attention case, before the launch gate (it may build a cuDNN graph, grow
  * the workspace and, on a shape's first run, time cuDNN against the own kernel on these buffers,
