@@ -50,5 +50,6 @@ print("%s: exit %s after %s s; %s rounds (stopped at %s; subset from round %s), 
       "verdict %s, %s compared, counts %s, undecided %s" % (name, rc, secs, ab.get("rounds"), ab.get("stopped_at"),
       ab.get("subset_from_round"), " ".join(rs), s.get("verdict"), s.get("tested"), json.dumps(s.get("counts")), ab.get("undecided")))
 EOF
-tar czf "$OUT/$NAME.tar.gz" -C "$W" . 2>/dev/null
+# the rounds' results files stay behind (tens of MB); base.jsonl and cur.jsonl hold every round's medians
+tar czf "$OUT/$NAME.tar.gz" -C "$W" --exclude "rounds/*.jsonl" --exclude "refcache" --exclude "algocache" . 2>/dev/null
 exit $rc
