@@ -9,12 +9,12 @@
  * causal: query i sees keys j <= i + (kv_seq - seq) (hbk_attn_keys), a row that sees no key is 0.
  * f32, caller-owned, dense.
  *
- * Width: 16 (attn_run_avx512, built with -mavx512f -mfma into every x86-64 build) where the CPU has
- * AVX-512F and the OS saves its state (__builtin_cpu_supports, decided once per process), else 8
- * (attn_run_w8, this file, the build's -march). So a binary built for AVX2 (the GPU machine's
- * x86-64-v3 bundle) runs 16 wide on an AVX-512 Xeon, and an AVX-512 build runs the same 16-wide code.
- * HB_CPU_ATTN_ISA=avx2 (read per call; when unset, HB_CPU_ISA=avx2, the gelu/silu knob, does the
- * same) forces 8 wide, so that tests check both where the CPU allows. The case's impl names the width
+ * Width: 8 (attn_run_w8, this file, the build's -march) unless HB_CPU_ATTN_ISA=avx512 (read per call;
+ * when unset, HB_CPU_ISA=avx512 does the same) asks for 16 (attn_run_avx512, built with -mavx512f
+ * -mfma into every x86-64 build) and the CPU has AVX-512F with the OS saving its state
+ * (__builtin_cpu_supports, decided once per process). 16 is not the default: measured on an AVX-512
+ * Xeon (attn_pick_width) it ran slower than 8. The knob lets tests and users run both where the CPU
+ * allows. The case's impl names the width
  * that ran (attn_impl): own-flash[-sleef]-avx512 (16), own-flash[-sleef]-avx2 (8 on an AVX2 build),
  * own-flash[-sleef] (8 on another build); "-sleef" where exp2 is SLEEF's.
  */
@@ -43,9 +43,10 @@ static int cpu_has_avx512f(void)
 
 int attn_pick_width(int cpu_avx512, int built, const char *force)
 {
-    if (force && !strcmp(force, "avx2"))
-        return 8;
-    return cpu_avx512 && built ? 16 : 8;
+    /* 8 wide unless asked: on the one AVX-512 CPU measured (the lent H200 machine's Xeon, 32 threads,
+     * 2026-11-26) the 16-wide body ran 1.35x (b1 h32 s128), 1.8x (causal s256) and 2.2x (decode, kv
+     * 512) slower than the 8-wide one in the same call (docs/pytorch.md) */
+    return force && !strcmp(force, "avx512") && cpu_avx512 && built ? 16 : 8;
 }
 
 /* The force knob: HB_CPU_ATTN_ISA, else HB_CPU_ISA, else NULL (read per call). */
