@@ -217,7 +217,7 @@ $(BUILD)/kernels/cuda/cuda_choice_cache.cpp.o: CUDA_CXXDEFS = -DHBC_CONV_CHOICE_
 $(BUILD)/kernels/cuda/cuda_choice_cache.cpp.o: $(CONV_CHOICE_SRCS) $(ATTN_CHOICE_SRCS)
 $(BUILD)/hb_cuda.so: $(patsubst %.cu,$(BUILD)/%.cu.o,$(CUDA_SRC)) $(patsubst %.cpp,$(BUILD)/%.cpp.o,$(CUDA_CXXSRC)) \
                      $(patsubst %.c,$(BUILD)/%.o,$(CUDA_CSRC))
-	$(NVCC) -shared -o $@ $^ -L$(CUDA_HOME)/lib64 -lcudart -lcublas -lcublasLt -lcudnn -ldl \
+	$(NVCC) -shared -o $@ $^ -L$(CUDA_HOME)/lib64 -lcudart -lcublas -lcublasLt -lcudnn -ljansson -ldl \
 	  -Xlinker -rpath -Xlinker '$$ORIGIN'
 
 # Each test links the layer it tests and the layers below it (TEST_TOP_<name>, default: cli, all).

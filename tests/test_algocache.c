@@ -4,8 +4,9 @@
  *   - random entries (key, names, values, integers, numbers) written and read back are identical,
  *     in memory (serialize/parse) and on disk (store/load);
  *   - every single flipped byte and every truncation of an entry is refused (HBAC_CORRUPT), so is
- *     text after the sum; a file with a right sum but a broken line (duplicate name, bad name, no
- *     value, no key line) is refused too: the parse is strict beyond the checksum;
+ *     text after the object; an entry with a right sum but outside the format (a duplicate name, a bad
+ *     name, a value not a string, an empty key, another format or version, a control byte, a member
+ *     more or missing) is refused too: the parse is strict beyond the checksum;
  *   - another key under the file's name is a miss, no file is a miss;
  *   - keys, names and values outside the format are refused when set, and numbers outside their range
  *     or malformed when read;
@@ -14,6 +15,7 @@
  * The directory is a new temporary one per test.
  */
 #include <dirent.h>
+#include <jansson.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <math.h>
@@ -96,13 +98,15 @@ static void rnd_entry(hbac_entry *e)
     }
 }
 
+/* the same key and the same named fields (a set: the file keeps them sorted by name) */
 static void assert_same(const hbac_entry *a, const hbac_entry *b)
 {
     assert_string_equal(a->key, b->key);
     assert_int_equal(a->n, b->n);
     for (int i = 0; i < a->n; i++) {
-        assert_string_equal(a->name[i], b->name[i]);
-        assert_string_equal(a->value[i], b->value[i]);
+        const char *v = hbac_get(b, a->name[i]);
+        if (!v) fail_msg("field %s lost", a->name[i]);
+        assert_string_equal(a->value[i], v);
     }
 }
 
@@ -191,10 +195,20 @@ static void test_every_flip_and_truncation_refused(void **state)
     }
 }
 
-/* text + its sum line, as a writer that skipped the checks would make it */
-static size_t with_sum(const char *body, char *out, size_t len)
+/* An entry's text as a writer that skipped the checks would make it: fields_json (raw, kept as it is
+ * in the text), key, format and version as given, and the sum of what a parse of the fields (the last
+ * of duplicate names) and the key give. */
+static size_t entry_text(const char *fields_json, const char *key, const char *format, int version, char *out, size_t len)
 {
-    int k = snprintf(out, len, "%ssum %016" PRIx64 "\n", body, hbac_fnv1a(body, strlen(body), HBAC_FNV_START));
+    json_t *f = json_loads(fields_json, JSON_ALLOW_NUL, NULL);
+    assert_non_null(f);
+    json_t *body = json_pack("{s:o,s:s}", "fields", f, "key", key);
+    char *bt = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_non_null(bt);
+    int k = snprintf(out, len, "{\"fields\":%s,\"format\":\"%s\",\"key\":\"%s\",\"sum\":\"%016" PRIx64 "\",\"version\":%d}", fields_json, format,
+                     key, hbac_fnv1a(bt, strlen(bt), HBAC_FNV_START), version);
+    free(bt);
+    json_decref(body);
     assert_true(k > 0 && (size_t)k < len);
     return (size_t)k;
 }
@@ -205,27 +219,36 @@ static void test_strict_beyond_sum(void **state)
     char t[4096];
     hbac_entry out;
     char why[200];
-    size_t n = with_sum("hybench-algo-cache 1\nkey abc\nplan 3\nname eng0\n", t, sizeof t);
+    size_t n = entry_text("{\"name\":\"eng0\",\"plan\":\"3\"}", "abc", "hybench-algo-cache", 1, t, sizeof t);
     assert_int_equal(hbac_parse(t, n, "abc", &out, why, sizeof why), HBAC_HIT);
     assert_string_equal(hbac_get(&out, "name"), "eng0");
-    static const char *const bodies[] = {
-        "hybench-algo-cache 1\nkey abc\nplan 3\nplan 4\n",      /* duplicate name */
-        "hybench-algo-cache 1\nkey abc\nPlan 3\n",              /* bad name */
-        "hybench-algo-cache 1\nkey abc\nplan\n",                /* no value */
-        "hybench-algo-cache 1\n",                               /* no key line */
-        "hybench-algo-cache 1\nkey \n",                         /* empty key */
-        "hybench-algo-cache 2\nkey abc\n",                      /* another format */
-        "hybench-algo-cache 1\nkey abc\nname a\tb\n",           /* a control byte */
-        "hybench-algo-cache 1\nkey abc\nname \xc3\xa9\n",       /* not ASCII */
+    static const struct { const char *fields, *key, *format; int version; } bad[] = {
+        {"{\"plan\":\"3\",\"plan\":\"4\"}", "abc", "hybench-algo-cache", 1}, /* duplicate name */
+        {"{\"Plan\":\"3\"}", "abc", "hybench-algo-cache", 1},                  /* bad name */
+        {"{\"plan\":3}", "abc", "hybench-algo-cache", 1},                      /* a value not a string */
+        {"{}", "", "hybench-algo-cache", 1},                                   /* empty key */
+        {"{}", "abc", "hybench-algo-cache", 2},                                /* another version */
+        {"{}", "abc", "hybench-algo-cache-x", 1},                              /* another format */
+        {"{\"name\":\"a\\tb\"}", "abc", "hybench-algo-cache", 1},             /* a control byte */
+        {"{\"name\":\"\xc3\xa9\"}", "abc", "hybench-algo-cache", 1},          /* not ASCII */
+        {"{\"name\":\"a\\u0000b\"}", "abc", "hybench-algo-cache", 1},         /* a NUL inside */
+        {"[]", "abc", "hybench-algo-cache", 1},                                /* fields not an object */
     };
-    for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
-        n = with_sum(bodies[i], t, sizeof t);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        n = entry_text(bad[i].fields, bad[i].key, bad[i].format, bad[i].version, t, sizeof t);
         why[0] = 0;
-        assert_int_equal(hbac_parse(t, n, "abc", &out, why, sizeof why), HBAC_CORRUPT);
+        if (hbac_parse(t, n, "abc", &out, why, sizeof why) != HBAC_CORRUPT) fail_msg("accepted: %s", t);
         assert_true(why[0] != 0);
     }
+    /* a member more, or one missing */
+    n = entry_text("{}", "abc", "hybench-algo-cache", 1, t, sizeof t);
+    char more[4200];
+    snprintf(more, sizeof more, "%.*s,\"x\":1}", (int)n - 1, t);
+    assert_int_equal(hbac_parse(more, strlen(more), "abc", &out, why, sizeof why), HBAC_CORRUPT);
+    static const char no_sum[] = "{\"fields\":{},\"format\":\"hybench-algo-cache\",\"key\":\"abc\",\"version\":1}";
+    assert_int_equal(hbac_parse(no_sum, strlen(no_sum), "abc", &out, why, sizeof why), HBAC_CORRUPT);
     /* a sound entry of another key: a miss, not corrupt */
-    n = with_sum("hybench-algo-cache 1\nkey abd\nplan 3\n", t, sizeof t);
+    n = entry_text("{\"plan\":\"3\"}", "abd", "hybench-algo-cache", 1, t, sizeof t);
     assert_int_equal(hbac_parse(t, n, "abc", &out, why, sizeof why), HBAC_MISS);
 }
 

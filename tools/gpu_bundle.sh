@@ -33,7 +33,7 @@ if ! make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/hb_cuda.so"
   echo "gpu_bundle: linking hb_cuda.so without -lnvidia-ml (see kernels/cuda/NOTES.md)" >&2
   NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   CUDA_HOME=${NVCC%/bin/nvcc}
-  "$NVCC" -shared -o "$B/hb_cuda.so" "$B"/kernels/cuda/*.o -L"$CUDA_HOME/lib64" -lcudart -lcublas -lcublasLt -lcudnn \
+  "$NVCC" -shared -o "$B/hb_cuda.so" "$B"/kernels/cuda/*.o -L"$CUDA_HOME/lib64" -lcudart -lcublas -lcublasLt -lcudnn -ljansson \
     -Xlinker -rpath -Xlinker '$ORIGIN'
 fi
 make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/tests/test_cuda" "$B/tests/test_opencl" "$B/tests/test_cuda_collective" "$B/tests/test_collective" \

@@ -4,6 +4,7 @@
  * no CUDA and no harness call: built into hb_cuda.so and linked alone into tests/test_algocache.
  */
 #include "cuda/cuda_algocache.h"
+#include <jansson.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HBAC_MAGIC "hybench-algo-cache 1\n"
+#define HBAC_FORMAT "hybench-algo-cache"
+#define HBAC_VERSION 1
 
 static void say(char *why, size_t whylen, const char *fmt, const char *a, const char *b)
 {
@@ -130,14 +132,22 @@ int hbac_get_f(const hbac_entry *e, const char *name, double *out)
     return 0;
 }
 
-/* append n bytes of s at *j of buf[len]; 0, or -1 when they do not fit (one byte kept for the NUL) */
-static int put(char *buf, size_t len, size_t *j, const char *s, size_t n)
+/* The checksummed part of an entry: {"fields": {name: value, ...}, "key": key}, as jansson writes it
+ * compact with sorted keys (one text for one content). New reference; NULL when out of memory. */
+static json_t *body_of(const hbac_entry *e)
 {
-    if (*j + n + 1 > len) return -1;
-    memcpy(buf + *j, s, n);
-    *j += n;
-    buf[*j] = 0;
-    return 0;
+    json_t *f = json_object();
+    for (int i = 0; f && i < e->n; i++)
+        if (json_object_set_new(f, e->name[i], json_string(e->value[i]))) { json_decref(f); return NULL; }
+    return f ? json_pack("{s:o,s:s}", "fields", f, "key", e->key) : NULL;
+}
+
+static uint64_t body_sum(json_t *body)
+{
+    char *t = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
+    uint64_t h = t ? hbac_fnv1a(t, strlen(t), HBAC_FNV_START) : 0;
+    free(t);
+    return h;
 }
 
 long hbac_serialize(const hbac_entry *e, char *buf, size_t len)
@@ -145,84 +155,78 @@ long hbac_serialize(const hbac_entry *e, char *buf, size_t len)
     if (!e || !buf || len == 0 || e->n < 0 || e->n > HBAC_MAX_FIELDS || memchr(e->key, 0, sizeof e->key) == NULL ||
         !key_ok(e->key))
         return -1;
-    size_t j = 0;
-    buf[0] = 0;
-    if (put(buf, len, &j, HBAC_MAGIC, strlen(HBAC_MAGIC)) || put(buf, len, &j, "key ", 4) ||
-        put(buf, len, &j, e->key, strlen(e->key)) || put(buf, len, &j, "\n", 1))
-        return -1;
     for (int i = 0; i < e->n; i++) {
         if (!memchr(e->name[i], 0, HBAC_NAME_MAX) || !memchr(e->value[i], 0, HBAC_VALUE_MAX)) return -1;
         if (!name_ok(e->name[i], strlen(e->name[i])) || !value_ok(e->value[i])) return -1;
         for (int k = 0; k < i; k++)
             if (!strcmp(e->name[k], e->name[i])) return -1;
-        if (put(buf, len, &j, e->name[i], strlen(e->name[i])) || put(buf, len, &j, " ", 1) ||
-            put(buf, len, &j, e->value[i], strlen(e->value[i])) || put(buf, len, &j, "\n", 1))
-            return -1;
     }
-    char sum[40];
-    snprintf(sum, sizeof sum, "sum %016" PRIx64 "\n", hbac_fnv1a(buf, j, HBAC_FNV_START));
-    if (put(buf, len, &j, sum, strlen(sum))) return -1;
-    return (long)j;
+    json_t *o = body_of(e);
+    if (!o) return -1;
+    char sum[20];
+    snprintf(sum, sizeof sum, "%016" PRIx64, body_sum(o));
+    json_object_set_new(o, "format", json_string(HBAC_FORMAT));
+    json_object_set_new(o, "version", json_integer(HBAC_VERSION));
+    json_object_set_new(o, "sum", json_string(sum));
+    char *t = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(o);
+    size_t n = t ? strlen(t) : 0;
+    long r = t && n + 1 <= len && n <= HBAC_FILE_MAX ? (long)n : -1;
+    if (r >= 0) memcpy(buf, t, n + 1);
+    free(t);
+    return r;
+}
+
+/* The fields of a parsed entry into out; 0, or -1 with why. */
+static int fields_of(json_t *f, hbac_entry *out, char *why, size_t whylen)
+{
+    const char *name;
+    json_t *v;
+    if (!json_is_object(f)) { say(why, whylen, "%s%s", "\"fields\" is not an object", ""); return -1; }
+    if (json_object_size(f) > HBAC_MAX_FIELDS) { say(why, whylen, "%s%s", "too many fields", ""); return -1; }
+    json_object_foreach(f, name, v) {
+        const char *val = json_string_value(v);
+        if (!name_ok(name, strlen(name))) { say(why, whylen, "%s%s", "a bad field name", ""); return -1; }
+        if (!val || json_string_length(v) != strlen(val) || !value_ok(val)) {
+            say(why, whylen, "field %s: %s", name, "not a string of printable ASCII shorter than HBAC_VALUE_MAX");
+            return -1;
+        }
+        memcpy(out->name[out->n], name, strlen(name) + 1);
+        memcpy(out->value[out->n], val, strlen(val) + 1);
+        out->n++;
+    }
+    return 0;
 }
 
 hbac_status hbac_parse(const char *text, size_t n, const char *want_key, hbac_entry *out, char *why, size_t whylen)
 {
-    const size_t ml = strlen(HBAC_MAGIC);
     if (!text || !out) { say(why, whylen, "%s%s", "no text", ""); return HBAC_CORRUPT; }
     if (n > HBAC_FILE_MAX) { say(why, whylen, "%s%s", "longer than any entry", ""); return HBAC_CORRUPT; }
-    if (n < ml || memcmp(text, HBAC_MAGIC, ml)) { say(why, whylen, "%s%s", "not an algo-cache entry (first line)", ""); return HBAC_CORRUPT; }
-    /* the sum line: the last line, exactly "sum " + 16 lowercase hex + "\n" */
-    const size_t sl = 4 + 16 + 1;
-    if (n < ml + sl || text[n - 1] != '\n' || memcmp(text + n - sl, "sum ", 4)) {
-        say(why, whylen, "%s%s", "no sum line at the end (truncated?)", "");
-        return HBAC_CORRUPT;
-    }
-    const size_t body = n - sl;
-    if (body > 0 && text[body - 1] != '\n') { say(why, whylen, "%s%s", "sum line not on its own line", ""); return HBAC_CORRUPT; }
-    uint64_t want = 0;
-    for (size_t i = 0; i < 16; i++) {
-        char ch = text[body + 4 + i];
-        int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-        if (d < 0) { say(why, whylen, "%s%s", "sum is not 16 lowercase hex digits", ""); return HBAC_CORRUPT; }
-        want = want << 4 | (uint64_t)d;
-    }
-    if (hbac_fnv1a(text, body, HBAC_FNV_START) != want) { say(why, whylen, "%s%s", "checksum mismatch", ""); return HBAC_CORRUPT; }
-    /* the lines between the magic and the sum */
+    /* jansson: the whole text one JSON object, nothing after it, no duplicate member names */
+    json_error_t je;
+    json_t *o = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+    hbac_status st = HBAC_CORRUPT;
+    const char *fmt = json_string_value(json_object_get(o, "format")), *key = json_string_value(json_object_get(o, "key")),
+               *sum = json_string_value(json_object_get(o, "sum"));
+    json_t *ver = json_object_get(o, "version");
     memset(out, 0, sizeof *out);
-    size_t p = ml;
-    int line = 0;
-    while (p < body) {
-        const char *nl = memchr(text + p, '\n', body - p);
-        if (!nl) { say(why, whylen, "%s%s", "unterminated line", ""); return HBAC_CORRUPT; }
-        const char *s = text + p;
-        const size_t len = (size_t)(nl - s);
-        if (!printable(s, len)) { say(why, whylen, "%s%s", "a byte outside printable ASCII", ""); return HBAC_CORRUPT; }
-        if (line == 0) {
-            if (len < 5 || memcmp(s, "key ", 4) || len - 4 >= HBAC_KEY_MAX) { say(why, whylen, "%s%s", "bad key line", ""); return HBAC_CORRUPT; }
-            memcpy(out->key, s + 4, len - 4);
-            out->key[len - 4] = 0;
-        } else {
-            const char *sp = memchr(s, ' ', len);
-            if (!sp) { say(why, whylen, "%s%s", "a field line without a value", ""); return HBAC_CORRUPT; }
-            const size_t nl_name = (size_t)(sp - s), vl = len - nl_name - 1;
-            if (!name_ok(s, nl_name)) { say(why, whylen, "%s%s", "a bad field name", ""); return HBAC_CORRUPT; }
-            if (vl >= HBAC_VALUE_MAX) { say(why, whylen, "%s%s", "a field value too long", ""); return HBAC_CORRUPT; }
-            if (out->n >= HBAC_MAX_FIELDS) { say(why, whylen, "%s%s", "too many fields", ""); return HBAC_CORRUPT; }
-            char nm[HBAC_NAME_MAX];
-            memcpy(nm, s, nl_name);
-            nm[nl_name] = 0;
-            if (find(out, nm) >= 0) { say(why, whylen, "%s%s", "a duplicate field ", nm); return HBAC_CORRUPT; }
-            memcpy(out->name[out->n], nm, nl_name + 1);
-            memcpy(out->value[out->n], sp + 1, vl);
-            out->value[out->n][vl] = 0;
-            out->n++;
-        }
-        line++;
-        p = (size_t)(nl - text) + 1;
+    if (!o) say(why, whylen, "not a JSON entry: %s%s", je.text, "");
+    else if (!json_is_object(o) || json_object_size(o) != 5 || !fmt || strcmp(fmt, HBAC_FORMAT) || !json_is_integer(ver) ||
+             json_integer_value(ver) != HBAC_VERSION)
+        say(why, whylen, "%s%s", "not an algo-cache entry of this version (format, version, key, fields, sum)", "");
+    else if (!key || !key_ok(key) || json_string_length(json_object_get(o, "key")) != strlen(key)) say(why, whylen, "%s%s", "a bad key", "");
+    else if (!sum || strlen(sum) != 16 || strspn(sum, "0123456789abcdef") != 16) say(why, whylen, "%s%s", "sum is not 16 lowercase hex digits", "");
+    else if (fields_of(json_object_get(o, "fields"), out, why, whylen) == 0) {
+        memcpy(out->key, key, strlen(key) + 1);
+        json_t *body = body_of(out);
+        char want[20];
+        snprintf(want, sizeof want, "%016" PRIx64, body ? body_sum(body) : 0);
+        json_decref(body);
+        if (!body || strcmp(want, sum)) say(why, whylen, "%s%s", "checksum mismatch", "");
+        else st = want_key && strcmp(out->key, want_key) ? HBAC_MISS : HBAC_HIT;
     }
-    if (line == 0) { say(why, whylen, "%s%s", "no key line", ""); return HBAC_CORRUPT; }
-    if (want_key && strcmp(out->key, want_key)) return HBAC_MISS;
-    return HBAC_HIT;
+    json_decref(o);
+    return st;
 }
 
 char *hbac_path(const char *dir, const char *key, char *buf, size_t len)

@@ -9,15 +9,16 @@
  * process with the same key builds and uses only the chosen candidate. The key and the fields are
  * made by the CUDA side (cuda_choice_cache.cu); this file only keeps them.
  *
- * An entry is one text file DIR/<16 hex digits>.algo (FNV-1a 64 of the key), exactly:
- *     hybench-algo-cache 1\n
- *     key <key>\n
- *     <name> <value>\n           (0..HBAC_MAX_FIELDS lines, names unique)
- *     sum <16 lowercase hex>\n   (FNV-1a 64 of every byte before this line)
- * and nothing after. Names are [a-z0-9_], 1..HBAC_NAME_MAX-1 characters; keys and values printable
- * ASCII (0x20..0x7e, spaces allowed), at most HBAC_KEY_MAX-1 and HBAC_VALUE_MAX-1 characters. The
- * parse is strict: any other byte, line, length, a duplicate name, a missing or wrong sum, or a
- * different key refuses the file. A file is written whole to a temporary name in DIR and renamed into
+ * An entry is one file DIR/<16 hex digits>.algo (FNV-1a 64 of the key) holding one JSON object, written
+ * and read with jansson (compact, sorted members, nothing before or after it):
+ *     {"fields":{"<name>":"<value>",...},"format":"hybench-algo-cache","key":"<key>","sum":"<16 hex>","version":1}
+ * sum: FNV-1a 64, 16 lowercase hex digits, of {"fields":...,"key":...} as jansson writes it compact
+ * with sorted members. Names are [a-z0-9_], 1..HBAC_NAME_MAX-1 characters; keys and values strings of
+ * printable ASCII (0x20..0x7e, spaces allowed), at most HBAC_KEY_MAX-1 and HBAC_VALUE_MAX-1 characters,
+ * 0..HBAC_MAX_FIELDS fields. Refused: text that is not one JSON object (jansson's error is the
+ * reason), a duplicate member, another member set, format or version, a name, key or value outside
+ * the rules, a wrong sum; a different key is a miss. A file is written whole to a temporary name in
+ * DIR and renamed into
  * place, so a reader sees a complete entry or the one before it, whatever other processes write.
  */
 #ifndef HB_CUDA_ALGOCACHE_H
