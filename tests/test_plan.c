@@ -282,7 +282,16 @@ static void test_costs_from_results(void **state)
     hb_plan_costs_why why;
     /* complete: costs from resident on opencl, f32 on cpu; routing times from f32 totals */
     make_run(&r, &m, -1, 1);
+    /* the chain case of the layer: on opencl with its layer as one stream (that median is the figure),
+     * on cpu without one (its total is) */
+    assert_true(m.has_whole);
+    json_t *ch = case_rec("opencl:0:0", &m.whole, "resident", "pageable", 1e-3, 9e-3, 0);
+    json_object_set_new(ch, "layer", json_pack("{s:f,s:f}", "median", 2e-3, "enqueue_s", 1e-3));
+    json_array_append_new(r.cases, ch);
+    json_array_append_new(r.cases, case_rec("cpu", &m.whole, "f32", "pageable", 6e-3, 7e-3, 0));
     if (hb_plan_costs_build(&r, &m, NULL, NULL, &c, &why, err, sizeof err) != HB_OK) fail_msg("%s", err);
+    assert_near(c.whole_s[0], 7e-3, 1e-15);
+    assert_near(c.whole_s[1], 2e-3, 1e-15);
     assert_int_equal(c.ndev, 2);
     assert_int_equal(c.nmem, 2);
     assert_true(c.route_ok[HB_ROUTE_PAGEABLE] && c.route_ok[HB_ROUTE_PINNED] && !c.route_ok[HB_ROUTE_MAPPED]);
