@@ -31,6 +31,7 @@
 #include "cpu/cpu_priv.h"
 #include "cpu_ref/ref.h"
 #include "test_case.h"
+#include "test_run.h"
 
 /* the kernel body at 16 floats per vector, compiled with this test's flags (see the header comment);
  * without AVX-512, GCC warns that 64-byte vector returns change the ABI: they are all static here */
@@ -43,15 +44,6 @@
 
 static hb_instance g_cpu;
 
-static uint64_t rng_state;
-static void rng_seed(uint64_t s) { rng_state = s * 0x9e3779b97f4a7c15ull + 1; }
-static double unif(void) /* [-1, 1) */
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) * 0x1p-52 * 2.0 - 1.0;
-}
 
 static int cpu_avx512(void)
 {
@@ -78,7 +70,7 @@ static void data_make(attn_data *d, const char *shape, uint64_t seed)
     d->c = hb_test_case(HB_OP_ATTENTION, shape);
     assert_int_equal(hbk_attn_params(&d->c.shape, &d->a), 0);
     double *din[3];
-    rng_seed(seed);
+    hb_test_seed(seed);
     for (int i = 0; i < 3; i++) {
         const int64_t n = hb_op_input_elems(HB_OP_ATTENTION, &d->c.shape, i);
         d->in[i] = malloc((size_t)n * sizeof(float));
@@ -86,7 +78,7 @@ static void data_make(attn_data *d, const char *shape, uint64_t seed)
         assert_non_null(d->in[i]);
         assert_non_null(din[i]);
         for (int64_t j = 0; j < n; j++)
-            d->in[i][j] = (float)(2.0 * unif());
+            d->in[i][j] = (float)(2.0 * hb_test_unif());
         hb_convert(din[i], HB_ELEM_F64, d->in[i], HB_ELEM_F32, (size_t)n);
     }
     d->nout = hb_op_output_elems(HB_OP_ATTENTION, &d->c.shape);

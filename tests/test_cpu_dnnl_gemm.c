@@ -33,18 +33,10 @@
 #include "cpu/cpu_priv.h"
 #include "cpu_ref/ref.h"
 #include "test_case.h"
+#include "test_run.h"
 
 static hb_instance g_cpu;
 
-static uint64_t rng_state;
-static void rng_seed(uint64_t s) { rng_state = s * 0x9e3779b97f4a7c15ull + 1; }
-static double unif(void) /* [-1, 1) */
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) * 0x1p-52 * 2.0 - 1.0;
-}
 
 static const struct { hb_op op; const char *shape; } shapes[] = {
     { HB_OP_MATMUL, "m=1 n=64 k=48" },     /* gemv: a row */
@@ -74,68 +66,15 @@ static void ran_free(ran *r)
     free(r->choice);
 }
 
-/* One call of c on fresh buffers with inputs from seed, output poisoned; checks it against the f64
- * reference and returns case_info's impl, gemm_choice and threads. */
+/* One checked call of c (test_run.h) with inputs from seed; returns the case_info's impl, gemm_choice
+ * and threads. */
 static ran run_check(const hb_case *c, const char *label, uint64_t seed)
 {
-    const hb_backend_ops *ops = g_cpu.ops;
-    char reason[200] = "";
-    assert_int_equal(ops->supports(&g_cpu, c, reason, sizeof reason), HB_OK);
-    hb_buf b[2], ob;
-    hb_buf *bp[2] = { &b[0], &b[1] };
-    double *din[2];
-    rng_seed(seed);
-    for (int i = 0; i < 2; i++) {
-        const int64_t n = hb_op_input_elems(c->op, &c->shape, i);
-        assert_int_equal(ops->buf_alloc(&g_cpu, (size_t)n * 4, c->route, &b[i]), HB_OK);
-        din[i] = malloc((size_t)n * sizeof(double));
-        assert_non_null(din[i]);
-        float *f = b[i].host;
-        for (int64_t j = 0; j < n; j++)
-            f[j] = (float)unif();
-        hb_convert(din[i], HB_ELEM_F64, f, HB_ELEM_F32, (size_t)n);
-    }
-    const int64_t no = hb_op_output_elems(c->op, &c->shape);
-    assert_int_equal(ops->buf_alloc(&g_cpu, (size_t)no * 4, c->route, &ob), HB_OK);
-    float *y = ob.host;
-    for (int64_t j = 0; j < no; j++)
-        y[j] = NAN;
-    double *ref = malloc((size_t)no * sizeof(double));
-    assert_non_null(ref);
-    assert_int_equal(hb_ref_compute(c, (const double *const *)din, ref, 1), HB_OK);
-    const hb_status st = ops->run(&g_cpu, c, bp, &ob);
-    if (st != HB_OK)
-        fail_msg("%s: status %d", label, (int)st);
-    double num = 0, den = 0;
-    int64_t bad = 0;
-    for (int64_t j = 0; j < no; j++) {
-        if (!isfinite(y[j])) {
-            bad++;
-            continue;
-        }
-        num += ((double)y[j] - ref[j]) * ((double)y[j] - ref[j]);
-        den += ref[j] * ref[j];
-    }
-    const double e = sqrt(num / (den > 0 ? den : 1)), tol = hb_op_tolerance(c->op, &c->shape, HB_F32);
-    char info[2048];
-    assert_int_equal(ops->case_info(&g_cpu, c, info, sizeof info), HB_OK);
-    json_t *o = json_loads(info, 0, NULL);
-    assert_non_null(o);
+    json_t *o = hb_test_run_checked(&g_cpu, c, seed, label);
     const char *im = json_string_value(json_object_get(o, "impl"));
     const char *ch = json_string_value(json_object_get(o, "gemm_choice"));
     ran r = { strdup(im ? im : ""), strdup(ch ? ch : ""), (int)json_integer_value(json_object_get(o, "threads")) };
     json_decref(o);
-    if (getenv("HB_TEST_VERBOSE"))
-        print_message("  %-44s rel err %.2e  %-24s %s\n", label, e, r.impl, r.choice);
-    if (bad || !(e < tol))
-        fail_msg("%s: rel err %.3g (tol %.3g), %lld of %lld non-finite; impl %s (%s)", label, e, tol, (long long)bad,
-                 (long long)no, r.impl, r.choice);
-    free(ref);
-    ops->buf_free(&g_cpu, &ob);
-    for (int i = 0; i < 2; i++) {
-        ops->buf_free(&g_cpu, &b[i]);
-        free(din[i]);
-    }
     return r;
 }
 

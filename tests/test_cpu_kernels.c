@@ -26,20 +26,12 @@
 #include "cpu/cpu_priv.h" /* hb_cpu_llc_bytes: the copy sweep's top size */
 #include "cpu_ref/ref.h"
 #include "test_case.h"
+#include "test_run.h"
 
 #define REL_TOL 1e-4
 
 static hb_instance g_cpu, g_ref;
 
-static uint64_t rng_state;
-static void rng_seed(uint64_t s) { rng_state = s * 0x9e3779b97f4a7c15ull + 1; }
-static double unif(void) /* [-1, 1) */
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) * 0x1p-52 * 2.0 - 1.0;
-}
 
 static hb_case make_case(hb_op op, const char *shape) { return hb_test_case(op, shape); }
 
@@ -201,7 +193,7 @@ static void prepare(prepared *p, const tcase *t, uint64_t seed)
     memset(p, 0, sizeof *p);
     p->c = make_case(t->op, t->shape);
     p->nin = hb_op_get(t->op)->ninputs;
-    rng_seed(seed);
+    hb_test_seed(seed);
     for (int i = 0; i < p->nin; i++) {
         int64_t n = hb_op_input_elems(t->op, &p->c.shape, i);
         p->in[i] = malloc((size_t)n * sizeof(float));
@@ -209,7 +201,7 @@ static void prepare(prepared *p, const tcase *t, uint64_t seed)
         assert_non_null(p->in[i]);
         assert_non_null(p->din[i]);
         for (int64_t j = 0; j < n; j++) {
-            double v = unif();
+            double v = hb_test_unif();
             if (t->op == HB_OP_RMSNORM && i == 1)
                 v = 1.0 + 0.5 * v; /* gains around 1 */
             if (t->op == HB_OP_ATTENTION)
@@ -376,7 +368,7 @@ static void test_ref_nhwc(void **state)
         "batch=1 c=8 h=10 w=10 oc=8 kh=3 ph=1 g=8 layout=nhwc",
         "batch=2 c=3 h=11 w=11 oc=5 kh=5 sh=3 ph=2 dh=2 layout=nhwc",
     };
-    rng_seed(77);
+    hb_test_seed(77);
     for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
         hb_case c = make_case(HB_OP_CONV2D, shapes[k]);
         const hb_shape *s = &c.shape;
@@ -387,8 +379,8 @@ static void test_ref_nhwc(void **state)
         double *y = malloc((size_t)ny * sizeof *y), *want = malloc((size_t)ny * sizeof *want);
         double *xc = malloc((size_t)nx * sizeof *xc), *wc = malloc((size_t)nw * sizeof *wc), *yc = malloc((size_t)ny * sizeof *yc);
         assert_true(x && w && y && want && xc && wc && yc);
-        for (int64_t i = 0; i < nx; i++) x[i] = unif();
-        for (int64_t i = 0; i < nw; i++) w[i] = unif();
+        for (int64_t i = 0; i < nx; i++) x[i] = hb_test_unif();
+        for (int64_t i = 0; i < nw; i++) w[i] = hb_test_unif();
         for (int64_t i = 0; i < ny; i++) y[i] = yc[i] = NAN;
         /* direct loop over NHWC indices */
         for (int64_t b = 0; b < B; b++)
@@ -844,9 +836,9 @@ static void test_ew_range(void **state)
             float *x = malloc((size_t)n * 4), *y = malloc((size_t)n * 4);
             assert_non_null(x);
             assert_non_null(y);
-            rng_seed(500u + (uint64_t)li);
+            hb_test_seed(500u + (uint64_t)li);
             for (int64_t i = 0; i < n; i++)
-                x[i] = (float)(120.0 * unif());
+                x[i] = (float)(120.0 * hb_test_unif());
             if (n > 4) {
                 x[0] = -120.0f;
                 x[1] = 120.0f;
