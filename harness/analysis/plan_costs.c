@@ -245,14 +245,13 @@ hb_status hb_plan_costs_build(const hb_run *r, const hb_model *m, const char *ba
         int resident = !strcmp(md, "resident"), f32 = !strcmp(md, "f32");
         int ok = !strcmp(stt, "ok");
         double comp = hb_case_phase(cs, "compute", "median"), tot = hb_case_phase(cs, "total", "median");
-        /* the chain's layer as one stream (every step enqueued back to back, measure/chain.c), the
-         * quantity a replay's segment measures; its total (each step blocking) where it has none */
-        json_t *layer = json_object_get(json_object_get(cs, "layer"), "median");
-        if (*whole && json_is_number(layer) && json_number_value(layer) > 0) tot = json_number_value(layer);
         if (*whole && !strcmp(key, whole) && !strcmp(stt, "ok") && isfinite(tot) && (!strcmp(md, "resident") || !strcmp(md, "f32"))) {
-            /* the chain as one case: resident where the backend has it, else f32; the lower median */
+            /* the chain as one case: resident where the backend has it, else f32; the lower median; of
+             * its layer as one stream (every step enqueued back to back, measure/chain.c: what a
+             * replay's segment measures) where it has one, else of its total (each step waited for) */
+            double lm = hb_rec_num(json_object_get(cs, "layer"), "median"), t = lm > 0 ? lm : tot;
             int res = !strcmp(md, "resident"), was = whole_mode[d] && !strcmp(whole_mode[d], "resident");
-            if ((res && !was) || (res == was && !(c->whole_s[d] <= tot))) { c->whole_s[d] = tot; whole_mode[d] = md; }
+            if ((res && !was) || (res == was && !(c->whole_s[d] <= t))) { c->whole_s[d] = t; whole_mode[d] = md; }
         }
         for (int i = 0; i < n; i++) {
             if (strcmp(keys[i], key)) continue;

@@ -208,17 +208,11 @@ json_t *hb_plan_json_route(const hb_plan_costs *c, int route, const hb_plan_name
                      bs >= 0 ? p[bs].name : NULL, "plans", plans);
 }
 
-static double split_num(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : (double)NAN;
-}
-
 const char *hb_plan_error_split_str(json_t *rec, char *buf, size_t len)
 {
     json_t *e = json_object_get(rec, "error_split");
-    double m = split_num(e, "measured_s"), pr = split_num(e, "predicted_s"), al = split_num(e, "ops_alone_s"), sq = split_num(e, "ops_in_sequence_s"),
-           cp = split_num(e, "copies_predicted_s"), cm = split_num(e, "copies_measured_s"), rest = split_num(e, "rest_s");
+    double m = hb_rec_num(e, "measured_s"), pr = hb_rec_num(e, "predicted_s"), al = hb_rec_num(e, "ops_alone_s"), sq = hb_rec_num(e, "ops_in_sequence_s"),
+           cp = hb_rec_num(e, "copies_predicted_s"), cm = hb_rec_num(e, "copies_measured_s"), rest = hb_rec_num(e, "rest_s");
     if (!isfinite(m) || !isfinite(pr) || !isfinite(al) || !isfinite(sq) || !isfinite(cp) || !isfinite(cm) || !isfinite(rest)) {
         snprintf(buf, len, "-");
         return buf;

@@ -60,7 +60,6 @@ int hb_roof_lower_better(const hb_roof_goal *g)
 }
 
 static const char *js(json_t *o, const char *k) { const char *s = json_string_value(json_object_get(o, k)); return s ? s : ""; }
-static double tnum(json_t *o, const char *k) { json_t *v = json_object_get(o, k); return json_is_number(v) ? json_number_value(v) : (double)NAN; }
 
 static double cpu_ceiling(const hb_run *r, const char *name)
 {
@@ -94,7 +93,7 @@ const char *hb_roof_cache_level(const hb_run *r, const char *backend, double byt
 {
     if (swept) *swept = 0;
     json_t *cpu = json_object_get(r->meta, "cpu");
-    double l2 = tnum(cpu, "l2_bytes"), l3 = tnum(cpu, "l3_bytes"), cores = tnum(cpu, "cores");
+    double l2 = hb_rec_num(cpu, "l2_bytes"), l3 = hb_rec_num(cpu, "l3_bytes"), cores = hb_rec_num(cpu, "cores");
     double l2all = l2 > 0 && cores > 0 ? l2 * cores : (double)NAN;
     const char *level = "DRAM", *name = "copy_gbps";
     if (bytes > 0 && bytes <= l2all) {
@@ -138,12 +137,12 @@ static double relu_time(const hb_run *r, json_t *c)
 {
     size_t i;
     json_t *x;
-    double n = tnum(json_object_get(c, "shape"), "n");
+    double n = hb_rec_num(json_object_get(c, "shape"), "n");
     json_array_foreach(r->cases, i, x) {
         if (strcmp(js(x, "status"), "ok") || strcmp(js(x, "op"), "relu") || strcmp(js(x, "backend"), js(c, "backend")) ||
             strcmp(js(x, "mode"), js(c, "mode")) || strcmp(js(x, "dtype"), js(c, "dtype")) || strcmp(js(x, "route"), js(c, "route")))
             continue;
-        if (tnum(json_object_get(x, "shape"), "n") == n)
+        if (hb_rec_num(json_object_get(x, "shape"), "n") == n)
             return hb_case_phase(x, "compute", "median");
     }
     return (double)NAN;
@@ -151,7 +150,7 @@ static double relu_time(const hb_run *r, json_t *c)
 
 int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *figure, double *ceil, char *which, size_t wl)
 {
-    double l3 = tnum(json_object_get(r->meta, "cpu"), "l3_bytes");
+    double l3 = hb_rec_num(json_object_get(r->meta, "cpu"), "l3_bytes");
     size_t i;
     json_t *c;
     int found = 0;
@@ -170,8 +169,8 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
         /* a matrix-vector product (m or n = 1) is memory-bound: only a goal that names it holds it
          * (the sgemm-peak goals of matmul n >= 1024 took gemv for a matmul) */
         if (!t->shape_has && !strcmp(t->op, "matmul") &&
-            (tnum(json_object_get(c, "shape"), "m") == 1 || tnum(json_object_get(c, "shape"), "n") == 1)) continue;
-        double size = tnum(c, "size");
+            (hb_rec_num(json_object_get(c, "shape"), "m") == 1 || hb_rec_num(json_object_get(c, "shape"), "n") == 1)) continue;
+        double size = hb_rec_num(c, "size");
         if (t->min_size && size < (double)t->min_size) continue;
         if (t->min_llc_multiple > 0 && !(size * 4 >= t->min_llc_multiple * l3)) continue;
         double v = NAN, fig = NAN, cv = NAN;
@@ -179,19 +178,19 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
         int swept = 0;
         double comp = hb_case_phase(c, "compute", "median"), tot = hb_case_phase(c, "total", "median");
         switch (t->m) {
-        case HB_ROOF_FRACTION: v = tnum(c, "fraction"); cv = tnum(c, "ceiling_value"); fig = v * cv; break;
+        case HB_ROOF_FRACTION: v = hb_rec_num(c, "fraction"); cv = hb_rec_num(c, "ceiling_value"); fig = v * cv; break;
         case HB_ROOF_FRACTION_OF_CPU: {
             int cb = !strcmp(js(c, "bound"), "compute");
             cv = cpu_ceiling(r, cb ? "peak_gflops_f32" : "copy_gbps");
-            fig = cb ? tnum(c, "gflops") : tnum(c, "gbps");
+            fig = cb ? hb_rec_num(c, "gflops") : hb_rec_num(c, "gbps");
             v = fig / cv;
             break;
         }
-        case HB_ROOF_TFLOPS: fig = tnum(c, "gflops") / 1e3; cv = t->need; v = fig; break;
+        case HB_ROOF_TFLOPS: fig = hb_rec_num(c, "gflops") / 1e3; cv = t->need; v = fig; break;
         case HB_ROOF_CACHE_FRACTION: {
-            level = hb_roof_cache_level(r, js(c, "backend"), tnum(c, "bytes"), &cv, &swept);
+            level = hb_roof_cache_level(r, js(c, "backend"), hb_rec_num(c, "bytes"), &cv, &swept);
             if (!strcmp(level, "DRAM")) break; /* not cache-resident: other goals hold it */
-            fig = tnum(c, "gbps");
+            fig = hb_rec_num(c, "gbps");
             v = fig / cv;
             break;
         }
@@ -199,10 +198,10 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
             /* the single-core probe at the case's own size where the run has one (m = n = k = N:
              * peak_gflops_f32_1core_nN), else the n = 512 probe */
             json_t *sh = json_object_get(c, "shape");
-            double m = tnum(sh, "m");
+            double m = hb_rec_num(sh, "m");
             char nm[64];
             cv = NAN;
-            if (m > 0 && m == tnum(sh, "n") && m == tnum(sh, "k") && m < 1e9) {
+            if (m > 0 && m == hb_rec_num(sh, "n") && m == hb_rec_num(sh, "k") && m < 1e9) {
                 snprintf(nm, sizeof nm, "peak_gflops_f32_1core_n%d", (int)m);
                 cv = hb_run_ceiling(r, js(c, "backend"), nm);
                 level = isnan(cv) ? NULL : "1-core sgemm at the same n";
@@ -211,13 +210,13 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
                 cv = hb_run_ceiling(r, js(c, "backend"), "peak_gflops_f32_1core");
             if (!level)
                 level = "1-core sgemm n=512";
-            fig = tnum(c, "gflops");
+            fig = hb_rec_num(c, "gflops");
             v = fig / cv;
             break;
         }
         case HB_ROOF_TIME_VS_RELU: {
             /* the largest n measured beside relu, not the case with the best ratio */
-            double n = tnum(json_object_get(c, "shape"), "n");
+            double n = hb_rec_num(json_object_get(c, "shape"), "n");
             if (n < relu_n) continue;
             cv = relu_time(r, c) * 1e6;
             fig = comp * 1e6;
@@ -237,16 +236,16 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
              * 3.4 ms against a 0.049 ms device-memory best), so the two do not compare */
             if (!strcmp(js(c, "route"), "mapped")) continue;
             json_t *cc = json_object_get(json_object_get(c, "extra"), "conv_choice");
-            cv = tnum(cc, "exhaustive_best_ms");
+            cv = hb_rec_num(cc, "exhaustive_best_ms");
             fig = comp * 1e3;
             v = cv > 0 && fig > 0 ? cv / fig : (double)NAN;
             break;
         }
         case HB_ROOF_CONVERT_FRACTION: {
             /* bytes of the conversion: every input read as f64 (8) and written as f32 (4) */
-            double n = tnum(json_object_get(c, "shape"), "n");
+            double n = hb_rec_num(json_object_get(c, "shape"), "n");
             double cin = hb_case_phase(c, "convert_in", "median");
-            cv = tnum(c, "ceiling_value");
+            cv = hb_rec_num(c, "ceiling_value");
             fig = cin > 0 ? 2 * n * 12 / cin / 1e9 : (double)NAN;
             v = fig / cv;
             break;
@@ -256,7 +255,7 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
             char hn[64], dn[64];
             snprintf(hn, sizeof hn, "h2d_gbps_%s", route);
             snprintf(dn, sizeof dn, "d2h_gbps_%s", route);
-            double n = tnum(json_object_get(c, "shape"), "n");
+            double n = hb_rec_num(json_object_get(c, "shape"), "n");
             double h = hb_case_phase(c, "h2d", "median"), d = hb_case_phase(c, "d2h", "median");
             double hc = hb_run_ceiling(r, js(c, "backend"), hn), dc = hb_run_ceiling(r, js(c, "backend"), dn);
             double hg = 2 * n * 4 / h / 1e9, dg = n * 4 / d / 1e9;
@@ -278,7 +277,7 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
             if (level && t->m == HB_ROOF_FRACTION_OF_1CORE && w >= 0 && (size_t)w < wl) /* the probe used */
                 snprintf(which + w, wl - (size_t)w, " [vs %s]", level);
             else if (level && w >= 0 && (size_t)w < wl) /* the cache level the case is held to */
-                snprintf(which + w, wl - (size_t)w, " [%s: working set %.3g MiB%s]", level, tnum(c, "bytes") / 1048576.0,
+                snprintf(which + w, wl - (size_t)w, " [%s: working set %.3g MiB%s]", level, hb_rec_num(c, "bytes") / 1048576.0,
                          swept ? ", vs the copy sweep at that size" : "");
         }
         found = 1;

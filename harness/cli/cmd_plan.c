@@ -160,12 +160,6 @@ static void replay_route(replay_args *ra, const hb_plan_costs *c, int rt, const 
         }
 }
 
-static double jnum(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : (double)NAN;
-}
-
 /* The table of the replays, the end record, the file closed. Returns the exit status. */
 static int replay_end(replay_args *ra, const hb_plan_costs *c)
 {
@@ -176,8 +170,8 @@ static int replay_end(replay_args *ra, const hb_plan_costs *c)
     json_t *rec;
     json_array_foreach(ra->table, i, rec) {
         json_t *tot = json_object_get(json_object_get(rec, "phases"), "total");
-        double med = jnum(tot, "median"), lo = jnum(tot, "ci_lo"), hi = jnum(tot, "ci_hi"), pr = jnum(rec, "predicted_s");
-        double ch = jnum(rec, "chain_case_s");
+        double med = hb_rec_num(tot, "median"), lo = hb_rec_num(tot, "ci_lo"), hi = hb_rec_num(tot, "ci_hi"), pr = hb_rec_num(rec, "predicted_s");
+        double ch = hb_rec_num(rec, "chain_case_s");
         printf("| %s | %s | %s | ", json_string_value(json_object_get(rec, "plan")), json_string_value(json_object_get(rec, "route")),
                json_string_value(json_object_get(rec, "mode")));
         if (med > 0) printf("%.4g ms [%.4g, %.4g] | ", med * 1e3, lo * 1e3, hi * 1e3);
@@ -187,10 +181,10 @@ static int replay_end(replay_args *ra, const hb_plan_costs *c)
         else printf("- | ");
         char split[200];
         printf("%s | ", hb_plan_error_split_str(rec, split, sizeof split));
-        printf("%.0f B | ", jnum(rec, "bytes_crossing"));
+        printf("%.0f B | ", hb_rec_num(rec, "bytes_crossing"));
         if (ch > 0) printf("%.4g ms | ", ch * 1e3);
         else printf("- | ");
-        double re = jnum(rec, "rel_err");
+        double re = hb_rec_num(rec, "rel_err");
         if (re >= 0) printf("%.2g | ", re);
         else printf("- | ");
         const char *why = json_string_value(json_object_get(rec, "reason"));

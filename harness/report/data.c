@@ -31,12 +31,6 @@ static const char *jstr(json_t *o, const char *k)
     return s ? s : "";
 }
 
-static double rec_num(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : DNAN;
-}
-
 static int contains_ci(const char *hay, const char *needle)
 {
     size_t n = strlen(needle);
@@ -187,24 +181,24 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
             w->route = *jstr(c, "route") ? jstr(c, "route") : "pageable";
             w->status = jstr(c, "status");
             w->bound = jstr(c, "bound");
-            w->size = rec_num(c, "size");
-            w->flops = rec_num(c, "flops");
-            w->bytes = rec_num(c, "bytes");
-            w->weight = rec_num(c, "weight");
+            w->size = hb_rec_num(c, "size");
+            w->flops = hb_rec_num(c, "flops");
+            w->bytes = hb_rec_num(c, "bytes");
+            w->weight = hb_rec_num(c, "weight");
             if (!isfinite(w->weight) || w->weight <= 0) w->weight = 1;
             for (int p = 0; p < HB_PH_COUNT; p++) w->t[p] = hb_case_phase(c, hb_phase_names[p], "median");
             w->ci_lo = hb_case_phase(c, "total", "ci_lo");
             w->ci_hi = hb_case_phase(c, "total", "ci_hi");
             json_t *met = json_object_get(c, "ci_met");
             w->ci_met = json_is_boolean(met) ? json_is_true(met) : -1;
-            w->gflops = rec_num(c, "gflops");
-            w->gbps = rec_num(c, "gbps");
-            w->gflops_total = rec_num(c, "gflops_total");
-            w->gbps_total = rec_num(c, "gbps_total");
+            w->gflops = hb_rec_num(c, "gflops");
+            w->gbps = hb_rec_num(c, "gbps");
+            w->gflops_total = hb_rec_num(c, "gflops_total");
+            w->gbps_total = hb_rec_num(c, "gbps_total");
             json_t *mem = json_object_get(c, "mem");
-            w->host_bytes = rec_num(mem, "host_bytes");
-            w->device_bytes = rec_num(mem, "device_bytes");
-            w->rss = rec_num(mem, "peak_rss_bytes");
+            w->host_bytes = hb_rec_num(mem, "host_bytes");
+            w->device_bytes = hb_rec_num(mem, "device_bytes");
+            w->rss = hb_rec_num(mem, "peak_rss_bytes");
             w->ok = !strcmp(w->status, "ok") && isfinite(w->t[HB_PH_TOTAL]) && w->t[HB_PH_TOTAL] > 0;
         }
     }

@@ -12,12 +12,6 @@
 #include "report/common.h"
 #include "analysis/plan_costs.h"
 
-static double num(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : (double)NAN;
-}
-
 static const char *str(json_t *o, const char *k)
 {
     const char *s = json_string_value(json_object_get(o, k));
@@ -44,9 +38,9 @@ static const char *moved_ops(json_t *rec, char *buf, size_t len)
 static double median_of(json_t *rec, double *lo, double *hi)
 {
     json_t *t = json_object_get(json_object_get(rec, "phases"), "total");
-    if (lo) *lo = num(t, "ci_lo");
-    if (hi) *hi = num(t, "ci_hi");
-    return num(t, "median");
+    if (lo) *lo = hb_rec_num(t, "ci_lo");
+    if (hi) *hi = hb_rec_num(t, "ci_hi");
+    return hb_rec_num(t, "median");
 }
 
 hb_status hb_report_plans(ctx *c)
@@ -86,7 +80,7 @@ hb_status hb_report_plans(ctx *c)
             json_t *best_single = NULL, *best_hybrid = NULL, *seed = NULL, *opt = NULL;
             json_array_foreach(plans, i, rec) {
                 if (strcmp(str(rec, "model"), model)) continue;
-                double lo, hi, med = median_of(rec, &lo, &hi), pr = num(rec, "predicted_s"), re = num(rec, "rel_err");
+                double lo, hi, med = median_of(rec, &lo, &hi), pr = hb_rec_num(rec, "predicted_s"), re = hb_rec_num(rec, "rel_err");
                 int ok = !strcmp(str(rec, "status"), "ok") && med > 0, f32 = !strcmp(str(rec, "mode"), "f32");
                 char mv[400];
                 const char *tcell = ok ? F("%s [%s, %s]", hb_report_fmt_time(med), hb_report_fmt_time(lo), hb_report_fmt_time(hi))
@@ -97,12 +91,12 @@ hb_status hb_report_plans(ctx *c)
                 char split[200];
                 hb_doc_row(rows, 11, model, mach, str(rec, "plan"), str(rec, "route"), str(rec, "mode"), tcell, pcell,
                            F("%s", hb_plan_error_split_str(rec, split, sizeof split)), moved_ops(rec, mv, sizeof mv),
-                           F("%.0f B", num(rec, "bytes_crossing")), re >= 0 ? F("%.1e", re) : "-");
+                           F("%.0f B", hb_rec_num(rec, "bytes_crossing")), re >= 0 ? F("%.1e", re) : "-");
                 if (!ok || !f32) continue;
                 const char *kind = str(rec, "kind");
                 json_t **slot = !strcmp(kind, "single") ? &best_single : !strcmp(kind, "heuristic") ? &seed : !strcmp(kind, "optimal") ? &opt : NULL;
                 if (slot && (!*slot || med < median_of(*slot, NULL, NULL))) *slot = rec;
-                if (strcmp(kind, "single") && num(rec, "device_changes") > 0 && (!best_hybrid || med < median_of(best_hybrid, NULL, NULL)))
+                if (strcmp(kind, "single") && hb_rec_num(rec, "device_changes") > 0 && (!best_hybrid || med < median_of(best_hybrid, NULL, NULL)))
                     best_hybrid = rec;
             }
             /* the verdict, mode f32 */
@@ -141,7 +135,7 @@ hb_status hb_report_plans(ctx *c)
                 json_array_foreach(json_object_get(opt, "steps"), k, s)
                     json_array_append_new(devs, json_pack("{s:s,s:s}", "op", str(s, "label"), "device", str(s, "device")));
                 json_t *entry = json_pack("{s:s,s:s,s:s,s:f,s:f,s:o}", "machine", mach, "route", str(opt, "route"), "starts_in", str(opt, "starts_in"),
-                                          "measured_s", median_of(opt, NULL, NULL), "predicted_s", num(opt, "predicted_s"), "ops", devs);
+                                          "measured_s", median_of(opt, NULL, NULL), "predicted_s", hb_rec_num(opt, "predicted_s"), "ops", devs);
                 json_t *per = json_object_get(routing, model);
                 if (!per) json_object_set_new(routing, model, per = json_array());
                 json_array_append_new(per, entry);

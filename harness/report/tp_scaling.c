@@ -19,18 +19,12 @@ typedef struct tprow {
     double enq;    /* the host's time to enqueue the layer (layer.enqueue_s), seconds; NaN when absent */
 } tprow;
 
-static double num(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : (double)NAN;
-}
-
 static int tprow_get(const hb_report *rp, const hb_rrow *w, tprow *out)
 {
     if (!w->ok || strcmp(w->op, "chain") || strcmp(w->mode, "resident")) return 0;
     json_t *sh = json_object_get(w->rec, "shape"), *tp = json_object_get(w->rec, "tensor_parallel"),
            *ly = json_object_get(w->rec, "layer");
-    double seq = num(sh, "seq"), kv = num(sh, "kv_seq"), ranks = num(sh, "ranks");
+    double seq = hb_rec_num(sh, "seq"), kv = hb_rec_num(sh, "kv_seq"), ranks = hb_rec_num(sh, "ranks");
     if (!(seq > 0)) return 0;
     memset(out, 0, sizeof *out);
     out->machine = rp->runs[w->run].host;
@@ -40,13 +34,13 @@ static int tprow_get(const hb_report *rp, const hb_rrow *w, tprow *out)
     if (out->ranks && !tp) return 0;
     if (kv > seq) snprintf(out->layer, sizeof out->layer, "decode (seq %.0f, kv %.0f)", seq, kv);
     else snprintf(out->layer, sizeof out->layer, "prefill (seq %.0f)", seq);
-    out->t = tp ? num(tp, "time_s") : num(ly, "median");
+    out->t = tp ? hb_rec_num(tp, "time_s") : hb_rec_num(ly, "median");
     if (!(out->t > 0)) out->t = w->t[HB_PH_COMPUTE];
     /* the CI of the layer's time, from this rank's record (the merged record keeps the lowest rank's) */
-    out->ci_lo = num(ly, "ci_lo");
-    out->ci_hi = num(ly, "ci_hi");
-    out->share = tp ? num(tp, "allreduce_share") : (double)NAN;
-    out->enq = num(ly, "enqueue_s");
+    out->ci_lo = hb_rec_num(ly, "ci_lo");
+    out->ci_hi = hb_rec_num(ly, "ci_hi");
+    out->share = tp ? hb_rec_num(tp, "allreduce_share") : (double)NAN;
+    out->enq = hb_rec_num(ly, "enqueue_s");
     return out->t > 0;
 }
 

@@ -482,6 +482,12 @@ const char *hb_rec_str(json_t *rec, const char *k)
     return json_string_value(json_object_get(rec, k));
 }
 
+double hb_rec_num(json_t *rec, const char *k)
+{
+    json_t *v = json_object_get(rec, k);
+    return json_is_number(v) ? json_number_value(v) : (double)NAN;
+}
+
 int hb_status_severity(const char *status)
 {
     static const char *const order[] = {"ok", "skipped", "no_resource", "failed", "timed_out", "crashed", "wrong"};

@@ -138,7 +138,10 @@ void hb_run_free(hb_run *r);
  * Returns HB_OK, or HB_EINVAL with "PATH: reason" in err (size errlen); the commands exit with
  * HB_EXIT_INCOMPARABLE (3), whatever --force says. */
 hb_status hb_run_check_comparable(const hb_run *r, const char *path, char *err, size_t errlen);
+/* A record's member k (rec borrowed; NULL rec allowed): hb_rec_str its string (borrowed, NULL when
+ * absent or not a string), hb_rec_num its number (NaN when absent or not a number). */
 const char *hb_rec_str(json_t *rec, const char *k);
+double hb_rec_num(json_t *rec, const char *k);
 /* How bad a case status is, for keeping the worst of several records of one case (passes,
  * measure/merge.c; ranks, results/ranks.c): ok 0 < skipped 1 < no_resource 2 < failed 3 <
  * timed_out 4 < crashed 5 < wrong 6; any other status (NULL, "invalid", "missing") counts as failed. */
