@@ -7,7 +7,7 @@
  * builds) the plugin keeps each one-off implementation choice it times (conv2d: cuda_conv_pool.cu's
  * conv_choose; attention: cuda_sdpa.cpp's cuDNN SDPA plan against the own kernel) in DIR, and a later
  * process with the same key builds and uses only the chosen candidate. The key and the fields are
- * made by the CUDA side (cuda_choice_cache.cu); this file only keeps them.
+ * made by the CUDA side (cuda_choice_cache.cpp); this file only keeps them.
  *
  * An entry is one file DIR/<16 hex digits>.algo (FNV-1a 64 of the key) holding one JSON object, written
  * and read with jansson (compact, sorted members, nothing before or after it):
