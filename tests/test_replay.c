@@ -2,7 +2,9 @@
  * test_replay.c - a device plan replayed end to end (measure/replay.h): a two-device plan of the
  * ResNet-50 bottleneck block on this machine's cpu and opencl (PoCL on the VM; cpu-ref where opencl
  * is not available, then without copies), verified against the f64 reference, in modes f32 and
- * convert; a backend that skips its op is caught as wrong; bad input (a mode that is not replayed, an
+ * convert; two instances of one device backend (PoCL asked for two CPU devices, as a two-GPU host has
+ * cuda:0 and cuda:1), each with its own memory, copying a tensor from one to the other through host
+ * memory; a backend that skips its op is caught as wrong; bad input (a mode that is not replayed, an
  * op without a device, a backend not available here) refused with its reason.
  */
 #include <stdarg.h>
@@ -55,6 +57,9 @@ static int setup(void **state)
 {
     (void)state;
     plugin_dir();
+    /* PoCL 3 (Debian 12) names its CPU device "pthread"; two of them give opencl:0:0 and opencl:0:1.
+     * Set before any OpenCL call (the platform reads it once); a user's own setting is kept. */
+    setenv("POCL_DEVICES", "pthread pthread", 0);
     char err[512];
     if (hb_model_build("resnet50-block", &g_model, err, sizeof err) != HB_OK) return -1;
     costs("opencl", "opencl:0:0", 1);
@@ -159,6 +164,51 @@ static void test_two_devices(void **state)
         }
 }
 
+/* Two instances of one device backend, each with its own memory, and the host: every conv on
+ * opencl:0:0, every relu on opencl:0:1, the add on cpu. Each conv's output crosses from the first
+ * device's memory to the second's through host memory (download, upload); the result is verified. */
+static void test_two_instances(void **state)
+{
+    (void)state;
+    if (!g_two_mem) skip();
+    hb_plan_costs c3 = g_c;
+    c3.ndev = 3;
+    c3.nmem = 3;
+    snprintf(c3.dev[2].id, sizeof c3.dev[2].id, "opencl:0:1");
+    snprintf(c3.dev[2].type, sizeof c3.dev[2].type, "opencl");
+    c3.dev[2].host_memory = 0;
+    c3.dev[2].mem = 2;
+    hb_instance in3[HB_PLAN_MAXDEV];
+    char err[512] = "";
+    hb_status st = hb_replay_open(&c3, in3, err, sizeof err);
+    if (st != HB_OK) fail_msg("two instances of opencl (POCL_DEVICES=%s): %s", getenv("POCL_DEVICES"), err);
+    hb_plan_named p;
+    plan_alternating(&p, 1, 2);
+    for (int i = 0; i < g_model.n; i++)
+        if (g_model.nodes[i].c.op == HB_OP_ADD) p.dev[i] = p.res.steps[i].dev = 0;
+    p.res.start_mem = c3.dev[1].mem;
+    static const hb_mode modes[] = {HB_MODE_F32, HB_MODE_CONVERT};
+    for (int k = 0; k < 2; k++) {
+        json_t *rec = hb_replay_plan(&c3, &p, HB_ROUTE_PINNED, modes[k], in3, &g_o, "test", &st);
+        assert_non_null(rec);
+        if (st != HB_OK) fail_msg("replay: %s: %s", hb_status_name(st), json_string_value(json_object_get(rec, "reason")));
+        assert_string_equal(json_string_value(json_object_get(rec, "status")), "ok");
+        double rel = jnum(rec, "rel_err");
+        assert_true(rel >= 0 && rel <= HB_REPLAY_TOL);
+        assert_int_equal(json_array_size(json_object_get(rec, "devices")), 3);
+        json_t *steps = json_object_get(rec, "steps");
+        assert_int_equal(json_array_size(steps), (size_t)g_model.n);
+        for (int i = 0; i < g_model.n; i++)
+            assert_string_equal(json_string_value(json_object_get(json_array_get(steps, (size_t)i), "device")), c3.dev[p.dev[i]].id);
+        json_t *ph = json_object_get(rec, "phases");
+        /* conv_a's output into relu_a alone crosses device to device: at least one d2h and one h2d */
+        assert_true(jnum(json_object_get(ph, "h2d"), "median") > 0 && jnum(json_object_get(ph, "d2h"), "median") > 0);
+        json_decref(rec);
+    }
+    plan_free(&p);
+    hb_replay_close(&c3, in3);
+}
+
 /* A backend whose relu returns without computing: the replay's verification catches it. */
 static hb_backend_ops g_lazy;
 static const hb_backend_ops *g_real;
@@ -220,6 +270,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_devices),
+        cmocka_unit_test(test_two_instances),
         cmocka_unit_test(test_skipped_op_is_wrong),
         cmocka_unit_test(test_bad_input),
     };

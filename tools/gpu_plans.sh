@@ -11,7 +11,11 @@
 #   2. replay: `hybench plan COSTS --model M --replay --mode f32 --route ROUTES` per model.
 # OUTDIR gets three files (the device tool brings back at most 8): plans-costs.jsonl, plans-summary.txt
 # and plans.tar.gz (replay-<model>.jsonl, replay-<model>.md: the replay's Markdown table, and every log).
-# HB_PLANS_BACKENDS: the backends of the costs run (default cuda:0,cpu). HB_BUNDLE names the bundle (default .gpu; the packed copy .gpu-final has lib/ in lib.tar.xz).
+# HB_PLANS_BACKENDS: the backends of the costs run (default cuda:0,cpu; on a two-GPU machine
+# cuda:0,cuda:1,cpu plans over both GPUs, each with its own memory). HB_PLANS_ANE_STANDIN: the backend
+# standing in for the seed heuristic's Neural Engine rule (`plan --ane-standin`; default: the GPU rule's
+# backend; cuda:1 makes the seed plan span both GPUs and the host, as the seed's executor spans its GPU,
+# its Neural Engine and its CPU). HB_BUNDLE names the bundle (default .gpu; the packed copy .gpu-final has lib/ in lib.tar.xz).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?outdir}
@@ -44,7 +48,7 @@ $HB run --backend "${HB_PLANS_BACKENDS:-cuda:0,cpu}" --mode f32,resident --dtype
 say "costs: rc $? $(tail -1 "$W/costs.log")"
 rc=0
 for m in ${MODELS//,/ }; do
-  $HB plan "$OUT/plans-costs.jsonl" --model "$m" --route "$ROUTES" --replay --mode f32 --budget 0.1 --out "$W/replay-$m.jsonl" --force \
+  $HB plan "$OUT/plans-costs.jsonl" --model "$m" --route "$ROUTES" ${HB_PLANS_ANE_STANDIN:+--ane-standin "$HB_PLANS_ANE_STANDIN"} --replay --mode f32 --budget 0.1 --out "$W/replay-$m.jsonl" --force \
     > "$W/replay-$m.md" 2> "$W/replay-$m.log"
   r=$?
   [ $r -ne 0 ] && rc=$r
