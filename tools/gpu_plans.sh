@@ -7,7 +7,7 @@
 # resnet50-mb64); ROUTES: the replays' routes (default pinned,pageable).
 #   1. costs: `hybench plan --model M --workload` for each model (the TinyLlama models' cases are in
 #      workloads/tinyllama.ini, whose chain case the replay table sets beside the single-device plans),
-#      run once on cuda:0 and cpu, modes f32 and resident, dtype f32, routes pageable and pinned;
+#      run once on cuda:0 and cpu, modes f32 and resident, dtype f32, on the replays' routes;
 #   2. replay: `hybench plan COSTS --model M --replay --mode f32 --route ROUTES` per model.
 # OUTDIR gets three files (the device tool brings back at most 8): plans-costs.jsonl, plans-summary.txt
 # and plans.tar.gz (replay-<model>.jsonl, replay-<model>.md: the replay's Markdown table, and every log).
@@ -43,7 +43,7 @@ for m in ${MODELS//,/ }; do
 done
 [ $tl = 1 ] && files=("$BUNDLE/workloads/tinyllama.ini" "${files[@]}")
 say "costs: ${files[*]}"
-$HB run --backend "${HB_PLANS_BACKENDS:-cuda:0,cpu}" --mode f32,resident --dtype f32 --route pageable,pinned --budget 0.05 --ref-cache "$W/refcache" \
+$HB run --backend "${HB_PLANS_BACKENDS:-cuda:0,cpu}" --mode f32,resident --dtype f32 --route "$ROUTES" --budget 0.05 --ref-cache "$W/refcache" \
   --out "$OUT/plans-costs.jsonl" --force "${files[@]}" > "$W/costs.log" 2>&1
 say "costs: rc $? $(tail -1 "$W/costs.log")"
 rc=0

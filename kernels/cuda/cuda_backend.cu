@@ -195,6 +195,7 @@ hb_status tmark_begin_gated(hbc_ctx *c)
 hb_status tmark_end(hbc_ctx *c)
 {
     if (!c->tarmed || !c->tstarted) return HB_OK;
+    c->tend_pending = 0;
     return HBC_RT(c, cudaEventRecord(c->ev_end, c->stream));
 }
 
@@ -535,7 +536,10 @@ static hb_status run_op(hb_instance *inst, const hb_case *cs, hb_buf *const *in,
     default:
         return HB_ESKIP;
     }
-    hb_status st2 = st == HB_OK ? tmark_end(c) : HB_OK;
+    /* run: ev_end before the wait; run_async: left to timer_end (tend_pending, see tmark_end) */
+    hb_status st2 = HB_OK;
+    if (st == HB_OK && wait) st2 = tmark_end(c);
+    else if (st == HB_OK && c->tarmed && c->tstarted) c->tend_pending = 1;
     c->enqueue_s[c->enqueue_n++ % HBC_ENQ_KEEP] = host_now() - t_enter;
     hbc_gate_release(c);
     if (st != HB_OK || st2 != HB_OK) {
@@ -563,6 +567,7 @@ static hb_status cuda_timer_begin(hb_instance *inst)
     HBC_TRY(enter(inst, &c));
     c->tarmed = 1;
     c->tstarted = 0;
+    c->tend_pending = 0;
     return HB_OK;
 }
 
@@ -573,7 +578,8 @@ static hb_status cuda_timer_end(hb_instance *inst, double *seconds)
     hbc_ctx *c;
     HBC_TRY(enter(inst, &c));
     const int started = c->tarmed && c->tstarted;
-    c->tarmed = c->tstarted = 0;
+    if (started && c->tend_pending) HBC_TRY(tmark_end(c)); /* behind the ops run_async left enqueued */
+    c->tarmed = c->tstarted = c->tend_pending = 0;
     if (seconds) *seconds = 0.0;
     if (!started) return HB_OK;
     HBC_TRY(HBC_RT(c, cudaEventSynchronize(c->ev_end)));

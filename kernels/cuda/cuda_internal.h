@@ -76,6 +76,7 @@ struct hbc_ctx {
     int sm_clock_khz, mem_clock_khz, l2_bytes;
     int ready;                 /* stream, events and library handles created (lazily) */
     int tarmed, tstarted;      /* timer_begin armed the timer; a hook recorded ev_begin since */
+    int tend_pending;          /* run_async enqueued last: timer_end records ev_end (no event per op) */
     int *gate_h, *gate_d;      /* launch gate flag: mapped host memory and its device alias */
     int gate_on, gate_held;    /* gate enabled (HB_CUDA_GATE != 0); a gate kernel is waiting now */
     int sticky;                /* a sticky CUDA error happened: every hook returns HB_EDEVICE */
@@ -182,7 +183,12 @@ hb_status sync(hbc_ctx *c);
 /* The device timer's marks (timer_begin arms it, timer_end reads it): tmark_begin records ev_begin on
  * c->stream before a hook's first enqueue, once per armed timer; tmark_begin_gated launches the gate
  * first (run()'s variant, see the launch gate above); tmark_end records ev_end after the hook's last
- * enqueue. HB_OK and nothing recorded while the timer is not armed. */
+ * enqueue. HB_OK and nothing recorded while the timer is not armed. run_async records no end mark:
+ * timer_end records ev_end once behind the ops it left enqueued (tend_pending), so that a timed
+ * segment of ops enqueued back to back (a chain's layer as one stream) carries no event record per op,
+ * which an executor's segment does not have either: on the H200 host (2026-11-26) the TinyLlama
+ * decode layer took 149 us as a chain case with an event after each of its 14 ops against 118 us
+ * replayed without events (measure/replay.c), both host-bound. */
 hb_status tmark_begin(hbc_ctx *c);
 hb_status tmark_begin_gated(hbc_ctx *c);
 hb_status tmark_end(hbc_ctx *c);
