@@ -439,6 +439,31 @@ static void test_ops_gpu(void **state)
     unsetenv("HB_CUDA_CONV_OWN_TRANSPOSE");
     printf("%d conv2d cases ran through the own-transpose other-layout pipeline\n", nhwc_runs);
     assert_true(nhwc_runs >= 16);
+    /* pointwise conv2d as one cuBLAS gemm (cuda_conv_gemm.cu), forced on every 1x1 stride-1 case in
+     * both layouts and every dtype: the output against the reference, impl naming the gemm */
+    setenv("HB_CUDA_CONV_GEMM", "force", 1);
+    int gemm_runs = 0;
+    static const char *const pw_shapes[] = {"batch=2 c=48 h=9 w=7 oc=24 kh=1", "batch=3 c=32 h=10 w=10 oc=16 kh=1 layout=nhwc",
+                                            "batch=1 c=256 h=14 w=14 oc=64 kh=1", "batch=2 c=64 h=8 w=8 oc=256 kh=1 layout=nhwc"};
+    for (size_t k = 0; k < sizeof pw_shapes / sizeof pw_shapes[0]; k++)
+        for (int d = 0; d < HB_DTYPE_COUNT; d++) {
+            hb_case c = mk(HB_OP_CONV2D, pw_shapes[k], (hb_dtype)d, HB_ROUTE_PINNED);
+            double err = -1.0;
+            int64_t bad = 0;
+            hb_status st = run_case(inst, &c, &err, &bad);
+            if (st == HB_ESKIP) continue;
+            ran++;
+            char impl[64], algo[512];
+            case_impl(inst, &c, impl, sizeof impl, algo, sizeof algo);
+            gemm_runs += !strncmp(impl, "cublas-1x1", 10);
+            const double tol = hb_op_tolerance(c.op, &c.shape, c.dtype);
+            const int ok = st == HB_OK && bad == 0 && err <= tol && !strncmp(impl, "cublas-1x1", 10);
+            printf("%-4s conv2d(gemm) %-5s %-62s err %.2e tol %.1e %s\n", ok ? "ok" : "FAIL", hb_dtype_name(c.dtype), pw_shapes[k],
+                   err, tol, impl);
+            failures += !ok;
+        }
+    unsetenv("HB_CUDA_CONV_GEMM");
+    assert_true(gemm_runs >= 12);
 
     /* cuDNN's fused SDPA forced (HB_CUDA_ATTN=cudnn) on every f16/bf16 attention shape: where cuDNN
      * takes the shape the output must match the reference and impl must say cudnn-sdpa; where it

@@ -256,8 +256,10 @@ static size_t conv_ws_cap(hbc_ctx *c)
  *                reference; for an NHWC case: the NCHW engines);
  *   pipeline     the faster other-layout candidate inside the transforms into the other layout and
  *                back (NCHW case: NCHW->NHWC->NCHW; NHWC case: NHWC->NCHW->NHWC).
- * Kept: the fastest of legacy native, graph native and the pipeline (whole pipelines that take the
- * case's tensors). All the times go to case_info (stored by layout: *_nchw_ms, *_nhwc_ms), so the gap
+ *   gemm         a pointwise convolution (1x1, stride 1, no padding) as one cuBLAS gemm on the case's
+ *                tensors (cuda_conv_gemm.cu; HB_CUDA_CONV_GEMM=0 leaves it out).
+ * Kept: the fastest of legacy native, graph native, the pipeline and the gemm (whole pipelines that
+ * take the case's tensors). All the times go to case_info (stored by layout: *_nchw_ms, *_nhwc_ms), so the gap
  * to the exhaustive best is in every record. HB_CUDA_CONV_NCHW_ONLY=1 skips the other layout for an
  * NCHW case, HB_CUDA_CONV_NATIVE_ONLY=1 for any case; HB_CUDA_CONV_API=legacy or =graph keeps one API. */
 static hb_status conv_choose_timed(hbc_ctx *c, const hb_case *cs, const conv_p &p, const conv_desc &d, const void *x,
@@ -355,6 +357,25 @@ static hb_status conv_choose_timed(hbc_ctx *c, const hb_case *cs, const conv_p &
         }
         if (c->sticky) { conv_choice_clear(&ch); return HB_EDEVICE; }
     }
+    /* a pointwise convolution as one cuBLAS gemm, on the case's tensors (HB_CUDA_CONV_GEMM=0: not
+     * timed; =force: taken wherever it runs, for tests, like the other FORCE knobs never kept) */
+    float gm = 0;
+    const char *ge = getenv("HB_CUDA_CONV_GEMM");
+    const bool force_gemm = ge && !strcmp(ge, "force");
+    if (!(ge && !strcmp(ge, "0")) && hbc_conv_gemm_fits(p) && !force_other &&
+        hbc_time_best(c, [&]() { return hbc_conv_gemm(c, cs->dtype, p, native_nhwc, x, w, y); }, &gm) == HB_OK) {
+        if (gm < best || force_gemm) {
+            best = gm;
+            conv_choice_clear(&ch);
+            ch.shape = cs->shape; ch.dtype = cs->dtype; ch.mapped = cs->route == HB_ROUTE_MAPPED;
+            ch.gemm = 1;
+            snprintf(ch.name, sizeof ch.name, "cublasGemm%sEx %s", native_nhwc ? "" : "StridedBatched", blas_compute_name(cs->dtype));
+        }
+    } else {
+        gm = 0;
+        (void)cudaGetLastError();
+    }
+    if (c->sticky) { conv_choice_clear(&ch); return HB_EDEVICE; }
     if (best >= 1e30f) {
         fprintf(stderr, "hb_cuda: cuDNN offered no working forward convolution for this shape\n");
         conv_choice_clear(&ch);
@@ -365,8 +386,9 @@ static hb_status conv_choose_timed(hbc_ctx *c, const hb_case *cs, const conv_p &
     ch.legacy_nhwc_ms = native_nhwc ? leg_nat : leg_oth; ch.graph_nhwc_ms = native_nhwc ? gr_nat : gr_oth;
     ch.graph_nchw_n = native_nhwc ? gr_oth_n : gr_nat_n; ch.graph_nhwc_n = native_nhwc ? gr_nat_n : gr_oth_n;
     ch.nhwc_pipe_ms = pipe;
+    ch.gemm_ms = gm;
     ch.chosen_ms = best;
-    ch.valid = force_other ? 0 : 1;
+    ch.valid = force_other || force_gemm ? 0 : 1;
     *out = ch;
     return HB_OK;
 }
@@ -409,8 +431,10 @@ static void conv_to_cache(const char *key, hbc_conv_choice *ch)
     int bad = hbac_init(&e, key);
     if (!bad) {
         bad |= hbac_set_i64(&e, "pipe", ch->nhwc ? 1 : 0);
-        bad |= hbac_set(&e, "api", ch->graph ? "graph" : "legacy");
-        if (ch->graph) {
+        bad |= hbac_set(&e, "api", ch->gemm ? "cublas" : ch->graph ? "graph" : "legacy");
+        if (ch->gemm) {
+            bad |= hbac_set(&e, "name", ch->name);
+        } else if (ch->graph) {
             bad |= hbac_set_i64(&e, "plan", hbc_conv_graph_plan(ch->g));
             bad |= hbac_set(&e, "name", hbc_conv_graph_name(ch->g));
         } else {
@@ -425,6 +449,7 @@ static void conv_to_cache(const char *key, hbc_conv_choice *ch)
         bad |= hbac_set_f(&e, "legacy_nhwc_ms", ch->legacy_nhwc_ms);
         bad |= hbac_set_f(&e, "graph_nhwc_ms", ch->graph_nhwc_ms);
         bad |= hbac_set_f(&e, "pipe_ms", ch->nhwc_pipe_ms);
+        bad |= hbac_set_f(&e, "gemm_ms", ch->gemm_ms);
         bad |= hbac_set_i64(&e, "graph_nchw_n", ch->graph_nchw_n);
         bad |= hbac_set_i64(&e, "graph_nhwc_n", ch->graph_nhwc_n);
     }
@@ -452,13 +477,15 @@ static hb_status conv_from_cache(hbc_ctx *c, const hb_case *cs, const conv_p &p,
     int64_t pipe = 0, algo = 0, math = 0, plan = -1, gn1 = 0, gn2 = 0;
     double f[6];
     const char *api = hbac_get(&e, "api"), *name = hbac_get(&e, "name");
-    static const char *const fn[6] = {"chosen_ms", "legacy_nchw_ms", "graph_nchw_ms", "legacy_nhwc_ms", "graph_nhwc_ms", "pipe_ms"};
-    bool ok = api && name && (!strcmp(api, "graph") || !strcmp(api, "legacy")) && !hbac_get_i64(&e, "pipe", 0, 1, &pipe) &&
-              !hbac_get_i64(&e, "graph_nchw_n", 0, 1 << 20, &gn1) && !hbac_get_i64(&e, "graph_nhwc_n", 0, 1 << 20, &gn2);
-    for (int i = 0; i < 6 && ok; i++) ok = !hbac_get_f(&e, fn[i], &f[i]) && f[i] >= 0 && f[i] < 1e9;
-    const bool graph = ok && !strcmp(api, "graph");
+    static const char *const fn[7] = {"chosen_ms", "legacy_nchw_ms", "graph_nchw_ms", "legacy_nhwc_ms", "graph_nhwc_ms", "pipe_ms", "gemm_ms"};
+    bool ok = api && name && (!strcmp(api, "graph") || !strcmp(api, "legacy") || !strcmp(api, "cublas")) &&
+              !hbac_get_i64(&e, "pipe", 0, 1, &pipe) && !hbac_get_i64(&e, "graph_nchw_n", 0, 1 << 20, &gn1) &&
+              !hbac_get_i64(&e, "graph_nhwc_n", 0, 1 << 20, &gn2);
+    for (int i = 0; i < 7 && ok; i++) ok = !hbac_get_f(&e, fn[i], &f[i]) && f[i] >= 0 && f[i] < 1e9;
+    const bool graph = ok && !strcmp(api, "graph"), gemm = ok && !strcmp(api, "cublas");
     if (ok && graph) ok = !hbac_get_i64(&e, "plan", 0, 1 << 20, &plan);
-    if (ok && !graph)
+    if (ok && gemm) ok = pipe == 0 && hbc_conv_gemm_fits(p);
+    if (ok && !graph && !gemm)
         ok = !hbac_get_i64(&e, "algo", 0, CUDNN_CONVOLUTION_FWD_ALGO_COUNT - 1, &algo) && !hbac_get_i64(&e, "math", 0, 255, &math) &&
              (math == CUDNN_DEFAULT_MATH || math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ||
               math == CUDNN_FMA_MATH);
@@ -475,8 +502,11 @@ static hb_status conv_from_cache(hbc_ctx *c, const hb_case *cs, const conv_p &p,
         snprintf(why, wl, "the other layout's descriptors or copies could not be made");
         return HB_ESKIP;
     }
+    ch->gemm = gemm ? 1 : 0;
     hb_status st = HB_OK;
-    if (graph) {
+    if (gemm) {
+        /* nothing to build: cuBLAS chooses its kernel per call; the check below runs it */
+    } else if (graph) {
         const int64_t dims[16] = {p.b, p.c, p.h, p.w, p.oc, p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw, p.g, p.oh, p.ow};
         const int layout = pipe ? (native_nhwc ? 0 : 1) : (native_nhwc ? 1 : 0);
         st = hbc_conv_graph_build_at(c, cs->dtype, layout, dims, cap, plan, name, &ch->g, why, wl);
@@ -503,7 +533,9 @@ static hb_status conv_from_cache(hbc_ctx *c, const hb_case *cs, const conv_p &p,
     /* the check: the candidate run as the case will run it */
     float t = 0;
     if (st == HB_OK && ch->ws_bytes) st = hbc_grow(c, &c->dnn_ws, &c->dnn_ws_bytes, ch->ws_bytes);
-    if (st == HB_OK && pipe)
+    if (st == HB_OK && gemm)
+        st = hbc_time_best(c, [&]() { return hbc_conv_gemm(c, cs->dtype, p, native_nhwc, x, w, y); }, &t);
+    else if (st == HB_OK && pipe)
         st = hbc_time_best(c, [&]() { return conv_exec_nhwc(c, n, *ch, x, w, y, p, own_tr_fits(p), native_nhwc); }, &t);
     else if (st == HB_OK)
         st = hbc_time_best(c, [&]() { return conv_exec_choice(c, *ch, d, x, w, y); }, &t);
@@ -519,6 +551,7 @@ static hb_status conv_from_cache(hbc_ctx *c, const hb_case *cs, const conv_p &p,
     ch->legacy_nchw_ms = (float)f[1]; ch->graph_nchw_ms = (float)f[2];
     ch->legacy_nhwc_ms = (float)f[3]; ch->graph_nhwc_ms = (float)f[4];
     ch->nhwc_pipe_ms = (float)f[5];
+    ch->gemm_ms = (float)f[6];
     ch->graph_nchw_n = (int)gn1; ch->graph_nhwc_n = (int)gn2;
     ch->cache = HBC_CACHE_HIT;
     ch->cache_check_ms = t;
@@ -538,7 +571,9 @@ static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, con
      * other-layout pipeline whenever it runs, chosen afresh and never cached, so that its transforms
      * are checked against the reference too */
     const bool force_other = (!native_nhwc && getenv("HB_CUDA_CONV_FORCE_NHWC")) || getenv("HB_CUDA_CONV_FORCE_OTHER");
-    for (int i = 0; i < c->nconv && i < HBC_CONV_CACHE && !force_other; i++)
+    const char *ge = getenv("HB_CUDA_CONV_GEMM");
+    const bool fresh = force_other || (ge && !strcmp(ge, "force"));
+    for (int i = 0; i < c->nconv && i < HBC_CONV_CACHE && !fresh; i++)
         if (c->conv[i].valid && c->conv[i].dtype == cs->dtype && c->conv[i].mapped == (cs->route == HB_ROUTE_MAPPED) &&
             shape_eq(&c->conv[i].shape, &cs->shape)) {
             *out = &c->conv[i];
@@ -550,8 +585,8 @@ static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, con
     char key[HBAC_KEY_MAX] = "", note[sizeof ch.cache_note] = "";
     int state = HBC_CACHE_OFF;
     bool hit = false;
-    if (hbac_dir() && force_other) {
-        snprintf(note, sizeof note, "HB_CUDA_CONV_FORCE_NHWC/_OTHER: chosen afresh, never cached");
+    if (hbac_dir() && fresh) {
+        snprintf(note, sizeof note, "HB_CUDA_CONV_FORCE_NHWC/_OTHER or HB_CUDA_CONV_GEMM=force: chosen afresh, never cached");
     } else if (hbac_dir()) {
         state = HBC_CACHE_MISS;
         if (!conv_cache_key(c, cs, p, cap, key, sizeof key)) {
@@ -597,7 +632,10 @@ hb_status run_conv(hbc_ctx *c, const hb_case *cs, const void *x, const void *w, 
     hbc_conv_choice *ch = nullptr;
     hb_status st = conv_choose(c, cs, p, d, x, w, y, &ch);
     if (st == HB_OK && ch->ws_bytes) st = hbc_grow(c, &c->dnn_ws, &c->dnn_ws_bytes, ch->ws_bytes);
-    if (st == HB_OK && !ch->nhwc) {
+    if (st == HB_OK && ch->gemm) {
+        st = tmark_begin_gated(c);
+        if (st == HB_OK) st = hbc_conv_gemm(c, cs->dtype, p, native_nhwc, x, w, y);
+    } else if (st == HB_OK && !ch->nhwc) {
         st = tmark_begin_gated(c);
         if (st == HB_OK) st = conv_exec_choice(c, *ch, d, x, w, y);
     }
@@ -611,9 +649,12 @@ hb_status run_conv(hbc_ctx *c, const hb_case *cs, const void *x, const void *w, 
         }
     }
     if (st == HB_OK) {
-        snprintf(c->last_impl, sizeof c->last_impl, "cudnn-conv:%.50s", ch->name);
+        snprintf(c->last_impl, sizeof c->last_impl, "%s:%.50s", ch->gemm ? "cublas-1x1" : "cudnn-conv", ch->name);
         const char *tr = own_tr_fits(p) ? "own transpose kernel" : "cudnnTransformTensor";
-        if (!ch->nhwc)
+        if (ch->gemm)
+            snprintf(c->last_algo, sizeof c->last_algo, "pointwise convolution as one cuBLAS gemm on the case's %s tensors, "
+                     "faster than every cuDNN candidate timed", native_nhwc ? "NHWC" : "NCHW");
+        else if (!ch->nhwc)
             snprintf(c->last_algo, sizeof c->last_algo, "%s, on the case's %s tensors (no transforms)",
                      ch->graph ? "graph API engine" : "legacy API algorithm", native_nhwc ? "NHWC" : "NCHW");
         else

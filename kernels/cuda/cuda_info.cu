@@ -111,7 +111,9 @@ hb_status cuda_case_info(hb_instance *inst, const hb_case *cs, char *buf, size_t
          * either layout for an NCHW case (hybench's own layout, which a framework may transpose away
          * from) and in its own layout for a layout=nhwc case (what a channels-last framework runs);
          * exhaustive_best_either_ms is the best of all four in both. other_layout_pipeline_ms: the
-         * convolution in the other layout inside the transforms there and back. */
+         * convolution in the other layout inside the transforms there and back; cublas_gemm_ms: a
+         * pointwise convolution as one cuBLAS gemm (cuda_conv_gemm.cu; 0 for other shapes). The
+         * exhaustive best counts cuDNN only, so a chosen gemm shows as a ratio above 1. */
         const hbc_conv_choice *v = c->last_conv;
         const bool nhwc = cs->shape.layout == HB_LAYOUT_NHWC;
         float ex = 0, ex_all = 0;
@@ -125,12 +127,12 @@ hb_status cuda_case_info(hb_instance *inst, const hb_case *cs, char *buf, size_t
                               "\"graph_nchw_engines\":%d,\"legacy_nhwc_ms\":%.5g,\"graph_nhwc_ms\":%.5g,"
                               "\"graph_nhwc_engines\":%d,\"%s\":%.5g,\"exhaustive_best_ms\":%.5g,"
                               "\"exhaustive_best_layout\":\"%s\",\"exhaustive_best_either_ms\":%.5g,"
-                              "\"exhaustive_best_over_chosen\":%.4g%s}",
+                              "\"exhaustive_best_over_chosen\":%.4g,\"cublas_gemm_ms\":%.5g%s}",
                               nhwc ? "nhwc" : "nchw", (double)v->chosen_ms, (double)v->legacy_nchw_ms, (double)v->graph_nchw_ms,
                               v->graph_nchw_n, (double)v->legacy_nhwc_ms, (double)v->graph_nhwc_ms, v->graph_nhwc_n,
                               nhwc ? "nchw_pipeline_ms" : "nhwc_pipeline_ms", (double)v->nhwc_pipe_ms, (double)ex,
                               nhwc ? "nhwc" : "either", (double)ex_all,
-                              v->chosen_ms > 0 ? (double)(ex / v->chosen_ms) : 0.0,
+                              v->chosen_ms > 0 ? (double)(ex / v->chosen_ms) : 0.0, (double)v->gemm_ms,
                               v->cache == HBC_CACHE_HIT ? ",\"from_cache\":true" : "");
     }
     /* the algorithm-choice cache (HB_ALGO_CACHE, cuda_choice_cache.cpp), for a case that made a one-off

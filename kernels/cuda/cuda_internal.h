@@ -49,6 +49,7 @@ struct hbc_conv_choice {
     int nhwc;                  /* 1: the other-layout pipeline: transform the case's tensors into the other
                                   layout (NCHW case: NHWC; layout=nhwc case: NCHW), convolve, transform back */
     int graph;                 /* 1: the graph-API plan g, 0: the legacy algorithm algo/math */
+    int gemm;                  /* 1: the 1x1 convolution as one cuBLAS gemm (cuda_conv_gemm.cu), in the case's layout */
     cudnnConvolutionFwdAlgo_t algo;
     cudnnMathType_t math;
     size_t ws_bytes;
@@ -57,6 +58,7 @@ struct hbc_conv_choice {
     /* what was timed: the fastest legacy algorithm and graph engine in each layout (convolution alone,
      * no transforms) and the other-layout pipeline (nhwc_pipe_ms); 0 = not available */
     float legacy_nchw_ms, graph_nchw_ms, legacy_nhwc_ms, graph_nhwc_ms, nhwc_pipe_ms, chosen_ms;
+    float gemm_ms;             /* the cuBLAS gemm candidate, case's layout (1x1 stride-1 shapes only) */
     int graph_nchw_n, graph_nhwc_n; /* engines timed */
     /* the algorithm-choice cache (HB_ALGO_CACHE, cuda_choice_cache.cpp): HBC_CACHE_OFF/MISS/HIT; on a
      * hit the times above are the original choice's, read from the entry, and cache_check_ms is the
@@ -239,6 +241,15 @@ hb_status cuda_download_f64(hb_instance *inst, hb_buf *b, double *dst, size_t n,
  * Sets c->last_impl, last_algo, last_ws and last_conv. HB_EINVAL for a shape conv_params refuses,
  * HB_ESKIP when cuDNN offers nothing that works, HB_ENOMEM / HB_EDEVICE. */
 hb_status run_conv(hbc_ctx *c, const hb_case *cs, const void *x, const void *w, void *y);
+/* A pointwise conv2d (1x1 window, stride 1, no padding or dilation, one group; the output as large as
+ * the input) whose dimensions fit cuBLAS's ints: hbc_conv_gemm computes it. */
+bool hbc_conv_gemm_fits(const conv_p &p);
+/* Enqueue y = conv2d(x, w) of such a p on c->stream as one cuBLAS gemm (cuda_conv_gemm.cu has the
+ * mapping): nhwc: x [b,h,w,c], w KRSC [oc,1,1,c], y [b,h,w,oc]; else NCHW x [b,c,h,w], w KCRS
+ * [oc,c,1,1], y [b,oc,h,w]; device pointers, dt storage (tf32: f32 data, TF32 tensor cores), f32
+ * accumulation; no synchronization, no timer marks. HB_ESKIP when !hbc_conv_gemm_fits(p), else
+ * cuBLAS's status through HBC_BLAS. */
+hb_status hbc_conv_gemm(hbc_ctx *c, hb_dtype dt, const conv_p &p, bool nhwc, const void *x, const void *w, void *y);
 /* y = max or average pooling of x (case cs, NCHW device buffers) through cudnnPoolingForward, or the
  * own kernel (hbc_pool) where cuDNN cannot (dilation, a window wholly in the padding); marks the
  * timer's start (gated). Sets c->last_impl and last_algo. HB_EINVAL for an unusable shape. */
