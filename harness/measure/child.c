@@ -325,20 +325,9 @@ int child_main(const child_args *a)
             }
         }
         if (a->write_backend_records || i > a->start_inst) {
-            json_t *r = json_pack("{s:s,s:s,s:b,s:s,s:b}", "type", "backend", "backend", inst[i].name, "available", 1,
-                                  "description", inst[i].description, "host_memory", inst[i].host_memory);
-            /* the OpenMP wait policy this process runs under (see wait_policy_for) */
-            json_object_set_new(r, "omp_wait", json_pack("{s:s,s:s}", "OMP_WAIT_POLICY",
-                                getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "unset", "GOMP_SPINCOUNT",
-                                getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT") : "unset (libgomp: 300000)"));
+            /* with the OpenMP wait policy this process runs under (see wait_policy_for) */
+            json_t *r = hb_backend_record(&inst[i]);
             json_object_set_new(r, "ceilings", ceilings_json(&cl));
-            if (inst[i].ops->describe) {
-                char buf[8192];
-                if (inst[i].ops->describe(&inst[i], buf, sizeof buf) == HB_OK) {
-                    json_t *d = json_loads(buf, 0, NULL);
-                    if (d) json_object_set_new(r, "info", d);
-                }
-            }
             int e = put_record(a->fd, r, a->pass);
             if (e) { say(a->pipe_w, "W %d\n", e); return HB_EXIT_IO; }
         }

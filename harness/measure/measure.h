@@ -130,6 +130,13 @@ json_t *hb_threads_json(void);
                               * 4 us add n=65536 cases read 25 us on the host clock (about 20 us gap) */
 json_t *hb_timer_agreement(double host_s, double device_s, double enqueue_s);
 json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads, int nworkloads);
+/* The "backend" record of an open instance (docs/results-schema.md): type, backend (its name),
+ * available, description, host_memory and, from its describe hook where it has one, "info" (the
+ * facts that name the device and its software, which the machine fingerprint hashes,
+ * results/machine.h), so that every file written on one machine names it alike (a run's, a replay's).
+ * The OpenMP wait policy of this process ("omp_wait") too. A new object, NULL when out of memory;
+ * the caller adds what only it knows (ceilings). */
+json_t *hb_backend_record(hb_instance *inst);
 /* Fill deterministic random inputs in [-1, 1] (never zeros), exactly representable in f32, from a
  * seed and a stream id (splitmix64/xoshiro). */
 void hb_fill_random(double *x, size_t n, unsigned long long seed, unsigned long long stream);

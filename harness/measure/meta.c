@@ -226,3 +226,20 @@ static long long status_bytes(const char *field)
 
 long long hb_rss_peak(void) { return status_bytes("VmHWM:"); }
 long long hb_rss_now(void) { return status_bytes("VmRSS:"); }
+
+json_t *hb_backend_record(hb_instance *inst)
+{
+    json_t *r = json_pack("{s:s,s:s,s:b,s:s,s:b}", "type", "backend", "backend", inst->name, "available", 1, "description",
+                          inst->description, "host_memory", inst->host_memory);
+    if (!r) return NULL;
+    json_object_set_new(r, "omp_wait", json_pack("{s:s,s:s}", "OMP_WAIT_POLICY", getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "unset",
+                                                 "GOMP_SPINCOUNT", getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT") : "unset (libgomp: 300000)"));
+    if (inst->ops->describe) {
+        char buf[8192];
+        if (inst->ops->describe(inst, buf, sizeof buf) == HB_OK) {
+            json_t *d = json_loads(buf, 0, NULL);
+            if (d) json_object_set_new(r, "info", d);
+        }
+    }
+    return r;
+}
