@@ -232,6 +232,10 @@ static void test_body16(void **state)
         "batch=1 heads=1 seq=3 kv_seq=5 head_dim=1 causal=1",
         "batch=2 heads=4 kv_heads=2 seq=29 head_dim=17 causal=1 layout=bshd",
         "batch=1 heads=3 seq=50 kv_seq=20 head_dim=24", /* fewer keys than queries */
+        /* fewer items than two per thread: the keys split over items and merged (flash-decoding) */
+        "batch=1 heads=8 kv_heads=1 seq=1 kv_seq=300 head_dim=64 causal=1",
+        "batch=1 heads=4 kv_heads=1 seq=2 kv_seq=129 head_dim=24",
+        "batch=1 heads=2 kv_heads=1 seq=3 kv_seq=70 head_dim=8 causal=1",
     };
     static const char *const knobs[][2] = { { NULL, NULL }, { "16", "12" }, { "5", "6" }, { "200", "300" } };
     for (size_t kn = 0; kn < sizeof knobs / sizeof knobs[0]; kn++) {

@@ -309,7 +309,8 @@ static void test_cpu_repeatable(void **state)
 /* The fused attention kernel (cpu_attn.c) on shapes that hit its edges: seq not a multiple of the
  * query block or of the micro-kernel's 6 rows, key blocks cut by the causal diagonal, causal with
  * seq < kv_seq (a KV cache), GQA groups of 3 and 4 and 8 heads (heads of a group share an item),
- * head_dim 64, 128, 96 and odd ones (19, 40: V copied into padded blocks), decode (seq 1); each under
+ * head_dim 64, 128, 96 and odd ones (19, 40: V copied into padded blocks), decode (seq 1), items few
+ * enough that the keys are split over items and merged (rows whose keys end inside a split); each under
  * the default blocking and under small and large ones (HB_CPU_ATTN_TQ/TK, read per call), so that
  * items of one row and blocks shorter than a tile occur. Random inputs, output poisoned with NaN
  * (run_on), every element checked against the f64 reference: |out - ref| <= 2e-5 max|ref|. */
@@ -326,6 +327,10 @@ static void test_cpu_attention_tiles(void **state)
         "batch=1 heads=2 kv_heads=1 seq=257 head_dim=96",
         "batch=1 heads=16 kv_heads=2 seq=7 kv_seq=130 head_dim=64 causal=1",
         "batch=1 heads=1 seq=3 kv_seq=5 head_dim=1 causal=1",
+        /* fewer items than two per thread: the keys split over items and merged (flash-decoding) */
+        "batch=1 heads=8 kv_heads=1 seq=1 kv_seq=300 head_dim=64 causal=1",
+        "batch=1 heads=4 kv_heads=1 seq=2 kv_seq=129 head_dim=24",
+        "batch=1 heads=2 kv_heads=1 seq=3 kv_seq=70 head_dim=8 causal=1",
     };
     static const char *const knobs[][2] = { { NULL, NULL }, { "16", "12" }, { "5", "6" }, { "200", "300" } };
     for (size_t kn = 0; kn < sizeof knobs / sizeof knobs[0]; kn++) {

@@ -47,7 +47,13 @@
  *
  * Threads: items over the OpenMP team; equal items (no causal mask, or one query block: decode) in a
  * static split, head-major, so that a thread reads the same heads' K and V on every call; causal
- * prefill items (later blocks see more keys) dynamically, the largest first. Knobs for measurements,
+ * prefill items (later blocks see more keys) dynamically, the largest first. An item keeps at least
+ * VW rows where it can (fewer are padded to VW: decode with one row per item computed 8 or 16 rows
+ * for 1); when that leaves fewer than two items per thread and the items are equal, the keys are
+ * split too (flash-decoding, Dao et al. 2023): each split's item writes its rows' running max,
+ * sum and unnormalised O to a shared buffer (cpu_scratch.c), and a second pass merges the splits
+ * (o = sum_s 2^(m_s - M) O_s / sum_s 2^(m_s - M) l_s). Decode (kv 512, 4 kv heads, 32 query heads)
+ * ran its 32 one-row items, each padded to a vector of rows, on a 32-thread Xeon at 176 us. Knobs for measurements,
  * read per call: HB_CPU_ATTN_TQ (rows per item, default 64), HB_CPU_ATTN_TK (keys per block,
  * default 64).
  */
@@ -188,7 +194,8 @@ static void mk_pv(int mr, int nv, int64_t kc, const float *A, int64_t acs, const
 typedef struct attn_plan {
     int64_t bq, nh, bk;    /* query positions, query heads per item; keys per block */
     int64_t nqb, nhs;      /* query blocks per head, head slices per kv head (rep / nh) */
-    int64_t items;
+    int64_t items;         /* work items: (batch, kv head, head slice, query block) x key splits */
+    int64_t nks, ksl;      /* key splits (1: none) and keys per split (a multiple of bk) */
     int64_t Rp, dp;        /* rows nh * bq and head_dim rounded up to VW */
     int uniform;           /* every item has the same work: static schedule */
     size_t ws_floats;      /* per-thread workspace */
@@ -214,17 +221,18 @@ static void attn_plan_make(const hbk_attn *a, int T, attn_plan *pl)
             pl->nh = n;
             break;
         }
-    /* enough items for the team: fewer heads per item first, then fewer positions (>= 16) */
+    /* enough items for the team: fewer heads per item first, then fewer positions (>= 16), while an
+     * item keeps a vector of rows (VW) where it has one; then, for equal items, split the keys */
     for (;;) {
         pl->nqb = (a->seq + pl->bq - 1) / pl->bq;
         pl->nhs = a->rep / pl->nh;
         pl->items = a->b * a->kvh * pl->nhs * pl->nqb;
         if (pl->items >= 2 * (int64_t)T)
             break;
-        if (pl->nh > 1) {
-            int64_t n = pl->nh - 1;
-            while (a->rep % n)
-                n--;
+        int64_t n = pl->nh - 1;
+        while (n > 1 && a->rep % n)
+            n--;
+        if (pl->nh > 1 && n * pl->bq >= VW) {
             pl->nh = n;
         } else if (pl->bq > 16) {
             pl->bq = (pl->bq + 1) / 2;
@@ -236,15 +244,27 @@ static void attn_plan_make(const hbk_attn *a, int T, attn_plan *pl)
     pl->Rp = round_up(R, VW);
     pl->dp = round_up(a->d, VW);
     pl->uniform = !a->causal || pl->nqb == 1;
+    pl->nks = 1;
+    pl->ksl = round_up(a->kvs, pl->bk);
+    const int64_t kblocks = (a->kvs + pl->bk - 1) / pl->bk;
+    if (pl->uniform && pl->items < 2 * (int64_t)T && kblocks > 1 && !env_int("HB_CPU_ATTN_NOSPLIT", 0, 1)) {
+        int64_t want = (2 * (int64_t)T + pl->items - 1) / pl->items;
+        if (want > kblocks)
+            want = kblocks;
+        pl->ksl = (kblocks + want - 1) / want * pl->bk;
+        pl->nks = (a->kvs + pl->ksl - 1) / pl->ksl;
+        pl->items *= pl->nks;
+    }
     /* Qt d*Rp, St bk*Rp, O R*dp, Vp bk*dp, m/l/lim/alpha 4*Rp; each rounded to 16 floats (64 B) */
     pl->ws_floats = (size_t)(round_up(a->d * pl->Rp, 16) + round_up(pl->bk * pl->Rp, 16) +
                              round_up(R * pl->dp, 16) + round_up(pl->bk * pl->dp, 16) + 4 * pl->Rp);
 }
 
-/* One item: batch bi, kv head g, head slice hs (heads g*rep + hs*nh ..), query block qb; ws its
- * thread's workspace (pl->ws_floats). */
+/* One item: batch bi, kv head g, head slice hs (heads g*rep + hs*nh ..), query block qb, keys
+ * [k0, k1); ws its thread's workspace (pl->ws_floats). part NULL: the rows' outputs to o; else each
+ * row r's running max, sum and unnormalised O (d + 2 floats) to part + r * (d + 2), merged later. */
 static void attn_item(const hbk_attn *a, const attn_io *io, const attn_plan *pl, float *ws, int64_t bi,
-                      int64_t g, int64_t hs, int64_t qb)
+                      int64_t g, int64_t hs, int64_t qb, int64_t k0, int64_t k1, float *part)
 {
     const int64_t d = a->d, Rp = pl->Rp, dp = pl->dp, bk = pl->bk;
     const int64_t q0 = qb * pl->bq, nq = a->seq - q0 < pl->bq ? a->seq - q0 : pl->bq;
@@ -279,8 +299,9 @@ static void attn_item(const hbk_attn *a, const attn_io *io, const attn_plan *pl,
     memset(O, 0, (size_t)(R * dp) * sizeof(float));
     const int vdirect = d % VW == 0;
 
-    for (int64_t j0 = 0; j0 < maxlim; j0 += bk) {
-        const int64_t nb = maxlim - j0 < bk ? maxlim - j0 : bk;
+    const int64_t kend = maxlim < k1 ? maxlim : k1;
+    for (int64_t j0 = k0; j0 < kend; j0 += bk) {
+        const int64_t nb = kend - j0 < bk ? kend - j0 : bk;
         /* St = K_blk Qt */
         for (int64_t jj = 0; jj < nb; jj += MR) {
             const int mr = (int)(nb - jj < MR ? nb - jj : MR);
@@ -315,7 +336,7 @@ static void attn_item(const hbk_attn *a, const attn_io *io, const attn_plan *pl,
             for (int i = 0; i < VW; i++)
                 rescale |= al[i] != 1.0f;
         }
-        if (rescale && j0 > 0)
+        if (rescale && j0 > k0)
             for (int64_t r = 0; r < R; r++)
                 if (alpha[r] != 1.0f) {
                     const vf al = vset(alpha[r]);
@@ -339,6 +360,15 @@ static void attn_item(const hbk_attn *a, const attn_io *io, const attn_plan *pl,
                 mk_pv(mr, dp - c0 >= NR ? 2 : 1, nb, St + r0, Rp, vblk + c0, ldv, O + r0 * dp + c0, dp);
         }
     }
+    if (part) {
+        for (int64_t r = 0; r < R; r++) {
+            float *pr = part + r * (d + 2);
+            pr[0] = m[r];
+            pr[1] = limf[r] > (float)k0 ? l[r] : 0.0f; /* a row with no key in [k0, k1) weighs nothing */
+            memcpy(pr + 2, O + r * dp, (size_t)d * sizeof(float));
+        }
+        return;
+    }
     /* o = O / l; a row that sees no key is 0 */
     for (int64_t r = 0; r < R; r++) {
         const int64_t h = h0 + r / nq, i = q0 + r % nq;
@@ -356,6 +386,10 @@ hb_status ATTN_RUN(const hbk_attn *a, const attn_io *io)
     attn_plan pl;
     attn_plan_make(a, T, &pl);
     const int64_t per_b = a->kvh * pl.nhs, heads_items = a->b * per_b; /* (batch, kv head, slice) */
+    const int64_t Rm = pl.nh * pl.bq, pstride = Rm * (a->d + 2); /* a split item's partial rows */
+    float *part = NULL;
+    if (pl.nks > 1 && !(part = scratch_shared((size_t)(pl.items * pstride))))
+        return HB_ENOMEM;
     int failed = 0;
 #pragma omp parallel if (pl.items > 1)
     {
@@ -365,12 +399,13 @@ hb_status ATTN_RUN(const hbk_attn *a, const attn_io *io)
             failed = 1;
         }
         if (pl.uniform) {
-            /* head-major: a thread's items are whole heads where possible */
+            /* head-major: a thread's items are whole heads (and neighbouring key splits) where possible */
 #pragma omp for schedule(static)
             for (int64_t it = 0; it < pl.items; it++)
                 if (ws) {
-                    const int64_t hi = it / pl.nqb, qb = it % pl.nqb;
-                    attn_item(a, io, &pl, ws, hi / per_b, hi % per_b / pl.nhs, hi % pl.nhs, qb);
+                    const int64_t base = it / pl.nks, sp = it % pl.nks, hi = base / pl.nqb, qb = base % pl.nqb;
+                    attn_item(a, io, &pl, ws, hi / per_b, hi % per_b / pl.nhs, hi % pl.nhs, qb, sp * pl.ksl,
+                              (sp + 1) * pl.ksl, part ? part + it * pstride : NULL);
                 }
         } else {
             /* block-major, the last (most keys) first */
@@ -378,8 +413,42 @@ hb_status ATTN_RUN(const hbk_attn *a, const attn_io *io)
             for (int64_t it = 0; it < pl.items; it++)
                 if (ws) {
                     const int64_t qb = pl.nqb - 1 - it / heads_items, hi = it % heads_items;
-                    attn_item(a, io, &pl, ws, hi / per_b, hi % per_b / pl.nhs, hi % pl.nhs, qb);
+                    attn_item(a, io, &pl, ws, hi / per_b, hi % per_b / pl.nhs, hi % pl.nhs, qb, 0, a->kvs, NULL);
                 }
+        }
+        /* the key splits merged: per (item without its split, row) */
+        if (part) {
+            const int64_t nbase = pl.items / pl.nks, d = a->d;
+#pragma omp for schedule(static)
+            for (int64_t x = 0; x < nbase * Rm; x++) {
+                const int64_t base = x / Rm, r = x % Rm, hi = base / pl.nqb, qb = base % pl.nqb;
+                const int64_t bi = hi / per_b, g = hi % per_b / pl.nhs, hs = hi % pl.nhs;
+                const int64_t q0 = qb * pl.bq, nq = a->seq - q0 < pl.bq ? a->seq - q0 : pl.bq;
+                if (r >= pl.nh * nq)
+                    continue;
+                const int64_t h = g * a->rep + hs * pl.nh + r / nq, i = q0 + r % nq;
+                float *orow = io->o + bi * io->os.b + h * io->os.h + i * io->os.s;
+                float M = ATTN_NEG, L = 0.0f;
+                for (int64_t sp = 0; sp < pl.nks; sp++) {
+                    const float *pr = part + (base * pl.nks + sp) * pstride + r * (d + 2);
+                    if (pr[1] > 0.0f && pr[0] > M)
+                        M = pr[0];
+                }
+                for (int64_t t = 0; t < d; t++)
+                    orow[t] = 0.0f;
+                for (int64_t sp = 0; sp < pl.nks; sp++) {
+                    const float *pr = part + (base * pl.nks + sp) * pstride + r * (d + 2);
+                    if (!(pr[1] > 0.0f))
+                        continue;
+                    const float w = exp2f(pr[0] - M);
+                    L += w * pr[1];
+                    for (int64_t t = 0; t < d; t++)
+                        orow[t] += w * pr[2 + t];
+                }
+                const float inv = L > 0.0f ? 1.0f / L : 0.0f; /* a row that sees no key is 0 */
+                for (int64_t t = 0; t < d; t++)
+                    orow[t] *= inv;
+            }
         }
     }
     return failed ? HB_ENOMEM : HB_OK;

@@ -128,6 +128,7 @@ void blas_serial_end(int threads);     /* undoes blas_serial_begin (threads: the
 /* cpu_scratch.c */
 extern float *g_scratch[];             /* per-thread scratch buffers, slot t = OpenMP thread t */
 float *scratch(int slot, size_t floats); /* slot's buffer grown to >= floats (NULL: no memory) */
+float *scratch_shared(size_t floats);    /* the team's one shared buffer, grown (outside parallel regions) */
 /* cpu_ew.c */
 extern int64_t g_ew_par_min[2];        /* elements from which elementwise ops use threads (calibrated) */
 extern int g_ew_threads[2][HB_CPU_CAL_EW]; /* calibrated threads per elementwise size (0: none yet) */

@@ -30,8 +30,30 @@ float *scratch(int slot, size_t floats)
     return p;
 }
 
+/* One buffer the whole team shares (attention's partial results across key splits), kept and grown
+ * like the per-thread slots; call it outside a parallel region. */
+static float *g_shared;
+static size_t g_shared_cap;
+
+float *scratch_shared(size_t floats)
+{
+    if (g_shared_cap >= floats && g_shared)
+        return g_shared;
+    size_t cap = floats < 4096 ? 4096 : floats + floats / 4;
+    float *p = aligned_alloc(64, (cap * sizeof(float) + 63) / 64 * 64);
+    if (!p)
+        return NULL;
+    free(g_shared);
+    g_shared = p;
+    g_shared_cap = cap;
+    return p;
+}
+
 void hb_cpu_kernel_release(void)
 {
+    free(g_shared);
+    g_shared = NULL;
+    g_shared_cap = 0;
     for (int i = 0; i < SCRATCH_SLOTS; i++) {
         free(g_scratch[i]);
         g_scratch[i] = NULL;
