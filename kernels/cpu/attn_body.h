@@ -53,7 +53,9 @@
  * split too (flash-decoding, Dao et al. 2023): each split's item writes its rows' running max,
  * sum and unnormalised O to a shared buffer (cpu_scratch.c), and a second pass merges the splits
  * (o = sum_s 2^(m_s - M) O_s / sum_s 2^(m_s - M) l_s). Decode (kv 512, 4 kv heads, 32 query heads)
- * ran its 32 one-row items, each padded to a vector of rows, on a 32-thread Xeon at 176 us. Knobs for measurements,
+ * had run as 32 one-row items, each padded to a vector of rows (176 us on a 32-thread Xeon); on a
+ * 16-core Xeon it took 123 us unsplit (HB_CPU_ATTN_NOSPLIT=1) and 43 us split (docs/pytorch.md).
+ * Knobs for measurements,
  * read per call: HB_CPU_ATTN_TQ (rows per item, default 64), HB_CPU_ATTN_TK (keys per block,
  * default 64).
  */
