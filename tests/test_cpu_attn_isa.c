@@ -273,14 +273,13 @@ static void test_body16(void **state)
 static int setup(void **state)
 {
     (void)state;
-    char reason[200];
-    return hb_cpu_ops.enumerate(&g_cpu, 1, reason, sizeof reason) == 1 ? 0 : -1;
+    return hb_test_open(&hb_cpu_ops, &g_cpu);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    g_cpu.ops->close(&g_cpu);
+    hb_test_close(&g_cpu);
     return 0;
 }
 

@@ -875,10 +875,7 @@ static void test_ew_range(void **state)
 static int setup(void **state)
 {
     (void)state;
-    char reason[200];
-    if (hb_cpu_ops.enumerate(&g_cpu, 1, reason, sizeof reason) != 1)
-        return -1;
-    if (hb_cpu_ref_ops.enumerate(&g_ref, 1, reason, sizeof reason) != 1)
+    if (hb_test_open(&hb_cpu_ops, &g_cpu) || hb_test_open(&hb_cpu_ref_ops, &g_ref))
         return -1;
     return 0;
 }
@@ -886,8 +883,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    g_cpu.ops->close(&g_cpu);
-    g_ref.ops->close(&g_ref);
+    hb_test_close(&g_cpu);
+    hb_test_close(&g_ref);
     return 0;
 }
 

@@ -355,6 +355,34 @@ static void case_impl(hb_instance *inst, const hb_case *c, char *impl, size_t le
     json_decref(j);
 }
 
+/* Case op/shape on inst (pinned route) in every dtype it takes, each against the reference (skips
+ * left out); tag names the forced path in the printed line. Returns how many runs have marker in
+ * their impl or algo (marker NULL: none counted); with require, a run without it fails. Adds to
+ * *ran and *failures. */
+static int run_dtypes(hb_instance *inst, hb_op op, const char *shape, const char *tag, const char *marker, int require,
+                      int *ran, int *failures)
+{
+    int marked = 0;
+    for (int d = 0; d < HB_DTYPE_COUNT; d++) {
+        hb_case c = mk(op, shape, (hb_dtype)d, HB_ROUTE_PINNED);
+        double err = -1.0;
+        int64_t bad = 0;
+        hb_status st = run_case(inst, &c, &err, &bad);
+        if (st == HB_ESKIP) continue;
+        (*ran)++;
+        char impl[64], algo[512];
+        case_impl(inst, &c, impl, sizeof impl, algo, sizeof algo);
+        const int has = marker && (strstr(impl, marker) || strstr(algo, marker));
+        marked += has;
+        const double tol = hb_op_tolerance(c.op, &c.shape, c.dtype);
+        const int ok = st == HB_OK && bad == 0 && err <= tol && (!require || has);
+        printf("%-4s %s %-5s %-62s err %.2e tol %.1e %s: %s\n", ok ? "ok" : "FAIL", tag, hb_dtype_name(c.dtype), shape, err, tol,
+               impl, algo);
+        *failures += !ok;
+    }
+    return marked;
+}
+
 static void test_ops_gpu(void **state)
 {
     (void)state;
@@ -395,46 +423,17 @@ static void test_ops_gpu(void **state)
     }
     /* the generic split-key attention kernel on the shapes the fused kernels take */
     setenv("HB_CUDA_ATTN", "split", 1);
-    for (size_t k = 0; k < sizeof gpu_cases / sizeof gpu_cases[0]; k++) {
-        if (gpu_cases[k].op != HB_OP_ATTENTION) continue;
-        for (int d = 0; d < HB_DTYPE_COUNT; d++) {
-            hb_case c = mk(gpu_cases[k].op, gpu_cases[k].shape, (hb_dtype)d, HB_ROUTE_PINNED);
-            double err = -1.0;
-            int64_t bad = 0;
-            hb_status st = run_case(inst, &c, &err, &bad);
-            if (st == HB_ESKIP) continue;
-            ran++;
-            const double tol = hb_op_tolerance(c.op, &c.shape, c.dtype);
-            const int ok = st == HB_OK && bad == 0 && err <= tol;
-            printf("%-4s attention(split) %-5s %-62s err %.2e tol %.1e\n", ok ? "ok" : "FAIL", hb_dtype_name(c.dtype),
-                   gpu_cases[k].shape, err, tol);
-            failures += !ok;
-        }
-    }
+    for (size_t k = 0; k < sizeof gpu_cases / sizeof gpu_cases[0]; k++)
+        if (gpu_cases[k].op == HB_OP_ATTENTION)
+            run_dtypes(inst, HB_OP_ATTENTION, gpu_cases[k].shape, "attention(split)", NULL, 0, &ran, &failures);
     /* conv2d through the other-layout pipeline (own transpose kernel around the convolution in the
      * other layout: NHWC for an NCHW case, NCHW for a layout=nhwc case), forced */
     setenv("HB_CUDA_CONV_FORCE_OTHER", "1", 1);
     setenv("HB_CUDA_CONV_OWN_TRANSPOSE", "1", 1);
     int nhwc_runs = 0;
-    for (size_t k = 0; k < sizeof gpu_cases / sizeof gpu_cases[0]; k++) {
-        if (gpu_cases[k].op != HB_OP_CONV2D) continue;
-        for (int d = 0; d < HB_DTYPE_COUNT; d++) {
-            hb_case c = mk(gpu_cases[k].op, gpu_cases[k].shape, (hb_dtype)d, HB_ROUTE_PINNED);
-            double err = -1.0;
-            int64_t bad = 0;
-            hb_status st = run_case(inst, &c, &err, &bad);
-            if (st == HB_ESKIP) continue;
-            ran++;
-            char impl[64], algo[512];
-            case_impl(inst, &c, impl, sizeof impl, algo, sizeof algo);
-            nhwc_runs += strstr(algo, "own transpose") != NULL;
-            const double tol = hb_op_tolerance(c.op, &c.shape, c.dtype);
-            const int ok = st == HB_OK && bad == 0 && err <= tol;
-            printf("%-4s conv2d(pipeline) %-5s %-62s err %.2e tol %.1e %s: %s\n", ok ? "ok" : "FAIL", hb_dtype_name(c.dtype),
-                   gpu_cases[k].shape, err, tol, impl, algo);
-            failures += !ok;
-        }
-    }
+    for (size_t k = 0; k < sizeof gpu_cases / sizeof gpu_cases[0]; k++)
+        if (gpu_cases[k].op == HB_OP_CONV2D)
+            nhwc_runs += run_dtypes(inst, HB_OP_CONV2D, gpu_cases[k].shape, "conv2d(pipeline)", "own transpose", 0, &ran, &failures);
     unsetenv("HB_CUDA_CONV_FORCE_OTHER");
     unsetenv("HB_CUDA_CONV_OWN_TRANSPOSE");
     printf("%d conv2d cases ran through the own-transpose other-layout pipeline\n", nhwc_runs);
@@ -446,22 +445,7 @@ static void test_ops_gpu(void **state)
     static const char *const pw_shapes[] = {"batch=2 c=48 h=9 w=7 oc=24 kh=1", "batch=3 c=32 h=10 w=10 oc=16 kh=1 layout=nhwc",
                                             "batch=1 c=256 h=14 w=14 oc=64 kh=1", "batch=2 c=64 h=8 w=8 oc=256 kh=1 layout=nhwc"};
     for (size_t k = 0; k < sizeof pw_shapes / sizeof pw_shapes[0]; k++)
-        for (int d = 0; d < HB_DTYPE_COUNT; d++) {
-            hb_case c = mk(HB_OP_CONV2D, pw_shapes[k], (hb_dtype)d, HB_ROUTE_PINNED);
-            double err = -1.0;
-            int64_t bad = 0;
-            hb_status st = run_case(inst, &c, &err, &bad);
-            if (st == HB_ESKIP) continue;
-            ran++;
-            char impl[64], algo[512];
-            case_impl(inst, &c, impl, sizeof impl, algo, sizeof algo);
-            gemm_runs += !strncmp(impl, "cublas-1x1", 10);
-            const double tol = hb_op_tolerance(c.op, &c.shape, c.dtype);
-            const int ok = st == HB_OK && bad == 0 && err <= tol && !strncmp(impl, "cublas-1x1", 10);
-            printf("%-4s conv2d(gemm) %-5s %-62s err %.2e tol %.1e %s\n", ok ? "ok" : "FAIL", hb_dtype_name(c.dtype), pw_shapes[k],
-                   err, tol, impl);
-            failures += !ok;
-        }
+        gemm_runs += run_dtypes(inst, HB_OP_CONV2D, pw_shapes[k], "conv2d(gemm)", "cublas-1x1", 1, &ran, &failures);
     unsetenv("HB_CUDA_CONV_GEMM");
     assert_true(gemm_runs >= 12);
 

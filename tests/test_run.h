@@ -11,12 +11,15 @@
  *     driver's own bound). Returns the instance's case_info for the case as a new JSON object (the
  *     caller picks impl and its own fields, and decrefs); fails the test with label, the error and the
  *     case_info otherwise.
+ *   hb_test_open(ops, inst), hb_test_close(inst): a backend's first instance opened into *inst for a
+ *     test group (0, or -1 with the backend's reason printed: cmocka's group setup) and closed.
  */
 #ifndef HB_TEST_RUN_H
 #define HB_TEST_RUN_H
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "core/backend.h"
 #include "core/convert.h"
@@ -31,6 +34,16 @@ static inline double hb_test_unif(void) /* [-1, 1) */
     hb_test_rng_state ^= hb_test_rng_state << 17;
     return (double)(hb_test_rng_state >> 11) * 0x1p-52 * 2.0 - 1.0;
 }
+
+static inline int hb_test_open(const hb_backend_ops *ops, hb_instance *inst)
+{
+    char reason[200] = "";
+    if (ops->enumerate(inst, 1, reason, sizeof reason) == 1) return 0;
+    fprintf(stderr, "no instance of the backend: %s\n", reason);
+    return -1;
+}
+
+static inline void hb_test_close(hb_instance *inst) { inst->ops->close(inst); }
 
 static inline json_t *hb_test_run_checked(hb_instance *inst, const hb_case *c, uint64_t seed, const char *label)
 {

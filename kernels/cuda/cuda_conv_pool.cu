@@ -234,6 +234,15 @@ void conv_choice_clear(hbc_conv_choice *ch)
     memset(ch, 0, sizeof *ch);
 }
 
+/* The pointwise gemm is a candidate of this shape's choice: a 1x1 stride-1 shape, unless
+ * HB_CUDA_CONV_GEMM=0 (read per choice; part of the cache key, so that an entry chosen with it is not
+ * read back without it). */
+static bool gemm_timed(const conv_p &p)
+{
+    const char *ge = getenv("HB_CUDA_CONV_GEMM");
+    return !(ge && !strcmp(ge, "0")) && hbc_conv_gemm_fits(p);
+}
+
 static size_t conv_ws_cap(hbc_ctx *c)
 {
     (void)c;
@@ -357,12 +366,12 @@ static hb_status conv_choose_timed(hbc_ctx *c, const hb_case *cs, const conv_p &
         }
         if (c->sticky) { conv_choice_clear(&ch); return HB_EDEVICE; }
     }
-    /* a pointwise convolution as one cuBLAS gemm, on the case's tensors (HB_CUDA_CONV_GEMM=0: not
-     * timed; =force: taken wherever it runs, for tests, like the other FORCE knobs never kept) */
+    /* a pointwise convolution as one cuBLAS gemm, on the case's tensors (gemm_timed; =force: taken
+     * wherever it runs, for tests, like the other FORCE knobs never kept) */
     float gm = 0;
     const char *ge = getenv("HB_CUDA_CONV_GEMM");
     const bool force_gemm = ge && !strcmp(ge, "force");
-    if (!(ge && !strcmp(ge, "0")) && hbc_conv_gemm_fits(p) && !force_other &&
+    if (gemm_timed(p) && !force_other &&
         hbc_time_best(c, [&]() { return hbc_conv_gemm(c, cs->dtype, p, native_nhwc, x, w, y); }, &gm) == HB_OK) {
         if (gm < best || force_gemm) {
             best = gm;
@@ -411,13 +420,13 @@ static bool conv_cache_key(hbc_ctx *c, const hb_case *cs, const conv_p &p, size_
     const char *apis = api && !strcmp(api, "graph") ? "graph" : api && !strcmp(api, "legacy") ? "legacy" : "both";
     const int k = snprintf(key, len,
                            "%s;b=%lld;c=%lld;hw=%lldx%lld;oc=%lld;k=%lldx%lld;s=%lldx%lld;p=%lldx%lld;d=%lldx%lld;g=%lld;"
-                           "out=%lldx%lld;dtype=%s;layout=%s;mapped=%d;ws_cap=%zu;api=%s;rtc=%d;native_only=%d;nchw_only=%d;own_tr=%d",
+                           "out=%lldx%lld;dtype=%s;layout=%s;mapped=%d;ws_cap=%zu;api=%s;rtc=%d;native_only=%d;nchw_only=%d;own_tr=%d;gemm=%d",
                            pre, (long long)p.b, (long long)p.c, (long long)p.h, (long long)p.w, (long long)p.oc, (long long)p.kh,
                            (long long)p.kw, (long long)p.sh, (long long)p.sw, (long long)p.ph, (long long)p.pw, (long long)p.dh,
                            (long long)p.dw, (long long)p.g, (long long)p.oh, (long long)p.ow, dtype_key(cs->dtype),
                            cs->shape.layout == HB_LAYOUT_NHWC ? "nhwc" : "nchw", cs->route == HB_ROUTE_MAPPED ? 1 : 0, cap, apis,
                            rtc && *rtc == '1' ? 1 : 0, getenv("HB_CUDA_CONV_NATIVE_ONLY") ? 1 : 0,
-                           getenv("HB_CUDA_CONV_NCHW_ONLY") ? 1 : 0, own_tr_fits(p) ? 1 : 0);
+                           getenv("HB_CUDA_CONV_NCHW_ONLY") ? 1 : 0, own_tr_fits(p) ? 1 : 0, gemm_timed(p) ? 1 : 0);
     return k > 0 && (size_t)k < len;
 }
 
