@@ -661,8 +661,9 @@ hb_status run_conv(hbc_ctx *c, const hb_case *cs, const void *x, const void *w, 
         snprintf(c->last_impl, sizeof c->last_impl, "%s:%.50s", ch->gemm ? "cublas-1x1" : "cudnn-conv", ch->name);
         const char *tr = own_tr_fits(p) ? "own transpose kernel" : "cudnnTransformTensor";
         if (ch->gemm)
-            snprintf(c->last_algo, sizeof c->last_algo, "pointwise convolution as one cuBLAS gemm on the case's %s tensors, "
-                     "faster than every cuDNN candidate timed", native_nhwc ? "NHWC" : "NCHW");
+            snprintf(c->last_algo, sizeof c->last_algo, "pointwise convolution as one cuBLAS gemm on the case's %s tensors, %s",
+                     native_nhwc ? "NHWC" : "NCHW",
+                     ch->valid ? "faster than every cuDNN candidate timed" : "forced (HB_CUDA_CONV_GEMM=force)");
         else if (!ch->nhwc)
             snprintf(c->last_algo, sizeof c->last_algo, "%s, on the case's %s tensors (no transforms)",
                      ch->graph ? "graph API engine" : "legacy API algorithm", native_nhwc ? "NHWC" : "NCHW");
