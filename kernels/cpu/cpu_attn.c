@@ -9,12 +9,11 @@
  * causal: query i sees keys j <= i + (kv_seq - seq) (hbk_attn_keys), a row that sees no key is 0.
  * f32, caller-owned, dense.
  *
- * Width: 8 (attn_run_w8, this file, the build's -march) unless HB_CPU_ATTN_ISA=avx512 (read per call;
- * when unset, HB_CPU_ISA=avx512 does the same) asks for 16 (attn_run_avx512, built with -mavx512f
- * -mfma into every x86-64 build) and the CPU has AVX-512F with the OS saving its state
- * (__builtin_cpu_supports, decided once per process). 16 is not the default: measured on an AVX-512
- * Xeon (attn_pick_width) it ran slower than 8. The knob lets tests and users run both where the CPU
- * allows. The case's impl names the width
+ * Width: 16 (attn_run_avx512, built with -mavx512f -mfma into every x86-64 build) where the CPU has
+ * AVX-512F with the OS saving its state (__builtin_cpu_supports, decided once per process), else 8
+ * (attn_run_w8, this file, the build's -march); HB_CPU_ATTN_ISA=avx2 (read per call; when unset,
+ * HB_CPU_ISA=avx2 does the same) asks for 8, so tests and users can run both where the CPU allows
+ * (measured: attn_pick_width). The case's impl names the width
  * that ran (attn_impl): own-flash[-sleef]-avx512 (16), own-flash[-sleef]-avx2 (8 on an AVX2 build),
  * own-flash[-sleef] (8 on another build); "-sleef" where exp2 is SLEEF's.
  */
@@ -43,10 +42,11 @@ static int cpu_has_avx512f(void)
 
 int attn_pick_width(int cpu_avx512, int built, const char *force)
 {
-    /* 8 wide unless asked: on the one AVX-512 CPU measured (the lent H200 machine's Xeon, 32 threads,
-     * 2026-11-26) the 16-wide body ran 1.35x (b1 h32 s128), 1.8x (causal s256) and 2.2x (decode, kv
-     * 512) slower than the 8-wide one in the same call (docs/pytorch.md) */
-    return force && !strcmp(force, "avx512") && cpu_avx512 && built ? 16 : 8;
+    /* 16 wide where the CPU has it. On the H100 machine's 16-core Xeon (AVX-512, 2026-11-27, same call)
+     * the 16-wide body ran b1 h32 s128..2048 d64 in 0.49-0.59x the 8-wide body's time (decode 0.97x);
+     * an earlier measurement that had it slower was of a build whose broadcasts were lane-by-lane
+     * inserts (attn_body.h vset), worse at 16 lanes than at 8 */
+    return cpu_avx512 && built && !(force && !strcmp(force, "avx2")) ? 16 : 8;
 }
 
 /* The force knob: HB_CPU_ATTN_ISA, else HB_CPU_ISA, else NULL (read per call). */
