@@ -210,7 +210,7 @@ $(BUILD)/kernels/cuda/%.cpp.o: kernels/cuda/%.cpp $(wildcard kernels/cuda/*.h) h
 # SDPA choice and the own kernels it is timed against), nvcc's version and NVCCFLAGS. A build whose
 # choice code differs never reads another build's entries. Evaluated only when that object is built.
 CONV_CHOICE_SRCS := kernels/cuda/cuda_conv_pool.cu kernels/cuda/cuda_conv.cpp kernels/cuda/cuda_transpose.cu kernels/cuda/cuda_conv_gemm.cu
-ATTN_CHOICE_SRCS := kernels/cuda/cuda_sdpa.cpp kernels/cuda/cuda_attention.cu
+ATTN_CHOICE_SRCS := kernels/cuda/cuda_sdpa.cpp kernels/cuda/cuda_attention.cu kernels/cuda/cuda_attn_tf32.cu kernels/cuda/cuda_attn_common.h
 choice_version = $(shell { cat $(1); $(NVCC) --version 2>/dev/null | tail -1; echo '$(NVCCFLAGS)'; } | sha256sum | cut -c1-16)
 $(BUILD)/kernels/cuda/cuda_choice_cache.cpp.o: CUDA_CXXDEFS = -DHBC_CONV_CHOICE_VERSION='"$(call choice_version,$(CONV_CHOICE_SRCS))"' \
   -DHBC_ATTN_CHOICE_VERSION='"$(call choice_version,$(ATTN_CHOICE_SRCS))"'

@@ -14,12 +14,14 @@
  *    of 64 double-buffered with cp.async; S = Q K^T and O += P V on the tensor cores with
  *    mma.sync.m16n8k16 (f32 accumulate), fragments loaded with ldmatrix from XOR-swizzled shared
  *    memory (conflict-free); P goes from the S accumulators to A fragments in registers.
- *  - attn_simt<D>: f32, head_dim 64 or 128. 128 threads, 64 queries x 64 keys per tile; S and
+ *  - attn_tf32x3 (cuda_attn_tf32.cu): f32, head_dim 64 or 128, on the TF32 tensor cores at f32
+ *    accuracy (three TF32 products per f32 product); the default for f32 on sm_80 and later.
+ *  - attn_simt<D>: f32, head_dim 64 or 128 (HB_CUDA_ATTN_F32=simt; before sm_80). 128 threads, 64 queries x 64 keys per tile; S and
  *    P V as register-tiled FFMA products (8 rows x 4 columns per thread) from shared memory.
  *  - attn_split<T> + attn_combine<T>: any head_dim <= 256 and short query counts (decode): keys
  *    split over blocks (flash-decoding), per-block partial (max, sum, o) merged by a second kernel.
  */
-#include "cuda/cuda_internal.h"
+#include "cuda/cuda_attn_common.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,16 +30,7 @@
 
 namespace {
 
-constexpr float kLog2e = 1.4426950408889634f;
-
-__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src_bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+using namespace hbattn;
 
 __device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void *p)
 {
@@ -82,38 +75,6 @@ template <> struct mma<__nv_bfloat16> {
     }
 };
 
-/* 2^x with the MUFU.EX2 instruction (ex2.approx.ftz: ~2 ulp; 2^-inf = 0), without exp2f's
- * denormal-range fix-up, which softmax does not need. */
-__device__ __forceinline__ float ex2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-
-struct attn_args {
-    const void *q, *k, *v;
-    void *o;
-    int heads, rep, seq, kvs, causal, off;
-    float scale_log2;
-    long long qb, qh, qr; /* element strides of q and o: batch, head, row (bhsd: h*s*d, s*d, d; bshd: s*h*d, d, h*d) */
-    long long kb, kh, kr; /* the same for k and v */
-};
-
-/* First element of query/output row i of head h, batch b; of key/value row 0 of kv head g, batch b. */
-__device__ __forceinline__ size_t qrow(const attn_args &a, int b, int h, long long i)
-{
-    return (size_t)(b * a.qb + h * a.qh + i * a.qr);
-}
-__device__ __forceinline__ size_t kvbase(const attn_args &a, int b, int g) { return (size_t)(b * a.kb + g * a.kh); }
-
-/* Keys visible to the last query of rows [q0, q0 + rows) (causal), clamped to [0, kvs]. */
-__device__ __forceinline__ int kv_end_for(const attn_args &a, int q_last)
-{
-    if (!a.causal) return a.kvs;
-    long long e = (long long)q_last + a.off + 1;
-    return e < 0 ? 0 : (e > a.kvs ? a.kvs : (int)e);
-}
 
 /* ===================== tensor-core kernel (f16 / bf16) ===================== */
 /* NW warps, each owning MT m16 tiles (16*MT query rows): every K/V fragment loaded from shared
@@ -569,12 +530,6 @@ __global__ void __launch_bounds__(256) attn_combine(const float *__restrict__ pa
     }
 }
 
-template <typename K> hb_status set_smem(hbc_ctx *c, K kern, size_t bytes)
-{
-    if (bytes > 48 * 1024)
-        return HBC_RT(c, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-    return HB_OK;
-}
 
 template <typename T, int D, int NW, int MT> hb_status launch_mma(hbc_ctx *c, const attn_args &a, int batch)
 {
@@ -672,6 +627,9 @@ hb_status hbc_attention(hbc_ctx *c, hb_dtype dt, const void *q, const void *k, c
     const bool fused_ok = (hd == 64 || hd == 128) && seq >= 16 && !(force && !strcmp(force, "split"));
     const int nw = env_int("HB_CUDA_ATTN_WARPS", 4) == 8 ? 8 : 4;
     if (dt == HB_F32) {
+        /* 3xTF32 on the tensor cores from sm_80 on (cuda_attn_tf32.cu); HB_CUDA_ATTN_F32=simt keeps FFMA */
+        const char *f32k = getenv("HB_CUDA_ATTN_F32");
+        if (fused_ok && c->prop.major >= 8 && !(f32k && !strcmp(f32k, "simt"))) return launch_tf32x3(c, a, (int)batch, (int)hd);
         if (fused_ok) return hd == 64 ? launch_simt<64>(c, a, (int)batch) : launch_simt<128>(c, a, (int)batch);
         return launch_split<float>(c, a, (int)hd, rows);
     }
