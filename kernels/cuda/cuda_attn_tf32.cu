@@ -15,9 +15,9 @@
  * H100 machine the FFMA kernel took 1.97x PyTorch's time at b4 h16 s1024 d128 (issue 33).
  *
  * Kernel attn_tf32x3<D, BN, DBUF>: 4 warps, 64 query rows per block (16 per warp), key tiles of BN
- * (64 by default), DBUF: K/V tiles double-buffered (the next tile's cp.async in flight during this
- * tile's products), FlashAttention-2's online softmax in base 2 with the
- * scale folded into Q. Q, K and V tiles are f32 in shared memory (cp.async), rows D + 4 floats apart,
+ * keys, with DBUF double-buffered (the next tile's cp.async in flight during this tile's products;
+ * default: 32 keys, double-buffered, launch_tf32x3 says why), FlashAttention-2's online softmax in
+ * base 2 with the scale folded into Q. Q, K and V tiles are f32 in shared memory (cp.async), rows D + 4 floats apart,
  * which makes every fragment load below conflict-free (lanes (g, t) of a quad layout hit banks
  * 4g + t, or 8t + g for V). mma.sync.m16n8k8 with TF32 operands (PTX ISA, "Matrix fragments for
  * mma.m16n8k8", .tf32):
@@ -261,10 +261,15 @@ template <int D, int BN, bool DBUF> hb_status launch(hbc_ctx *c, const attn_args
 
 hb_status launch_tf32x3(hbc_ctx *c, const attn_args &a, int batch, int head_dim)
 {
-    /* HB_CUDA_ATTN_TF32=BN or BNd (32, 64, 32d, 64d: key tile, d = double-buffered) for measurements */
+    /* Default: key tiles of 32, double-buffered. On the H100 machine (2026-11-27, one call, the 17 f32
+     * attention cases of workloads/default.ini, tinyllama.ini and gpu.ini) it was the fastest of the
+     * four variants in 13 of 17 cases: b1 h32 s128 d64 14.9 us against 17.0 (64 single-buffered, the
+     * first version), b4 h16 s1024 d128 903 against 928, causal b8 s2048 3474 against 3655; the worst
+     * against 64 single was b8 h32 s2048 d64, 6402 against 6182 us (+3.5%).
+     * HB_CUDA_ATTN_TF32=BN or BNd (32, 64, 32d, 64d: key tile, d = double-buffered) for measurements. */
     const char *e = getenv("HB_CUDA_ATTN_TF32");
-    const int bn = e && atoi(e) == 32 ? 32 : e && atoi(e) == 64 ? 64 : 0;
-    const bool db = e && strchr(e, 'd');
+    const int bn = e && atoi(e) == 64 ? 64 : 32;
+    const bool db = !e || !*e || strchr(e, 'd');
     if (head_dim == 64) {
         if (bn == 32) return db ? launch<64, 32, true>(c, a, batch) : launch<64, 32, false>(c, a, batch);
         return db ? launch<64, 64, true>(c, a, batch) : launch<64, 64, false>(c, a, batch);
