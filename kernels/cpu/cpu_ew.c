@@ -25,9 +25,10 @@ int64_t g_ew_par_min[2] = { EW_PAR_MIN, EW_PAR_MIN }; /* [0] add/mul/relu, [1] g
 int g_ew_threads[2][HB_CPU_CAL_EW];
 #define SUM_BLOCK 1024
 
-/* Outputs of at least this many bytes are written with streaming stores: the last-level cache
- * (hwloc), 32 MiB when unknown; such an output cannot stay cached for the next op anyway.
- * HB_CPU_NT_MIN (bytes, or "off") overrides it for measurements. */
+/* The size from which outputs are written with streaming stores: the last-level cache (hwloc), 32 MiB
+ * when unknown; such an output cannot stay cached for the next op anyway. HB_CPU_NT_MIN (bytes, or
+ * "off") overrides it for measurements. rmsnorm compares its output's bytes with it; elementwise
+ * ops their working set's (ew_stream). */
 static size_t nt_min_bytes(void)
 {
     static size_t cached; /* stored + 1; 0 = not read yet */
@@ -310,9 +311,33 @@ static int ew_class(hb_op op) { return op == HB_OP_GELU || op == HB_OP_SILU; }
  * would make libgomp end the surplus pool threads, and the ones it starts again later inherit the
  * master's one-core binding, hb_cpu_bind_threads: on the 16-core host every later region then ran
  * on one core). */
+/* Streaming stores for an elementwise op of n elements (inputs a and, where b is not NULL, b; output
+ * o) when its working set, inputs and output together, reaches the last-level cache or 32 MiB,
+ * whichever is less (HB_CPU_NT_MIN, when set, is the threshold as it is). Why the cap: the H100
+ * machine's 16-core Xeon reports a 300 MiB L3 (hwloc), yet relu at n = 4 Mi (32 MiB working set) ran
+ * in 201 us with plain stores and 122 us streamed, at 2 Mi (16 MiB) in 25 us plain and 79 us
+ * streamed; add at 4 Mi (48 MiB) 256 against 160 us, at 1 Mi (12 MiB) 23 against 43 (one call,
+ * 2026-11-27). Before, only the output's bytes were compared with the LLC, and the Xeon's relu at
+ * 4 Mi ran at 1.59x PyTorch's time in one call. On the development VM (EPYC, 32 MiB L3) the same
+ * sizes moved too much between runs to show a crossing (relu 4 Mi: 474-943 us, one setting). */
+static int ew_stream(const float *b, int64_t n)
+{
+    static size_t cached; /* the threshold + 1; 0 = not decided yet (read once, as nt_min_bytes) */
+    size_t lim = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (!lim) {
+        const char *e = getenv("HB_CPU_NT_MIN");
+        lim = nt_min_bytes();
+        if (!(e && *e) && lim > ((size_t)32 << 20))
+            lim = (size_t)32 << 20;
+        __atomic_store_n(&cached, lim + 1, __ATOMIC_RELAXED);
+    } else
+        lim -= 1;
+    return (double)n * 4.0 * (b ? 3.0 : 2.0) >= (double)lim;
+}
+
 void ew_run(hb_op op, const float *a, const float *b, float *o, int64_t n, int nth)
 {
-    const int nt = (double)n * 4.0 >= (double)nt_min_bytes();
+    const int nt = ew_stream(b, n);
     if (nth <= 1) {
         ew_range(op, a, b, o, n, nt);
         return;

@@ -48,7 +48,8 @@
  * so BLAS never oversubscribes the cores the OpenMP threads hold; matmul and large bmm call the
  * threaded sgemm outside any region.
  *
- * Large outputs (the last-level cache or more, HB_CPU_NT_MIN) of elementwise ops and rmsnorm are
+ * Large outputs of elementwise ops (working set from the last-level cache or 32 MiB on, cpu_ew.c
+ * ew_stream) and of rmsnorm (output from the last-level cache on; HB_CPU_NT_MIN for both) are
  * written with streaming stores. Scratch memory (im2col blocks, score tiles, pooling rows) is kept
  * per thread between calls and freed by hb_cpu_kernel_release. Environment knobs for measurements:
  * HB_CPU_NT_MIN (bytes or "off"; read once), HB_CPU_COL_KIB (im2col block KiB, default 512; read

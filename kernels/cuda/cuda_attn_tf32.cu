@@ -14,7 +14,7 @@
  * .allow_tf32 says, at about 3x the tensor-core work of TF32 and well under the FFMA time: on the
  * H100 machine the FFMA kernel took 1.97x PyTorch's time at b4 h16 s1024 d128 (issue 33).
  *
- * Kernel attn_tf32x3<D, BN, DBUF>: 4 warps, 64 query rows per block (16 per warp), key tiles of BN
+ * Kernel attn_tf32x3<D, BN, DBUF, NW>: NW warps (4), 16 NW query rows per block (16 per warp), key tiles of BN
  * keys, with DBUF double-buffered (the next tile's cp.async in flight during this tile's products;
  * default: 32 keys, double-buffered, launch_tf32x3 says why), FlashAttention-2's online softmax in
  * base 2 with the scale folded into Q. Q, K and V tiles are f32 in shared memory (cp.async), rows D + 4 floats apart,
@@ -71,10 +71,10 @@ __device__ __forceinline__ void mma3(float c[4], const uint32_t ab[4], const uin
     mma_tf32(c, ab, bb0, bb1);
 }
 
-template <int D, int BN, bool DBUF>
-__global__ void __launch_bounds__(128) attn_tf32x3(attn_args a)
+template <int D, int BN, bool DBUF, int NW>
+__global__ void __launch_bounds__(NW * 32) attn_tf32x3(attn_args a)
 {
-    constexpr int BM = 64, LD = D + 4, CH = D / 4; /* CH: 16-byte chunks per row */
+    constexpr int BM = 16 * NW, NT = NW * 32, LD = D + 4, CH = D / 4; /* CH: 16-byte chunks per row */
     constexpr int KC = D / 8, NB = BN / 8, DB = D / 8;
     extern __shared__ float4 smem4[];
     float *Qs = reinterpret_cast<float *>(smem4); /* [BM][LD], multiplied by scale_log2 */
@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(128) attn_tf32x3(attn_args a)
     auto load_kv = [&](int t, int buf) {
         float *ks = Ks0 + buf * BN * LD, *vs = Vs0 + buf * BN * LD;
         const int k0 = t * BN;
-        for (int i = tid; i < BN * CH; i += 128) {
+        for (int i = tid; i < BN * CH; i += NT) {
             const int r = i / CH, ch = i % CH, gr = k0 + r;
             const size_t src = (size_t)min(gr, a.kvs - 1) * a.kr + ch * 4;
             const int nb = gr < a.kvs ? 16 : 0;
@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(128) attn_tf32x3(attn_args a)
 
     /* Q tile (rows past seq zero-filled), then scaled in place; with DBUF the first K/V tile is
      * already on its way */
-    for (int i = tid; i < BM * CH; i += 128) {
+    for (int i = tid; i < BM * CH; i += NT) {
         const int r = i / CH, ch = i % CH, gr = q0 + r;
         cp_async16(&Qs[r * LD + ch * 4], Qg + (size_t)min(gr, a.seq - 1) * a.qr + ch * 4, gr < a.seq ? 16 : 0);
     }
@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(128) attn_tf32x3(attn_args a)
     else if (DBUF) cp_async_commit(); /* no key to load: an empty group, so that wait<1> covers Q */
     if (DBUF) cp_async_wait<1>(); else cp_async_wait<0>();
     __syncthreads();
-    for (int i = tid; i < BM * D; i += 128) Qs[(i / D) * LD + i % D] *= a.scale_log2;
+    for (int i = tid; i < BM * D; i += NT) Qs[(i / D) * LD + i % D] *= a.scale_log2;
 
     float o[DB][4];
 #pragma unroll
@@ -245,15 +245,15 @@ __global__ void __launch_bounds__(128) attn_tf32x3(attn_args a)
     }
 }
 
-template <int D, int BN, bool DBUF> hb_status launch(hbc_ctx *c, const attn_args &a, int batch)
+template <int D, int BN, bool DBUF, int NW = 4> hb_status launch(hbc_ctx *c, const attn_args &a, int batch)
 {
-    constexpr int BM = 64, LD = D + 4;
+    constexpr int BM = 16 * NW, LD = D + 4;
     const size_t smem = (size_t)(BM + (DBUF ? 4 : 2) * BN) * LD * sizeof(float);
-    HBC_TRY(set_smem(c, attn_tf32x3<D, BN, DBUF>, smem));
+    HBC_TRY(set_smem(c, attn_tf32x3<D, BN, DBUF, NW>, smem));
     dim3 grid((unsigned)((a.seq + BM - 1) / BM), (unsigned)a.heads, (unsigned)batch);
-    attn_tf32x3<D, BN, DBUF><<<grid, 128, smem, c->stream>>>(a);
+    attn_tf32x3<D, BN, DBUF, NW><<<grid, NW * 32, smem, c->stream>>>(a);
     snprintf(c->last_impl, sizeof c->last_impl, "own-flash-3xtf32");
-    snprintf(c->last_algo, sizeof c->last_algo, "flash_mma_m16n8k8_3xtf32_d%d_n%d%s", D, BN, DBUF ? "_db" : "");
+    snprintf(c->last_algo, sizeof c->last_algo, "flash_mma_m16n8k8_3xtf32_d%d_n%d%s_w%d", D, BN, DBUF ? "_db" : "", NW);
     return HBC_LAUNCHED(c, "attn_tf32x3");
 }
 
@@ -275,6 +275,7 @@ hb_status launch_tf32x3(hbc_ctx *c, const attn_args &a, int batch, int head_dim)
         return db ? launch<64, 64, true>(c, a, batch) : launch<64, 64, false>(c, a, batch);
     }
     if (head_dim == 128) {
+        if (e && strchr(e, 'w')) return launch<128, 32, true, 8>(c, a, batch); /* e.g. 32dw8: 8 warps */
         if (bn == 32) return db ? launch<128, 32, true>(c, a, batch) : launch<128, 32, false>(c, a, batch);
         return db ? launch<128, 64, true>(c, a, batch) : launch<128, 64, false>(c, a, batch);
     }
