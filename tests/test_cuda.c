@@ -426,6 +426,46 @@ static void test_ops_gpu(void **state)
     for (size_t k = 0; k < sizeof gpu_cases / sizeof gpu_cases[0]; k++)
         if (gpu_cases[k].op == HB_OP_ATTENTION)
             run_dtypes(inst, HB_OP_ATTENTION, gpu_cases[k].shape, "attention(split)", NULL, 0, &ran, &failures);
+    /* f32 attention through each of its fused kernels, forced: the FFMA kernel (HB_CUDA_ATTN_F32=simt)
+     * and every variant of the 3xTF32 one (cuda_attn_tf32.cu: key tiles, buffering, warps, the
+     * conversion-instruction split); the output against the reference, algo naming the kernel */
+    {
+        static const struct { const char *var, *val, *marker; } f32k[] = {
+            {"HB_CUDA_ATTN_F32", "simt", "flash_ffma_f32"}, {"HB_CUDA_ATTN_TF32", "", "3xtf32_d%d_n32_db_w4"},
+            {"HB_CUDA_ATTN_TF32", "64", "3xtf32_d%d_n64_w4"}, {"HB_CUDA_ATTN_TF32", "64d", "3xtf32_d%d_n64_db_w4"},
+            {"HB_CUDA_ATTN_TF32", "32", "3xtf32_d%d_n32_w4"}, {"HB_CUDA_ATTN_TF32", "cvt", "3xtf32_d%d_n32_db_w4_cvt"},
+            {"HB_CUDA_ATTN_TF32", "32dw8", "3xtf32_d%d_n32_db_w"},
+        };
+        static const char *const bshd = "batch=2 heads=4 kv_heads=2 seq=70 kv_seq=90 head_dim=128 layout=bshd causal=1";
+        unsetenv("HB_CUDA_ATTN"); /* the split kernel was forced above */
+        for (size_t v = 0; v < sizeof f32k / sizeof f32k[0]; v++) {
+            setenv(f32k[v].var, f32k[v].val, 1);
+            int fused = 0;
+            for (size_t k = 0; k <= sizeof gpu_cases / sizeof gpu_cases[0]; k++) {
+                const int last = k == sizeof gpu_cases / sizeof gpu_cases[0];
+                if (!last && gpu_cases[k].op != HB_OP_ATTENTION) continue;
+                const char *shape = last ? bshd : gpu_cases[k].shape;
+                hb_case c = mk(HB_OP_ATTENTION, shape, HB_F32, HB_ROUTE_PINNED);
+                double err = -1.0;
+                int64_t bad = 0;
+                hb_status st = run_case(inst, &c, &err, &bad);
+                if (st == HB_ESKIP) continue;
+                ran++;
+                char impl[64], algo[512], want[64];
+                case_impl(inst, &c, impl, sizeof impl, algo, sizeof algo);
+                snprintf(want, sizeof want, f32k[v].marker, (int)c.shape.head_dim);
+                fused += strstr(algo, want) != NULL;
+                const double tol = hb_op_tolerance(c.op, &c.shape, c.dtype);
+                const int ok = st == HB_OK && bad == 0 && err <= tol;
+                printf("%-4s attention(%s=%s) f32 %-62s err %.2e tol %.1e %s: %s\n", ok ? "ok" : "FAIL", f32k[v].var, f32k[v].val,
+                       shape, err, tol, impl, algo);
+                failures += !ok;
+            }
+            unsetenv(f32k[v].var);
+            printf("%d f32 attention cases ran through %s (%s=%s)\n", fused, f32k[v].marker, f32k[v].var, f32k[v].val);
+            assert_true(fused >= 7); /* the shapes with head_dim 64 or 128 and at least 16 queries */
+        }
+    }
     /* conv2d through the other-layout pipeline (own transpose kernel around the convolution in the
      * other layout: NHWC for an NCHW case, NCHW for a layout=nhwc case), forced */
     setenv("HB_CUDA_CONV_FORCE_OTHER", "1", 1);

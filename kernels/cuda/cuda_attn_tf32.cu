@@ -46,11 +46,22 @@ __device__ __forceinline__ uint32_t to_tf32(float x)
     return r;
 }
 
-/* x = big + small, both TF32 values */
-__device__ __forceinline__ void split(float x, uint32_t &big, uint32_t &small)
+/* x = big + small. CVT: both with cvt.rna.tf32.f32 (exact TF32 values). Otherwise as CUTLASS's
+ * OpMultiplyAddFastF32 operands are made, without conversion instructions: big = x rounded to TF32 by
+ * adding half a TF32 ulp to the bits and clearing the low 13 (round_half_ulp_truncate), small = x - big
+ * (exact in f32) passed as it is: the tensor core reads a .tf32 operand's top 19 bits, so small is
+ * truncated to TF32 (round_toward_zero) there. An integer add, a mask and a subtraction instead of
+ * two conversions and a subtraction per operand, and every warp splits every K and V element it
+ * reads. */
+template <bool CVT> __device__ __forceinline__ void split(float x, uint32_t &big, uint32_t &small)
 {
-    big = to_tf32(x);
-    small = to_tf32(x - __uint_as_float(big));
+    if (CVT) {
+        big = to_tf32(x);
+        small = to_tf32(x - __uint_as_float(big));
+    } else {
+        big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+        small = __float_as_uint(x - __uint_as_float(big));
+    }
 }
 
 __device__ __forceinline__ void mma_tf32(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
@@ -71,7 +82,7 @@ __device__ __forceinline__ void mma3(float c[4], const uint32_t ab[4], const uin
     mma_tf32(c, ab, bb0, bb1);
 }
 
-template <int D, int BN, bool DBUF, int NW>
+template <int D, int BN, bool DBUF, int NW, bool CVT>
 __global__ void __launch_bounds__(NW * 32) attn_tf32x3(attn_args a)
 {
     constexpr int BM = 16 * NW, NT = NW * 32, LD = D + 4, CH = D / 4; /* CH: 16-byte chunks per row */
@@ -154,16 +165,16 @@ __global__ void __launch_bounds__(NW * 32) attn_tf32x3(attn_args a)
         for (int kc = 0; kc < KC; kc++) {
             const float *q = Qs + (wr + g) * LD + kc * 8 + tq;
             uint32_t ab[4], as[4];
-            split(q[0], ab[0], as[0]);
-            split(q[8 * LD], ab[1], as[1]);
-            split(q[4], ab[2], as[2]);
-            split(q[8 * LD + 4], ab[3], as[3]);
+            split<CVT>(q[0], ab[0], as[0]);
+            split<CVT>(q[8 * LD], ab[1], as[1]);
+            split<CVT>(q[4], ab[2], as[2]);
+            split<CVT>(q[8 * LD + 4], ab[3], as[3]);
 #pragma unroll
             for (int j = 0; j < NB; j++) {
                 const float *kp = Ks + (j * 8 + g) * LD + kc * 8 + tq;
                 uint32_t bb0, bs0, bb1, bs1;
-                split(kp[0], bb0, bs0);
-                split(kp[4], bb1, bs1);
+                split<CVT>(kp[0], bb0, bs0);
+                split<CVT>(kp[4], bb1, bs1);
                 mma3(s[j], ab, as, bb0, bb1, bs0, bs1);
             }
         }
@@ -214,16 +225,16 @@ __global__ void __launch_bounds__(NW * 32) attn_tf32x3(attn_args a)
 #pragma unroll
         for (int kk = 0; kk < NB; kk++) {
             uint32_t pb[4], ps[4];
-            split(s[kk][0], pb[0], ps[0]);
-            split(s[kk][2], pb[1], ps[1]);
-            split(s[kk][1], pb[2], ps[2]);
-            split(s[kk][3], pb[3], ps[3]);
+            split<CVT>(s[kk][0], pb[0], ps[0]);
+            split<CVT>(s[kk][2], pb[1], ps[1]);
+            split<CVT>(s[kk][1], pb[2], ps[2]);
+            split<CVT>(s[kk][3], pb[3], ps[3]);
             const float *vp = Vs + (kk * 8 + 2 * tq) * LD + g;
 #pragma unroll
             for (int dn = 0; dn < DB; dn++) {
                 uint32_t bb0, bs0, bb1, bs1;
-                split(vp[dn * 8], bb0, bs0);
-                split(vp[LD + dn * 8], bb1, bs1);
+                split<CVT>(vp[dn * 8], bb0, bs0);
+                split<CVT>(vp[LD + dn * 8], bb1, bs1);
                 mma3(o[dn], pb, ps, bb0, bb1, bs0, bs1);
             }
         }
@@ -245,15 +256,16 @@ __global__ void __launch_bounds__(NW * 32) attn_tf32x3(attn_args a)
     }
 }
 
-template <int D, int BN, bool DBUF, int NW = 4> hb_status launch(hbc_ctx *c, const attn_args &a, int batch)
+template <int D, int BN, bool DBUF, int NW = 4, bool CVT = false> hb_status launch(hbc_ctx *c, const attn_args &a, int batch)
 {
     constexpr int BM = 16 * NW, LD = D + 4;
     const size_t smem = (size_t)(BM + (DBUF ? 4 : 2) * BN) * LD * sizeof(float);
-    HBC_TRY(set_smem(c, attn_tf32x3<D, BN, DBUF, NW>, smem));
+    HBC_TRY(set_smem(c, attn_tf32x3<D, BN, DBUF, NW, CVT>, smem));
     dim3 grid((unsigned)((a.seq + BM - 1) / BM), (unsigned)a.heads, (unsigned)batch);
-    attn_tf32x3<D, BN, DBUF, NW><<<grid, NW * 32, smem, c->stream>>>(a);
+    attn_tf32x3<D, BN, DBUF, NW, CVT><<<grid, NW * 32, smem, c->stream>>>(a);
     snprintf(c->last_impl, sizeof c->last_impl, "own-flash-3xtf32");
-    snprintf(c->last_algo, sizeof c->last_algo, "flash_mma_m16n8k8_3xtf32_d%d_n%d%s_w%d", D, BN, DBUF ? "_db" : "", NW);
+    snprintf(c->last_algo, sizeof c->last_algo, "flash_mma_m16n8k8_3xtf32_d%d_n%d%s_w%d%s", D, BN, DBUF ? "_db" : "", NW,
+             CVT ? "_cvt" : "");
     return HBC_LAUNCHED(c, "attn_tf32x3");
 }
 
@@ -270,6 +282,9 @@ hb_status launch_tf32x3(hbc_ctx *c, const attn_args &a, int batch, int head_dim)
     const char *e = getenv("HB_CUDA_ATTN_TF32");
     const int bn = e && atoi(e) == 64 ? 64 : 32;
     const bool db = !e || !*e || strchr(e, 'd');
+    if (e && !strcmp(e, "cvt")) /* the default variant with the operands split by cvt.rna (split) */
+        return head_dim == 64 ? launch<64, 32, true, 4, true>(c, a, batch)
+               : head_dim == 128 ? launch<128, 32, true, 4, true>(c, a, batch) : HB_EINVAL;
     if (head_dim == 64) {
         if (bn == 32) return db ? launch<64, 32, true>(c, a, batch) : launch<64, 32, false>(c, a, batch);
         return db ? launch<64, 64, true>(c, a, batch) : launch<64, 64, false>(c, a, batch);
