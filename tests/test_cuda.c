@@ -426,26 +426,6 @@ static void test_ops_gpu(void **state)
     for (size_t k = 0; k < sizeof gpu_cases / sizeof gpu_cases[0]; k++)
         if (gpu_cases[k].op == HB_OP_ATTENTION)
             run_dtypes(inst, HB_OP_ATTENTION, gpu_cases[k].shape, "attention(split)", NULL, 0, &ran, &failures);
-    /* a single f32/tf32 row (m = 1) runs as cublasSgemv, and as cublasGemmEx with HB_CUDA_GEMV=0:
-     * both against the reference, algo naming the call */
-    for (int off = 0; off < 2; off++) {
-        if (off) setenv("HB_CUDA_GEMV", "0", 1);
-        for (int d = HB_F32; d <= HB_TF32; d++) {
-            hb_case c = mk(HB_OP_MATMUL, "m=1 n=300 k=77", (hb_dtype)d, HB_ROUTE_PINNED);
-            double err = -1.0;
-            int64_t bad = 0;
-            hb_status st = run_case(inst, &c, &err, &bad);
-            ran++;
-            char impl[64], algo[512];
-            case_impl(inst, &c, impl, sizeof impl, algo, sizeof algo);
-            const int named = strstr(algo, off ? "cublasGemmEx" : "cublasSgemv") != NULL;
-            const int ok = st == HB_OK && bad == 0 && err <= hb_op_tolerance(c.op, &c.shape, c.dtype) && named;
-            printf("%-4s matmul(gemv%s) %-5s m=1 n=300 k=77 err %.2e %s: %s\n", ok ? "ok" : "FAIL", off ? ", HB_CUDA_GEMV=0" : "",
-                   hb_dtype_name(c.dtype), err, impl, algo);
-            failures += !ok;
-        }
-        if (off) unsetenv("HB_CUDA_GEMV");
-    }
     /* f32 attention through each of its fused kernels, forced: the FFMA kernel (HB_CUDA_ATTN_F32=simt)
      * and every variant of the 3xTF32 one (cuda_attn_tf32.cu: key tiles, buffering, warps, the
      * conversion-instruction split); the output against the reference, algo naming the kernel */

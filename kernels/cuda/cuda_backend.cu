@@ -12,7 +12,7 @@
  *
  * Ops: matmul and bmm through cuBLAS (cublasGemmEx / cublasGemmStridedBatchedEx; f32 with
  * CUBLAS_COMPUTE_32F, tf32 with CUBLAS_COMPUTE_32F_FAST_TF32, f16/bf16 storage with f32
- * accumulation; a single f32/tf32 row, m = 1, as cublasSgemv: gemm says why); conv2d through cuDNN's legacy API (algorithm chosen once per shape and dtype with
+ * accumulation); conv2d through cuDNN's legacy API (algorithm chosen once per shape and dtype with
  * cudnnFindConvolutionForwardAlgorithmEx, FMA math for f32, tensor-op math for tf32/f16/bf16,
  * workspace allocated and accounted); pooling through cudnnPoolingForward (own kernel where cuDNN
  * cannot: dilation, a window wholly in the padding); elementwise, reductions, rmsnorm and attention
@@ -429,19 +429,6 @@ hb_status gemm(hbc_ctx *c, hb_dtype dt, const void *A, const void *B, void *C, i
     const cudaDataType t = dt == HB_F16 ? CUDA_R_16F : dt == HB_BF16 ? CUDA_R_16BF : CUDA_R_32F;
     const cublasComputeType_t ct = dt == HB_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     const float alpha = 1.0f, beta = 0.0f;
-    /* m = 1 in f32 or tf32: y[n] = x[k] B[k,n] as one cublasSgemv (column-major: B is n x k with
-     * leading dimension n, op N). PyTorch's mm reaches cuBLAS's gemv kernel (internal::gemvx) for this
-     * shape through cublasSgemm, with TF32 allowed or not (torch.profiler on the H100 machine,
-     * 2026-11-27: 5.4 us per call at n = k = 2048); cublasGemmEx with a compute type ran it in 7.6 us
-     * and the case read 1.08-1.11x PyTorch's time. A gemv has no TF32 form, so the tf32 case runs f32
-     * FMAs as PyTorch's does. HB_CUDA_GEMV=0 keeps cublasGemmEx. */
-    const char *gv = getenv("HB_CUDA_GEMV");
-    if (batch <= 1 && m == 1 && (dt == HB_F32 || dt == HB_TF32) && !(gv && !strcmp(gv, "0"))) {
-        snprintf(c->last_impl, sizeof c->last_impl, "cublas");
-        snprintf(c->last_algo, sizeof c->last_algo, "cublasSgemv (m=1: f32 FMA%s)", dt == HB_TF32 ? "; a gemv has no TF32 form" : "");
-        return HBC_BLAS(c, cublasSgemv(c->blas, CUBLAS_OP_N, (int)n, (int)k, &alpha, (const float *)B, (int)n, (const float *)A, 1,
-                                       &beta, (float *)C, 1));
-    }
     if (batch <= 1) {
         snprintf(c->last_impl, sizeof c->last_impl, "cublas");
         snprintf(c->last_algo, sizeof c->last_algo, "cublasGemmEx %s", blas_compute_name(dt));
