@@ -249,7 +249,7 @@ TEST_OBJS_test_cuda      := $(BUILD)/kernels/cuda/cuda_algocache.o
 layers_upto  = $(firstword $(2))$(if $(filter $(1),$(firstword $(2))),, $(call layers_upto,$(1),$(wordlist 2,$(words $(2)),$(2))))
 test_libs    = $(call lib_of,$(call reverse,$(call layers_upto,$(or $(TEST_TOP_$(1)),cli),$(LAYERS))))
 .SECONDEXPANSION:
-$(BUILD)/tests/%: tests/%.c $$(call test_libs,$$*) $$(TEST_OBJS_$$*)
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $$(call test_libs,$$*) $$(TEST_OBJS_$$*)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Wno-missing-prototypes -Itests $(shell pkg-config --cflags libxml-2.0 2>/dev/null) -o $@ $< \
 	  $(TEST_OBJS_$*) $(call test_libs,$*) $(LDLIBS) -lcmocka $(shell pkg-config --libs libxml-2.0 2>/dev/null)
