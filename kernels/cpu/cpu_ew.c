@@ -306,20 +306,16 @@ static void ew_range(hb_op op, const float *a, const float *b, float *o, int64_t
 
 static int ew_class(hb_op op) { return op == HB_OP_GELU || op == HB_OP_SILU; }
 
-/* o = op(a[, b]) over n elements, on the calling thread (nth <= 1) or split over the first nth threads
- * of the whole OpenMP team (the others have nothing to do: a region of fewer threads than the team
- * would make libgomp end the surplus pool threads, and the ones it starts again later inherit the
- * master's one-core binding, hb_cpu_bind_threads: on the 16-core host every later region then ran
- * on one core). */
 /* Streaming stores for an elementwise op of n elements (inputs a and, where b is not NULL, b; output
  * o) when its working set, inputs and output together, reaches the last-level cache or 32 MiB,
  * whichever is less (HB_CPU_NT_MIN, when set, is the threshold as it is). Why the cap: the H100
  * machine's 16-core Xeon reports a 300 MiB L3 (hwloc), yet relu at n = 4 Mi (32 MiB working set) ran
  * in 201 us with plain stores and 122 us streamed, at 2 Mi (16 MiB) in 25 us plain and 79 us
  * streamed; add at 4 Mi (48 MiB) 256 against 160 us, at 1 Mi (12 MiB) 23 against 43 (one call,
- * 2026-11-27). Before, only the output's bytes were compared with the LLC, and the Xeon's relu at
- * 4 Mi ran at 1.59x PyTorch's time in one call. On the development VM (EPYC, 32 MiB L3) the same
- * sizes moved too much between runs to show a crossing (relu 4 Mi: 474-943 us, one setting). */
+ * 2026-11-27; a second call: relu 4 Mi 172 us streamed, 230 plain). Before, only the output's bytes
+ * were compared with the LLC, and the Xeon's relu at 4 Mi ran at 1.59x PyTorch's time in one call.
+ * On the development VM (EPYC, 32 MiB L3) the same sizes moved too much between runs to show a
+ * crossing (relu 4 Mi: 474-943 us, one setting). */
 static int ew_stream(const float *b, int64_t n)
 {
     static size_t cached; /* the threshold + 1; 0 = not decided yet (read once, as nt_min_bytes) */
@@ -335,6 +331,11 @@ static int ew_stream(const float *b, int64_t n)
     return (double)n * 4.0 * (b ? 3.0 : 2.0) >= (double)lim;
 }
 
+/* o = op(a[, b]) over n elements, on the calling thread (nth <= 1) or split over the first nth threads
+ * of the whole OpenMP team (the others have nothing to do: a region of fewer threads than the team
+ * would make libgomp end the surplus pool threads, and the ones it starts again later inherit the
+ * master's one-core binding, hb_cpu_bind_threads: on the 16-core host every later region then ran
+ * on one core). */
 void ew_run(hb_op op, const float *a, const float *b, float *o, int64_t n, int nth)
 {
     const int nt = ew_stream(b, n);
