@@ -16,8 +16,9 @@
  *    memory (conflict-free); P goes from the S accumulators to A fragments in registers.
  *  - attn_tf32x3 (cuda_attn_tf32.cu): f32, head_dim 64 or 128, on the TF32 tensor cores at f32
  *    accuracy (three TF32 products per f32 product); the default for f32 on sm_80 and later.
- *  - attn_simt<D>: f32, head_dim 64 or 128 (HB_CUDA_ATTN_F32=simt; before sm_80). 128 threads, 64 queries x 64 keys per tile; S and
- *    P V as register-tiled FFMA products (8 rows x 4 columns per thread) from shared memory.
+ *  - attn_simt<D>: f32, head_dim 64 or 128 (HB_CUDA_ATTN_F32=simt; before sm_80). 128 threads, 64
+ *    queries x 64 keys per tile; S and P V as register-tiled FFMA products (8 rows x 4 columns per
+ *    thread) from shared memory.
  *  - attn_split<T> + attn_combine<T>: any head_dim <= 256 and short query counts (decode): keys
  *    split over blocks (flash-decoding), per-block partial (max, sum, o) merged by a second kernel.
  */
@@ -74,7 +75,6 @@ template <> struct mma<__nv_bfloat16> {
         return *reinterpret_cast<uint32_t *>(&h);
     }
 };
-
 
 /* ===================== tensor-core kernel (f16 / bf16) ===================== */
 /* NW warps, each owning MT m16 tiles (16*MT query rows): every K/V fragment loaded from shared
@@ -529,7 +529,6 @@ __global__ void __launch_bounds__(256) attn_combine(const float *__restrict__ pa
         o[d] = stf<T>(O * inv);
     }
 }
-
 
 template <typename T, int D, int NW, int MT> hb_status launch_mma(hbc_ctx *c, const attn_args &a, int batch)
 {
