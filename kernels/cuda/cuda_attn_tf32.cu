@@ -7,17 +7,19 @@
  *
  * Why: for f32 inputs PyTorch's scaled_dot_product_attention runs the memory-efficient kernel
  * (xformers' CUTLASS kernel), whose f32 products on sm80+ are OpMultiplyAddFastF32: each operand
- * x = big + small with big = tf32(x) and small = tf32(x - big) (both exact TF32 values; x - big is
- * exact in f32), and a b = big_a big_b + big_a small_b + small_a big_b (the small x small term, below
- * 2^-22 relative, dropped), three mma.sync per product on the tensor cores. The error stays at f32's
- * level (about 2^-21 relative per product against TF32's 2^-11), whatever torch.backends.cuda.matmul
- * .allow_tf32 says, at about 3x the tensor-core work of TF32 and well under the FFMA time: on the
- * H100 machine the FFMA kernel took 1.97x PyTorch's time at b4 h16 s1024 d128 (issue 33).
+ * x = big + small with big the TF32 rounding of x and small the rest (split, below), and a b =
+ * big_a big_b + big_a small_b + small_a big_b (the small x small term, below 2^-22 relative, dropped),
+ * three mma.sync per product on the tensor cores. The error stays near f32's (about 2^-20 to 2^-22
+ * relative per product against TF32's 2^-11; the cases' rel_err equals the FFMA kernel's,
+ * docs/backends.md), whatever torch.backends.cuda.matmul.allow_tf32 says, at about 3x the
+ * tensor-core work of TF32 and well under the FFMA time: on the H100 machine the FFMA kernel took
+ * 1.97x PyTorch's time at b4 h16 s1024 d128 (issue 33); this one 1.09x.
  *
- * Kernel attn_tf32x3<D, BN, DBUF, NW>: NW warps (4), 16 NW query rows per block (16 per warp), key tiles of BN
- * keys, with DBUF double-buffered (the next tile's cp.async in flight during this tile's products;
- * default: 32 keys, double-buffered, launch_tf32x3 says why), FlashAttention-2's online softmax in
- * base 2 with the scale folded into Q. Q, K and V tiles are f32 in shared memory (cp.async), rows D + 4 floats apart,
+ * Kernel attn_tf32x3<D, BN, DBUF, NW, CVT>: NW warps (4), 16 NW query rows per block (16 per warp),
+ * key tiles of BN keys, with DBUF double-buffered (the next tile's cp.async in flight during this
+ * tile's products; default: 32 keys, double-buffered, launch_tf32x3 says why), FlashAttention-2's
+ * online softmax in base 2 with the scale folded into Q. Q, K and V tiles are f32 in shared memory
+ * (cp.async), rows D + 4 floats apart,
  * which makes every fragment load below conflict-free (lanes (g, t) of a quad layout hit banks
  * 4g + t, or 8t + g for V). mma.sync.m16n8k8 with TF32 operands (PTX ISA, "Matrix fragments for
  * mma.m16n8k8", .tf32):
@@ -277,7 +279,8 @@ hb_status launch_tf32x3(hbc_ctx *c, const attn_args &a, int batch, int head_dim)
      * attention cases of workloads/default.ini, tinyllama.ini and gpu.ini) it was the fastest of the
      * four variants in 13 of 17 cases: b1 h32 s128 d64 14.9 us against 17.0 (64 single-buffered, the
      * first version), b4 h16 s1024 d128 903 against 928, causal b8 s2048 3474 against 3655; the worst
-     * against 64 single was b8 h32 s2048 d64, 6402 against 6182 us (+3.5%).
+     * against 64 single was b8 h32 s2048 d64, 6402 against 6182 us (+3.5%). (Those runs split with
+     * cvt; with the split below, a later call: 8 warps for d128, 845 against 861 us, within 2%.)
      * HB_CUDA_ATTN_TF32=BN or BNd (32, 64, 32d, 64d: key tile, d = double-buffered) for measurements. */
     const char *e = getenv("HB_CUDA_ATTN_TF32");
     const int bn = e && atoi(e) == 64 ? 64 : 32;
