@@ -174,6 +174,8 @@ static const tcase gpu_cases[] = {
     {HB_OP_SUM, "rows=7 cols=33"}, {HB_OP_SUM, "rows=3 cols=300001"}, {HB_OP_SUM, "rows=2 cols=1048576"}, {HB_OP_MEAN, "rows=1000 cols=2048"},
     {HB_OP_MAX, "rows=5 cols=77777"}, {HB_OP_SUM_ALL, "n=1048579"}, {HB_OP_SUM_ALL, "n=5"},
     {HB_OP_RMSNORM, "rows=9 cols=2048"}, {HB_OP_RMSNORM, "rows=3 cols=33"},
+    /* short rows: G lanes per row (k_reduce_rows_sub), rows not a multiple of a warp's step */
+    {HB_OP_SUM, "rows=1001 cols=16"}, {HB_OP_MAX, "rows=77 cols=40"}, {HB_OP_MEAN, "rows=300 cols=64"},
     {HB_OP_ATTENTION, "batch=2 heads=4 seq=77 head_dim=64"},
     {HB_OP_ATTENTION, "batch=1 heads=8 kv_heads=2 seq=130 head_dim=64 causal=1"},
     {HB_OP_ATTENTION, "batch=1 heads=4 kv_heads=4 seq=65 kv_seq=200 head_dim=128 causal=1"},
