@@ -25,6 +25,7 @@
 #include "core/convert.h"
 #include "cpu_ref/ref.h"
 #include "cuda/hb_cuda.h"
+#include "test_case.h"
 
 static void *g_lib;
 static const hb_backend_ops *g_ops;
@@ -103,18 +104,12 @@ static void need_gpu(void)
 
 /* ---- without a GPU ---- */
 
+/* hb_test_case (test_case.h) with the dtype and route given */
 static hb_case mk(hb_op op, const char *shape, hb_dtype d, hb_route r)
 {
-    hb_case c;
-    char err[200];
-    memset(&c, 0, sizeof c);
-    c.op = op;
+    hb_case c = hb_test_case(op, shape);
     c.dtype = d;
-    c.mode = HB_MODE_F32;
     c.route = r;
-    hb_status st = hb_shape_parse(shape, &c.shape, err, sizeof err);
-    if (st == HB_OK) st = hb_shape_normalize(op, &c.shape, err, sizeof err);
-    if (st != HB_OK) fail_msg("bad test shape \"%s\": %s", shape, err);
     return c;
 }
 

@@ -363,8 +363,10 @@ hb_status reduce_rows_t(hbc_ctx *c, const void *xv, void *yv, int64_t rows, int6
     const T *x = (const T *)xv;
     T *y = (T *)yv;
     constexpr int64_t VN = 16 / (int64_t)sizeof(T);
-    const char *sub = getenv("HB_CUDA_REDUCE_SUB"); /* =0: the warp-per-row kernel for short rows too */
-    if (cols >= 4 * VN && cols <= 16 * VN && cols % VN == 0 && aligned16(x) && !(sub && !strcmp(sub, "0"))) {
+    /* HB_CUDA_REDUCE_SUB=0: the warp-per-row kernel for short rows too (read once per process, off the
+     * timed call's enqueue path after the first) */
+    static const int sub_on = [] { const char *e = getenv("HB_CUDA_REDUCE_SUB"); return !(e && !strcmp(e, "0")); }();
+    if (cols >= 4 * VN && cols <= 16 * VN && cols % VN == 0 && aligned16(x) && sub_on) {
         const int64_t nv = cols / VN;
         return nv <= 4 ? launch_reduce_sub<T, R, 4>(c, x, y, rows, cols, mul)
                : nv <= 8 ? launch_reduce_sub<T, R, 8>(c, x, y, rows, cols, mul)
