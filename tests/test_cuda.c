@@ -581,6 +581,72 @@ static void test_info_and_timer_gpu(void **state)
     json_decref(j);
 }
 
+/* Median device time (s) of 9 timed runs of c on inst, each preceded by plant_delay(delay_s) when
+ * delay_s >= 0. */
+static double timed_median(hb_instance *inst, const hb_case *c, hb_buf *const *ins, hb_buf *out, double delay_s)
+{
+    double t[9];
+    for (int i = 0; i < 9; i++) {
+        if (delay_s >= 0) assert_int_equal(g_ops->plant_delay(inst, delay_s), HB_OK);
+        assert_int_equal(g_ops->timer_begin(inst), HB_OK);
+        assert_int_equal(g_ops->run(inst, c, ins, out), HB_OK);
+        assert_int_equal(g_ops->timer_end(inst, &t[i]), HB_OK);
+    }
+    for (int i = 1; i < 9; i++)
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
+    return t[4];
+}
+
+/* The merge gate's device-side plant (plant_delay): the next run's device-timed compute lasts the
+ * asked delay longer (within the clock's and the delay kernel's start's tolerance), once only; the
+ * result is unchanged; out-of-range delays are refused. */
+static void test_plant_delay_gpu(void **state)
+{
+    (void)state;
+    need_gpu();
+    hb_instance *inst = &g_inst[0];
+    assert_non_null(g_ops->plant_delay);
+    assert_int_equal(g_ops->plant_delay(inst, -1e-6), HB_EINVAL);
+    assert_int_equal(g_ops->plant_delay(inst, 2.0), HB_EINVAL);
+    hb_case c = mk(HB_OP_MATMUL, "m=256 n=256 k=256", HB_F32, HB_ROUTE_PAGEABLE);
+    c.mode = HB_MODE_RESIDENT;
+    hb_buf a = {0}, b = {0}, o = {0};
+    const size_t bytes = 256 * 256 * sizeof(float);
+    assert_int_equal(g_ops->buf_alloc(inst, bytes, HB_ROUTE_PAGEABLE, &a), HB_OK);
+    assert_int_equal(g_ops->buf_alloc(inst, bytes, HB_ROUTE_PAGEABLE, &b), HB_OK);
+    assert_int_equal(g_ops->buf_alloc(inst, bytes, HB_ROUTE_PAGEABLE, &o), HB_OK);
+    a.dtype = b.dtype = o.dtype = HB_F32;
+    float *ha = (float *)a.host, *hb = (float *)b.host, *ho = (float *)o.host;
+    for (int i = 0; i < 256 * 256; i++) { ha[i] = (float)unif(); hb[i] = (float)unif(); }
+    assert_int_equal(g_ops->upload(inst, &a), HB_OK);
+    assert_int_equal(g_ops->upload(inst, &b), HB_OK);
+    hb_buf *ins[3] = {&a, &b, NULL};
+    double c0 = timed_median(inst, &c, ins, &o, -1);
+    double ce = timed_median(inst, &c, ins, &o, 0);      /* the empty delay kernel */
+    double c1 = timed_median(inst, &c, ins, &o, 200e-6);
+    double c2 = timed_median(inst, &c, ins, &o, -1);     /* no delay asked: none left over */
+    printf("plant_delay: matmul 256^3 compute %.2f us alone, %.2f us with the empty delay kernel, %.2f us with a "
+           "200 us delay, %.2f us after\n", c0 * 1e6, ce * 1e6, c1 * 1e6, c2 * 1e6);
+    assert_true(ce >= c0 && ce < c0 + 5e-6);
+    assert_true(c1 - ce > 190e-6 && c1 - ce < 210e-6);
+    assert_true(c2 < c0 + 1e-6);
+    /* the delay does not touch the result: poisoned output, one delayed run, checked on the host */
+    for (int i = 0; i < 256 * 256; i++) ho[i] = NAN;
+    assert_int_equal(g_ops->upload(inst, &o), HB_OK);
+    assert_int_equal(g_ops->plant_delay(inst, 50e-6), HB_OK);
+    assert_int_equal(g_ops->run(inst, &c, ins, &o), HB_OK);
+    assert_int_equal(g_ops->download(inst, &o), HB_OK);
+    for (int r = 0; r < 256; r += 37)
+        for (int q = 0; q < 256; q += 41) {
+            double ref = 0;
+            for (int k = 0; k < 256; k++) ref += (double)ha[r * 256 + k] * (double)hb[k * 256 + q];
+            assert_true(fabs((double)ho[r * 256 + q] - ref) < 0.05 + 0.01 * fabs(ref)); /* TF32 may be allowed */
+        }
+    g_ops->buf_free(inst, &a);
+    g_ops->buf_free(inst, &b);
+    g_ops->buf_free(inst, &o);
+}
+
 static void test_ceilings_gpu(void **state)
 {
     (void)state;
@@ -610,6 +676,7 @@ int main(void)
         cmocka_unit_test(test_convert_device_gpu),
         cmocka_unit_test(test_info_and_timer_gpu),
         cmocka_unit_test(test_ceilings_gpu),
+        cmocka_unit_test(test_plant_delay_gpu),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -4,8 +4,10 @@
 # cuda cases of the quick list, inside one call of the device tool (10 minutes).
 #   tools/gpu_gate.sh OUTDIR NAME BASE CUR [gate options] [-- run options]
 # Each build runs through its own bundle's run.sh, so each loads its own plugins and libraries.
-# Gate options (hybench ab's) default to `--time-budget 540 --threads 0 --pin <HB_GATE_PIN or all>`;
-# run options to `--quick --backend cuda:0 --budget 0.01`. HB_GATE_GPU sets CUDA_VISIBLE_DEVICES, so
+# Gate options (hybench ab's) default to `--time-budget 540 --threads 0 --metric compute --pin <HB_GATE_PIN
+# or all>` (the device time between CUDA events: docs/compare.md says why; a later --metric total wins);
+# run options to `--quick --backend cuda:0 --mode resident --budget 0.01` (every mode does not fit one
+# call: docs/compare.md). HB_GATE_GPU sets CUDA_VISIBLE_DEVICES, so
 # that two gates can run at once on a machine of two GPUs, each on its own GPU and CPUs (HB_GATE_PIN).
 # OUTDIR gets NAME.md (the gate's Markdown), NAME.json, NAME.tar.gz (the rounds, their logs, the merged
 # results) and appends to gate-summary.txt: three files per gate (the device tool brings back 8).
@@ -19,7 +21,7 @@ while [ $# -gt 0 ]; do
   if [ "$1" = -- ]; then shift; run=("$@"); break; fi
   gate+=("$1"); shift
 done
-[ ${#run[@]} -eq 0 ] && run=(--quick --backend cuda:0 --budget 0.01)
+[ ${#run[@]} -eq 0 ] && run=(--quick --backend cuda:0 --mode resident --budget 0.01)
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 for b in "$BASE" "$CUR"; do
@@ -33,7 +35,7 @@ W=${HB_GATE_WORK:-/tmp/hb-gate-$NAME}
 rm -rf "$W"; mkdir -p "$W"
 t0=$SECONDS
 cd "$BASE" # the case list: the bundle's workloads/ (the same in both bundles for --quick)
-"$BASE/run.sh" ab --time-budget 540 --threads 0 --pin "${HB_GATE_PIN:-all}" "${gate[@]}" --out-dir "$W/ab" --markdown "$OUT/$NAME.md" \
+"$BASE/run.sh" ab --time-budget 540 --threads 0 --metric compute --pin "${HB_GATE_PIN:-all}" "${gate[@]}" --out-dir "$W/ab" --markdown "$OUT/$NAME.md" \
   --json "$OUT/$NAME.json" "$BASE/run.sh" "$CUR/run.sh" "${run[@]}" > "$W/ab.log" 2>&1
 rc=$?
 python3 - "$OUT/$NAME.json" "$NAME" "$rc" "$((SECONDS - t0))" >> "$OUT/gate-summary.txt" <<'EOF'

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define HB_BACKEND_ABI 3 /* 2: hb_case.seq; 3: run_async */
+#define HB_BACKEND_ABI 4 /* 2: hb_case.seq; 3: run_async; 4: plant_delay */
 
 /* A tensor's memory for one backend. `host` is the host-side tensor/staging memory the driver
  * reads and writes, allocated according to `route`:
@@ -117,6 +117,15 @@ typedef struct hb_backend_ops {
      * there. Lets the driver time a sequence of ops as an executor runs it, back to back (the chain's
      * layer as one stream, measure/chain.c). NULL: the driver uses run. */
     hb_status (*run_async)(hb_instance *inst, const hb_case *c, hb_buf *const *in, hb_buf *out);
+    /* Optional, for the merge gate's planted slowdowns only (a `make PLANT=1` driver calls it; a
+     * normal build never does; docs/compare.md, "Planted slowdowns"): the next run() enqueues, behind
+     * the op and inside its device-timed region, a one-thread delay kernel spinning for `seconds`
+     * (0: an empty kernel) on the SM clock, whose rate is measured once per instance, so the op's
+     * device-timed compute phase lasts that much longer, as a slower kernel would. The delay kernel
+     * itself adds its start behind the op (about 1.4 us on an H200), which the caller must give its
+     * baseline too (plant.h). Used once: the run after next has no delay kernel unless asked again.
+     * HB_OK; HB_EINVAL for seconds < 0 or above 1 s. NULL: no device-side plant. */
+    hb_status (*plant_delay)(hb_instance *inst, double seconds);
 } hb_backend_ops;
 
 struct hb_instance {

@@ -53,6 +53,9 @@ typedef struct run_ctx {
                                  * (hb_measure_group: one set per group); not freed here */
     long long host_bytes, staging_bytes, device_bytes;
     hb_prep_state prep;         /* the hot rule's state (prepare.h) */
+#ifdef HB_PLANT
+    double plant_compute;       /* make PLANT=1 only: the last call's compute phase without its planted delay */
+#endif
 } run_ctx;
 
 double ceiling_get(const hb_ceiling_set *cl, const char *name);

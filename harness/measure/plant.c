@@ -13,7 +13,7 @@ static volatile unsigned long long g_sink;
 
 static void parse(void)
 {
-    for (int i = 0; i < HB_OP_COUNT; i++) g_factor[i] = 1;
+    for (int i = 0; i < HB_OP_COUNT; i++) g_factor[i] = 0;
     g_parsed = 1;
     const char *env = getenv("HB_PLANT");
     if (!env || !*env) return;
@@ -40,7 +40,7 @@ static void parse(void)
 double hb_plant_factor(hb_op op)
 {
     if (!g_parsed) parse();
-    return (unsigned)op < HB_OP_COUNT ? g_factor[op] : 1;
+    return (unsigned)op < HB_OP_COUNT ? g_factor[op] : 0;
 }
 
 void hb_plant_spin(double seconds)

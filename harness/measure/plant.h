@@ -6,13 +6,24 @@
  * of those ops last FACTOR times as long: sample.c's call_once spins, inside its timed region, for
  * (FACTOR - 1) x the time the call took so far. The spin is real work (a dependent integer chain,
  * checked against the monotonic clock), not a number edited afterwards.
+ * On a device backend with the plant_delay hook (cuda) the compute phase is planted on the device:
+ * behind every call of a named op, inside its device-timed region, a delay kernel spins for
+ * (FACTOR - 1) x the op's last compute time (the delay kernel included), so a gate judging the
+ * device-timed compute (`--metric compute`) sees the factor as it would see a slower kernel; the
+ * call's total is then longer by that delay alone (no host spin), as with a slower kernel. The
+ * delay kernel itself costs about 1.4 us behind an op (H200, 2026-11-27), more than 5% of the
+ * smallest kernels: a device-side test therefore names the op in both builds, FACTOR 1 in BASE
+ * (HB_PLANT=matmul:1 in the gate's environment, --cur-env HB_PLANT=matmul:1.05), so that both carry
+ * the delay kernel and the factor applies to the op plus it.
  */
 #ifndef HB_PLANT_H
 #define HB_PLANT_H
 #ifdef HB_PLANT
 #include "core/hybench.h"
-/* The factor planted for op (1 when none). Parses HB_PLANT once per process; a malformed entry is
- * reported on stderr (naming the entry) and ignored. Announces the active plant once on stderr. */
+/* The factor planted for op: 0 when HB_PLANT does not name it, else its FACTOR (1 included: the
+ * device-side delay kernel then runs with no delay). Parses HB_PLANT once per process; a malformed
+ * entry is reported on stderr (naming the entry) and ignored. Announces the active plant once on
+ * stderr. */
 double hb_plant_factor(hb_op op);
 /* Busy work for `seconds` (returns at once for seconds <= 0). */
 void hb_plant_spin(double seconds);

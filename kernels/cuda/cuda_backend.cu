@@ -305,6 +305,7 @@ static int cuda_enumerate(hb_instance *out, int max, char *reason, size_t reason
         hbc_ctx *c = (hbc_ctx *)calloc(1, sizeof *c);
         if (!c) break;
         c->dev = d;
+        c->plant_s = -1; /* no planted delay kernel unless plant_delay asks for one */
         e = cudaGetDeviceProperties(&c->prop, d);
         if (e != cudaSuccess) {
             snprintf(reason, reasonlen, "cudaGetDeviceProperties(%d) failed: %s", d, cudaGetErrorString(e));
@@ -536,6 +537,8 @@ static hb_status run_op(hb_instance *inst, const hb_case *cs, hb_buf *const *in,
     default:
         return HB_ESKIP;
     }
+    /* a planted delay (plant_delay, make PLANT=1 drivers only) goes behind the op, inside its events */
+    if (st == HB_OK && c->plant_s >= 0) st = hbc_plant_enqueue(c);
     /* run: ev_end before the wait; run_async: left to timer_end (tend_pending, see tmark_end) */
     hb_status st2 = HB_OK;
     if (st == HB_OK && wait) st2 = tmark_end(c);
@@ -589,6 +592,13 @@ static hb_status cuda_timer_end(hb_instance *inst, double *seconds)
     return HB_OK;
 }
 
+static hb_status cuda_plant_delay(hb_instance *inst, double seconds)
+{
+    hbc_ctx *c;
+    HBC_TRY(enter(inst, &c));
+    return hbc_plant_set(c, seconds);
+}
+
 /* Write a buffer of twice the L2 size so the next sample starts with a cold L2 (nvbench habit). */
 static void cuda_flush_cache(hb_instance *inst)
 {
@@ -627,5 +637,6 @@ const hb_backend_ops hb_cuda_ops = {
     hbc_energy_read,    /* energy_read (cuda_energy.cu) */
     hbc_coll_vote,      /* coll_vote (cuda_collective.cu) */
     cuda_run_async,     /* run_async */
+    cuda_plant_delay,   /* plant_delay (cuda_plant.cu; merge-gate tests only) */
 };
 }

@@ -82,6 +82,8 @@ struct hbc_ctx {
     int *gate_h, *gate_d;      /* launch gate flag: mapped host memory and its device alias */
     int gate_on, gate_held;    /* gate enabled (HB_CUDA_GATE != 0); a gate kernel is waiting now */
     int sticky;                /* a sticky CUDA error happened: every hook returns HB_EDEVICE */
+    double plant_s;            /* planted delay for the next run (plant_delay; < 0: no delay kernel) */
+    double plant_hz;           /* the SM clock the delay kernel counts, measured (0: not yet) */
     cudaStream_t stream;
     cudaEvent_t ev_begin, ev_end, ev_a, ev_b, ev_c;
     cublasHandle_t blas;
@@ -143,6 +145,13 @@ hb_status hbc_dnn_check(hbc_ctx *c, cudnnStatus_t e, const char *what, const cha
  * cudaFree, cuDNN's find) must release the gate first: hbc_grow does. */
 hb_status hbc_gate_launch(hbc_ctx *c);
 void hbc_gate_release(hbc_ctx *c);
+
+/* Planted slowdowns (cuda_plant.cu; the plant_delay hook, for the merge gate's tests only).
+ * hbc_plant_set: the next run's delay kernel, spinning `seconds` (0..1; 0: an empty kernel); measures
+ * the SM clock it counts on first use (outside any timed region). HB_EINVAL for seconds out of range.
+ * hbc_plant_enqueue: launches that kernel on c->stream (inside the op's events) and clears it. */
+hb_status hbc_plant_set(hbc_ctx *c, double seconds);
+hb_status hbc_plant_enqueue(hbc_ctx *c);
 
 /* Device time of one call of fn (which enqueues on c->stream and must not synchronize), in ms: one
  * untimed call, then 3 timed calls, each bracketed by CUDA events behind the launch gate (so the
