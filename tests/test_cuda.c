@@ -41,6 +41,7 @@
 #include "cpu_ref/ref.h"
 #include "cuda/cuda_algocache.h"
 #include "cuda/hb_cuda.h"
+#include "core/stats.h"
 #include "test_cuda_fixture.h"
 
 static void test_plugin_loads(void **state)
@@ -592,9 +593,9 @@ static double timed_median(hb_instance *inst, const hb_case *c, hb_buf *const *i
         assert_int_equal(g_ops->run(inst, c, ins, out), HB_OK);
         assert_int_equal(g_ops->timer_end(inst, &t[i]), HB_OK);
     }
-    for (int i = 1; i < 9; i++)
-        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
-    return t[4];
+    hb_stats st;
+    hb_stats_compute(t, 9, &st);
+    return st.median;
 }
 
 /* The merge gate's device-side plant (plant_delay): the next run's device-timed compute lasts the

@@ -159,8 +159,10 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
                   * with the plant_delay hook runs a delay kernel behind every call of a named op
                   * (factor 1 included), spinning (factor - 1) x the last call's compute without its
                   * spin, inside the device-timed compute phase, as a slower kernel would ---- */
-    double plant_f = hb_plant_factor(c->op), plant_dev = 0;
-    if (plant_f >= 1 && x->device && x->inst->ops->plant_delay) {
+    const double plant_f = hb_plant_factor(c->op);
+    const int plant_on_dev = plant_f >= 1 && x->device && x->inst->ops->plant_delay;
+    double plant_dev = 0;
+    if (plant_on_dev) {
         plant_dev = x->plant_compute > 0 ? (plant_f - 1) * x->plant_compute : 0;
         if (plant_dev > 1 || x->inst->ops->plant_delay(x->inst, plant_dev) != HB_OK) plant_dev = 0;
     }
@@ -172,7 +174,7 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
     if (st != HB_OK) return st;
     if (s3 != HB_OK) return s3;
 #ifdef HB_PLANT
-    if (plant_f >= 1) x->plant_compute = ph[HB_PH_COMPUTE] - plant_dev;
+    if (plant_on_dev) x->plant_compute = ph[HB_PH_COMPUTE] - plant_dev;
 #endif
     if (c->mode == HB_MODE_CONVERT_DEVICE) {
         double cp = 0, cv = 0;
@@ -198,7 +200,7 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
                   * planted it, the call is longer by that delay alone, as with a slower kernel: a host
                   * spin after the call moved the next call's mapped-route reads (matmul 128^3 f32
                   * mapped read 8% faster in the planted build, H200 2026-11-27) ---- */
-    if (plant_f > 1 && !(x->device && x->inst->ops->plant_delay))
+    if (plant_f > 1 && !plant_on_dev)
         hb_plant_spin((plant_f - 1) * (hb_now() - t_start - prep));
 #endif
     ph[HB_PH_TOTAL] = hb_now() - t_start - prep;

@@ -343,15 +343,22 @@ __global__ void __launch_bounds__(kThreads) k_reduce_rows_sub(const T *__restric
     }
 }
 
-template <typename T, int R, int G> hb_status launch_reduce_sub(hbc_ctx *c, const T *x, T *y, int64_t rows, int64_t cols, float mul)
+/* Blocks of kThreads resident on the device at once for kernel k: the SM count x k's occupancy (8 per
+ * SM when the query fails: 2048 threads per SM on sm_90). */
+template <typename K> int64_t resident_blocks(hbc_ctx *c, K k)
 {
     int occ = 0;
-    int64_t per_sm = 8;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k_reduce_rows_sub<T, R, G>, kThreads, 0) == cudaSuccess && occ > 0)
-        per_sm = occ;
+    const int64_t per_sm =
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k, kThreads, 0) == cudaSuccess && occ > 0 ? occ : 8;
+    return (int64_t)c->prop.multiProcessorCount * per_sm;
+}
+
+template <typename T, int R, int G> hb_status launch_reduce_sub(hbc_ctx *c, const T *x, T *y, int64_t rows, int64_t cols, float mul)
+{
     const int64_t rows_per_block = (int64_t)(kThreads / 32) * (32 / G) * kUnroll;
     int64_t blocks = (rows + rows_per_block - 1) / rows_per_block;
-    if (blocks > (int64_t)c->prop.multiProcessorCount * per_sm) blocks = (int64_t)c->prop.multiProcessorCount * per_sm;
+    const int64_t resident = resident_blocks(c, k_reduce_rows_sub<T, R, G>);
+    if (blocks > resident) blocks = resident;
     if (blocks < 1) blocks = 1;
     k_reduce_rows_sub<T, R, G><<<(unsigned)blocks, kThreads, 0, c->stream>>>(x, y, rows, cols, mul);
     return HBC_LAUNCHED(c, "reduce_rows_sub");
@@ -373,15 +380,8 @@ hb_status reduce_rows_t(hbc_ctx *c, const void *xv, void *yv, int64_t rows, int6
                          : launch_reduce_sub<T, R, 16>(c, x, y, rows, cols, mul);
     }
     if (cols <= 1024 && cols >= 4 * VN && cols % VN == 0 && aligned16(x)) {
-        /* resident blocks: 2048 threads per SM on sm_90 -> 8 blocks of 256 */
-        int64_t per_sm = 8;
-        int occ = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k_reduce_rows_warp_vec<T, R>, kThreads, 0) ==
-                cudaSuccess &&
-            occ > 0)
-            per_sm = occ;
         int64_t need = (rows + kThreads / 32 - 1) / (kThreads / 32);
-        int64_t blocks = (int64_t)c->prop.multiProcessorCount * per_sm;
+        int64_t blocks = resident_blocks(c, k_reduce_rows_warp_vec<T, R>);
         if (blocks > need) blocks = need;
         if (blocks < 1) blocks = 1;
         k_reduce_rows_warp_vec<T, R><<<(unsigned)blocks, kThreads, 0, c->stream>>>(x, y, rows, cols, mul);

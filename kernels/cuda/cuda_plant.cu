@@ -43,14 +43,7 @@ static hb_status measure_clock(hbc_ctx *c)
 hb_status hbc_plant_set(hbc_ctx *c, double seconds)
 {
     if (!(seconds >= 0 && seconds <= 1)) return HB_EINVAL;
-    if (!(c->plant_hz > 0)) {
-        /* called before run(), outside the timed region and with no gate held */
-        const int armed = c->tarmed;
-        c->tarmed = 0;
-        hb_status st = measure_clock(c);
-        c->tarmed = armed;
-        HBC_TRY(st);
-    }
+    if (!(c->plant_hz > 0)) HBC_TRY(measure_clock(c)); /* before run(): outside the timed region, no gate held */
     c->plant_s = seconds;
     return HB_OK;
 }
