@@ -1,6 +1,6 @@
 /*
  * test_benchdnn.c - harness/workload/benchdnn.c: oneDNN benchdnn problem lists as workloads.
- *  - every line of the three shared lists (../shared/external/benchdnn/) parsed, each problem
+ *  - every line of the three shipped lists (workloads/benchdnn/) parsed, each problem
  *    compared with values read off the line here by an independent scan (ic, ih, oc, oh, kh, sh,
  *    ph, name, *N); a sample asserted by hand (conv1: mb50 ic3 224x224 oc64 112x112 k7 s2 p3 ...);
  *  - benchdnn's defaults and deductions (mb 2, square promotion, 1D, output size, padding,
@@ -26,6 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <time.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "core/backend.h"
@@ -34,7 +36,7 @@
 #include "workload/benchdnn.h"
 #include "workload/workload.h"
 
-#define SHARED "../shared/external/benchdnn/"
+#define SHARED "workloads/benchdnn/"
 
 static hb_item parse_ok(hb_batch_kind k, const char *desc, const hb_batch_opts *o)
 {
@@ -485,6 +487,54 @@ static void test_list_options(void **state)
     rmdir(dir);
 }
 
+/* The lists are found without ../shared (issue 41 item 1): from another working directory (the shipped
+ * workloads/benchdnn/ beside the test's executable), and in a oneDNN checkout's layout named by
+ * HB_BENCHDNN_DIR (KIND/NAME for KIND_NAME), which wins over the shipped copy when it has the list. A
+ * missing list's error names the places tried and HB_BENCHDNN_DIR. */
+static void test_find_without_shared(void **state)
+{
+    (void)state;
+    char cwd[4096], err[2048], path[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    char tmpl[] = "/tmp/hb-bdfind.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    assert_non_null(dir);
+    assert_int_equal(chdir(dir), 0);
+    unsetenv("HB_BENCHDNN_DIR");
+    hb_item_list l = {0};
+    assert_int_equal(hb_batch_load("conv:conv_shapes_resnet_50", &l, err, sizeof err), HB_OK);
+    assert_int_equal(l.n, 20);
+    assert_non_null(strstr(l.v[0].c.source, "workloads/benchdnn/conv_shapes_resnet_50:"));
+    hb_item_list_free(&l);
+    /* a oneDNN checkout: inputs/pool/shapes_resnet_50 with one random problem */
+    char sub[4200], file[4300];
+    snprintf(sub, sizeof sub, "%s/pool", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    snprintf(file, sizeof file, "%s/shapes_resnet_50", sub);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    srand((unsigned)time(NULL));
+    int ic = 1 + rand() % 64, ih = 8 + rand() % 32;
+    fprintf(f, "mb1ic%d_ih%doh%d_kh1sh1n\"probe\"\n", ic, ih, ih);
+    fclose(f);
+    setenv("HB_BENCHDNN_DIR", dir, 1);
+    assert_int_equal(hb_benchdnn_find("pool_shapes_resnet_50", NULL, path, sizeof path, err, sizeof err), HB_OK);
+    assert_string_equal(path, file);
+    assert_int_equal(hb_batch_load("pool:pool_shapes_resnet_50", &l, err, sizeof err), HB_OK);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.v[0].c.shape.c, ic);
+    assert_int_equal(l.v[0].c.shape.h, ih);
+    hb_item_list_free(&l);
+    assert_int_not_equal(hb_benchdnn_find("conv_no_such_list", NULL, path, sizeof path, err, sizeof err), HB_OK);
+    assert_non_null(strstr(err, "conv_no_such_list"));
+    assert_non_null(strstr(err, "HB_BENCHDNN_DIR"));
+    unsetenv("HB_BENCHDNN_DIR");
+    unlink(file);
+    rmdir(sub);
+    assert_int_equal(chdir(cwd), 0);
+    rmdir(dir);
+}
+
 static void test_batch_specs(void **state)
 {
     (void)state;
@@ -672,7 +722,8 @@ int main(void)
         cmocka_unit_test(test_shared_lists_every_line), cmocka_unit_test(test_shared_sample),
         cmocka_unit_test(test_defaults),                cmocka_unit_test(test_broken_descriptors),
         cmocka_unit_test(test_broken_lists),            cmocka_unit_test(test_list_options),
-        cmocka_unit_test(test_batch_specs),             cmocka_unit_test(test_verify_cpu),
+        cmocka_unit_test(test_batch_specs), cmocka_unit_test(test_find_without_shared),
+        cmocka_unit_test(test_verify_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

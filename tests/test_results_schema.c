@@ -21,12 +21,16 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <math.h>
+#include <time.h>
+#include <jansson.h>
 
 #include <cmocka.h>
 #include "cli_capture.h"
 
 #include "cli/commands.h"
 #include "results/results.h"
+#include "core/hybench.h"
 
 #define DATA "tests/data/"
 
@@ -68,6 +72,50 @@ static void expect_refused(const char *what, cmd_fn cmd, int argc, char **argv, 
     snprintf(want, sizeof want, DATA "%s:%d: %s", b->file, b->line, b->reason);
     if (rc != HB_EXIT_USAGE) fail_msg("%s %s: exit %d, wanted 2 (stderr: %s)", what, b->file, rc, buf);
     if (!strstr(buf, want)) fail_msg("%s %s: stderr \"%s\" lacks \"%s\"", what, b->file, buf, want);
+}
+
+/* Sizes and counts in records are exact integers (issue 41 item 6): a case whose byte count is past
+ * 2^32 (add over n > 2^31 f32 elements: 3 tensors x 4 B) writes `bytes` as the integer 12n, not a
+ * 7-digit real, and the CSV export prints the same integer. n is drawn at random. */
+static void test_exact_sizes(void **state)
+{
+    (void)state;
+    srand((unsigned)time(NULL));
+    for (int trial = 0; trial < 8; trial++) {
+        hb_case c;
+        memset(&c, 0, sizeof c);
+        c.op = HB_OP_ADD;
+        c.dtype = HB_F32;
+        c.shape.n = ((int64_t)1 << 31) + 1 + (int64_t)(rand() % 1000003) * 977;
+        char err[256];
+        assert_int_equal(hb_shape_normalize(c.op, &c.shape, err, sizeof err), HB_OK);
+        json_t *r = hb_case_record(&c, "cpu");
+        json_t *b = json_object_get(r, "bytes");
+        assert_true(json_is_integer(b));
+        assert_true(json_integer_value(b) == 12 * c.shape.n);
+        assert_true(json_integer_value(b) > ((json_int_t)1 << 32));
+        assert_true(json_is_integer(json_object_get(r, "flops")));
+        assert_true(json_integer_value(json_object_get(r, "flops")) == c.shape.n);
+        char *txt = json_dumps(r, JSON_COMPACT);
+        char want[64];
+        snprintf(want, sizeof want, "\"bytes\":%lld,", (long long)(12 * c.shape.n));
+        assert_non_null(strstr(txt, want));
+        free(txt);
+        json_decref(r);
+    }
+    /* the helper itself: whole numbers exact up to 2^53, fractions and non-finite values otherwise */
+    json_t *v = hb_json_count(1073741824.0);
+    assert_true(json_is_integer(v) && json_integer_value(v) == 1073741824);
+    json_decref(v);
+    v = hb_json_count(9007199254740992.0);
+    assert_true(json_is_integer(v));
+    json_decref(v);
+    v = hb_json_count(2.5);
+    assert_true(json_is_real(v) && json_real_value(v) == 2.5);
+    json_decref(v);
+    v = hb_json_count(NAN);
+    assert_true(json_is_null(v));
+    json_decref(v);
 }
 
 static void test_bad_files(void **state)
@@ -247,6 +295,7 @@ static void test_write_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_sizes),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_good_file),
         cmocka_unit_test(test_compare_needs_samples),

@@ -35,14 +35,10 @@ cleanup() {
   if [ "${GATE_KEEP:-0}" = 1 ]; then echo "gate.sh: kept $TMP" >&2; return; fi
   git -C "$REPO" worktree remove --force "$TMP/base" >/dev/null 2>&1
   git -C "$REPO" worktree remove --force "$TMP/head" >/dev/null 2>&1
-  rm -f "$TMP/shared"
   rm -rf "$TMP"
   git -C "$REPO" worktree prune >/dev/null 2>&1
 }
 trap cleanup EXIT
-# the workloads read shared data from ../shared (benchdnn shape lists): the worktrees get the
-# repository's, beside them
-[ -d "$REPO/../shared" ] && ln -s "$(cd "$REPO/../shared" && pwd)" "$TMP/shared"
 trap 'exit 130' INT TERM
 t0=$(date +%s)
 read -r -a MAKEARGS <<< "${GATE_MAKE:-WITH_CUDA=no}"

@@ -4,7 +4,7 @@
 #   .gpu/build/tests/test_cuda, test_opencl, .gpu/build/cuda_selftest   the plugins' tests and the CUDA timing tool
 #   .gpu/build/tests/test_cpu_attn_isa, test_cpu_dnnl_gemm      the cpu paths chosen at run time (AVX-512, oneDNN), run.sh --test-cpu
 #   .gpu/lib/                                                     shared libraries the device may lack
-#   .gpu/workloads/, .gpu/benchdnn/                               the workload files, benchdnn lists (../shared)
+#   .gpu/workloads/                                               the workload files and benchdnn lists (workloads/benchdnn/)
 #   .gpu/run.sh                                                   wrapper: LD_LIBRARY_PATH, HB_NO_INSTALL=1, runs hybench
 # The device machine (Ubuntu 24.04, CUDA 13, cuBLAS, cuDNN, driver) has no OpenBLAS, jansson, hwloc,
 # inih or cmocka and cannot install packages; it has its own libc, libstdc++ and the CUDA libraries,
@@ -57,8 +57,7 @@ cp "$B/tests/test_cuda" "$B/tests/test_opencl" "$B/tests/test_cuda_collective" "
   "$B/tests/test_cpu_dnnl_gemm" "$G/build/tests/"
 [ -d "$B/opencl" ] && cp -r "$B/opencl" "$G/build/"
 cp -r workloads "$G/"
-# benchdnn problem lists live in ../shared, which does not travel: bundle them (HB_BENCHDNN_DIR).
-if [ -d ../shared/external/benchdnn ]; then mkdir -p "$G/benchdnn" && cp ../shared/external/benchdnn/* "$G/benchdnn/"; fi
+# (the benchdnn problem lists travel with them: workloads/benchdnn/, found beside build/hybench)
 # Debug info is not needed there and costs transfer size.
 strip --strip-debug "$G"/build/* "$G"/build/tests/* 2>/dev/null || true
 
@@ -90,7 +89,6 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
 fi
 export HB_PLUGIN_DIR="$here/build"
 export HB_KERNEL_DIR="${HB_KERNEL_DIR:-$here/build/opencl}"
-[ -d "$here/benchdnn" ] && export HB_BENCHDNN_DIR="${HB_BENCHDNN_DIR:-$here/benchdnn}"
 case "${1:-}" in
   --selftest) shift; exec "$here/build/cuda_selftest" "$@" ;;
   --test) shift; exec "$here/build/tests/test_cuda" "$@" ;;

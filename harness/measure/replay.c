@@ -507,7 +507,7 @@ static json_t *record(replay *r, hb_status st, double rel)
     const hb_plan_result *pr = &p->res;
     json_object_set_new(rec, "predicted_s", json_real(pr->total_s));
     json_object_set_new(rec, "predicted", json_pack("{s:f,s:f,s:f}", "compute_s", pr->compute_s, "transfer_s", pr->xfer_s, "end_transfer_s", pr->end_xfer_s));
-    json_object_set_new(rec, "bytes_crossing", json_real(pr->xfer_bytes));
+    json_object_set_new(rec, "bytes_crossing", hb_json_count(pr->xfer_bytes));
     json_object_set_new(rec, "copies", json_integer(pr->ncopies));
     int moves = 0;
     for (int i = 1; i < r->n; i++) moves += mem_of(r, i) != mem_of(r, i - 1) || p->dev[i] != p->dev[i - 1];
@@ -523,7 +523,7 @@ static json_t *record(replay *r, hb_status st, double rel)
     double *col = malloc((r->ns + 1) * sizeof(double));
     for (int i = 0; i < r->n; i++) {
         const hb_plan_step *ps = &pr->steps[i];
-        json_t *so = json_pack("{s:s,s:s,s:f,s:f,s:f}", "label", r->m->nodes[i].label, "device", c->dev[p->dev[i]].id, "bytes_in", ps->xfer_bytes,
+        json_t *so = json_pack("{s:s,s:s,s:o,s:f,s:f}", "label", r->m->nodes[i].label, "device", c->dev[p->dev[i]].id, "bytes_in", hb_json_count(ps->xfer_bytes),
                                "predicted_compute_s", ps->compute_s, "predicted_transfer_s", ps->xfer_s);
         if (st == HB_OK && col && r->ns) {
             for (size_t k = 0; k < r->ns; k++) col[k] = r->step_c[k * (size_t)r->n + (size_t)i];

@@ -529,7 +529,7 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, const hb
             /* nccl-tests' figures (doc/PERFORMANCE.md): size S, time, algbw = S/t, busbw = algbw x factor */
             double fac = hb_coll_busbw_factor(c->op, &c->shape);
             json_object_set_new(rec, "collective",
-                                json_pack("{s:f,s:f,s:f,s:f,s:f,s:I,s:s,s:b}", "size_bytes", bytes, "time_s", tc, "algbw_gbps", gb,
+                                json_pack("{s:o,s:f,s:f,s:f,s:f,s:I,s:s,s:b}", "size_bytes", hb_json_count(bytes), "time_s", tc, "algbw_gbps", gb,
                                           "busbw_gbps", gb * fac, "busbw_factor", fac, "ranks", (json_int_t)c->shape.ranks, "path",
                                           hb_coll_path_name(c->shape.path), "in_place", (int)c->shape.inplace));
         }

@@ -31,7 +31,8 @@ static void csv_str(FILE *f, const char *s)
 
 static void csv_num(FILE *f, json_t *v)
 {
-    if (json_is_number(v)) fprintf(f, "%.7g", json_number_value(v));
+    if (json_is_integer(v)) fprintf(f, "%lld", (long long)json_integer_value(v));
+    else if (json_is_number(v)) fprintf(f, "%.7g", json_number_value(v));
 }
 
 static const char *const strs[] = {"key", "backend", "op", "family", "shape_str", "dtype", "mode", "route", "status", "name", "model"};

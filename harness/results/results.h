@@ -23,6 +23,11 @@ extern const char *const hb_phase_names[HB_PH_COUNT];
 hb_status hb_record_write(int fd, json_t *rec);
 /* A JSON number, or null for NaN and infinities (JSON has no NaN). New reference. */
 json_t *hb_json_num(double x);
+/* A size or count (bytes, FLOPs, elements) as JSON: an integer when x is a whole number of magnitude
+ * up to 2^53 (exactly representable, so 1 GiB reads 1073741824 and a size past 2^32 stays exact),
+ * else a real (a fractional FLOP count of an op whose formula has one), null for NaN and infinities.
+ * Readers take either with json_number_value. New reference. */
+json_t *hb_json_count(double x);
 /* JSON object of an hb_stats. New reference. */
 json_t *hb_stats_json(const hb_stats *s);
 /* The fields every case record starts with (type, key, backend, op, shape, size, name, source, model,

@@ -36,6 +36,13 @@ hb_status hb_record_write(int fd, json_t *rec)
 
 json_t *hb_json_num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
+json_t *hb_json_count(double x)
+{
+    if (!isfinite(x)) return json_null();
+    if (fabs(x) <= 9007199254740992.0 && x == floor(x)) return json_integer((json_int_t)x);
+    return json_real(x);
+}
+
 json_t *hb_stats_json(const hb_stats *s)
 {
     return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "n", (json_int_t)s->n, "min", s->min,
@@ -78,8 +85,8 @@ json_t *hb_case_record(const hb_case *c, const char *backend)
     json_object_set_new(r, "dtype", json_string(hb_dtype_name(c->dtype)));
     json_object_set_new(r, "mode", json_string(hb_mode_name(c->mode)));
     json_object_set_new(r, "route", json_string(hb_route_name(c->route)));
-    json_object_set_new(r, "flops", json_real(hb_op_flops(c->op, &c->shape)));
-    json_object_set_new(r, "bytes", json_real(hb_op_bytes(c->op, &c->shape, hb_dtype_size(c->dtype))));
+    json_object_set_new(r, "flops", hb_json_count(hb_op_flops(c->op, &c->shape)));
+    json_object_set_new(r, "bytes", hb_json_count(hb_op_bytes(c->op, &c->shape, hb_dtype_size(c->dtype))));
     json_object_set_new(r, "bound", json_string(info->compute_bound ? "compute" : "memory"));
     return r;
 }

@@ -59,16 +59,25 @@ hb_status hb_benchdnn_parse(hb_batch_kind k, const char *desc, const hb_batch_op
 hb_status hb_benchdnn_load(hb_batch_kind k, const char *path, const hb_batch_opts *opts, hb_item_list *out,
                            char *err, size_t errlen);
 
-/* Find a benchdnn list: an absolute `name` as given; a relative one first relative to base_dir
- * (the including file's directory; NULL: the working directory), then in $HB_BENCHDNN_DIR,
- * ../shared/external/benchdnn/ (from the working directory) and, when base_dir is given,
- * <base_dir>/../../shared/external/benchdnn/ (the shared tree beside a checkout). Writes the first readable path into buf and returns
- * HB_OK, else HB_EDEVICE with the list of places tried in err. */
+/* Where the benchdnn lists hybench ships live, under a workload directory (workloads/benchdnn/). */
+#define HB_BENCHDNN_SUBDIR "benchdnn"
+
+/* Find a benchdnn list. An absolute `name` is taken as given. A relative one is tried, in order:
+ * relative to base_dir (the including file's directory; NULL: the working directory); in
+ * <base_dir>/benchdnn/ (the lists shipped beside the workload files); in $HB_BENCHDNN_DIR, as named
+ * and as a oneDNN checkout's tests/benchdnn/inputs/ names it ("conv_shapes_resnet_50" ->
+ * "conv/shapes_resnet_50"); then in the shipped workloads/benchdnn/ of the running executable's
+ * tree (<exe dir>/../workloads/benchdnn/ for build/hybench and a GPU bundle, <exe dir>/../../ for
+ * build/tests/ binaries), so `hybench run --batch conv:conv_shapes_resnet_50` works from any
+ * directory. Nothing outside the repository (no ../shared) is read unless HB_BENCHDNN_DIR names it.
+ * Writes the first readable path into buf (buflen bytes) and returns HB_OK; else HB_EDEVICE with
+ * the places tried and how to point at a oneDNN checkout in err; HB_EINVAL when the path is longer
+ * than buflen. */
 hb_status hb_benchdnn_find(const char *name, const char *base_dir, char *buf, size_t buflen, char *err,
                            size_t errlen);
 /* A benchdnn list given as "conv:FILE", "pool:FILE" or "matmul:FILE" (hybench run --batch); also
  * "maxpool:FILE", "avgpool:FILE" (force the pooling algorithm) and options before the colon:
- * "conv,mb=2:FILE", "pool,alg=avg:FILE". FILE is tried as given, then in $HB_BENCHDNN_DIR and
- * ../shared/external/benchdnn/. Same errors as hb_workload_load (workload.h). */
+ * "conv,mb=2:FILE", "pool,alg=avg:FILE". FILE is found as hb_benchdnn_find does with no base
+ * directory (the working directory, $HB_BENCHDNN_DIR, the shipped workloads/benchdnn/). Same errors as hb_workload_load (workload.h). */
 hb_status hb_batch_load(const char *spec, hb_item_list *out, char *err, size_t errlen);
 #endif

@@ -2,8 +2,8 @@
  * fuzz_workload.c - libFuzzer target for the workload parser (harness/workload/workload.c,
  * hb_workload_load): the input is a workload INI file (docs/workloads.md). Every input must either
  * load or be refused with HB_EINVAL/HB_EDEVICE and a message; nothing may crash, leak or hit
- * undefined behaviour. `batch =` lines may name the benchdnn lists in ../shared/external/benchdnn/
- * (found from the working directory: run from the repository root, as `make fuzz` does).
+ * undefined behaviour. `batch =` lines may name the benchdnn lists shipped in workloads/benchdnn/
+ * (found beside the fuzzer's executable, build/fuzz/, as hb_benchdnn_find says).
  */
 #include "fuzz_util.h"
 #include "workload/workload.h"
