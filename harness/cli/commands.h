@@ -14,6 +14,7 @@ int hb_cmd_compare(int argc, char **argv);   /* cmd_compare.c:  regression gate 
 int hb_cmd_ab(int argc, char **argv);        /* cmd_ab.c:       merge gate, two builds interleaved */
 int hb_cmd_trend(int argc, char **argv);     /* cmd_trend.c:    nightly history plots */
 int hb_cmd_history(int argc, char **argv);   /* cmd_history.c:  the history store: import, export, list */
+int hb_cmd_publish(int argc, char **argv);   /* cmd_publish.c:  a static site of the nightly history */
 int hb_cmd_baseline(int argc, char **argv);  /* cmd_baseline.c: baseline set|show */
 int hb_cmd_csv(int argc, char **argv);       /* cmd_csv.c:      CSV export */
 int hb_cmd_gbench(int argc, char **argv);    /* cmd_gbench.c:   Google Benchmark JSON export */

@@ -13,6 +13,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"ab", hb_cmd_ab, "merge gate: run two builds interleaved in rounds, paired per-round verdicts"},
     {"trend", hb_cmd_trend, "steps and drifts in each case's nightly history, with plots"},
     {"history", hb_cmd_history, "history import|export|list|machines|where: the store of nightly runs"},
+    {"publish", hb_cmd_publish, "a static site of the nightly history: machines, steps and drifts, case graphs"},
     {"baseline", hb_cmd_baseline, "baseline set|show: the stored baseline of this machine"},
     {"csv", hb_cmd_csv, "export a results file as CSV"},
     {"gbench", hb_cmd_gbench, "export a results file as Google Benchmark JSON"},

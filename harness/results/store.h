@@ -123,6 +123,28 @@ hb_status hb_store_series(hb_store *s, const char *fp, const char *metric, size_
                           size_t errlen);
 void hb_series_free(hb_series *x);
 
+/* ---- what `hybench publish` reads besides the series (store_site.c) ---- */
+/* The 95% CI of each median of a series and each case's identity fields. */
+typedef struct hb_series_ci {
+    double *ci_lo, *ci_hi; /* [ncases][nruns] as hb_series.median: the bounds of the 95% CI of the median,
+                              seconds per call; NAN where the median is NAN or the store holds no CI */
+    char **info;           /* [ncases] owned: the case's identity fields as JSON text (shape, shape_str,
+                              dtype, mode, route, flops, bytes, ...: hb_case_key.info); "{}" when none */
+    size_t ncases;
+} hb_series_ci;
+/* Fill out for the series x (borrowed; loaded by hb_store_series with the same fp and metric, "total"
+ * or "compute"): the CI bounds of the nights and cases of x, read from hb_case (no samples). *out is
+ * owned by the caller: hb_series_ci_free. HB_OK, HB_EDEVICE (SQL error) or HB_ENOMEM, the reason in err
+ * (the store named without its password). */
+hb_status hb_store_series_ci(hb_store *s, const char *fp, const char *metric, const hb_series *x, hb_series_ci *out,
+                             char *err, size_t errlen);
+void hb_series_ci_free(hb_series_ci *c);
+/* The meta record and the backend records (a JSON array) of stored run run_id, as imported; *meta and
+ * *backends are new references owned by the caller (json_decref). HB_OK, HB_EINVAL (no such run or
+ * records that do not parse) or HB_EDEVICE, the reason in err. */
+hb_status hb_store_run_records(hb_store *s, const char *run_id, json_t **meta, json_t **backends, char *err,
+                               size_t errlen);
+
 /* Bulk loading: hb_store_begin / hb_store_commit wrap several imports in one transaction (faster).
  * hb_store_import inside such a block does not open its own. */
 hb_status hb_store_begin(hb_store *s, char *err, size_t errlen);
