@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define esc hb_report_html_esc
 
@@ -54,6 +55,18 @@ static const char *ident(json_t *info, const char *k)
 {
     const char *s = json_string_value(json_object_get(info, k));
     return s ? s : "";
+}
+
+/* a date as its day (the first 10 characters: 2026-10-11), the whole in the title */
+static void day_cell(FILE *f, const char *date)
+{
+    char d10[11];
+    snprintf(d10, sizeof d10, "%.10s", date);
+    fputs("<span title=\"", f);
+    esc(f, date);
+    fputs("\">", f);
+    esc(f, d10);
+    fputs("</span>", f);
 }
 
 /* a commit: its first 12 characters, the whole in the title */
@@ -102,7 +115,7 @@ static void change_row(FILE *f, const hb_series *x, const hb_trend_change *c, si
             kind_word(c), c->c.size * 100);
     if (c->c.kind == HB_CP_DRIFT) fprintf(f, "%+.2f%%", c->c.rate * 100);
     fprintf(f, "</td><td>night %zu, ", c->run_begin);
-    esc(f, r->date);
+    day_cell(f, r->date);
     fputs("</td><td>", f);
     run_cell(f, r, has_report[c->run_begin], root);
     fputs("</td><td>", f);
@@ -251,9 +264,9 @@ int hb_site_write_machine(const hb_site_opts *o, const hb_series *x, const hb_se
         fputs("</b></p>\n<details><summary class=\"muted\">What the fingerprint stands for</summary><pre>", f);
         esc(f, desc ? desc : "");
         fprintf(f, "</pre></details>\n<p class=\"box\">%zu nights (", nr);
-        esc(f, nr ? x->runs[0].date : "");
+        day_cell(f, nr ? x->runs[0].date : "");
         fputs(" to ", f);
-        esc(f, nr ? x->runs[nr - 1].date : "");
+        day_cell(f, nr ? x->runs[nr - 1].date : "");
         fprintf(f, "), %zu cases, metric <code>", nc);
         esc(f, o->metric);
         fprintf(f, "</code>: <b>%zu steps and %zu drifts</b> in %zu cases (Pettitt and Mann-Kendall rank tests over each "
@@ -306,12 +319,26 @@ int hb_site_write_machine(const hb_site_opts *o, const hb_series *x, const hb_se
                 const hb_trend_change *b = &v[best[k]];
                 fprintf(f, "<td class=\"%s\">%s %+.1f%% from ", b->c.size > 0 ? "slower" : "faster",
                         b->c.kind == HB_CP_DRIFT ? "drift" : "step", b->c.size * 100);
-                esc(f, x->runs[b->run_begin].date);
+                day_cell(f, x->runs[b->run_begin].date);
                 fputs("</td></tr>\n", f);
             } else fputs("<td></td></tr>\n", f);
             json_decref(info);
         }
-        fputs("</tbody></table>\n<script>hbCaseTable();</script>\n</body></html>\n", f);
+        fputs("</tbody></table>\n<h2 id=\"nights\">Nights, newest first</h2>\n<details><summary>every night of the series: "
+              "date, run (its report), commit, cases</summary>\n<table id=\"nights-table\"><tr><th>night</th><th>date</th>"
+              "<th>run (its report)</th><th>commit</th><th>host</th><th>cases</th></tr>\n", f);
+        for (size_t r = nr; r-- > 0;) {
+            fprintf(f, "<tr><td class=\"num\">%zu</td><td>", r);
+            day_cell(f, x->runs[r].date);
+            fputs("</td><td>", f);
+            run_cell(f, &x->runs[r], has_report[r], "../../");
+            fputs("</td><td>", f);
+            commit_cell(f, x->runs[r].commit);
+            fputs("</td><td>", f);
+            esc(f, x->runs[r].host);
+            fprintf(f, "</td><td class=\"num\">%zu</td></tr>\n", x->runs[r].ncases);
+        }
+        fputs("</table></details>\n<script>hbCaseTable();</script>\n</body></html>\n", f);
         if (fclose(f)) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); rc = HB_EXIT_IO; }
     }
     free(has_report);
@@ -328,7 +355,11 @@ int hb_site_write_index(const hb_site_opts *o, const hb_site_machine *m, size_t 
     FILE *f = fopen(path, "w");
     if (!f) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); return HB_EXIT_IO; }
     head(f, "", "hybench nightly history", 0);
-    fputs("</head><body>\n<h1>hybench nightly history</h1>\n<p>Store <code>", f);
+    char now[32];
+    time_t t = time(NULL);
+    strftime(now, sizeof now, "%Y-%m-%d %H:%M UTC", gmtime(&t));
+    fprintf(f, "</head><body>\n<h1>hybench nightly history</h1>\n<p class=\"muted\">Published %s by "
+               "<code>hybench publish</code>.</p>\n<p>Store <code>", now);
     esc(f, store_name);
     fprintf(f, "</code>: %zu machine%s, told apart by their fingerprint (CPU, GPU, driver and library versions; never the "
                "host name). Metric <code>", nm, nm == 1 ? "" : "s");
@@ -345,7 +376,7 @@ int hb_site_write_index(const hb_site_opts *o, const hb_site_machine *m, size_t 
         fputs("</code></a></td><td>", f);
         esc(f, m[i].name);
         fprintf(f, "</td><td class=\"num\">%zu</td><td>", m[i].nights);
-        esc(f, m[i].last.date);
+        day_cell(f, m[i].last.date);
         fputs("</td><td>", f);
         run_cell(f, &m[i].last, m[i].last_report, "");
         fputs("</td><td>", f);
