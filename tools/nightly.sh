@@ -9,7 +9,10 @@
 #   3. hybench trend: steps and drifts over each machine's whole series (machines told apart by their
 #      fingerprint, not the host name): reports/trend/<fingerprint>/changes.md, index.html and one
 #      SVG per op and backend (docs/history.md)
-#   4. when results/baselines/<host>.jsonl exists (hybench baseline set RESULTS):
+#   4. hybench report of the night (SVG only, quiet) into reports/<run-id>/, and hybench publish: the
+#      browsable site of the whole history, reports/history-site/index.html (every machine, its steps
+#      and drifts linked to their night's report, a graph per case; docs/history.md "The site")
+#   5. when results/baselines/<host>.jsonl exists (hybench baseline set RESULTS):
 #      hybench compare --baseline-dir results/baselines, written to
 #      reports/trend/compare-<host>/compare-<run-id>.md/.json/.xml and printed
 # Environment: HB (binary, default build/hybench), HB_HISTORY (results/history), HB_STORE
@@ -17,8 +20,9 @@
 #   keep the password out of it, in PGPASSWORD, ~/.pgpass or a service file, docs/history.md; the
 #   log names the store with any password as ***; exported so that hybench finds it), HB_STORE_LEAN
 #   (set: import --lean, the store keeps statistics and samples; the JSONL file stays whole),
-#   HB_BASELINES (results/baselines), HB_TREND_OUT (reports/trend), HB_COMPARE_ARGS (extra options
-#   for compare, e.g. "--threshold 5% --threshold cuda=3%").
+#   HB_BASELINES (results/baselines), HB_TREND_OUT (reports/trend), HB_REPORTS (reports: the nights'
+#   reports, REPORTS/<run-id>/), HB_SITE_OUT (reports/history-site; empty: no site), HB_COMPARE_ARGS
+#   (extra options for compare, e.g. "--threshold 5% --threshold cuda=3%").
 # Exit status: compare's when a baseline exists and it did not pass (1 regression or a case that
 # became wrong/crashed/missing, 3 incomparable machine); else hybench run's (0, 5 wrong, 8 failed);
 # 7 when no results file was written or the run could not be put into the store.
@@ -28,6 +32,8 @@ HB=${HB:-build/hybench}
 HIST=${HB_HISTORY:-results/history}
 BASEDIR=${HB_BASELINES:-results/baselines}
 TREND_OUT=${HB_TREND_OUT:-reports/trend}
+REPORTS=${HB_REPORTS:-reports}
+SITE_OUT=${HB_SITE_OUT-reports/history-site}
 export HB_STORE=${HB_STORE:-results/history.db}
 mkdir -p "$HIST" || exit 7
 # the store's engine and its name as messages give it (any password as ***: this log may be kept)
@@ -59,6 +65,15 @@ fi
 trc=$?
 [ $trc -ne 0 ] && echo "nightly: hybench trend exited $trc (plots may be incomplete)" >&2
 
+# the night's report (the site's steps and drifts link to it), then the site; neither changes the exit status
+"$HB" report -q --svg-only --out "$REPORTS/$runid" "$out" \
+  || echo "nightly: hybench report exited $? (the site links no report for $runid)" >&2
+if [ -n "$SITE_OUT" ]; then
+  "$HB" publish --out "$SITE_OUT" --reports "$REPORTS"
+  prc=$?
+  [ $prc -ne 0 ] && echo "nightly: hybench publish exited $prc (10: install libjs-dygraphs; the site is not updated)" >&2
+fi
+
 if "$HB" baseline show --dir "$BASEDIR" "$out" >/dev/null 2>&1; then
   cdir=$TREND_OUT/compare-$slug
   mkdir -p "$cdir"
@@ -72,5 +87,5 @@ if "$HB" baseline show --dir "$BASEDIR" "$out" >/dev/null 2>&1; then
 else
   echo "nightly: no baseline for $host in $BASEDIR (promote a run with: $HB baseline set $out --dir $BASEDIR)"
 fi
-echo "nightly: results $out; store $store_name; trend $TREND_OUT/<machine fingerprint>/index.html"
+echo "nightly: results $out; store $store_name; trend $TREND_OUT/<machine fingerprint>/index.html${SITE_OUT:+; site $SITE_OUT/index.html}"
 exit $rc
