@@ -127,6 +127,12 @@ function hbCasePage(root) {
     ann.push({ series: 'median', x: t, shortText: String(i + 1), width: 18, height: 18,
                text: c.kind + ' ' + (c.size >= 0 ? '+' : '') + (100 * c.size).toFixed(1) + '% from ' + N[c.night].date });
   });
-  g.ready(function () { g.setAnnotations(ann); });
+  g.ready(function () {
+    g.setAnnotations(ann);
+    /* #night=N (the machine page's links to a change): that night selected, its legend shown */
+    var m = /^#night=(\d+)$/.exec(window.location.hash), t = m ? when(+m[1]) : null;
+    for (var row = 0; m && row < data.length; row++)
+      if (data[row][0].getTime() === t) { g.setSelection(row); break; }
+  });
   window.hbGraph = g;
 }

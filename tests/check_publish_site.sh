@@ -58,7 +58,7 @@ echo "$first" | grep -q 'night 40, ' || fail "the step is not on night 40: $firs
 href=$(echo "$first" | grep -o 'class="report" href="[^"]*"' | sed 's/.*href="//; s/"$//')
 [ "$href" = "../../runs/$steprun/index.html" ] || fail "the step's report link is '$href'"
 [ -s "$(dirname "$mp")/$href" ] || fail "the step's report link $href does not resolve to a file"
-case_href=$(echo "$first" | grep -o '<a href="c/[0-9]*\.html"' | head -1 | sed 's/<a href="//; s/"$//')
+case_href=$(echo "$first" | grep -o '<a href="c/[0-9]*\.html#night=40"' | head -1 | sed 's/<a href="//; s/#night=40"$//')
 [ -n "$case_href" ] || fail "the step names no case page"
 cp=$(dirname "$mp")/$case_href
 [ -s "$cp" ] || fail "case page $case_href missing"

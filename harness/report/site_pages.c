@@ -103,7 +103,7 @@ static void change_row(FILE *f, const hb_series *x, const hb_trend_change *c, si
     const hb_store_run *r = &x->runs[c->run_begin];
     fprintf(f, "<tr><td class=\"num\">%zu</td>", idx);
     if (with_case) {
-        fprintf(f, "<td><a href=\"%s%lld.html\">", case_href, (long long)k->id);
+        fprintf(f, "<td><a href=\"%s%lld.html#night=%zu\">", case_href, (long long)k->id, c->run_begin);
         esc(f, k->op);
         fputs(" ", f);
         esc(f, k->label);
