@@ -6,7 +6,7 @@
 # Chromium:
 #   - the landing page, the machine page and the planted case's page load with no uncaught exception,
 #     console error or missing file (DevTools protocol, tests/site_cdp.py load);
-#   - the landing page lists both machines; the machine page lists the planted step first, on night 40,
+#   - the landing page lists both machines and the step as the largest change; the machine page lists the planted step first, on night 40,
 #     its report link resolves to a file in the site, and its case table has one row per case;
 #   - the case's graph has one point per night (data-points="60", written by the page after drawing,
 #     read from --dump-dom);
@@ -62,6 +62,9 @@ case_href=$(echo "$first" | grep -o '<a href="c/[0-9]*\.html#night=40"' | head -
 [ -n "$case_href" ] || fail "the step names no case page"
 cp=$(dirname "$mp")/$case_href
 [ -s "$cp" ] || fail "case page $case_href missing"
+top=$(sed -n '/id="top-changes"/,/<\/table>/p' "$site/index.html" | grep -m1 "^<tr><td><code>$fp</code>") \
+  || fail "the landing page lists no largest change"
+echo "$top" | grep -q "href=\"m/$fp/$case_href#night=40\"" || fail "the largest change on the landing page is not the step: $top"
 nlinks=$(grep -o 'class="report"' "$mp" | wc -l)
 nrows=$(sed -n '/<table id="cases">/,/<\/table>/p' "$mp" | grep -c '^<tr><td><a href="c/')
 [ "$nrows" -eq 40 ] || fail "the case table has $nrows rows, want 40"

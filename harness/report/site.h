@@ -39,6 +39,18 @@ typedef struct hb_site_opts {
     hb_cp_opts cp;        /* the change detection's options (hb_trend_analyze) */
 } hb_site_opts;
 
+/* One of a machine's largest changes, as the landing page lists it. */
+#define HB_SITE_TOP 5
+typedef struct hb_site_top {
+    long long case_id;      /* the case's page: m/<fp>/c/<case_id>.html */
+    char what[320];         /* "op shape mode/route/dtype on backend" */
+    int drift;              /* 0 step, 1 drift */
+    double size;            /* relative: +0.15 is 15% slower */
+    size_t night;           /* index of the night it began */
+    char date[64], run_id[128], commit[64];
+    int has_report;         /* the night's report is in the site */
+} hb_site_top;
+
 /* One machine as the landing page lists it (hb_site_write_machine fills it). */
 typedef struct hb_site_machine {
     char fp[24];
@@ -48,6 +60,8 @@ typedef struct hb_site_machine {
     size_t nights, ncases;  /* in the series */
     size_t steps, drifts;   /* found over the series */
     size_t new_changes;     /* of those, the ones that began on the last night */
+    hb_site_top top[HB_SITE_TOP]; /* its largest changes, largest first */
+    size_t ntop;
 } hb_site_machine;
 
 /* ---- site_data.c: pure ---- */
@@ -94,7 +108,8 @@ int hb_site_write_js(const char *path, const char *name, json_t *j);
 int hb_site_write_machine(const hb_site_opts *o, const hb_series *x, const hb_series_ci *ci, const hb_trend_change *v,
                           size_t n, const char *fp, const char *name, const char *desc, hb_site_machine *m, char *err,
                           size_t errlen);
-/* Write OUT/index.html: the machines m[nm] (borrowed) and the store's name (without its password).
+/* Write OUT/index.html: the machines m[nm] (borrowed), the largest changes over all of them (each
+ * machine's m->top, largest first) and the store's name (without its password).
  * Returns HB_EXIT_OK or HB_EXIT_IO (err names the file). */
 int hb_site_write_index(const hb_site_opts *o, const hb_site_machine *m, size_t nm, const char *store_name, char *err,
                         size_t errlen);

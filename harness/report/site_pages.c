@@ -240,6 +240,21 @@ int hb_site_write_machine(const hb_site_opts *o, const hb_series *x, const hb_se
     for (size_t i = 0; i < n; i++) if (best[v[ord[i]].cas] < 0) best[v[ord[i]].cas] = (long)ord[i];
     size_t nchanged = 0;
     for (size_t k = 0; k < nc; k++) nchanged += best[k] >= 0;
+    for (size_t i = 0; i < n && m->ntop < HB_SITE_TOP; i++) {
+        const hb_trend_change *c = &v[ord[i]];
+        const hb_store_case *k = &x->cases[c->cas];
+        const hb_store_run *r = &x->runs[c->run_begin];
+        hb_site_top *t = &m->top[m->ntop++];
+        t->case_id = (long long)k->id;
+        snprintf(t->what, sizeof t->what, "%s %s on %s", k->op, k->label, k->backend);
+        t->drift = c->c.kind == HB_CP_DRIFT;
+        t->size = c->c.size;
+        t->night = c->run_begin;
+        snprintf(t->date, sizeof t->date, "%s", r->date);
+        snprintf(t->run_id, sizeof t->run_id, "%s", r->run_id);
+        snprintf(t->commit, sizeof t->commit, "%s", r->commit);
+        t->has_report = has_report[c->run_begin];
+    }
 
     json_t *nj = rc ? NULL : hb_site_nights_json(x, fp, name, has_report);
     snprintf(path, sizeof path, "%s/nights.js", dir);
@@ -356,8 +371,8 @@ int hb_site_write_index(const hb_site_opts *o, const hb_site_machine *m, size_t 
     if (!f) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); return HB_EXIT_IO; }
     head(f, "", "hybench nightly history", 0);
     char now[32];
-    time_t t = time(NULL);
-    strftime(now, sizeof now, "%Y-%m-%d %H:%M UTC", gmtime(&t));
+    time_t tnow = time(NULL);
+    strftime(now, sizeof now, "%Y-%m-%d %H:%M UTC", gmtime(&tnow));
     fprintf(f, "</head><body>\n<h1>hybench nightly history</h1>\n<p class=\"muted\">Published %s by "
                "<code>hybench publish</code>.</p>\n<p>Store <code>", now);
     esc(f, store_name);
@@ -385,7 +400,55 @@ int hb_site_write_index(const hb_site_opts *o, const hb_site_machine *m, size_t 
                    "<td class=\"num\">%zu</td></tr>\n",
                 m[i].last.ncases, m[i].steps, m[i].drifts, m[i].new_changes);
     }
-    fputs("</table>\n</body></html>\n", f);
+    fputs("</table>\n", f);
+    /* the largest changes of every machine, largest first */
+    size_t nt = 0;
+    for (size_t i = 0; i < nm; i++) nt += m[i].ntop;
+    const hb_site_top **top = malloc((nt ? nt : 1) * sizeof *top);
+    const char **tfp = malloc((nt ? nt : 1) * sizeof *tfp);
+    if (!top || !tfp) {
+        free(top); free(tfp); fclose(f);
+        snprintf(err, errlen, "out of memory");
+        return HB_EXIT_IO;
+    }
+    nt = 0;
+    for (size_t i = 0; i < nm; i++)
+        for (size_t j = 0; j < m[i].ntop; j++) { top[nt] = &m[i].top[j]; tfp[nt++] = m[i].fp; }
+    for (size_t i = 1; i < nt; i++) /* insertion sort by |size|, descending, with the machines alongside */
+        for (size_t j = i; j > 0 && fabs(top[j]->size) > fabs(top[j - 1]->size); j--) {
+            const hb_site_top *a = top[j]; top[j] = top[j - 1]; top[j - 1] = a;
+            const char *b = tfp[j]; tfp[j] = tfp[j - 1]; tfp[j - 1] = b;
+        }
+    fprintf(f, "<h2>Largest steps and drifts</h2>\n<p>The %d largest of each machine, largest first; the case opens at the "
+               "night its change began.</p>\n", HB_SITE_TOP);
+    if (!nt) fputs("<p>None found.</p>\n", f);
+    else
+        fputs("<table id=\"top-changes\"><tr><th>machine</th><th>case (its graph)</th><th>change</th><th>size</th>"
+              "<th>began</th><th>run (its report)</th><th>commit</th></tr>\n", f);
+    for (size_t i = 0; i < nt; i++) {
+        const hb_site_top *t = top[i];
+        hb_store_run r = { 0 };
+        snprintf(r.run_id, sizeof r.run_id, "%s", t->run_id);
+        fputs("<tr><td><code>", f);
+        esc(f, tfp[i]);
+        fputs("</code></td><td><a href=\"m/", f);
+        esc(f, tfp[i]);
+        fprintf(f, "/c/%lld.html#night=%zu\">", t->case_id, t->night);
+        esc(f, t->what);
+        fprintf(f, "</a></td><td class=\"%s\">%s</td><td class=\"num\">%+.1f%%</td><td>night %zu, ", t->size > 0 ? "slower" : "faster",
+                t->drift ? (t->size > 0 ? "drift (slower)" : "drift (faster)") : (t->size > 0 ? "step (slower)" : "step (faster)"),
+                t->size * 100, t->night);
+        day_cell(f, t->date);
+        fputs("</td><td>", f);
+        run_cell(f, &r, t->has_report, "");
+        fputs("</td><td>", f);
+        commit_cell(f, t->commit);
+        fputs("</td></tr>\n", f);
+    }
+    if (nt) fputs("</table>\n", f);
+    free(top);
+    free(tfp);
+    fputs("</body></html>\n", f);
     if (fclose(f)) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); return HB_EXIT_IO; }
     return HB_EXIT_OK;
 }
