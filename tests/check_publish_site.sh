@@ -85,6 +85,28 @@ python3 tests/site_cdp.py click "file://$cp" 40 "runs/$steprun/index.html" || fa
 # updating in place: a second publish keeps the copied report and rewrites the pages
 "$hb" publish --store "$tmp/h.db" --out "$tmp/site" --reports "$tmp/reports" >/dev/null 2>&1 || fail "second publish failed"
 
+# HTML in the store's strings (run id, host, commit, case key and shape) is shown as text, never markup
+python3 - "$tmp/nights/$steprun.jsonl" "$tmp/evil.jsonl" <<'PY' || fail "could not write the hostile run"
+import json, sys
+out = open(sys.argv[2], "w")
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["type"] == "meta":
+        r.update(run_id='x"><img src=x onerror=alert(1)>', host="<i>h</i>", git_commit="<script>alert(2)</script>")
+    if r["type"] == "case":
+        r["key"] = "<em>k</em>" + r["key"]
+        r["shape_str"] = "<svg onload=alert(3)>"
+        r["dtype"] = "f32<u>"
+    out.write(json.dumps(r) + "\n")
+PY
+"$hb" history import --store "$tmp/evil.db" "$tmp/evil.jsonl" >/dev/null 2>&1 || fail "import of the hostile run"
+"$hb" publish --store "$tmp/evil.db" --out "$tmp/evil" --reports "$tmp/reports" >/dev/null 2>&1 || fail "publish of the hostile run"
+grep -rlE '<img src=x|<script>alert|<svg onload|<em>k|<i>h</i>|f32<u>' "$tmp/evil" --include='*.html' \
+  && fail "a string from the store reached a page as markup"
+ep=$(ls "$tmp"/evil/m/*/index.html)
+python3 tests/site_cdp.py load "file://$tmp/evil/index.html" "file://$ep" "file://$(dirname "$ep")/$(grep -o 'c/[0-9]*\.html' "$ep" | head -1)" \
+  || fail "a page of the hostile run logged an error"
+
 # bad input, each with its own exit status and the option or file named
 o=$("$hb" publish --store "$tmp/none.db" --out "$tmp/x" 2>&1); rc=$?
 [ $rc -eq 2 ] && echo "$o" | grep -q -- "--store $tmp/none.db: no such store" || fail "missing store: exit $rc: $o"

@@ -157,6 +157,10 @@ int hb_cmd_publish(int argc, char **argv)
     if (!sm) rc = HB_EXIT_IO;
     for (size_t i = 0; sm && i < nm && rc != HB_EXIT_IO; i++) {
         if (machine && strcmp(machine, fps[i])) continue;
+        if (!hb_site_run_id_ok(fps[i])) { /* it names a folder of the site: a plain name only */
+            fprintf(stderr, "hybench publish: machine fingerprint %.40s is not a plain file name; skipped\n", fps[i]);
+            continue;
+        }
         hb_series x;
         hb_series_ci ci;
         hb_status hs = hb_store_series(s, fps[i], o.metric, (size_t)last, &x, err, sizeof err);

@@ -70,8 +70,9 @@ typedef struct hb_site_machine {
  * available backends other than cpu and cpu-ref, by the description up to its first " (" (or "no
  * other devices"). Into buf (size len, NUL-terminated, truncated); returns buf. */
 const char *hb_site_machine_name(json_t *meta, json_t *backends, const char *host, char *buf, size_t len);
-/* A run id usable as one path component of the site (runs/<run-id>/): 1 when it is 1..127 characters
- * of [A-Za-z0-9._-] and does not begin with '.', else 0 (such a night gets no report link). */
+/* A run id (or machine fingerprint) usable as one path component of the site (runs/<run-id>/,
+ * m/<fp>/): 1 when it is 1..127 characters of [A-Za-z0-9._-] and does not begin with '.', else 0 (such
+ * a night gets no report link; such a machine no page). */
 int hb_site_run_id_ok(const char *run_id);
 /* The data of case k of x: {"id", "key", "op", "backend", "label", the identity fields of ci->info
  * (shape_str, dtype, mode, route, ...), "metric", "points": [[night, median, ci_lo|null, ci_hi|null],
