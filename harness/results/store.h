@@ -138,6 +138,8 @@ typedef struct hb_series_ci {
  * (the store named without its password). */
 hb_status hb_store_series_ci(hb_store *s, const char *fp, const char *metric, const hb_series *x, hb_series_ci *out,
                              char *err, size_t errlen);
+/* Free what hb_store_series_ci allocated in c (its arrays and strings); c is zeroed. NULL members are
+ * allowed. */
 void hb_series_ci_free(hb_series_ci *c);
 /* The meta record and the backend records (a JSON array) of stored run run_id, as imported; *meta and
  * *backends are new references owned by the caller (json_decref). HB_OK, HB_EINVAL (no such run or
