@@ -4,7 +4,8 @@
 #   ./run_all.sh            default sweep (workloads/default.ini, tinyllama.ini, resnet50.ini)
 #   ./run_all.sh --quick    the quick subset (2 passes; progress lines on stderr every 30 s or 5% of cases
 #                           when it is not a terminal, e.g. ./run_all.sh --quick > log 2>&1)
-#   ./run_all.sh --nightly  default sweep kept under results/history/, trend plots, baseline compare
+#   ./run_all.sh --nightly  default sweep kept under results/history/, trend plots, the history site
+#                           (reports/history-site/index.html, hybench publish), baseline compare
 # Any other arguments are passed to `hybench run` (e.g. --backend cpu,opencl --op matmul).
 set -uo pipefail
 cd "$(dirname "$0")"
