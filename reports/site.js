@@ -101,6 +101,8 @@ function hbCasePage(root) {
     ylabel: 'median time per call (' + u.name + '), band: 95% CI',
     xlabel: 'night (date of the run)',
     axisLabelFontSize: 14,
+    showRangeSelector: true,
+    rangeSelectorHeight: 36,
     labelsDiv: legend,
     legend: 'always',
     legendFormatter: function (d) {

@@ -173,7 +173,7 @@ static int case_page(const hb_site_opts *o, const char *dir, const hb_series *x,
             x->nruns);
     fputs("<div id=\"graph\"></div>\n<div id=\"legend\"></div>\n"
           "<p class=\"muted\">One point per night: the case's median time per call; the band is the 95% confidence interval "
-          "of that median. Numbered markers: where a step or drift began. Drag to zoom (shift-drag to pan), "
+          "of that median. Numbered markers: where a step or drift began. Drag to zoom (shift-drag to pan, or the range selector below the axis), "
           "double-click to reset; hover for the night's run id and commit; click a point to open that night's "
           "report.</p>\n<h2>Steps and drifts</h2>\n", f);
     size_t nc = 0;
