@@ -22,6 +22,13 @@ void hb_across_free(hb_across *a)
     memset(a, 0, sizeof *a);
 }
 
+int hb_across_nvalues(const hb_across *a)
+{
+    int k = 0;
+    for (int i = 0; i < a->n; i++) k += isfinite(a->it[i].v) != 0;
+    return k;
+}
+
 static hb_across_item *item_new(hb_across *a)
 {
     if (a->n == a->cap) {

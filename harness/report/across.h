@@ -79,6 +79,8 @@ const char *hb_across_text(hb_across *a, const char *(*fmt)(double), char *buf, 
  * {"groups": [{"name", "devices": n, "lo", "hi", "median", "exceptions": [{"label", "value"}]}],
  *  "na": [{"label", "why"}]}, values as numbers (null for NaN). */
 json_t *hb_across_json(hb_across *a);
+/* The number of items with a finite value. */
+int hb_across_nvalues(const hb_across *a);
 void hb_across_free(hb_across *a);
 
 /* Append to the last card of `cards` (a summary card, common.h card_add) one finding:
