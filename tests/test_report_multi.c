@@ -92,8 +92,8 @@ static json_t *group_named(json_t *j, const char *name)
 static void test_across_random(void **state)
 {
     (void)state;
-    unsigned seed = (unsigned)time(NULL);
-    fprintf(stderr, "seed %u\n", seed);
+    unsigned seed = getenv("HB_TEST_SEED") ? (unsigned)strtoul(getenv("HB_TEST_SEED"), NULL, 10) : (unsigned)time(NULL);
+    fprintf(stderr, "seed %u (HB_TEST_SEED repeats it)\n", seed);
     srand(seed);
     hb_rrun runs[2];
     hb_rdev devs[2 * 10];
@@ -145,7 +145,12 @@ static void test_across_random(void **state)
         if (ngv == 1) {
             for (int d = 0; d < nd; d++) if (gpu[d] && !na[d]) snprintf(name, sizeof name, "%s", devs[d].id);
         } else {
-            snprintf(name, sizeof name, "%d GPUs%s", ngv, gpu_runs > 1 ? " in 2 runs" : "");
+            const char *b0 = NULL;
+            int same = 1;
+            for (int d = 0; d < nd; d++)
+                if (gpu[d] && !na[d]) { if (!b0) b0 = devs[d].backend; else if (strcmp(b0, devs[d].backend)) same = 0; }
+            if (same) snprintf(name, sizeof name, "%s in 2 runs", b0); /* one device in both runs */
+            else snprintf(name, sizeof name, "%d GPUs%s", ngv, gpu_runs > 1 ? " in 2 runs" : "");
         }
         json_t *g = group_named(j, name);
         if (!g) { fprintf(stderr, "iter %d: no group %s in %s\n", iter, name, json_dumps(j, 0)); fail(); }
