@@ -113,13 +113,14 @@ static void test_across_random(void **state)
             v[d] = na[d] ? DNAN : base + urand(-4, 4);
             ngv += !na[d];
         }
-        /* planted exceptions: at most a third of the GPU values, 15-30 points from the level */
+        /* planted exceptions: at most a third of the GPU values, beyond both tolerances (the median
+         * lies within 4 of the level, the others within 8 of the median) */
         int want = ngv >= 3 ? rand() % (ngv / 3 + 1) : 0, planted = 0;
         while (planted < want) {
             int d = rand() % nd;
             if (!gpu[d] || na[d] || exc[d]) continue;
             exc[d] = 1;
-            v[d] = base + (rand() % 2 ? 1 : -1) * urand(15, 30);
+            v[d] = base + (rand() % 2 ? 1 : -1) * (fmax(HB_ACROSS_TOL_PCT, HB_ACROSS_REL * base) + 6 + urand(0, 10));
             planted++;
         }
         int cpu_na = rand() % 3 == 0;

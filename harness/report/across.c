@@ -88,6 +88,13 @@ static int cmp_d(const void *p, const void *q)
     return (x > y) - (x < y);
 }
 
+/* the exception rule: farther from the median than tol and than HB_ACROSS_REL of its magnitude */
+static int far_from(const hb_across *a, double v, double median)
+{
+    double d = fabs(v - median);
+    return d > a->tol && d > HB_ACROSS_REL * fabs(median);
+}
+
 void hb_across_eval(hb_across *a)
 {
     if (a->g || !a->n) return;
@@ -125,14 +132,14 @@ void hb_across_eval(hb_across *a)
         if (nv >= 3)
             for (int j = i; j < a->n; j++) {
                 const hb_across_item *x = &a->it[j];
-                if (!strcmp(x->group, a->it[i].group) && isfinite(x->v) && fabs(x->v - g->median) > a->tol) nexc++;
+                if (!strcmp(x->group, a->it[i].group) && isfinite(x->v) && far_from(a, x->v, g->median)) nexc++;
             }
         if (nexc > nv / 3) nexc = 0; /* too many to be exceptions: the spread is the finding */
         g->nexc = nexc;
         for (int j = i; j < a->n; j++) {
             hb_across_item *x = &a->it[j];
             if (strcmp(x->group, a->it[i].group) || !isfinite(x->v)) continue;
-            x->exception = nexc > 0 && fabs(x->v - g->median) > a->tol;
+            x->exception = nexc > 0 && far_from(a, x->v, g->median);
             if (x->exception) continue;
             if (!(x->v >= g->lo)) g->lo = x->v;
             if (!(x->v <= g->hi)) g->hi = x->v;
@@ -182,7 +189,7 @@ static void group_name(const hb_across *a, const hb_across_group *g, int valued,
              nr > 1 ? hb_report_fmt(" in %d runs", nr) : "");
 }
 
-/* "52–58%" when both ends share the unit after their last digit, "-5.0% to 12%" with a negative end,
+/* "52–58%" when both ends share the unit after their last digit, "-5.0% to 12%" with a signed end,
  * one value when both ends read the same */
 static void range_text(double lo, double hi, const char *(*fmt)(double), char *out, size_t len)
 {
@@ -193,7 +200,7 @@ static void range_text(double lo, double hi, const char *(*fmt)(double), char *o
     size_t hl = strlen(h), ll = strlen(l), sh = hl, sl = ll;
     while (sh > 0 && !isdigit((unsigned char)h[sh - 1])) sh--;
     while (sl > 0 && !isdigit((unsigned char)l[sl - 1])) sl--;
-    if (l[0] != '-' && h[0] != '-' && sh > 0 && sl > 0 && !strcmp(l + sl, h + sh))
+    if (l[0] != '-' && h[0] != '-' && l[0] != '+' && h[0] != '+' && sh > 0 && sl > 0 && !strcmp(l + sl, h + sh))
         snprintf(out, len, "%.*s\u2013%.100s", (int)(sl < 100 ? sl : 100), l, h);
     else
         snprintf(out, len, "%.100s to %.100s", l, h);

@@ -14,7 +14,9 @@
  *  - An item with a NaN value is n/a, with its reason; the n/a items are named once after the
  *    ranges, a whole group at once when every item of it is n/a for one reason.
  *  - In a group of 3 or more values, an item is an exception when its value lies more than `tol`
- *    (in the value's units) from the group's median, provided the exceptions are at most a third of
+ *    (in the value's units) and more than HB_ACROSS_REL of the median's magnitude from the group's
+ *    median (a saving of 12% against 31%, a compute change of +1127% against +1400%), provided the
+ *    exceptions are at most a third of
  *    the group's values (else none is: the group's range is the finding); the exceptions are named
  *    with their values, and the range (min-max) covers the other items.
  *  - Groups and items keep the order they were added in.
@@ -30,6 +32,8 @@
 /* The distance from a group's median beyond which a device is named as an exception, in the
  * units of the value: the cards' figures are percentages, so percentage points. */
 #define HB_ACROSS_TOL_PCT 10.0
+/* ... and the share of the median's magnitude it must exceed too (large values vary in proportion). */
+#define HB_ACROSS_REL 0.25
 
 typedef struct hb_across_item {
     char label[160];  /* how the item is named alone: the device id ("cuda:2@host") or the run's label */
@@ -73,7 +77,7 @@ void hb_across_run(hb_across *a, const hb_report *rp, int run, double v, const c
 void hb_across_eval(hb_across *a);
 /* The phrase (see the top of this file) into buf (NUL-terminated, cut at len - 1 bytes); fmt formats
  * one value ("52%": hb_report_fmt_pct); a range whose ends share their unit is written "52–58%",
- * one with a negative end "-5.0% to 12%". "" when there are no items. Returns buf. */
+ * one with a signed end "-5.0% to 12%", "+1127% to +1138%". "" when there are no items. Returns buf. */
 const char *hb_across_text(hb_across *a, const char *(*fmt)(double), char *buf, size_t len);
 /* The same as JSON (new reference; NULL when out of memory):
  * {"groups": [{"name", "devices": n, "lo", "hi", "median", "exceptions": [{"label", "value"}]}],

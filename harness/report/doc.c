@@ -79,15 +79,12 @@ void hb_doc_row(json_t *rows, int ncols, ...)
     json_array_append_new(rows, r);
 }
 
-void hb_doc_more(hb_report *rp, const char *head, const char *summary, json_t *items)
+void hb_doc_more(hb_report *rp, const char *summary, json_t *items)
 {
     json_t *last = json_array_get(rp->doc, json_array_size(rp->doc) - 1), *t = json_object_get(last, "table");
     if (!t) { json_decref(items); return; }
     json_t *more = json_object_get(t, "more");
-    if (!more) {
-        json_object_set_new(t, "more", more = json_array());
-        json_object_set_new(t, "more_head", json_string(head ? head : ""));
-    }
+    if (!more) json_object_set_new(t, "more", more = json_array());
     json_array_append_new(more, json_pack("{s:s,s:o}", "summary", summary ? summary : "", "items", items ? items : json_array()));
 }
 
@@ -145,26 +142,27 @@ static char *read_all(const char *path)
     return s;
 }
 
-/* A row's "more" cell: {"summary": text, "items": [[key, value], ...]} behind a <details>. */
-static void html_more(FILE *f, json_t *m)
+/* A row's folded facts, after its table: {"summary": text, "items": [[key, value], ...]} behind a
+ * <details> whose summary names the row by its first cell (the table stays narrow; the facts open at
+ * the page's width). */
+static void html_more(FILE *f, json_t *row, json_t *m)
 {
     size_t i;
     json_t *kv;
-    fputs("<td>", f);
-    if (json_array_size(json_object_get(m, "items"))) {
-        fputs("<details class=\"more\"><summary>", f);
-        hb_report_html_esc(f, json_string_value(json_object_get(m, "summary")));
-        fputs("</summary><dl>", f);
-        json_array_foreach(json_object_get(m, "items"), i, kv) {
-            fputs("<dt>", f);
-            hb_report_html_esc(f, json_string_value(json_array_get(kv, 0)));
-            fputs("</dt><dd>", f);
-            hb_report_html_esc(f, json_string_value(json_array_get(kv, 1)));
-            fputs("</dd>", f);
-        }
-        fputs("</dl></details>", f);
+    if (!json_array_size(json_object_get(m, "items"))) return;
+    fputs("<details class=\"more\"><summary>", f);
+    hb_report_html_esc(f, json_string_value(json_array_get(row, 0)));
+    fputs(": ", f);
+    hb_report_html_esc(f, json_string_value(json_object_get(m, "summary")));
+    fputs("</summary><dl>", f);
+    json_array_foreach(json_object_get(m, "items"), i, kv) {
+        fputs("<dt>", f);
+        hb_report_html_esc(f, json_string_value(json_array_get(kv, 0)));
+        fputs("</dt><dd>", f);
+        hb_report_html_esc(f, json_string_value(json_array_get(kv, 1)));
+        fputs("</dd>", f);
     }
-    fputs("</td>", f);
+    fputs("</dl></details>\n", f);
 }
 
 static void html_table(FILE *f, json_t *t)
@@ -177,14 +175,13 @@ static void html_table(FILE *f, json_t *t)
     if (collapsed) {
         fputs("<details><summary>", f);
         hb_report_html_esc(f, cap && *cap ? cap : "table");
-        fprintf(f, " <span class=\"count\">(%zu rows)</span></summary>\n", json_array_size(rows));
+        fprintf(f, " <span class=\"count\">(%zu row%s)</span></summary>\n", json_array_size(rows), json_array_size(rows) == 1 ? "" : "s");
     }
     fputs("<div class=\"tablewrap\"><table>\n", f);
     if (!collapsed && cap && *cap) { fputs("<caption>", f); hb_report_html_esc(f, cap); fputs("</caption>\n", f); }
     json_t *more = json_object_get(t, "more");
     fputs("<thead><tr>", f);
     json_array_foreach(head, j, c) { fputs("<th>", f); hb_report_html_esc(f, json_string_value(c)); fputs("</th>", f); }
-    if (more) { fputs("<th>", f); hb_report_html_esc(f, json_string_value(json_object_get(t, "more_head"))); fputs("</th>", f); }
     fputs("</tr></thead>\n<tbody>\n", f);
     json_array_foreach(rows, i, r) {
         fputs("<tr>", f);
@@ -202,10 +199,10 @@ static void html_table(FILE *f, json_t *t)
                 fputs("</td>", f);
             }
         }
-        if (more) html_more(f, json_array_get(more, i));
         fputs("</tr>\n", f);
     }
     fputs("</tbody></table></div>\n", f);
+    json_array_foreach(rows, i, r) if (more) html_more(f, r, json_array_get(more, i));
     if (collapsed) fputs("</details>\n", f);
 }
 

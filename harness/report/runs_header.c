@@ -55,9 +55,10 @@ static void devices_text(json_t *backends, char *out, size_t len)
 {
     size_t o = 0, n = json_array_size(backends);
     out[0] = 0;
+    for (int pass = 0; pass < 2; pass++) /* devices with their own memory (GPUs) first, then the host's */
     for (size_t i = 0; i < n; i++) {
         json_t *b = json_array_get(backends, i);
-        if (!json_is_true(json_object_get(b, "available"))) continue;
+        if (!json_is_true(json_object_get(b, "available")) || json_is_true(json_object_get(b, "host_memory")) != (pass == 1)) continue;
         char mi[256], mj[256], type[32];
         const char *name = sget(b, "backend");
         snprintf(type, sizeof type, "%.*s", (int)strcspn(name, ":"), name);
@@ -148,6 +149,6 @@ void hb_report_header(ctx *c, const char *generated)
         json_array_append_new(items, json_pack("[s,s]", "machine fingerprint", mf));
         if (*sget(m, "os")) json_array_append_new(items, json_pack("[s,s]", "os", sget(m, "os")));
         if (*sget(m, "cflags")) json_array_append_new(items, json_pack("[s,s]", "cflags", sget(m, "cflags")));
-        hb_doc_more(rp, "more", "command line, machine", items);
+        hb_doc_more(rp, "command line, machine fingerprint, file", items);
     }
 }
