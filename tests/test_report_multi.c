@@ -13,7 +13,8 @@
  *   case, as two runs (host "synthetic-4gpu", commits 1111111 and 2222222); in run 2, cuda:3's f16 and
  *   bf16 cases are planted 2.5x slower so that one device is an exception. The meta record says so
  *   ("synthetic", the command line). HB_TEST_KEEP=1 keeps the files (their directory is printed), to
- *   look at the report or render it again: `hybench report DIR/multi1.jsonl DIR/multi2.jsonl`.
+ *   look at the report or render it again: `hybench report DIR/multi1.jsonl DIR/multi2.jsonl`;
+ *   `test_report_multi --write-fixture SRC OUT RUN` writes one run and exits (check_report_html.sh).
  *   Checked: the runs table opens the page and report.md (one row per run) and the metadata paragraph
  *   is gone; Q2's card is one sentence naming 8 GPUs, with the planted device as its only exception,
  *   and its per-device lines in a table behind it.
@@ -460,8 +461,15 @@ static void test_multi_gpu_report(void **state)
     free(md);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* `test_report_multi --write-fixture SRC OUT RUN`: write one synthetic run (1 or 2) and exit, for
+     * tests/check_report_html.sh to load its report in Chromium */
+    if (argc == 5 && !strcmp(argv[1], "--write-fixture")) {
+        srand(42);
+        write_fixture(argv[2], argv[3], atoi(argv[4]) == 2 ? 2 : 1);
+        return 0;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_across_random),
         cmocka_unit_test(test_across_spread),
