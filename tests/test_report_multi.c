@@ -422,6 +422,17 @@ static void test_multi_gpu_report(void **state)
         assert_true(count_substr(js(card, "text"), "cuda:0@") <= 1);
         if (i < 4) assert_non_null(strstr(js(card, "text"), "8 GPUs in 2 runs"));
     }
+    /* Q1 and Q3's badge: the devices' one verdict, or "differs by backend" when they differ (the
+     * first verdict is kept however many devices follow) */
+    static const char *const qs[] = { "q1", "q3" };
+    for (int k = 0; k < 2; k++) {
+        json_t *vs = json_object_get(json_object_get(s, qs[k]), "verdicts"), *x;
+        const char *first = js(json_array_get(vs, 0), "verdict");
+        int same = 1;
+        json_array_foreach(vs, i, x) if (strcmp(js(x, "verdict"), first)) same = 0;
+        assert_true(json_array_size(vs) >= 10);
+        assert_string_equal(js(json_array_get(json_object_get(s, "verdicts"), k ? 2 : 0), "badge"), same ? first : "differs by backend");
+    }
     json_decref(s);
 
     char p[512];

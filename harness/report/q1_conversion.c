@@ -313,6 +313,7 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
     json_t *cv = json_array();
     json_object_set_new(q, "verdicts", cv);
     const char *badge = NULL, *btone = "none";
+    char badge_buf[200]; /* the first verdict, copied: F's rotating buffers are reused by the cells below */
     int mixed = 0;
     /* one finding per figure across the devices (report/across.h), the per-device lines in a table */
     hb_across a_dec, a_pre, a_all, a_mem, a_cmp;
@@ -349,7 +350,7 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
                                             use_chain ? "chain" : "all ops", "median_saving_pct", hb_json_num(m),
                                             "decode_saving_pct", hb_json_num(md), "prefill_saving_pct", hb_json_num(mp), "verdict", v,
                                             "tone", tone));
-        if (!badge) { badge = v; btone = tone; }
+        if (!badge) { snprintf(badge_buf, sizeof badge_buf, "%s", v); badge = badge_buf; btone = tone; }
         else if (strcmp(badge, v)) mixed = 1;
         /* class medians */
         double mm = DNAN, mc = DNAN, csm = DNAN;

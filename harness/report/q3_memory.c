@@ -131,6 +131,7 @@ hb_status hb_report_q3(ctx *c, json_t *cards)
         card_add(cards, 3, "Memory", "unanswered", "none", "No convert/f32 pair with memory accounting in these results.");
     } else {
         const char *badge = NULL, *btone = "none";
+        char badge_buf[200]; /* the first verdict, copied: F's rotating buffers are reused by the cells below */
         int mixed = 0, any_layer = 0, any_ops_only = 0;
         hb_across a_layer, a_ops;
         hb_across_init(&a_layer, HB_ACROSS_TOL_PCT);
@@ -149,7 +150,7 @@ hb_status hb_report_q3(ctx *c, json_t *cards)
             const char *tone, *v = verdict_q3(m, &tone);
             json_array_append_new(cv, json_pack("{s:s,s:s,s:o,s:s,s:s}", "device", rp->devs[d].id, "basis", use_chain ? "chain" : "all ops",
                                                 "median_saving_pct", hb_json_num(m), "verdict", v, "tone", tone));
-            if (!badge) { badge = v; btone = tone; }
+            if (!badge) { snprintf(badge_buf, sizeof badge_buf, "%s", v); badge = badge_buf; btone = tone; }
             else if (strcmp(badge, v)) mixed = 1;
             any_layer |= use_chain;
             any_ops_only |= !use_chain;
