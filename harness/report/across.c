@@ -22,13 +22,6 @@ void hb_across_free(hb_across *a)
     memset(a, 0, sizeof *a);
 }
 
-int hb_across_nvalues(const hb_across *a)
-{
-    int k = 0;
-    for (int i = 0; i < a->n; i++) k += isfinite(a->it[i].v) != 0;
-    return k;
-}
-
 static hb_across_item *item_new(hb_across *a)
 {
     if (a->n == a->cap) {
@@ -220,7 +213,7 @@ const char *hb_across_text(hb_across *a, const char *(*fmt)(double), char *buf, 
         if (!g->n) continue;
         group_name(a, g, 1, name, sizeof name);
         range_text(g->lo, g->hi, fmt, r, sizeof r);
-        put(buf, len, &o, "%s%s on %s", parts++ ? ", " : "", r, name);
+        put(buf, len, &o, "%s%s %s %s", parts++ ? ", " : "", r, a->it[g->first].run < 0 ? "in" : "on", name); /* "in 2 runs" */
         int e = 0;
         for (int j = g->first; j < a->n; j++) {
             const hb_across_item *x = &a->it[j];

@@ -15,11 +15,11 @@
  *    ranges, a whole group at once when every item of it is n/a for one reason.
  *  - In a group of 3 or more values, an item is an exception when its value lies more than `tol`
  *    (in the value's units) and more than HB_ACROSS_REL of the median's magnitude from the group's
- *    median (a saving of 12% against 31%, a compute change of +1127% against +1400%), provided the
- *    exceptions are at most a third of
- *    the group's values (else none is: the group's range is the finding); the exceptions are named
- *    with their values, and the range (min-max) covers the other items.
- *  - Groups and items keep the order they were added in.
+ *    median (a share of 12% against 31%; not +1127% against +1400%), provided the exceptions are
+ *    at most a third of the group's values (else none is: the group's range is the finding); the
+ *    exceptions are named with their values, and the range (min-max) covers the other items.
+ *  - Groups and items keep the order they were added in. A group of devices is "on" its name, a
+ *    group of runs "in" it ("12–15% in 2 runs").
  *
  * Memory: hb_across owns its items (the strings are copied); hb_across_free releases them.
  */
@@ -83,8 +83,6 @@ const char *hb_across_text(hb_across *a, const char *(*fmt)(double), char *buf, 
  * {"groups": [{"name", "devices": n, "lo", "hi", "median", "exceptions": [{"label", "value"}]}],
  *  "na": [{"label", "why"}]}, values as numbers (null for NaN). */
 json_t *hb_across_json(hb_across *a);
-/* The number of items with a finite value. */
-int hb_across_nvalues(const hb_across *a);
 void hb_across_free(hb_across *a);
 
 /* Append to the last card of `cards` (a summary card, common.h card_add) one finding:
