@@ -181,18 +181,7 @@ hb_status hb_report_analyze(hb_report *rp)
     json_t *sections = rp->doc;
     rp->doc = json_array();
     hb_doc_h(rp, 1, "top", "hybench report: %s", rp->name);
-    char inp[2000] = "";
-    size_t o = 0;
-    for (int r = 0; r < rp->nruns && o < sizeof inp - 1; r++)
-    {
-        char fp[32], fpd[1024];
-        hb_machine_fingerprint(rp->runs[r].r.meta, rp->runs[r].r.backends, fpd, sizeof fpd, fp, sizeof fp);
-        o += (size_t)snprintf(inp + o, sizeof inp - o, "%s%s (run %s, commit %.12s, %s, %zu cases%s; machine %s: %s)", r ? "; " : "", rp->runs[r].label,
-                              rp->runs[r].run_id, rp->runs[r].commit, rp->runs[r].date, json_array_size(rp->runs[r].r.cases),
-                              rp->runs[r].r.end ? "" : ", incomplete", fp, fpd);
-    }
-    hb_doc_p(rp, "From %d results file%s: %s. Generated %s by hybench %s. Every number below is computed from these results; the plan's figures are the only constants.",
-             rp->nruns, rp->nruns > 1 ? "s" : "", inp, date, HB_VERSION);
+    hb_report_header(&c, date);
     size_t nok = 0, nmiss = 0;
     for (size_t i = 0; i < rp->nrows; i++) {
         nok += rp->rows[i].ok;

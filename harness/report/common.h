@@ -97,6 +97,10 @@ void plot_drop(hb_report *rp, hb_plot *p);
 void saving_ci(const hb_rrow *a, const hb_rrow *b, double *lo, double *hi);
 
 /* The sections, in document order: each appends its part of the document and of rp->summary. */
+/* runs_header.c: the report's opening paragraph (`generated`: the report's UTC date) and its table
+ * of runs, one row per input (run, run id, date, host, CPU, devices, software, commit, cases; the
+ * command line and machine fingerprint folded), appended to the document. */
+void hb_report_header(ctx *c, const char *generated);
 hb_status hb_report_runs(ctx *c);                /* runs_compare.c: two or more runs side by side */
 hb_status hb_report_q1(ctx *c, json_t *cards);   /* q1_conversion.c */
 hb_status hb_report_q2(ctx *c, json_t *cards);   /* q2_precision.c */

@@ -120,7 +120,7 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
     }
     /* labels: the host; host/<first 8 hex digits of the fingerprint> where two different machines share a host name (the machine
      * fingerprint, results/machine.h: CPU, GPU, driver and library versions); then @commit7 where
-     * those repeat; #i where both repeat. The fingerprint of every run is in the inputs line. */
+     * those repeat; #i where both repeat. The fingerprint of every run is in the runs table (runs_header.c). */
     char (*fps)[32] = calloc((size_t)rp->nruns + 1, sizeof *fps);
     if (!fps) return HB_ENOMEM;
     for (int i = 0; i < rp->nruns; i++) hb_machine_fingerprint(rp->runs[i].r.meta, rp->runs[i].r.backends, NULL, 0, fps[i], sizeof fps[i]);

@@ -79,6 +79,15 @@ void hb_doc_row(json_t *rows, int ncols, ...)
     json_array_append_new(rows, r);
 }
 
+void hb_doc_more(hb_report *rp, const char *summary, json_t *items)
+{
+    json_t *last = json_array_get(rp->doc, json_array_size(rp->doc) - 1), *t = json_object_get(last, "table");
+    if (!t) { json_decref(items); return; }
+    json_t *more = json_object_get(t, "more");
+    if (!more) json_object_set_new(t, "more", more = json_array());
+    json_array_append_new(more, json_pack("{s:s,s:o}", "summary", summary ? summary : "", "items", items ? items : json_array()));
+}
+
 void hb_doc_plots(hb_report *rp, json_t *ids)
 {
     if (json_array_size(ids) == 0) { json_decref(ids); return; }
@@ -133,6 +142,29 @@ static char *read_all(const char *path)
     return s;
 }
 
+/* A row's folded facts, after its table: {"summary": text, "items": [[key, value], ...]} behind a
+ * <details> whose summary names the row by its first cell (the table stays narrow; the facts open at
+ * the page's width). */
+static void html_more(FILE *f, json_t *row, json_t *m)
+{
+    size_t i;
+    json_t *kv;
+    if (!json_array_size(json_object_get(m, "items"))) return;
+    fputs("<details class=\"more\"><summary>", f);
+    hb_report_html_esc(f, json_string_value(json_array_get(row, 0)));
+    fputs(": ", f);
+    hb_report_html_esc(f, json_string_value(json_object_get(m, "summary")));
+    fputs("</summary><dl>", f);
+    json_array_foreach(json_object_get(m, "items"), i, kv) {
+        fputs("<dt>", f);
+        hb_report_html_esc(f, json_string_value(json_array_get(kv, 0)));
+        fputs("</dt><dd>", f);
+        hb_report_html_esc(f, json_string_value(json_array_get(kv, 1)));
+        fputs("</dd>", f);
+    }
+    fputs("</dl></details>\n", f);
+}
+
 static void html_table(FILE *f, json_t *t)
 {
     const char *cap = json_string_value(json_object_get(t, "caption"));
@@ -143,10 +175,11 @@ static void html_table(FILE *f, json_t *t)
     if (collapsed) {
         fputs("<details><summary>", f);
         hb_report_html_esc(f, cap && *cap ? cap : "table");
-        fprintf(f, " <span class=\"count\">(%zu rows)</span></summary>\n", json_array_size(rows));
+        fprintf(f, " <span class=\"count\">(%zu row%s)</span></summary>\n", json_array_size(rows), json_array_size(rows) == 1 ? "" : "s");
     }
     fputs("<div class=\"tablewrap\"><table>\n", f);
     if (!collapsed && cap && *cap) { fputs("<caption>", f); hb_report_html_esc(f, cap); fputs("</caption>\n", f); }
+    json_t *more = json_object_get(t, "more");
     fputs("<thead><tr>", f);
     json_array_foreach(head, j, c) { fputs("<th>", f); hb_report_html_esc(f, json_string_value(c)); fputs("</th>", f); }
     fputs("</tr></thead>\n<tbody>\n", f);
@@ -169,6 +202,7 @@ static void html_table(FILE *f, json_t *t)
         fputs("</tr>\n", f);
     }
     fputs("</tbody></table></div>\n", f);
+    json_array_foreach(rows, i, r) if (more) html_more(f, r, json_array_get(more, i));
     if (collapsed) fputs("</details>\n", f);
 }
 
@@ -200,6 +234,9 @@ static void html_plots(hb_report *rp, FILE *f, json_t *ids)
     fputs("</div>\n", f);
 }
 
+/* The five cards: the question (a link to its section), the verdict, the one sentence, and the
+ * per-device table behind a <details> (a card whose details are open spans the row: style.css). A
+ * card is a <div>, not a link: a <details> may not sit inside an <a>. */
 static void html_summary(FILE *f, json_t *cards)
 {
     size_t i;
@@ -207,16 +244,19 @@ static void html_summary(FILE *f, json_t *cards)
     fputs("<section class=\"verdicts\">\n", f);
     json_array_foreach(cards, i, c) {
         const char *tone = json_string_value(json_object_get(c, "tone"));
-        fputs("<a class=\"card ", f);
+        int q = (int)json_integer_value(json_object_get(c, "q"));
+        fputs("<div class=\"card ", f);
         hb_report_html_esc(f, tone ? tone : "none");
-        fprintf(f, "\" href=\"#q%d\"><div class=\"qn\">Q%d</div><h3>",
-                (int)json_integer_value(json_object_get(c, "q")), (int)json_integer_value(json_object_get(c, "q")));
+        fprintf(f, "\" id=\"card-q%d\"><div class=\"qn\">Q%d</div><h3><a href=\"#q%d\">", q, q, q);
         hb_report_html_esc(f, json_string_value(json_object_get(c, "title")));
-        fputs("</h3><div class=\"verdict\">", f);
+        fputs("</a></h3><div class=\"verdict\">", f);
         hb_report_html_esc(f, json_string_value(json_object_get(c, "badge")));
         fputs("</div><p>", f);
         hb_report_html_esc(f, json_string_value(json_object_get(c, "text")));
-        fputs("</p></a>\n", f);
+        fputs("</p>\n", f);
+        json_t *d = json_object_get(c, "details");
+        if (json_array_size(json_object_get(d, "rows"))) html_table(f, d);
+        fputs("</div>\n", f);
     }
     fputs("</section>\n", f);
 }
@@ -287,14 +327,58 @@ static hb_status write_html(hb_report *rp, char *err, size_t errlen)
     return HB_OK;
 }
 
+/* A table as Markdown: its caption in bold, the header, the rows (tone markers dropped); a table with
+ * "more" cells lists them after it, one line per row named by its first cell. */
+static void md_table(FILE *f, json_t *v)
+{
+    size_t j, k;
+    json_t *r, *c;
+    const char *cap = json_string_value(json_object_get(v, "caption"));
+    json_t *head = json_object_get(v, "head"), *rows = json_object_get(v, "rows"), *more = json_object_get(v, "more");
+    if (cap && *cap) { fputs("**", f); hb_report_md_esc(f, cap); fputs("**\n\n", f); }
+    fputc('|', f);
+    json_array_foreach(head, j, c) { fputc(' ', f); hb_report_md_esc(f, json_string_value(c)); fputs(" |", f); }
+    fputs("\n|", f);
+    json_array_foreach(head, j, c) fputs(" --- |", f);
+    fputc('\n', f);
+    json_array_foreach(rows, k, r) {
+        fputc('|', f);
+        json_array_foreach(r, j, c) {
+            const char *text;
+            cell_tone(json_string_value(c), &text);
+            fputc(' ', f);
+            hb_report_md_esc(f, text);
+            fputs(" |", f);
+        }
+        fputc('\n', f);
+    }
+    fputc('\n', f);
+    if (!more) return;
+    json_array_foreach(rows, k, r) {
+        json_t *items = json_object_get(json_array_get(more, k), "items"), *kv;
+        if (!json_array_size(items)) continue;
+        fputs("- **", f);
+        hb_report_md_esc(f, json_string_value(json_array_get(r, 0)));
+        fputs("**:", f);
+        json_array_foreach(items, j, kv) {
+            fputs(j ? "; " : " ", f);
+            hb_report_md_esc(f, json_string_value(json_array_get(kv, 0)));
+            fputs(": ", f);
+            hb_report_md_esc(f, json_string_value(json_array_get(kv, 1)));
+        }
+        fputc('\n', f);
+    }
+    fputc('\n', f);
+}
+
 static hb_status write_md(hb_report *rp, char *err, size_t errlen)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/report.md", rp->outdir);
     FILE *f = fopen(path, "w");
     if (!f) { snprintf(err, errlen, "%s: cannot write", path); return HB_EDEVICE; }
-    size_t i, j, k;
-    json_t *b, *v, *r, *c;
+    size_t i, j;
+    json_t *b, *v, *c;
     json_array_foreach(rp->doc, i, b) {
         if ((v = json_object_get(b, "h"))) {
             for (int l = 0; l < (int)json_integer_value(v); l++) fputc('#', f);
@@ -309,26 +393,7 @@ static hb_status write_md(hb_report *rp, char *err, size_t errlen)
             hb_report_md_esc(f, json_string_value(v));
             fputs("\n\n", f);
         } else if ((v = json_object_get(b, "table"))) {
-            const char *cap = json_string_value(json_object_get(v, "caption"));
-            json_t *head = json_object_get(v, "head"), *rows = json_object_get(v, "rows");
-            if (cap && *cap) { fputs("**", f); hb_report_md_esc(f, cap); fputs("**\n\n", f); }
-            fputc('|', f);
-            json_array_foreach(head, j, c) { fputc(' ', f); hb_report_md_esc(f, json_string_value(c)); fputs(" |", f); }
-            fputs("\n|", f);
-            json_array_foreach(head, j, c) fputs(" --- |", f);
-            fputc('\n', f);
-            json_array_foreach(rows, k, r) {
-                fputc('|', f);
-                json_array_foreach(r, j, c) {
-                    const char *text;
-                    cell_tone(json_string_value(c), &text);
-                    fputc(' ', f);
-                    hb_report_md_esc(f, text);
-                    fputs(" |", f);
-                }
-                fputc('\n', f);
-            }
-            fputc('\n', f);
+            md_table(f, v);
         } else if ((v = json_object_get(b, "plots"))) {
             json_array_foreach(v, j, c) {
                 int n = 0;
@@ -348,17 +413,18 @@ static hb_status write_md(hb_report *rp, char *err, size_t errlen)
             }
             fputc('\n', f);
         } else if ((v = json_object_get(b, "summary"))) {
-            fputs("| Q | question | verdict | answer |\n| --- | --- | --- | --- |\n", f);
+            /* per card: the verdict and its sentence, then its per-device table */
             json_array_foreach(v, j, c) {
-                fprintf(f, "| %d | ", (int)json_integer_value(json_object_get(c, "q")));
+                fprintf(f, "**Q%d ", (int)json_integer_value(json_object_get(c, "q")));
                 hb_report_md_esc(f, json_string_value(json_object_get(c, "title")));
-                fputs(" | **", f);
+                fputs(": ", f);
                 hb_report_md_esc(f, json_string_value(json_object_get(c, "badge")));
-                fputs("** | ", f);
+                fputs(".** ", f);
                 hb_report_md_esc(f, json_string_value(json_object_get(c, "text")));
-                fputs(" |\n", f);
+                fputs("\n\n", f);
+                json_t *d = json_object_get(c, "details");
+                if (json_array_size(json_object_get(d, "rows"))) md_table(f, d);
             }
-            fputc('\n', f);
         }
     }
     int bad = ferror(f);

@@ -1,5 +1,6 @@
 /* q1_conversion.c - Q1: what converting f64 host data around every op costs, against f32 and resident data, per device and op (report/common.h). */
 #include "report/common.h"
+#include "report/across.h"
 
 /* ---------------------------------------------------------------- Q1 conversion cost ---- */
 
@@ -311,10 +312,18 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
     /* the card: chain medians per device if any, else every pair; plus the class medians */
     json_t *cv = json_array();
     json_object_set_new(q, "verdicts", cv);
-    char text[2048] = "";
-    size_t tl = 0;
     const char *badge = NULL, *btone = "none";
+    char badge_buf[200]; /* the first verdict, copied: F's rotating buffers are reused by the cells below */
     int mixed = 0;
+    /* one finding per figure across the devices (report/across.h), the per-device lines in a table */
+    hb_across a_dec, a_pre, a_all, a_mem, a_cmp;
+    hb_across_init(&a_dec, HB_ACROSS_TOL_PCT);
+    hb_across_init(&a_pre, HB_ACROSS_TOL_PCT);
+    hb_across_init(&a_all, HB_ACROSS_TOL_PCT);
+    hb_across_init(&a_mem, HB_ACROSS_TOL_PCT);
+    hb_across_init(&a_cmp, HB_ACROSS_TOL_PCT);
+    json_t *drows = json_array();
+    int any_dec = 0, any_pre = 0;
     for (int d = 0; d < rp->ndevs; d++) {
         if (!card_device(c, d, has)) continue;
         /* the chain's decode (seq=1) and prefill layers apart: their savings differ by 4x or more
@@ -330,18 +339,20 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
             vec_push(chain_is_decode(b) ? &chd : &chp, s);
         }
         int use_chain = ch.n > 0;
-        double md = chd.n ? vec_median(&chd) : DNAN, mp = chp.n ? vec_median(&chp) : DNAN;
+        double md = chd.n ? vec_median(&chd) : DNAN, mp = chp.n ? vec_median(&chp) : DNAN, mall = vec_median(&all);
+        any_dec |= chd.n > 0;
+        any_pre |= chp.n > 0;
         /* the verdict goes on the layer that converts the larger share (the question is whether
          * conversion costs more than the plan's figure anywhere) */
-        double m = !use_chain ? vec_median(&all) : !chd.n ? mp : !chp.n ? md : (md > mp ? md : mp);
+        double m = !use_chain ? mall : !chd.n ? mp : !chp.n ? md : (md > mp ? md : mp);
         const char *tone, *v = verdict_q1(m, &tone);
         json_array_append_new(cv, json_pack("{s:s,s:s,s:o,s:o,s:o,s:s,s:s}", "device", rp->devs[d].id, "basis",
                                             use_chain ? "chain" : "all ops", "median_saving_pct", hb_json_num(m),
                                             "decode_saving_pct", hb_json_num(md), "prefill_saving_pct", hb_json_num(mp), "verdict", v,
                                             "tone", tone));
-        if (!badge) { badge = v; btone = tone; }
+        if (!badge) { snprintf(badge_buf, sizeof badge_buf, "%s", v); badge = badge_buf; btone = tone; }
         else if (strcmp(badge, v)) mixed = 1;
-        /* class medians for the text */
+        /* class medians */
         double mm = DNAN, mc = DNAN, csm = DNAN;
         for (size_t g = 0; g < bycls.n; g++) {
             if (strcmp(gattr(&bycls.g[g], "device"), rp->devs[d].id)) continue;
@@ -350,34 +361,55 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
             if (!strcmp(gattr(&bycls.g[g], "class"), "memory")) { mm = med; csm = json_number_value(json_object_get(row, "median_convert_share_pct")); }
             if (!strcmp(gattr(&bycls.g[g], "class"), "compute")) mc = med;
         }
-        char basis[160];
-        if (use_chain && chd.n && chp.n) {
-            char a1[32], a2[32];
-            snprintf(a1, sizeof a1, "%s", hb_report_fmt_pct(md));
-            snprintf(a2, sizeof a2, "%s", hb_report_fmt_pct(mp));
-            snprintf(basis, sizeof basis, "transformer layer %s decode, %s prefill", a1, a2);
-        } else if (use_chain)
-            snprintf(basis, sizeof basis, "transformer layer (%s) %s", chd.n ? "decode" : "prefill", hb_report_fmt_pct(m));
-        else
-            snprintf(basis, sizeof basis, "median over ops %s", hb_report_fmt_pct(m));
-        if (tl < sizeof text - 200)
-            tl += (size_t)snprintf(text + tl, sizeof text - tl, "%s%s: %s, %s. Memory-bound ops %s (%s of their convert time is conversion), compute-bound %s.",
-                                   tl ? " " : "", rp->devs[d].id, basis, v,
-                                   hb_report_fmt_pct(mm), hb_report_fmt_pct(csm), hb_report_fmt_pct(mc));
+        hb_across_dev(&a_dec, rp, d, md, "no decode layer case");
+        hb_across_dev(&a_pre, rp, d, mp, "no prefill layer case");
+        hb_across_dev(&a_all, rp, d, mall, "no op case");
+        hb_across_dev(&a_mem, rp, d, mm, "no memory-bound case");
+        hb_across_dev(&a_cmp, rp, d, mc, "no compute-bound case");
+        json_t *r = json_array();
+        const char *cells[] = { rp->devs[d].id, use_chain ? "transformer layer" : "median over ops", hb_report_fmt_pct(m), tone_cell(tone, v),
+                                hb_report_fmt_pct(md), hb_report_fmt_pct(mp), hb_report_fmt_pct(mm), hb_report_fmt_pct(csm), hb_report_fmt_pct(mc) };
+        for (size_t k = 0; k < sizeof cells / sizeof cells[0]; k++) json_array_append_new(r, json_string(cells[k]));
+        json_array_append_new(drows, r);
         free(all.v);
         free(ch.v);
         free(chd.v);
         free(chp.v);
     }
-    if (nmoved && tl < sizeof text - 200)
+    char text[2048], phrase[700];
+    size_t tl = (size_t)snprintf(text, sizeof text, "What f32 saves over convert, end to end:");
+    struct { hb_across *a; const char *what; int on; } parts[] = {
+        { &a_dec, "transformer layer decode", any_dec }, { &a_pre, "layer prefill", any_pre }, { &a_all, "median over ops", !any_dec && !any_pre },
+        { &a_mem, "memory-bound ops", 1 }, { &a_cmp, "compute-bound ops", 1 },
+    };
+    if (n) card_add(cards, 1, "Conversion cost", mixed ? "differs by backend" : badge, mixed ? "warn" : btone, "");
+    for (size_t k = 0, np = 0; k < sizeof parts / sizeof parts[0]; k++) {
+        if (!parts[k].on || !parts[k].a->n) continue;
+        if (tl < sizeof text - 1)
+            tl += (size_t)snprintf(text + tl, sizeof text - tl, "%s %s: %s", np++ ? ";" : "", parts[k].what,
+                                   hb_across_text(parts[k].a, hb_report_fmt_pct, phrase, sizeof phrase));
+        if (n) hb_across_card(cards, parts[k].what, parts[k].a);
+    }
+    if (tl < sizeof text - 1) tl += (size_t)snprintf(text + tl, sizeof text - tl, ".");
+    if (nmoved && tl < sizeof text - 1)
         tl += (size_t)snprintf(text + tl, sizeof text - tl, " %zu case%s left out: compute moved between modes.", nmoved, nmoved == 1 ? "" : "s");
+    if (n) {
+        json_object_set_new(json_array_get(cards, json_array_size(cards) - 1), "text", json_string(text));
+        json_t *crows = hb_across_card_table(cards, "per device", 9, "backend", "verdict on", "saving", "verdict", "layer decode", "layer prefill",
+                                            "memory-bound ops", "their conversion share", "compute-bound ops");
+        json_array_extend(crows, drows);
+    }
+    json_decref(drows);
+    hb_across_free(&a_dec);
+    hb_across_free(&a_pre);
+    hb_across_free(&a_all);
+    hb_across_free(&a_mem);
+    hb_across_free(&a_cmp);
     json_object_set_new(q, "answered", json_boolean(n > 0));
     if (!n) {
         card_add(cards, 1, "Conversion cost", "unanswered", "none",
                  "No case has both a convert and an f32 result with status ok; a `hybench run` with modes convert and f32 (the default) would answer.");
         hb_doc_note(rp, "Unanswered: no matched convert/f32 pair with status ok.");
-    } else {
-        card_add(cards, 1, "Conversion cost", mixed ? "differs by backend" : badge, mixed ? "warn" : btone, text);
     }
     groups_free(&bycls);
     groups_free(&byfam);

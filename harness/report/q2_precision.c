@@ -1,5 +1,6 @@
 /* q2_precision.c - Q2: what lower precision (tf32, f16, bf16) gains over f32 in throughput, and what f32 keeps of it (report/common.h). */
 #include "report/common.h"
+#include "report/across.h"
 
 /* ---------------------------------------------------------------- Q2 lower precision ---- */
 
@@ -62,7 +63,6 @@ hb_status hb_report_q2(ctx *c, json_t *cards)
         }
         free(pr);
     }
-    json_t *cards_text = json_array();
     if (total) {
         json_t *rows = hb_doc_table(rp, F("f32 as a share of each lower-precision dtype, per backend (median over cases). Compute-bound as measured: "
                                           "arithmetic intensity above the ridge point (f32 peak / copy bandwidth of this run) and f32 compute at >= %.0f%% "
@@ -79,11 +79,6 @@ hb_status hb_report_q2(ctx *c, json_t *cards)
                 "median_other_pct", hb_json_num(mm), "verdict", v, "tone", tone));
             hb_doc_row(rows, 7, gattr(g, "device"), gattr(g, "dtype"), F("%zu", ncb), hb_report_fmt_pct(mc), F("%zu", noth), hb_report_fmt_pct(mm),
                        tone_cell(tone, v));
-            json_array_append_new(cards_text, json_string(ncb ? F("%s: f32 = %s of %s over %zu compute-bound case%s (%s; %zu overhead- or memory-bound cases: %s)",
-                                                                   gattr(g, "device"), hb_report_fmt_pct(mc), gattr(g, "dtype"), ncb, ncb == 1 ? "" : "s", v,
-                                                                   noth, hb_report_fmt_pct(mm))
-                                                                 : F("%s vs %s: no compute-bound case (all %zu set by overhead or memory: f32 = %s, not a precision answer)",
-                                                                     gattr(g, "device"), gattr(g, "dtype"), noth, hb_report_fmt_pct(mm))));
         }
         rows = hb_doc_table(rp, "Per backend, op and dtype (median over shapes)", 1, 5, "backend", "op", "vs dtype", "f32 share", "cases");
         for (size_t i = 0; i < byop.n; i++) {
@@ -164,8 +159,7 @@ hb_status hb_report_q2(ctx *c, json_t *cards)
             json_array_foreach(missing, i, m) o += (size_t)snprintf(lst + o, o < sizeof lst ? sizeof lst - o : 0, "%s%s", i ? ", " : "", json_string_value(m));
             hb_doc_note(rp, "No lower-precision cases for: %s (the backend lacks them or they were not in the workload).", lst);
         }
-        char text[1500] = "";
-        size_t o = 0, i;
+        size_t i;
         json_t *t;
         const char *badge = NULL, *btone = "none";
         int mixed = 0;
@@ -174,11 +168,57 @@ hb_status hb_report_q2(ctx *c, json_t *cards)
             if (!badge) { badge = v; btone = json_string_value(json_object_get(t, "tone")); }
             else if (strcmp(badge, v)) mixed = 1;
         }
-        json_array_foreach(cards_text, i, t)
-            if (o < sizeof text - 1) o += (size_t)snprintf(text + o, sizeof text - o, "%s%s", i ? "; " : "", json_string_value(t));
-        card_add(cards, 2, "Lower precision", mixed ? "differs by backend/dtype" : badge, mixed ? "warn" : btone, text);
+        /* one finding per dtype across the devices: the median share over compute-bound cases */
+        char text[2000], phrase[700];
+        size_t o = (size_t)snprintf(text, sizeof text, "f32 throughput as a share of the lower precision's, compute-bound cases:");
+        static const int order[] = { 1, 2, 0 }; /* f16, bf16, tf32 */
+        int *has = calloc((size_t)rp->ndevs + 1, sizeof *has);
+        if (!has) { groups_free(&bydev); groups_free(&byop); return HB_ENOMEM; }
+        for (size_t g = 0; g < bydev.n; g++) has[json_integer_value(json_object_get(bydev.g[g].attrs, "dev"))] = 1;
+        int nparts = 0;
+        card_add(cards, 2, "Lower precision", mixed ? "differs by backend/dtype" : badge, mixed ? "warn" : btone, ""); /* text below */
+        for (int k = 0; k < 3; k++) {
+            const char *low = lows[order[k]];
+            int any = 0;
+            for (size_t g = 0; g < bydev.n; g++) if (!strcmp(gattr(&bydev.g[g], "dtype"), low)) any = 1;
+            if (!any) continue;
+            hb_across a;
+            hb_across_init(&a, HB_ACROSS_TOL_PCT);
+            for (int d = 0; d < rp->ndevs; d++) {
+                if (!card_device(c, d, has)) continue;
+                snprintf(key, sizeof key, "%d|%s", d, low);
+                json_t *ix = json_object_get(bydev.map, key);
+                if (!ix) { hb_across_dev(&a, rp, d, DNAN, F("no %s case", low)); continue; }
+                grp *g = &bydev.g[json_integer_value(ix)];
+                hb_across_dev(&a, rp, d, g->v[0].n ? vec_median(&g->v[0]) : DNAN, "no compute-bound case");
+            }
+            if (o < sizeof text - 1)
+                o += (size_t)snprintf(text + o, sizeof text - o, "%s of %s: %s", nparts++ ? ";" : "", low, hb_across_text(&a, hb_report_fmt_pct, phrase, sizeof phrase));
+            hb_across_card(cards, low, &a);
+            hb_across_free(&a);
+        }
+        if (json_array_size(missing)) {
+            hb_across a;
+            hb_across_init(&a, HB_ACROSS_TOL_PCT);
+            json_array_foreach(missing, i, t)
+                for (int d = 0; d < rp->ndevs; d++)
+                    if (!strcmp(rp->devs[d].id, json_string_value(t)) && !rp->devs[d].is_reference) hb_across_dev(&a, rp, d, DNAN, "no lower-precision case");
+            if (a.n && o < sizeof text - 1) o += (size_t)snprintf(text + o, sizeof text - o, "; %s", hb_across_text(&a, hb_report_fmt_pct, phrase, sizeof phrase));
+            hb_across_free(&a);
+        }
+        if (o < sizeof text - 1) snprintf(text + o, sizeof text - o, ".");
+        json_object_set_new(json_array_get(cards, json_array_size(cards) - 1), "text", json_string(text));
+        json_t *rows = hb_across_card_table(cards, "per device and dtype", 7, "backend", "vs dtype", "compute-bound cases", "f32 share",
+                                            "other cases", "their share", "verdict (compute-bound)");
+        json_array_foreach(js, i, t)
+            hb_doc_row(rows, 7, json_string_value(json_object_get(t, "device")), json_string_value(json_object_get(t, "dtype")),
+                       F("%lld", (long long)json_integer_value(json_object_get(t, "n_compute_bound"))),
+                       hb_report_fmt_pct(json_number_value(json_object_get(t, "median_compute_bound_pct"))),
+                       F("%lld", (long long)(json_integer_value(json_object_get(t, "n")) - json_integer_value(json_object_get(t, "n_compute_bound")))),
+                       hb_report_fmt_pct(json_number_value(json_object_get(t, "median_other_pct"))),
+                       tone_cell(json_string_value(json_object_get(t, "tone")), json_string_value(json_object_get(t, "verdict"))));
+        free(has);
     }
-    json_decref(cards_text);
     groups_free(&bydev);
     groups_free(&byop);
     return HB_OK;

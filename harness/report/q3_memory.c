@@ -1,5 +1,6 @@
 /* q3_memory.c - Q3: the memory each mode needs (host, staging, device, peak RSS) and what f32 saves (report/common.h). */
 #include "report/common.h"
+#include "report/across.h"
 
 /* ---------------------------------------------------------------- Q3 memory ---- */
 
@@ -129,10 +130,13 @@ hb_status hb_report_q3(ctx *c, json_t *cards)
         hb_doc_note(rp, "Unanswered: no convert/f32 pair with mem.host_bytes/device_bytes; a `hybench run` with modes convert and f32 would answer.");
         card_add(cards, 3, "Memory", "unanswered", "none", "No convert/f32 pair with memory accounting in these results.");
     } else {
-        char text[1500] = "";
-        size_t o = 0;
         const char *badge = NULL, *btone = "none";
-        int mixed = 0;
+        char badge_buf[200]; /* the first verdict, copied: F's rotating buffers are reused by the cells below */
+        int mixed = 0, any_layer = 0, any_ops_only = 0;
+        hb_across a_layer, a_ops;
+        hb_across_init(&a_layer, HB_ACROSS_TOL_PCT);
+        hb_across_init(&a_ops, HB_ACROSS_TOL_PCT);
+        json_t *drows = json_array();
         for (int d = 0; d < rp->ndevs; d++) {
             if (!card_device(c, d, has)) continue;
             vec all = { 0 }, ch = { 0 };
@@ -142,19 +146,43 @@ hb_status hb_report_q3(ctx *c, json_t *cards)
                 vec_push(strcmp(b->family, "chain") ? &all : &ch, 100.0 * (1.0 - mem_of(b) / mem_of(a)));
             }
             int use_chain = ch.n > 0;
-            double m = use_chain ? vec_median(&ch) : vec_median(&all);
+            double mch = vec_median(&ch), mall = vec_median(&all), m = use_chain ? mch : mall;
             const char *tone, *v = verdict_q3(m, &tone);
             json_array_append_new(cv, json_pack("{s:s,s:s,s:o,s:s,s:s}", "device", rp->devs[d].id, "basis", use_chain ? "chain" : "all ops",
                                                 "median_saving_pct", hb_json_num(m), "verdict", v, "tone", tone));
-            if (!badge) { badge = v; btone = tone; }
+            if (!badge) { snprintf(badge_buf, sizeof badge_buf, "%s", v); badge = badge_buf; btone = tone; }
             else if (strcmp(badge, v)) mixed = 1;
-            if (o < sizeof text - 1)
-                o += (size_t)snprintf(text + o, sizeof text - o, "%s%s: %s %s (%s).", o ? " " : "", rp->devs[d].id,
-                                      use_chain ? "transformer layer" : "all ops, median", hb_report_fmt_pct(m), v);
+            any_layer |= use_chain;
+            any_ops_only |= !use_chain;
+            hb_across_dev(&a_layer, rp, d, mch, "no layer case");
+            hb_across_dev(&a_ops, rp, d, mall, "no op case");
+            json_t *r = json_array();
+            const char *cells[] = { rp->devs[d].id, use_chain ? "transformer layer" : "median over ops", hb_report_fmt_pct(m), tone_cell(tone, v),
+                                    hb_report_fmt_pct(mch), hb_report_fmt_pct(mall) };
+            for (size_t k = 0; k < sizeof cells / sizeof cells[0]; k++) json_array_append_new(r, json_string(cells[k]));
+            json_array_append_new(drows, r);
             free(all.v);
             free(ch.v);
         }
-        card_add(cards, 3, "Memory", mixed ? "differs by backend" : badge, mixed ? "warn" : btone, text);
+        card_add(cards, 3, "Memory", mixed ? "differs by backend" : badge, mixed ? "warn" : btone, "");
+        char text[1500], phrase[700];
+        size_t o = (size_t)snprintf(text, sizeof text, "How much less peak memory f32 needs than convert:");
+        if (any_layer) {
+            o += (size_t)snprintf(text + o, sizeof text - o, " transformer layer: %s", hb_across_text(&a_layer, hb_report_fmt_pct, phrase, sizeof phrase));
+            hb_across_card(cards, "transformer layer", &a_layer);
+        }
+        if (any_ops_only && o < sizeof text - 1) {
+            o += (size_t)snprintf(text + o, sizeof text - o, "%s median over ops: %s", any_layer ? ";" : "",
+                                  hb_across_text(&a_ops, hb_report_fmt_pct, phrase, sizeof phrase));
+            hb_across_card(cards, "median over ops", &a_ops);
+        }
+        if (o < sizeof text - 1) snprintf(text + o, sizeof text - o, ".");
+        json_object_set_new(json_array_get(cards, json_array_size(cards) - 1), "text", json_string(text));
+        json_t *rows = hb_across_card_table(cards, "per device", 6, "backend", "verdict on", "saving", "verdict", "transformer layer", "median over ops");
+        json_array_extend(rows, drows);
+        json_decref(drows);
+        hb_across_free(&a_layer);
+        hb_across_free(&a_ops);
     }
     groups_free(&bycls);
     groups_free(&byop);

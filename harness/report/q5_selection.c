@@ -1,5 +1,6 @@
 /* q5_selection.c - Q5: which device each op and size should run on, measured, against the plan's selector rules (report/common.h). */
 #include "report/common.h"
+#include "report/across.h"
 #include "analysis/routing.h"
 
 /* ---------------------------------------------------------------- Q5 device selection ---- */
@@ -79,6 +80,10 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
     if (!cand) return HB_ENOMEM;
     char text[2000] = "";
     size_t to = 0;
+    hb_across a_loss, a_pick; /* per run: the heuristics' loss, the share of entries where they pick the fastest */
+    hb_across_init(&a_loss, HB_ACROSS_TOL_PCT);
+    hb_across_init(&a_pick, HB_ACROSS_TOL_PCT);
+    json_t *drows = json_array();
     double all_h = 0, all_b = 0;
     int all_n = 0, all_match = 0, any_multi = 0;
     json_t *ids = plot_ids_new();
@@ -107,7 +112,7 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
         size_t ne = 0;
         double *tbuf = malloc((rp->nrows + 1) * (size_t)rp->ndevs * sizeof *tbuf);
         const char **rbuf = calloc((rp->nrows + 1) * (size_t)rp->ndevs, sizeof *rbuf);
-        if (!map || !es || !tbuf || !rbuf) { json_decref(map); free(es); free(tbuf); free(rbuf); free(cand); return HB_ENOMEM; }
+        if (!map || !es || !tbuf || !rbuf) { json_decref(map); free(es); free(tbuf); free(rbuf); free(cand); json_decref(drows); hb_across_free(&a_loss); hb_across_free(&a_pick); return HB_ENOMEM; }
         char key[1024];
         for (size_t i = 0; i < rp->nrows; i++) {
             const hb_rrow *w = &rp->rows[i];
@@ -253,10 +258,15 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
             json_array_extend(tr, rows_e);
             json_decref(rows_e);
         }
-        if (to < sizeof text - 1)
-            to += (size_t)snprintf(text + to, sizeof text - to, "%s%s: %d backend%s compared; heuristics pick the fastest in %d of %d cases and take %s longer in total.",
-                                   to ? " " : "", rp->runs[run].label, ncand, ncand > 1 ? "s" : "", run_match, run_n,
-                                   hb_report_fmt_pct(run_b > 0 ? 100.0 * (run_h / run_b - 1.0) : DNAN));
+        {
+            double rl = run_b > 0 ? 100.0 * (run_h / run_b - 1.0) : DNAN;
+            hb_across_run(&a_loss, rp, run, rl, "no entry");
+            hb_across_run(&a_pick, rp, run, run_n ? 100.0 * run_match / run_n : DNAN, "no entry");
+            hb_doc_row(drows, 4, rp->runs[run].label, F("%d", ncand), F("%d of %d", run_match, run_n), F("+%s", hb_report_fmt_pct(rl)));
+            if (to < sizeof text - 1)
+                to += (size_t)snprintf(text + to, sizeof text - to, "%s%s: %d backend%s compared.", to ? " " : "", rp->runs[run].label, ncand,
+                                       ncand > 1 ? "s" : "");
+        }
         /* plots: per family, time / best vs size per device */
         if (ncand > 1) {
             for (int fi = 0; fi < NFAM - 1; fi++) {
@@ -275,7 +285,7 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
                         if (!p) {
                             p = hb_report_plot_begin(rp, F("q5_%s_%s", rp->runs[run].label, family_order[fi]), "q5",
                                                      F("Q5: time relative to the fastest backend, %s on %s (1 = fastest)", family_order[fi], rp->runs[run].label), 900, 420, &dat);
-                            if (!p) { free(es); free(tbuf); free(rbuf); free(cand); json_decref(ids); return HB_EDEVICE; }
+                            if (!p) { free(es); free(tbuf); free(rbuf); free(cand); json_decref(ids); json_decref(drows); hb_across_free(&a_loss); hb_across_free(&a_pick); return HB_EDEVICE; }
                             hb_sb_printf(&body, "set title '%s'\n", hb_report_gp_str(p->title));
                             gp_size_axis(&body);
                             hb_sb_printf(&body, "set logscale y 10\nset ylabel 'time / fastest time'\nset yrange [0.9:*]\n"
@@ -295,7 +305,7 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
                     hb_sb_printf(&body, "\n");
                     fclose(dat);
                     hb_status st = hb_report_plot_script(rp, p, body.s);
-                    if (st != HB_OK) { hb_sb_free(&body); free(es); free(tbuf); free(rbuf); free(cand); json_decref(ids); return st; }
+                    if (st != HB_OK) { hb_sb_free(&body); free(es); free(tbuf); free(rbuf); free(cand); json_decref(ids); json_decref(drows); hb_across_free(&a_loss); hb_across_free(&a_pick); return st; }
                     plot_id_add(ids, p);
                 }
                 hb_sb_free(&body);
@@ -335,8 +345,19 @@ hb_status hb_report_q5(ctx *c, json_t *cards)
         card_add(cards, 5, "Device selection", "partial: one backend", "warn",
                  F("Only one routing candidate ran per machine, so the best is trivially it. %.200s A run with OpenCL or CUDA results would answer.", text));
     } else {
-        card_add(cards, 5, "Device selection", F("plan heuristics +%s time", hb_report_fmt_pct(loss)), loss < 1 ? "good" : "info", text);
+        char phrase[2][700];
+        card_add(cards, 5, "Device selection", F("plan heuristics +%s time", hb_report_fmt_pct(loss)), loss < 1 ? "good" : "info",
+                 F("The plan's heuristics against the fastest backend per case: extra time in total %.300s; cases where they pick the fastest %.300s.",
+                   hb_across_text(&a_loss, hb_report_fmt_pct, phrase[0], sizeof phrase[0]),
+                   hb_across_text(&a_pick, hb_report_fmt_pct, phrase[1], sizeof phrase[1])));
+        hb_across_card(cards, "heuristic loss", &a_loss);
+        hb_across_card(cards, "heuristic picks the fastest", &a_pick);
+        json_t *crows = hb_across_card_table(cards, "per run", 4, "run", "backends compared", "heuristic picks the fastest", "heuristic vs best, in total");
+        json_array_extend(crows, drows);
     }
+    json_decref(drows);
+    hb_across_free(&a_loss);
+    hb_across_free(&a_pick);
     free(cand);
     return HB_OK;
 }

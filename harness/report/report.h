@@ -159,8 +159,10 @@ const char *hb_report_gp_comment(const char *s);
 
 /* ---- doc.c: the document, rendered to Markdown and HTML (hb_report_html_esc, md_esc: escape.c) ----
  * Blocks (JSON objects in rp->doc): {"h":level,"text":..,"anchor":..}, {"p":text},
- * {"table":{"caption":..,"head":[..],"rows":[[..]..],"collapsed":bool}}, {"plots":[plot ids]},
- * {"summary":[{"q":n,"title":..,"badge":..,"tone":good|warn|bad|info|none,"text":..}]},
+ * {"table":{"caption":..,"head":[..],"rows":[[..]..],"collapsed":bool[,"more":[{"summary":..,
+ * "items":[[k,v]..]}..]]}}, {"plots":[plot ids]},
+ * {"summary":[{"q":n,"title":..,"badge":..,"tone":good|warn|bad|info|none,"text":..[,"details":table]
+ * [,"findings":[..]]}]} (report/across.h),
  * {"note":text}. */
 void hb_doc_h(hb_report *rp, int level, const char *anchor, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -170,6 +172,12 @@ void hb_doc_note(hb_report *rp, const char *fmt, ...) __attribute__((format(prin
 json_t *hb_doc_table(hb_report *rp, const char *caption, int collapsed, int ncols, ...);
 /* Append one row of ncols cells (const char *; NULL renders as empty). */
 void hb_doc_row(json_t *rows, int ncols, ...);
+/* Give the last block of the document, a table, one more row's folded facts: `items`, an array of
+ * [key, value] string pairs (stolen; NULL = none), shown after the table one click away (HTML: a
+ * <details> per row whose summary is the row's first cell and `summary`; Markdown: a list, one line
+ * per row). Call once per row, in row order. Nothing when the last block is not a table (items are
+ * released). */
+void hb_doc_more(hb_report *rp, const char *summary, json_t *items);
 void hb_doc_plots(hb_report *rp, json_t *ids /* stolen: array of strings */);
 /* Write s escaped for HTML text and attribute values: & < > " ' as entities. */
 void hb_report_html_esc(FILE *f, const char *s);
