@@ -239,10 +239,27 @@ const char *hb_across_text(hb_across *a, const char *(*fmt)(double), char *buf, 
             put(buf, len, &o, "%s%s%s%s%s", na++ ? ", " : parts ? "; n/a on " : "n/a on ", name, *why ? " (" : "", why, *why ? ")" : "");
             continue;
         }
+        /* the rest by reason: up to two devices by name, more as a count (the names are in the table) */
         for (int j = g->first; j < a->n; j++) {
             const hb_across_item *x = &a->it[j];
             if (strcmp(x->group, f->group) || isfinite(x->v)) continue;
-            put(buf, len, &o, "%s%s%s%s%s", na++ ? ", " : parts ? "; n/a on " : "n/a on ", x->label, *x->why ? " (" : "", x->why, *x->why ? ")" : "");
+            int seen = 0, cnt = 0;
+            for (int i = g->first; i < j && !seen; i++)
+                seen = !strcmp(a->it[i].group, f->group) && !isfinite(a->it[i].v) && !strcmp(a->it[i].why, x->why);
+            if (seen) continue;
+            for (int i = j; i < a->n; i++)
+                cnt += !strcmp(a->it[i].group, f->group) && !isfinite(a->it[i].v) && !strcmp(a->it[i].why, x->why);
+            const char *lead = na++ ? ", " : parts ? "; n/a on " : "n/a on ";
+            if (cnt > 2) {
+                put(buf, len, &o, "%s%d %ss%s%s%s", lead, cnt, f->noun, *x->why ? " (" : "", x->why, *x->why ? ")" : "");
+                continue;
+            }
+            for (int i = j, e = 0; i < a->n; i++) {
+                const hb_across_item *y = &a->it[i];
+                if (strcmp(y->group, f->group) || isfinite(y->v) || strcmp(y->why, x->why)) continue;
+                put(buf, len, &o, "%s%s", e++ ? (cnt == 2 ? " and " : ", ") : lead, y->label);
+            }
+            put(buf, len, &o, "%s%s%s", *x->why ? " (" : "", x->why, *x->why ? ")" : "");
         }
     }
     return buf;
