@@ -2,6 +2,7 @@
  * matched across the rounds of two builds by key, their per-round paired log ratios, the Wilcoxon
  * signed-rank test, the bootstrap CI of the median ratio, Benjamini-Hochberg, and the verdicts. */
 #include "analysis/ab.h"
+#include "analysis/mde.h"
 #include "core/rstats.h"
 #include <math.h>
 #include <stdlib.h>
@@ -170,11 +171,6 @@ static json_t *keyed(const hb_run *r)
     return m;
 }
 
-int hb_ab_case_undecided(const hb_cmp_case *c)
-{
-    return isfinite(c->p) && c->verdict != HB_CMP_REGRESSION && !(c->ci_hi <= 1 + c->threshold);
-}
-
 /* 1 when run r measured a subset of the case list by key (its meta options.cases_from). */
 static int round_subset(const hb_run *r)
 {
@@ -226,6 +222,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
     json_t *index = json_object();   /* key -> integer index into cases */
     hb_cmp_case *cs = NULL;
     ab_work *w = NULL;
+    size_t *nrd = NULL; /* per case: the rounds its test had */
     double *d = NULL, *mb = NULL, *mc = NULL, *pv = NULL, *qv = NULL, *ratios = NULL, *D = NULL, *shift = NULL, *col = NULL;
     size_t n = 0, cap = 0;
     if (!kb || !kc || !index) goto out;
@@ -278,12 +275,13 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
     pv = malloc((2 * n + 1) * sizeof *pv);
     qv = malloc((2 * n + 1) * sizeof *qv);
     ratios = malloc((2 * n + 1) * sizeof *ratios);
-    if (!d || !mb || !mc || !D || !shift || !pv || !qv || !ratios) goto out;
+    nrd = calloc(2 * n + 1, sizeof *nrd);
+    if (!nrd || !d || !mb || !mc || !D || !shift || !pv || !qv || !ratios) goto out;
     for (size_t i = 0; i < n; i++) {
         hb_cmp_case *c = &cs[i];
         double *Di = D + i * (size_t)nrounds;
         for (int r = 0; r < nrounds; r++) Di[r] = NAN;
-        c->med_base = c->med_cur = c->ratio = c->ci_lo = c->ci_hi = c->p = c->q = NAN;
+        c->med_base = c->med_cur = c->ratio = c->ci_lo = c->ci_hi = c->p = c->q = c->mde = NAN;
         c->noise = NAN;
         c->base = w[i].brec[0];
         c->cur = w[i].brec[1];
@@ -296,11 +294,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
         if (c->base && c->cur && !w[i].missing_cur) {
             int okb = status_is(sb, "ok"), okc = status_is(sc, "ok");
             if (!(okb && okc)) {
-                if (status_is(sc, "wrong") && !status_is(sb, "wrong")) c->verdict = HB_CMP_WRONG;
-                else if (status_is(sc, "crashed") && !status_is(sb, "crashed")) c->verdict = HB_CMP_CRASHED;
-                else if (okb) c->verdict = HB_CMP_LOST;
-                else if (okc) c->verdict = HB_CMP_FIXED;
-                else c->verdict = HB_CMP_STILL_BAD;
+                c->verdict = hb_cmp_status_verdict(sb, sc);
                 continue;
             }
         } else if (c->base) {
@@ -387,10 +381,12 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
             c->ratio = exp(median_of(tmp, k));
             free(tmp);
             c->p = hb_ab_signed_rank_p(d, k, NULL);
+            c->mde = hb_mde_spread(d, k) / sqrt((double)k); /* the se; the MDE once m is known (below) */
             if (hb_ab_bootstrap_median_ratio(d, k, o->resamples, o->confidence, o->seed ^ hb_hash64(c->key), &c->ci_lo,
                                              &c->ci_hi) == HB_ENOMEM) { free(done); goto out; }
             c->verdict = HB_CMP_UNCHANGED;
             pv[n + nwhole] = c->p;
+            nrd[n + nwhole] = k;
             nwhole++;
         }
     }
@@ -422,6 +418,8 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
         if (rep >= 0) { c->base = json_object_get(kb[rep], c->key); c->cur = json_object_get(kc[rep], c->key); }
         c->ratio = exp(dmed);
         c->p = hb_ab_signed_rank_p(d, m, NULL);
+        c->mde = hb_mde_spread(d, m) / sqrt((double)m); /* the se; the MDE once m is known (below) */
+        nrd[i] = m;
         if (hb_ab_bootstrap_median_ratio(d, m, o->resamples, o->confidence, o->seed ^ hb_hash64(c->key), &c->ci_lo,
                                          &c->ci_hi) == HB_ENOMEM)
             goto out;
@@ -451,15 +449,18 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
             faster = faster && c->ci_hi < 1 / (1 + t);
         }
         c->verdict = slower ? HB_CMP_REGRESSION : faster ? HB_CMP_IMPROVEMENT : HB_CMP_UNCHANGED;
-        if (undecided && hb_ab_case_undecided(c)) (*undecided)++;
+        if (undecided && hb_cmp_case_undecided(c)) (*undecided)++;
+        hb_mde_in mi = {c->mde, o->alpha, res->tested, o->confidence, t, o->rule_point, hb_mde_floor_signed_rank(nrd[i])};
+        c->mde = hb_mde(&mi);
     }
+    for (size_t i = 0; i < n; i++)
+        if (isnan(pv[i])) cs[i].mde = NAN;
     qsort(cs, n, sizeof *cs, cmp_case_key);
-    for (size_t i = 0; i < n; i++) {
-        res->count[cs[i].verdict]++;
-        if (hb_cmp_verdict_fails(cs[i].verdict, o)) res->fails++;
-    }
     res->cases = cs;
     res->n = n;
+    res->rounds = nrounds;
+    res->min_rounds = ao->min_rounds;
+    hb_cmp_finish(res, o);
     cs = NULL;
     st = HB_OK;
 out:
@@ -479,6 +480,7 @@ out:
     free(pv);
     free(qv);
     free(ratios);
+    free(nrd);
     struct timespec ts1;
     clock_gettime(CLOCK_MONOTONIC, &ts1);
     res->elapsed_s = (double)(ts1.tv_sec - ts0.tv_sec) + 1e-9 * (double)(ts1.tv_nsec - ts0.tv_nsec);
