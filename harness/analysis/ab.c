@@ -222,7 +222,6 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
     json_t *index = json_object();   /* key -> integer index into cases */
     hb_cmp_case *cs = NULL;
     ab_work *w = NULL;
-    size_t *nrd = NULL; /* per case: the rounds its test had */
     double *d = NULL, *mb = NULL, *mc = NULL, *pv = NULL, *qv = NULL, *ratios = NULL, *D = NULL, *shift = NULL, *col = NULL;
     size_t n = 0, cap = 0;
     if (!kb || !kc || !index) goto out;
@@ -275,13 +274,13 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
     pv = malloc((2 * n + 1) * sizeof *pv);
     qv = malloc((2 * n + 1) * sizeof *qv);
     ratios = malloc((2 * n + 1) * sizeof *ratios);
-    nrd = calloc(2 * n + 1, sizeof *nrd);
-    if (!nrd || !d || !mb || !mc || !D || !shift || !pv || !qv || !ratios) goto out;
+    if (!d || !mb || !mc || !D || !shift || !pv || !qv || !ratios) goto out;
     for (size_t i = 0; i < n; i++) {
         hb_cmp_case *c = &cs[i];
         double *Di = D + i * (size_t)nrounds;
         for (int r = 0; r < nrounds; r++) Di[r] = NAN;
         c->med_base = c->med_cur = c->ratio = c->ci_lo = c->ci_hi = c->p = c->q = c->mde = NAN;
+        c->mde_se = c->mde_floor = NAN;
         c->noise = NAN;
         c->base = w[i].brec[0];
         c->cur = w[i].brec[1];
@@ -381,12 +380,12 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
             c->ratio = exp(median_of(tmp, k));
             free(tmp);
             c->p = hb_ab_signed_rank_p(d, k, NULL);
-            c->mde = hb_mde_spread(d, k) / sqrt((double)k); /* the se; the MDE once m is known (below) */
+            c->mde_se = hb_mde_spread(d, k) / sqrt((double)k); /* for the MDE (mde.h) */
+            c->mde_floor = hb_mde_floor_signed_rank(k);
             if (hb_ab_bootstrap_median_ratio(d, k, o->resamples, o->confidence, o->seed ^ hb_hash64(c->key), &c->ci_lo,
                                              &c->ci_hi) == HB_ENOMEM) { free(done); goto out; }
             c->verdict = HB_CMP_UNCHANGED;
             pv[n + nwhole] = c->p;
-            nrd[n + nwhole] = k;
             nwhole++;
         }
     }
@@ -418,8 +417,8 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
         if (rep >= 0) { c->base = json_object_get(kb[rep], c->key); c->cur = json_object_get(kc[rep], c->key); }
         c->ratio = exp(dmed);
         c->p = hb_ab_signed_rank_p(d, m, NULL);
-        c->mde = hb_mde_spread(d, m) / sqrt((double)m); /* the se; the MDE once m is known (below) */
-        nrd[i] = m;
+        c->mde_se = hb_mde_spread(d, m) / sqrt((double)m); /* for the MDE (mde.h) */
+        c->mde_floor = hb_mde_floor_signed_rank(m);
         if (hb_ab_bootstrap_median_ratio(d, m, o->resamples, o->confidence, o->seed ^ hb_hash64(c->key), &c->ci_lo,
                                          &c->ci_hi) == HB_ENOMEM)
             goto out;
@@ -450,11 +449,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
         }
         c->verdict = slower ? HB_CMP_REGRESSION : faster ? HB_CMP_IMPROVEMENT : HB_CMP_UNCHANGED;
         if (undecided && hb_cmp_case_undecided(c)) (*undecided)++;
-        hb_mde_in mi = {c->mde, o->alpha, res->tested, o->confidence, t, o->rule_point, hb_mde_floor_signed_rank(nrd[i])};
-        c->mde = hb_mde(&mi);
     }
-    for (size_t i = 0; i < n; i++)
-        if (isnan(pv[i])) cs[i].mde = NAN;
     qsort(cs, n, sizeof *cs, cmp_case_key);
     res->cases = cs;
     res->n = n;
@@ -480,7 +475,6 @@ out:
     free(pv);
     free(qv);
     free(ratios);
-    free(nrd);
     struct timespec ts1;
     clock_gettime(CLOCK_MONOTONIC, &ts1);
     res->elapsed_s = (double)(ts1.tv_sec - ts0.tv_sec) + 1e-9 * (double)(ts1.tv_nsec - ts0.tv_nsec);

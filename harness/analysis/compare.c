@@ -339,8 +339,7 @@ static hb_status case_stats(hb_cmp_case *c, const hb_cmp_options *o, int want_ci
     c->med_cur = hb_rs_median_sorted(x, nc);
     if (!(c->med_base > 0) || !(c->med_cur > 0)) { c->verdict = HB_CMP_INSUFFICIENT; goto out; }
     c->ratio = c->med_cur / c->med_base;
-    /* the standard error of the log ratio, for the MDE (mde.h): held in c->mde until the number of
-     * tested cases is known (hb_compare_runs turns it into the MDE) */
+    /* the standard error of the log ratio and the exact test's floor, for the MDE (mde.h) */
     double *lg = malloc((nb > nc ? nb : nc) * sizeof *lg);
     if (!lg) { st = HB_ENOMEM; goto out; }
     for (size_t i = 0; i < nb; i++) lg[i] = log(b[i] > 0 ? b[i] : c->med_base);
@@ -348,7 +347,8 @@ static hb_status case_stats(hb_cmp_case *c, const hb_cmp_options *o, int want_ci
     for (size_t i = 0; i < nc; i++) lg[i] = log(x[i] > 0 ? x[i] : c->med_cur);
     double sc = hb_mde_spread(lg, nc);
     free(lg);
-    c->mde = sqrt(sb * sb / (double)nb + sc * sc / (double)nc);
+    c->mde_se = sqrt(sb * sb / (double)nb + sc * sc / (double)nc);
+    c->mde_floor = hb_mde_floor_mann_whitney(nb, nc);
     hb_mwu mw;
     st = hb_rs_mann_whitney(x, nc, b, nb, HB_MWU_AUTO, &mw);
     if (st != HB_OK) goto out;
@@ -413,6 +413,7 @@ hb_status hb_compare_runs(const hb_run *base, const hb_run *cur, const hb_cmp_op
         int c = i < nb && j < nc ? strcmp(eb[i].key, ec[j].key) : (i < nb ? -1 : 1);
         hb_cmp_case *k = &cs[n++];
         k->med_base = k->med_cur = k->ratio = k->ci_lo = k->ci_hi = k->p = k->q = k->mde = NAN;
+        k->mde_se = k->mde_floor = NAN;
         if (c == 0) { snprintf(k->key, sizeof k->key, "%s", eb[i].key); k->base = eb[i++].rec; k->cur = ec[j++].rec; res->matched++; }
         else if (c < 0) { snprintf(k->key, sizeof k->key, "%s", eb[i].key); k->base = eb[i++].rec; }
         else { snprintf(k->key, sizeof k->key, "%s", ec[j].key); k->cur = ec[j++].rec; }
@@ -547,12 +548,9 @@ hb_status hb_compare_runs(const hb_run *base, const hb_run *cur, const hb_cmp_op
             faster = faster && faster_all;
         }
         k->verdict = slower ? HB_CMP_REGRESSION : faster ? HB_CMP_IMPROVEMENT : HB_CMP_UNCHANGED;
-        hb_mde_in mi = {k->mde, o->alpha, res->tested, o->confidence, t, o->rule_point,
-                        hb_mde_floor_mann_whitney(k->n_base, k->n_cur)};
-        k->mde = hb_mde(&mi);
     }
     for (size_t a = 0; a < n; a++)
-        if (isnan(pv[a])) cs[a].mde = NAN;
+        if (isnan(pv[a])) cs[a].mde_se = NAN;
     hb_cmp_finish(res, o);
     free(pv);
     free(qv);
@@ -573,7 +571,20 @@ fail:
     return st;
 }
 
-static int cmp_dbl_inf(const void *a, const void *b) { return cmp_dbl(a, b); }
+/* The op family of case c: hb_family_name of its op, or the op itself (a whole-run case). */
+static const char *family_of(const hb_cmp_case *c)
+{
+    int op = c->op ? hb_op_parse(c->op) : -1;
+    return op >= 0 ? hb_family_name(hb_op_get((hb_op)op)->family) : c->op ? c->op : "?";
+}
+
+/* The MDE of case c when k of the m tested cases change together (mde.h). */
+static double case_mde(const hb_cmp_case *c, const hb_cmp_options *o, size_t m, size_t k)
+{
+    if (!isfinite(c->p) || isnan(c->mde_se)) return NAN;
+    hb_mde_in mi = {c->mde_se, o->alpha, m, k, o->confidence, c->threshold, o->rule_point, c->mde_floor};
+    return hb_mde(&mi);
+}
 
 void hb_cmp_finish(hb_cmp_result *res, const hb_cmp_options *o)
 {
@@ -582,39 +593,36 @@ void hb_cmp_finish(hb_cmp_result *res, const hb_cmp_options *o)
     res->undecided = 0;
     res->nfam = 0;
     for (size_t a = 0; a < res->n; a++) {
-        const hb_cmp_case *c = &res->cases[a];
+        hb_cmp_case *c = &res->cases[a];
         res->count[c->verdict]++;
         if (hb_cmp_verdict_fails(c->verdict, o)) res->fails++;
         if (hb_cmp_case_undecided(c) || c->verdict == HB_CMP_INSUFFICIENT) res->undecided++;
+        c->mde = case_mde(c, o, res->tested, 1);
     }
     res->outcome = res->fails ? HB_CMP_FAIL
                  : res->undecided || (res->min_rounds > 0 && res->rounds < res->min_rounds) ? HB_CMP_INCONCLUSIVE
                  : HB_CMP_PASS;
-    /* per op family: the median MDE of its tested cases (an unreachable one counts as infinite) */
+    /* per op family: the median over its tested cases of the MDE of a change of the whole family */
     const int maxfam = (int)(sizeof res->fam / sizeof res->fam[0]);
     double *v = malloc((res->n + 1) * sizeof *v);
     if (!v) return;
-    for (size_t a = 0; a < res->n; a++) {
+    for (size_t a = 0; a < res->n && res->nfam < maxfam; a++) {
         const hb_cmp_case *c = &res->cases[a];
-        if (isnan(c->mde) || !isfinite(c->p)) continue;
-        char fam[32];
-        int op = c->op ? hb_op_parse(c->op) : -1;
-        snprintf(fam, sizeof fam, "%s", op >= 0 ? hb_family_name(hb_op_get((hb_op)op)->family) : c->op ? c->op : "?");
+        if (isnan(c->mde)) continue;
+        const char *fam = family_of(c);
         int f;
         for (f = 0; f < res->nfam && strcmp(res->fam[f].family, fam); f++) {}
-        if (f < res->nfam || res->nfam == maxfam) continue; /* done already, or no room left */
+        if (f < res->nfam) continue; /* done already */
         size_t k = 0;
-        for (size_t b = a; b < res->n; b++) {
-            const hb_cmp_case *d = &res->cases[b];
-            if (isnan(d->mde) || !isfinite(d->p)) continue;
-            int opb = d->op ? hb_op_parse(d->op) : -1;
-            const char *fb = opb >= 0 ? hb_family_name(hb_op_get((hb_op)opb)->family) : d->op ? d->op : "?";
-            if (!strncmp(fb, fam, sizeof fam - 1)) v[k++] = d->mde;
-        }
-        qsort(v, k, sizeof *v, cmp_dbl_inf);
+        for (size_t b = a; b < res->n; b++) k += !isnan(res->cases[b].mde) && !strcmp(family_of(&res->cases[b]), fam);
+        size_t nv = 0;
+        for (size_t b = a; b < res->n; b++)
+            if (!isnan(res->cases[b].mde) && !strcmp(family_of(&res->cases[b]), fam))
+                v[nv++] = case_mde(&res->cases[b], o, res->tested, k);
+        qsort(v, nv, sizeof *v, cmp_dbl);
         snprintf(res->fam[res->nfam].family, sizeof res->fam[0].family, "%s", fam);
         res->fam[res->nfam].cases = k;
-        res->fam[res->nfam].mde = k & 1 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+        res->fam[res->nfam].mde = nv & 1 ? v[nv / 2] : 0.5 * (v[nv / 2 - 1] + v[nv / 2]);
         res->nfam++;
     }
     free(v);

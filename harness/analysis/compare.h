@@ -127,9 +127,11 @@ typedef struct hb_cmp_case {
     int pass_overlap;            /* 1 when both runs have >= 2 passes and the slower run's fastest
                                     pass is not beyond the other run's slowest pass by the
                                     threshold: the change is within between-process noise */
-    double mde;                  /* minimum detectable effect (analysis/mde.h): the smallest slowdown
-                                    (fraction, 0.05 = 5%) flagged with 80% probability; INFINITY:
-                                    none; NAN: not tested */
+    double mde_se, mde_floor;    /* set by the decider: the standard error of the case's log ratio and
+                                    its test's smallest attainable p (analysis/mde.h); NAN: untested */
+    double mde;                  /* minimum detectable effect of the case alone (hb_cmp_finish, from
+                                    mde_se): the smallest slowdown (fraction, 0.05 = 5%) flagged with
+                                    80% probability; INFINITY: none; NAN: not tested */
     hb_cmp_verdict verdict;
 } hb_cmp_case;
 
@@ -158,8 +160,9 @@ typedef struct hb_cmp_result {
                                     inconclusive); 0 for compare */
     hb_cmp_outcome outcome;      /* fail if fails; else inconclusive if undecided or rounds <
                                     min_rounds; else pass */
-    struct {                     /* per op family (hb_family_name, or the op when it is none), the
-                                    median of its tested cases' mde (INFINITY when most have none) */
+    struct {                     /* per op family (hb_family_name, or the op when it is none): the
+                                    median over its tested cases of the MDE of a change of the whole
+                                    family (k = its cases, mde.h); INFINITY when most have none */
         char family[32];
         size_t cases;            /* tested cases of the family */
         double mde;
@@ -168,8 +171,9 @@ typedef struct hb_cmp_result {
     double elapsed_s;            /* time spent in hb_compare_runs */
 } hb_cmp_result;
 
-/* Fill res's counts, fails, undecided, outcome and per-family MDE from its cases' verdicts and mde
- * (rounds and min_rounds set by the caller first). compare.c and ab.c call it last. No errors. */
+/* Fill res's counts, fails, undecided, outcome, each tested case's mde and the per-family MDE from its
+ * cases' verdicts, thresholds, mde_se and mde_floor (rounds, min_rounds and tested set by the caller
+ * first; the one caller of hb_mde). compare.c and ab.c call it last. No errors. */
 void hb_cmp_finish(hb_cmp_result *res, const hb_cmp_options *o);
 
 /* Whether a and b can be compared: both meta records carry a "schema" and the same one (else

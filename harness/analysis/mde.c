@@ -11,7 +11,8 @@ double hb_mde(const hb_mde_in *in)
     if (!in || !(in->se > 0) || !isfinite(in->se) || !(in->alpha > 0 && in->alpha < 1) || in->m < 1 ||
         !(in->confidence > 0 && in->confidence < 1) || !(in->threshold >= 0))
         return NAN;
-    double alpha1 = in->alpha / (double)in->m;
+    size_t k = in->k < 1 ? 1 : in->k > in->m ? in->m : in->k;
+    double alpha1 = in->alpha * (double)k / (double)in->m;
     if (in->p_floor > alpha1) return INFINITY;
     double za = hb_rs_normal_quantile(1 - alpha1 / 2), zb = hb_rs_normal_quantile(HB_MDE_POWER);
     double zc = hb_rs_normal_quantile((1 + in->confidence) / 2);

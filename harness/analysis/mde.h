@@ -8,8 +8,9 @@
  *   compare (two runs' samples):  se = sqrt(s_b^2 / n_b + s_c^2 / n_c), s = the spread of log(sample)
  *   ab (paired rounds):           se = s / sqrt(n), s = the spread of the n per-round log ratios
  * (s: 1.4826 x the median absolute deviation, hb_mde_spread), and
- *   z_a = z(1 - alpha' / 2), alpha' = alpha / m: Benjamini-Hochberg's bar for the smallest of m p-values
- *         (the change of one case alone; a change of k cases at once faces alpha k / m)
+ *   z_a = z(1 - alpha' / 2), alpha' = alpha k / m: Benjamini-Hochberg's bar for the k-th smallest of m
+ *         p-values (Benjamini & Hochberg 1995): k = 1 for a change of one case alone (each case's MDE),
+ *         k = the family's tested cases for a change of a whole op family (the family's MDE)
  *   z_b = z(1 - beta), beta = 0.2 (80% power)
  *   z_c = z((1 + confidence) / 2), the bootstrap CI's quantile
  *   test: (z_a + z_b) * sqrt(pi / 3) * se
@@ -41,13 +42,14 @@ typedef struct hb_mde_in {
     double se;         /* standard error of the case's mean log ratio (see above); > 0 and finite */
     double alpha;      /* the gate's false discovery rate (0.05) */
     size_t m;          /* how many cases Benjamini-Hochberg runs over (>= 1) */
+    size_t k;          /* how many of them change together (1..m; 0 counts as 1) */
     double confidence; /* the bootstrap CI's level (0.95) */
     double threshold;  /* t: the case's threshold, a fraction (0.02) */
     int rule_point;    /* 0: rule "ci"; 1: rule "point" */
     double p_floor;    /* the test's smallest attainable p for this case; 0 when unbounded */
 } hb_mde_in;
 
-/* The MDE of one case as a relative change (0.05: a 5% slowdown); INFINITY when p_floor > alpha / m;
+/* The MDE of one case as a relative change (0.05: a 5% slowdown); INFINITY when p_floor > alpha k / m;
  * NAN when se, alpha, m or confidence are out of range. Pure; no errors beyond NAN. */
 double hb_mde(const hb_mde_in *in);
 
