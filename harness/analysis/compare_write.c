@@ -187,16 +187,18 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
                                                         "or a change that affects every case" : "");
     fputs("\n\n", f);
     if (r->nfam) {
-        fputs("Smallest slowdown this run could detect (80% power; per op family, the median over its compared cases", f);
-        fputs("): ", f);
+        int none = 0;
+        fputs("Smallest slowdown this run could detect (a change of a whole op family, 80% power; the median over "
+              "its compared cases): ", f);
         for (int i = 0; i < r->nfam; i++) {
             fputs(i ? ", " : "", f);
             md_put(f, r->fam[i].family);
             if (isfinite(r->fam[i].mde)) fprintf(f, " %+.1f%%", r->fam[i].mde * 100);
-            else fputs(" none (too few rounds or samples for the test to reach its significance level)", f);
+            else { fputs(" none", f); none = 1; }
             fprintf(f, " (%zu case%s)", r->fam[i].cases, r->fam[i].cases == 1 ? "" : "s");
         }
-        fputs(".\n\n", f);
+        fputs(none ? ". None: with so few rounds or samples the test cannot reach its significance level, whatever "
+                     "the change.\n\n" : ".\n\n", f);
     }
     /* between-run noise per backend (each backend once, in key order) */
     int first = 1, noisy = 0;
