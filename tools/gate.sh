@@ -18,7 +18,7 @@
 #   GATE_KEEP=1   keep the worktrees and builds (default: removed at the end)
 #   GATE_TMP      parent of the temporary folder (default: $TMPDIR or /tmp)
 set -u
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in -h|--help) usage; exit 0;; esac
 BASE_REF=$1; shift
