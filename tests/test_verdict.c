@@ -55,7 +55,7 @@ static char *slurp(const char *path)
 
 static void expect_in(const char *what, const char *hay, const char *want)
 {
-    if (!hay || !strstr(hay, want)) fail_msg("%s: \"%.3000s\" lacks \"%s\"", what, hay ? hay : "(null)", want);
+    if (!hay || !strstr(hay, want)) fail_msg("%s: lacks \"%s\" in \"%.3000s\"", what, want, hay ? hay : "(null)");
 }
 
 static void expect_not_in_file(const char *path, const char *word)
@@ -311,7 +311,8 @@ static void test_ab_three_outcomes(void **state)
     snprintf(mdp, sizeof mdp, "%s/ab_inc/g.md", dir);
     char *m = slurp(mdp);
     expect_in("markdown", m, "3 rounds, fewer than the minimum of 8");
-    expect_in("markdown", m, "none (too few rounds"); /* 2/2^3 > 0.05/31: no change detectable */
+    expect_in("markdown", m, "matmul none (15 cases)"); /* 2/2^3 > 0.05 x 15/31: no change detectable */
+    expect_in("markdown", m, "None: with so few rounds or samples the test cannot reach its significance level");
     free(m);
     /* 8 rounds (the minimum) of 25% noise: undecided cases alone make it inconclusive */
     write_rounds("ab_noisy", 8, 0.25, 0.02, NULL, 2, NULL);

@@ -448,7 +448,6 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
             faster = faster && c->ci_hi < 1 / (1 + t);
         }
         c->verdict = slower ? HB_CMP_REGRESSION : faster ? HB_CMP_IMPROVEMENT : HB_CMP_UNCHANGED;
-        if (undecided && hb_cmp_case_undecided(c)) (*undecided)++;
     }
     qsort(cs, n, sizeof *cs, cmp_case_key);
     res->cases = cs;
@@ -456,6 +455,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
     res->rounds = nrounds;
     res->min_rounds = ao->min_rounds;
     hb_cmp_finish(res, o);
+    if (undecided) *undecided = res->undecided;
     cs = NULL;
     st = HB_OK;
 out:

@@ -61,8 +61,8 @@ void hb_ab_options_default(hb_ab_options *o);
 /* Decide from nrounds rounds: base[r] and cur[r] are the results files of round r (loaded with
  * hb_run_load; they must outlive res, whose cases borrow their records). res is filled as by
  * hb_compare_runs (free with hb_cmp_result_free). *undecided (may be NULL) gets the number of
- * tested cases that are neither a gate failure nor cleared (ci_hi <= 1 + t: the data exclude a
- * regression beyond the threshold); 0 means the gate could stop.
+ * undecided cases (hb_cmp_case_undecided: too few rounds yet, or tested and neither a gate failure nor
+ * cleared, ci_hi <= 1 + t); 0 means the gate could stop.
  * Errors: HB_EINVAL (nrounds < 1, bad options; reason in err), HB_ENOMEM. */
 /* med_base/med_cur of the whole-run cases are NAN; min_delta applies to |med_cur - med_base| of the
  * others when > 0. */

@@ -288,7 +288,8 @@ hb_cmp_verdict hb_cmp_status_verdict(const char *sb, const char *sc)
 
 int hb_cmp_case_undecided(const hb_cmp_case *c)
 {
-    return isfinite(c->p) && c->verdict != HB_CMP_REGRESSION && !(c->ci_hi <= 1 + c->threshold);
+    return c->verdict == HB_CMP_INSUFFICIENT ||
+           (isfinite(c->p) && c->verdict != HB_CMP_REGRESSION && !(c->ci_hi <= 1 + c->threshold));
 }
 
 /* Status-only verdict; returns 1 when both runs measured the case (statistics needed). */
@@ -596,7 +597,7 @@ void hb_cmp_finish(hb_cmp_result *res, const hb_cmp_options *o)
         hb_cmp_case *c = &res->cases[a];
         res->count[c->verdict]++;
         if (hb_cmp_verdict_fails(c->verdict, o)) res->fails++;
-        if (hb_cmp_case_undecided(c) || c->verdict == HB_CMP_INSUFFICIENT) res->undecided++;
+        res->undecided += hb_cmp_case_undecided(c);
         c->mde = case_mde(c, o, res->tested, 1);
     }
     res->outcome = res->fails ? HB_CMP_FAIL

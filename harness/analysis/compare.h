@@ -135,9 +135,10 @@ typedef struct hb_cmp_case {
     hb_cmp_verdict verdict;
 } hb_cmp_case;
 
-/* 1 when c is tested and still undecided: not a regression, and not cleared (ci_hi <= 1 + threshold:
- * the data exclude a regression beyond the threshold; a NAN CI clears nothing). Makes the outcome
- * inconclusive; `hybench ab` stops early when no case is, and its subset rounds run these. */
+/* 1 when c is undecided: both sides ok but too few samples or rounds to test it (insufficient), or
+ * tested and neither a regression nor cleared (ci_hi <= 1 + threshold: the data exclude a regression
+ * beyond the threshold; a NAN CI clears nothing). Makes the outcome inconclusive; `hybench ab` stops
+ * early when no case is, and its subset rounds run these. */
 int hb_cmp_case_undecided(const hb_cmp_case *c);
 
 /* Point c's label fields (backend, op, shape_str, mode, route, dtype: borrowed from the current record,
@@ -154,8 +155,7 @@ typedef struct hb_cmp_result {
     double shift;                /* median of ratios over tested cases (whole-run drift); NAN if none */
     double noise_max;            /* largest per-backend between-run noise s; NAN if none */
     int fails;                   /* number of cases that fail the gate */
-    size_t undecided;            /* cases that make the outcome inconclusive: hb_cmp_case_undecided,
-                                    or too few samples (insufficient) */
+    size_t undecided;            /* cases that make the outcome inconclusive (hb_cmp_case_undecided) */
     int rounds, min_rounds;      /* hybench ab: rounds decided from and the minimum (fewer:
                                     inconclusive); 0 for compare */
     hb_cmp_outcome outcome;      /* fail if fails; else inconclusive if undecided or rounds <

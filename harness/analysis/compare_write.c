@@ -109,7 +109,7 @@ static int pred_undecided(const hb_cmp_case *c, const hb_cmp_options *o)
 static int pred_info(const hb_cmp_case *c, const hb_cmp_options *o)
 {
     return c->verdict == HB_CMP_NEW || c->verdict == HB_CMP_FIXED ||
-           (c->verdict == HB_CMP_MISSING && o->allow_missing) || c->verdict == HB_CMP_INSUFFICIENT ||
+           (c->verdict == HB_CMP_MISSING && o->allow_missing) ||
            (c->verdict == HB_CMP_STILL_BAD && !(c->status_cur && !strcmp(c->status_cur, "skipped")));
 }
 
@@ -296,9 +296,10 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
     k = select_cases(r, sel, pred_undecided, o);
     if (k) {
         if (r->outcome == HB_CMP_INCONCLUSIVE)
-            fprintf(f, "### Undecided cases (%zu): neither a regression nor cleared, slowest first\n\n", k);
+            fprintf(f, "### Undecided cases (%zu): neither a regression nor cleared (or too few samples), slowest first\n\n", k);
         else
-            fprintf(f, "<details><summary>Undecided cases: %zu (neither a regression nor cleared)</summary>\n\n", k);
+            fprintf(f, "<details><summary>Undecided cases: %zu (neither a regression nor cleared, or too few samples)"
+                       "</summary>\n\n", k);
         fprintf(f, "| case | backend | mode / route / dtype | baseline median | current median | change | %g%% CI | "
                    "p (BH) | smallest detectable |\n| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: |\n",
                 o->confidence * 100);
@@ -345,9 +346,9 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
     k = select_cases(r, sel, pred_info, o);
     if (k) {
         fprintf(f, "<details><summary>Unmatched and unmeasured cases: %zu (new %zu, fixed %zu, "
-                   "still not ok %zu, too few samples %zu%s)</summary>\n\n",
+                   "still not ok %zu%s)</summary>\n\n",
                 k, r->count[HB_CMP_NEW], r->count[HB_CMP_FIXED], r->count[HB_CMP_STILL_BAD],
-                r->count[HB_CMP_INSUFFICIENT], o->allow_missing ? ", missing allowed" : "");
+                o->allow_missing ? ", missing allowed" : "");
         fputs("| case | backend | mode / route / dtype | baseline | current | verdict |\n"
               "| --- | --- | --- | --- | --- | --- |\n", f);
         for (size_t i = 0; i < k && (int)i < o->max_rows; i++) {

@@ -175,7 +175,7 @@ static long write_open_cases(const hb_cmp_result *res, const char *path)
     for (size_t i = 0; i < res->n; i++) {
         const hb_cmp_case *c = &res->cases[i];
         if (c->key[0] == '(') continue; /* a whole-run case */
-        if (hb_cmp_case_undecided(c) || c->verdict == HB_CMP_INSUFFICIENT) { fprintf(f, "%s\n", c->key); n++; }
+        if (hb_cmp_case_undecided(c)) { fprintf(f, "%s\n", c->key); n++; } /* insufficient ones too */
     }
     return fclose(f) ? -1 : n;
 }
