@@ -578,7 +578,7 @@ static void test_status_gate(void **state)
     hb_run_free(&ra);
     hb_run_free(&rb);
 
-    /* through the command: exit 1 with the bad cases; without them inconclusive (10): the case with
+    /* through the command: exit 1 with the bad cases; without them inconclusive (11): the case with
      * 2 samples (n=12) is fewer than the minimum; with --min-samples 2 it is compared, and passes */
     char *argv1[] = { "compare", a, b, "--quiet", NULL };
     assert_int_equal(hb_cmd_compare(4, argv1), HB_EXIT_REGRESSION);

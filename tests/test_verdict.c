@@ -3,7 +3,7 @@
  * and 3): the normal quantile (core/rstats.c) and the minimum detectable effect (analysis/mde.c)
  * against values computed by hand (Python's statistics.NormalDist); `hybench ab --redecide` and
  * `hybench compare` on synthetic results files drawn with fixed seeds: rounds or samples that cannot
- * decide (few, noisy) are inconclusive (exit 10, no "PASS" in the Markdown, JSON, JUnit or the
+ * decide (few, noisy) are inconclusive (exit 11, no "PASS" in the Markdown, JSON, JUnit or the
  * terminal, the undecided cases and the MDE per op family named), a clear regression fails (also
  * beside undecided cases), a clear no-change with enough rounds passes; two runs whose host names
  * differ and whose fingerprints agree are compared and find each other's baseline, two whose

@@ -6,7 +6,7 @@
 # `hybench ab BASE HEAD` (both builds interleaved, in rounds) over the quick case list, from HEAD's
 # tree (its workloads are the case list). Its exit status is hybench ab's, passed through: 0 pass,
 # 1 a case fails the gate, 2 usage / a build that cannot run, 3 the builds' rounds come from different
-# machine fingerprints, 7 an output cannot be written, 10 inconclusive (no case fails, but cases are
+# machine fingerprints, 7 an output cannot be written, 11 inconclusive (no case fails, but cases are
 # undecided or fewer rounds than --min-rounds ran: neither pass nor fail); 9 a build failed.
 #
 # Environment:
@@ -63,6 +63,6 @@ cd "$TMP/head"
 rc=$?
 t2=$(date +%s)
 cat "$OUT/gate.md" 2>/dev/null
-case $rc in 0) verdict=pass;; 1) verdict=FAIL;; 10) verdict=INCONCLUSIVE;; *) verdict=error;; esac
+case $rc in 0) verdict=pass;; 1) verdict=FAIL;; 11) verdict=INCONCLUSIVE;; *) verdict=error;; esac
 echo "gate.sh: exit $rc ($verdict); builds $((t1 - t0)) s, hybench ab $((t2 - t1)) s; outputs in $OUT" >&2
 exit $rc

@@ -91,7 +91,7 @@ static void ab_usage(FILE *f)
         "exit status: as compare: 0 pass, 1 a case fails the gate, 2 usage or a build that cannot run its\n"
         "cases (its log is named), 3 a round's results file (named) has no case records, no meta record or\n"
         "a newer schema than this hybench knows, or another machine fingerprint than round 1's base,\n"
-        "7 an output cannot be written, 10 inconclusive: no case fails, but cases are undecided (named,\n"
+        "7 an output cannot be written, 11 inconclusive: no case fails, but cases are undecided (named,\n"
         "with the smallest change the rounds could detect per op family) or fewer rounds than --min-rounds\n");
 }
 

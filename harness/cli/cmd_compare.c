@@ -23,7 +23,7 @@ static void compare_usage(FILE *f)
           "             2 usage or unreadable input, 3 incomparable: another machine (fingerprint; the\n"
           "             host name does not count) or schema (--cross-machine compares anyway), or a file\n"
           "             without case records, without a meta record or of a newer schema than this\n"
-          "             hybench knows (never compared), 10 inconclusive: no case fails, but some are\n"
+          "             hybench knows (never compared), 11 inconclusive: no case fails, but some are\n"
           "             undecided or have too few samples (named, with the smallest detectable change).\n"
           "  --baseline-dir DIR   use the baseline of CURRENT's machine in DIR (DIR/<fingerprint>.jsonl,\n"
           "                       or a former DIR/<host>.jsonl: hybench baseline set); BASELINE may also\n"
