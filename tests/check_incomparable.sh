@@ -2,7 +2,7 @@
 # check_incomparable.sh - nothing is compared silently (issue 32 item 4; run by tests/run_tests.sh):
 # `hybench compare X X`, `hybench baseline set X --force` and `hybench ab --redecide` (a round's file)
 # exit 3 and name the file X when X holds only a meta record, has no meta record, or says
-# "schema": 999; the good file they are made from still compares (exit 0).
+# "schema": 999; the good file they are made from still compares (exit 0, or 11: inconclusive with its 3 samples).
 set -u
 cd "$(dirname "$0")/.."
 HB=build/hybench
@@ -14,7 +14,9 @@ head -n 1 $G > $T/meta_only.jsonl
 grep -v '"type":"meta"' $G > $T/no_meta.jsonl
 sed '1s/"schema":1/"schema":999/' $G > $T/schema999.jsonl
 grep -q '"schema":999' $T/schema999.jsonl || fail "could not make the schema-999 file"
-$HB compare $G $G --quiet 2>$T/good.err || { cat $T/good.err; fail "the good file does not compare with itself"; }
+# the good file compares with itself: exit 11 (inconclusive: 3 samples a case cannot exclude a 5% slowdown), not 3
+$HB compare $G $G --quiet 2>$T/good.err; rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 11 ] || { cat $T/good.err; fail "the good file does not compare with itself (exit $rc)"; }
 for f in meta_only no_meta schema999; do
   X=$T/$f.jsonl
   $HB compare $X $X --quiet 2>$T/$f.compare.err; rc=$?

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 #include "cli_capture.h"
 
+#include "analysis/baseline.h"
 #include "cli/commands.h"
 #include "results/results.h"
 
@@ -39,7 +40,7 @@ static int run_cmd(cmd_fn cmd, int argc, char **argv, char *buf, size_t len)
 #define CASE(n) "{\"type\":\"case\",\"schema\":1,\"key\":\"add|n=" #n "|cpu|f32|pageable|f32\",\"backend\":\"cpu\"," \
                 "\"op\":\"add\",\"shape_str\":\"n=" #n "\",\"mode\":\"f32\",\"route\":\"pageable\",\"dtype\":\"f32\"," \
                 "\"status\":\"ok\",\"phases\":{\"total\":{\"n\":3,\"median\":0.001}},\"samples\":{\"total\":" \
-                "[0.001,0.0011,0.0009,0.001,0.00105]}}\n"
+                "[0.001,0.0010002,0.0009999,0.001,0.0010001]}}\n"
 #define END "{\"type\":\"end\",\"schema\":1,\"cases\":2,\"ok\":2}\n"
 
 static void write_file(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -192,12 +193,16 @@ static void test_baseline_set(void **state)
             expect_in(bad[i].name, buf, bad[i].reason);
         }
     }
-    char h[320];
-    snprintf(h, sizeof h, "%s/h.jsonl", bdir);
-    assert_int_not_equal(access(h, F_OK), 0); /* nothing was set */
+    char h[320], hj[320], fp[17], err[256];
+    assert_int_not_equal(access(bdir, F_OK), 0); /* nothing was set */
     path_of(p, sizeof p, "good.jsonl");
     char *v[] = {"baseline", "set", p, "--dir", bdir, NULL};
     assert_int_equal(run_cmd(hb_cmd_baseline, 5, v, buf, sizeof buf), HB_EXIT_OK);
+    hb_run r; /* stored by its machine's fingerprint */
+    assert_int_equal(hb_run_load(p, &r, err, sizeof err), HB_OK);
+    assert_int_equal(hb_baseline_find(bdir, &r, h, hj, sizeof h, fp, NULL), 0);
+    hb_run_free(&r);
+    assert_non_null(strstr(h, fp));
     assert_int_equal(access(h, F_OK), 0);
 }
 

@@ -504,7 +504,7 @@ static void write_status_pair(const char *a, const char *b, int with_bad)
     PAIR("n=6", "ok", "ok");
     PAIR("n=7", NULL, "ok");                 /* new */
     PAIR("n=8", "wrong", "wrong");           /* still bad */
-    PAIR("n=9", "skipped", "skipped");       /* still bad (skipped) */
+    PAIR("n=9", "skipped", "skipped");       /* skipped (in both) */
     PAIR("n=10", "wrong", "ok");             /* fixed */
     if (with_bad) {
         PAIR("n=2", "ok", "wrong");          /* wrong */
@@ -552,7 +552,7 @@ static void test_status_gate(void **state)
         { "mul|n=5|cpu|f32|pageable|f32", HB_CMP_MISSING, 1 },
         { "mul|n=7|cpu|f32|pageable|f32", HB_CMP_NEW, 0 },
         { "mul|n=8|cpu|f32|pageable|f32", HB_CMP_STILL_BAD, 0 },
-        { "mul|n=9|cpu|f32|pageable|f32", HB_CMP_STILL_BAD, 0 },
+        { "mul|n=9|cpu|f32|pageable|f32", HB_CMP_SKIPPED, 0 },  /* skipped in both: skipped, not still_bad */
         { "mul|n=10|cpu|f32|pageable|f32", HB_CMP_FIXED, 0 },
         { "mul|n=11|cpu|f32|pageable|f32", HB_CMP_CRASHED, 1 },
         { "mul|n=12|cpu|f32|pageable|f32", HB_CMP_INSUFFICIENT, 0 },
@@ -578,11 +578,12 @@ static void test_status_gate(void **state)
     hb_run_free(&ra);
     hb_run_free(&rb);
 
-    /* through the command: exit 1 with the bad cases, 0 without them */
+    /* through the command: exit 1 with the bad cases; without them inconclusive (11): the case with
+     * 2 samples (n=12) is fewer than the minimum; with --min-samples 2 it is compared, and passes */
     char *argv1[] = { "compare", a, b, "--quiet", NULL };
     assert_int_equal(hb_cmd_compare(4, argv1), HB_EXIT_REGRESSION);
     write_status_pair(a, b, 0);
-    assert_int_equal(hb_cmd_compare(4, argv1), HB_EXIT_OK);
+    assert_int_equal(hb_cmd_compare(4, argv1), HB_EXIT_INCONCLUSIVE);
 }
 
 static void test_exit_codes(void **state)
@@ -632,14 +633,16 @@ static void test_exit_codes(void **state)
     assert_int_equal(hb_cmd_compare(3, u6), HB_EXIT_USAGE);
     char *ok[] = { "compare", a, b, "--quiet", "--metric=compute", NULL };
     assert_int_equal(hb_cmd_compare(5, ok), HB_EXIT_OK);
-    char *i1[] = { "compare", a, other, "--quiet", NULL };
-    assert_int_equal(hb_cmd_compare(4, i1), HB_EXIT_INCOMPARABLE);
+    char *i1[] = { "compare", a, other, "--quiet", NULL }; /* another host name, the same fingerprint */
+    assert_int_equal(hb_cmd_compare(4, i1), HB_EXIT_OK);
     char *i2[] = { "compare", a, cpu, "--quiet", NULL };
     assert_int_equal(hb_cmd_compare(4, i2), HB_EXIT_INCOMPARABLE);
     char *i3[] = { "compare", a, sch, "--quiet", NULL };
     assert_int_equal(hb_cmd_compare(4, i3), HB_EXIT_INCOMPARABLE);
-    char *i4[] = { "compare", a, other, "--quiet", "--force", NULL };
+    char *i4[] = { "compare", a, cpu, "--quiet", "--force", NULL };
     assert_int_equal(hb_cmd_compare(5, i4), HB_EXIT_OK);
+    char *i5[] = { "compare", a, cpu, "--quiet", "--cross-machine", NULL };
+    assert_int_equal(hb_cmd_compare(5, i5), HB_EXIT_OK);
 }
 
 static int count_substr(const char *hay, const char *needle)
@@ -916,7 +919,14 @@ static void test_baseline(void **state)
     assert_int_equal(hb_cmd_baseline(5, setw), HB_EXIT_USAGE);  /* refused: wrong case */
     char *set[] = { "baseline", "set", a, "--dir", dir, NULL };
     assert_int_equal(hb_cmd_baseline(5, set), HB_EXIT_OK);
-    hb_baseline_paths(dir, "my host/1", jl, jsn, sizeof jl);
+    {   /* stored by the machine's fingerprint, not by host name */
+        hb_run ra;
+        char err[256], fp[17];
+        assert_int_equal(hb_run_load(a, &ra, err, sizeof err), HB_OK);
+        assert_int_equal(hb_baseline_find(dir, &ra, jl, jsn, sizeof jl, fp, NULL), 0);
+        assert_non_null(strstr(jl, fp));
+        hb_run_free(&ra);
+    }
     char *orig = slurp(a), *copy = slurp(jl);
     assert_non_null(copy);
     assert_string_equal(orig, copy);
@@ -927,6 +937,7 @@ static void test_baseline(void **state)
     assert_non_null(p);
     assert_string_equal(json_string_value(json_object_get(p, "run_id")), "runA");
     assert_string_equal(json_string_value(json_object_get(p, "host")), "my host/1");
+    assert_int_equal(strlen(json_string_value(json_object_get(p, "fingerprint"))), 16);
     assert_int_equal(json_integer_value(json_object_get(p, "ok")), 50);
     json_decref(p);
     assert_int_equal(hb_cmd_baseline(6, show0), HB_EXIT_OK);

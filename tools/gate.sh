@@ -4,8 +4,10 @@
 # The merge gate (docs/compare.md, "tools/gate.sh"): builds BASE_REF and HEAD_REF (default HEAD) of
 # this repository, each in its own git worktree under a temporary folder, then runs HEAD's
 # `hybench ab BASE HEAD` (both builds interleaved, in rounds) over the quick case list, from HEAD's
-# tree (its workloads are the case list). Its exit status is hybench ab's: 0 pass, 1 a case fails
-# the gate, 2 usage / a build that cannot run, 7 an output cannot be written; 9 a build failed.
+# tree (its workloads are the case list). Its exit status is hybench ab's, passed through: 0 pass,
+# 1 a case fails the gate, 2 usage / a build that cannot run, 3 the builds' rounds come from different
+# machine fingerprints, 7 an output cannot be written, 11 inconclusive (no case fails, but cases are
+# undecided or fewer rounds than --min-rounds ran: neither pass nor fail); 9 a build failed.
 #
 # Environment:
 #   GATE_OUT      where the outputs go (default results/gate-<time>): gate.md, gate.json, gate.xml,
@@ -16,7 +18,7 @@
 #   GATE_KEEP=1   keep the worktrees and builds (default: removed at the end)
 #   GATE_TMP      parent of the temporary folder (default: $TMPDIR or /tmp)
 set -u
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in -h|--help) usage; exit 0;; esac
 BASE_REF=$1; shift
@@ -61,5 +63,6 @@ cd "$TMP/head"
 rc=$?
 t2=$(date +%s)
 cat "$OUT/gate.md" 2>/dev/null
-echo "gate.sh: exit $rc; builds $((t1 - t0)) s, hybench ab $((t2 - t1)) s; outputs in $OUT" >&2
+case $rc in 0) verdict=pass;; 1) verdict=FAIL;; 11) verdict=INCONCLUSIVE;; *) verdict=error;; esac
+echo "gate.sh: exit $rc ($verdict); builds $((t1 - t0)) s, hybench ab $((t2 - t1)) s; outputs in $OUT" >&2
 exit $rc

@@ -12,7 +12,8 @@
 #   4. hybench report of the night (SVG only, quiet) into reports/<run-id>/, and hybench publish: the
 #      browsable site of the whole history, reports/history-site/index.html (every machine, its steps
 #      and drifts linked to their night's report, a graph per case; docs/history.md "The site")
-#   5. when results/baselines/<host>.jsonl exists (hybench baseline set RESULTS):
+#   5. when a baseline of this machine exists (results/baselines/<fingerprint>.jsonl, found by the
+#      run's machine fingerprint, or a former results/baselines/<host>.jsonl; hybench baseline set):
 #      hybench compare --baseline-dir results/baselines, written to
 #      reports/trend/compare-<host>/compare-<run-id>.md/.json/.xml and printed
 # Environment: HB (binary, default build/hybench), HB_HISTORY (results/history), HB_STORE
@@ -24,7 +25,8 @@
 #   reports, REPORTS/<run-id>/), HB_SITE_OUT (reports/history-site; empty: no site), HB_COMPARE_ARGS
 #   (extra options for compare, e.g. "--threshold 5% --threshold cuda=3%").
 # Exit status: compare's when a baseline exists and it did not pass (1 regression or a case that
-# became wrong/crashed/missing, 3 incomparable machine); else hybench run's (0, 5 wrong, 8 failed);
+# became wrong/crashed/missing, 3 incomparable machine, 11 inconclusive: cases undecided); else
+# hybench run's (0, 5 wrong, 8 failed);
 # 7 when no results file was written or the run could not be put into the store.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -82,10 +84,10 @@ if "$HB" baseline show --dir "$BASEDIR" "$out" >/dev/null 2>&1; then
     --json "$cdir/compare-$runid.json" --junit "$cdir/compare-$runid.xml" ${HB_COMPARE_ARGS:-}
   crc=$?
   [ -f "$cdir/compare-$runid.md" ] && cat "$cdir/compare-$runid.md"
-  echo "nightly: compare against the baseline of $host: exit $crc"
+  echo "nightly: compare against the baseline of this machine (host $host): exit $crc"
   [ $crc -ne 0 ] && exit $crc
 else
-  echo "nightly: no baseline for $host in $BASEDIR (promote a run with: $HB baseline set $out --dir $BASEDIR)"
+  echo "nightly: no baseline for this machine (host $host) in $BASEDIR (promote a run with: $HB baseline set $out --dir $BASEDIR)"
 fi
 echo "nightly: results $out; store $store_name; trend $TREND_OUT/<machine fingerprint>/index.html${SITE_OUT:+; site $SITE_OUT/index.html}"
 exit $rc

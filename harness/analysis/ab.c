@@ -2,6 +2,7 @@
  * matched across the rounds of two builds by key, their per-round paired log ratios, the Wilcoxon
  * signed-rank test, the bootstrap CI of the median ratio, Benjamini-Hochberg, and the verdicts. */
 #include "analysis/ab.h"
+#include "analysis/mde.h"
 #include "core/rstats.h"
 #include <math.h>
 #include <stdlib.h>
@@ -170,11 +171,6 @@ static json_t *keyed(const hb_run *r)
     return m;
 }
 
-int hb_ab_case_undecided(const hb_cmp_case *c)
-{
-    return isfinite(c->p) && c->verdict != HB_CMP_REGRESSION && !(c->ci_hi <= 1 + c->threshold);
-}
-
 /* 1 when run r measured a subset of the case list by key (its meta options.cases_from). */
 static int round_subset(const hb_run *r)
 {
@@ -283,7 +279,8 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
         hb_cmp_case *c = &cs[i];
         double *Di = D + i * (size_t)nrounds;
         for (int r = 0; r < nrounds; r++) Di[r] = NAN;
-        c->med_base = c->med_cur = c->ratio = c->ci_lo = c->ci_hi = c->p = c->q = NAN;
+        c->med_base = c->med_cur = c->ratio = c->ci_lo = c->ci_hi = c->p = c->q = c->mde = NAN;
+        c->mde_se = c->mde_floor = NAN;
         c->noise = NAN;
         c->base = w[i].brec[0];
         c->cur = w[i].brec[1];
@@ -296,11 +293,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
         if (c->base && c->cur && !w[i].missing_cur) {
             int okb = status_is(sb, "ok"), okc = status_is(sc, "ok");
             if (!(okb && okc)) {
-                if (status_is(sc, "wrong") && !status_is(sb, "wrong")) c->verdict = HB_CMP_WRONG;
-                else if (status_is(sc, "crashed") && !status_is(sb, "crashed")) c->verdict = HB_CMP_CRASHED;
-                else if (okb) c->verdict = HB_CMP_LOST;
-                else if (okc) c->verdict = HB_CMP_FIXED;
-                else c->verdict = HB_CMP_STILL_BAD;
+                c->verdict = hb_cmp_status_verdict(sb, sc);
                 continue;
             }
         } else if (c->base) {
@@ -387,6 +380,8 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
             c->ratio = exp(median_of(tmp, k));
             free(tmp);
             c->p = hb_ab_signed_rank_p(d, k, NULL);
+            c->mde_se = hb_mde_spread(d, k) / sqrt((double)k); /* for the MDE (mde.h) */
+            c->mde_floor = hb_mde_floor_signed_rank(k);
             if (hb_ab_bootstrap_median_ratio(d, k, o->resamples, o->confidence, o->seed ^ hb_hash64(c->key), &c->ci_lo,
                                              &c->ci_hi) == HB_ENOMEM) { free(done); goto out; }
             c->verdict = HB_CMP_UNCHANGED;
@@ -422,6 +417,8 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
         if (rep >= 0) { c->base = json_object_get(kb[rep], c->key); c->cur = json_object_get(kc[rep], c->key); }
         c->ratio = exp(dmed);
         c->p = hb_ab_signed_rank_p(d, m, NULL);
+        c->mde_se = hb_mde_spread(d, m) / sqrt((double)m); /* for the MDE (mde.h) */
+        c->mde_floor = hb_mde_floor_signed_rank(m);
         if (hb_ab_bootstrap_median_ratio(d, m, o->resamples, o->confidence, o->seed ^ hb_hash64(c->key), &c->ci_lo,
                                          &c->ci_hi) == HB_ENOMEM)
             goto out;
@@ -451,15 +448,14 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
             faster = faster && c->ci_hi < 1 / (1 + t);
         }
         c->verdict = slower ? HB_CMP_REGRESSION : faster ? HB_CMP_IMPROVEMENT : HB_CMP_UNCHANGED;
-        if (undecided && hb_ab_case_undecided(c)) (*undecided)++;
     }
     qsort(cs, n, sizeof *cs, cmp_case_key);
-    for (size_t i = 0; i < n; i++) {
-        res->count[cs[i].verdict]++;
-        if (hb_cmp_verdict_fails(cs[i].verdict, o)) res->fails++;
-    }
     res->cases = cs;
     res->n = n;
+    res->rounds = nrounds;
+    res->min_rounds = ao->min_rounds;
+    hb_cmp_finish(res, o);
+    if (undecided) *undecided = res->undecided;
     cs = NULL;
     st = HB_OK;
 out:

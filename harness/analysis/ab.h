@@ -30,6 +30,9 @@
  * wrong, crashed, lost, missing, ... fail the gate as in `hybench compare`). A case present in a
  * round of BASE and absent from the same round of CUR is `missing`.
  *
+ * Each tested case's mde (analysis/mde.h) is from the spread of its d over its n rounds, se = s /
+ * sqrt(n), with the exact signed-rank test's floor 2 / 2^n; res->rounds and res->min_rounds are set
+ * (fewer rounds than the minimum: the outcome is inconclusive unless a case fails).
  * The outcome is an hb_cmp_result, so compare's writers (Markdown, JSON, JUnit) and exit codes serve
  * it unchanged; hb_cmp_case.n_base/n_cur count every sample of every round, med_base/med_cur are
  * the medians over rounds of the per-round medians, and base/cur point to one round's record (the
@@ -58,18 +61,16 @@ void hb_ab_options_default(hb_ab_options *o);
 /* Decide from nrounds rounds: base[r] and cur[r] are the results files of round r (loaded with
  * hb_run_load; they must outlive res, whose cases borrow their records). res is filled as by
  * hb_compare_runs (free with hb_cmp_result_free). *undecided (may be NULL) gets the number of
- * tested cases that are neither a gate failure nor cleared (ci_hi <= 1 + t: the data exclude a
- * regression beyond the threshold); 0 means the gate could stop.
+ * undecided cases (hb_cmp_case_undecided: too few rounds yet, or tested and neither a gate failure nor
+ * cleared, ci_hi <= 1 + t); 0 means the gate could stop.
  * Errors: HB_EINVAL (nrounds < 1, bad options; reason in err), HB_ENOMEM. */
 /* med_base/med_cur of the whole-run cases are NAN; min_delta applies to |med_cur - med_base| of the
  * others when > 0. */
 hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int nrounds, const hb_ab_options *o,
                        hb_cmp_result *res, size_t *undecided, char *err, size_t errlen);
 
-/* 1 when c (a case of hb_ab_decide's result) is tested and still undecided: not flagged as a
- * regression, and not cleared (ci_hi <= 1 + threshold: the data exclude a regression beyond the
- * threshold). The gate stops early when no case is; its subset rounds run these (cmd_ab.c). */
-int hb_ab_case_undecided(const hb_cmp_case *c);
+/* Undecided cases: hb_cmp_case_undecided (compare.h); the gate stops early when no case is, its
+ * subset rounds run these (cmd_ab.c), and the outcome is inconclusive while any is. */
 
 /* Two-sided Wilcoxon signed-rank test of d[n] against a zero median (Wilcoxon 1945). Zeros are
  * dropped (Wilcoxon's convention, scipy's zero_method="wilcox"); ranks of |d| with ties averaged.

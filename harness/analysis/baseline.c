@@ -2,6 +2,7 @@
  * baseline files, promoting a run to its machine's baseline and showing it, and appending a run to the
  * history that `hybench trend` plots. */
 #include "analysis/baseline.h"
+#include "results/machine.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,12 +29,34 @@ char *hb_host_slug(const char *host, char *buf, size_t len)
     return buf;
 }
 
-void hb_baseline_paths(const char *dir, const char *host, char *jsonl, char *json, size_t len)
+void hb_baseline_paths(const char *dir, const char *name, char *jsonl, char *json, size_t len)
 {
     char slug[256];
-    hb_host_slug(host, slug, sizeof slug);
+    hb_host_slug(name, slug, sizeof slug);
     snprintf(jsonl, len, "%s/%s.jsonl", dir, slug);
     snprintf(json, len, "%s/%s.json", dir, slug);
+}
+
+int hb_baseline_find(const char *dir, const hb_run *r, char *jsonl, char *json, size_t len, char *fp, int *legacy)
+{
+    char id[17];
+    hb_machine_fingerprint(r->meta, r->backends, NULL, 0, id, sizeof id);
+    if (fp) snprintf(fp, 17, "%s", id);
+    if (legacy) *legacy = 0;
+    hb_baseline_paths(dir, id, jsonl, json, len);
+    if (access(jsonl, R_OK) == 0) return 0;
+    const char *host = hb_run_meta(r, "host");
+    if (!host) return -1;
+    char ojl[PATH_MAX], ojs[PATH_MAX];
+    hb_baseline_paths(dir, host, ojl, ojs, sizeof ojl);
+    if (access(ojl, R_OK)) return -1;
+    fprintf(stderr, "hybench: notice: no baseline of machine %s in %s; using %s, stored by host name (the layout before "
+                    "fingerprints): its machine is checked as any baseline's; set it again (hybench baseline set) to "
+                    "store it by fingerprint\n", id, dir, ojl);
+    snprintf(jsonl, len, "%s", ojl);
+    snprintf(json, len, "%s", ojs);
+    if (legacy) *legacy = 1;
+    return 0;
 }
 
 static void utc_now(char *buf, size_t len)
@@ -155,7 +178,8 @@ static hb_status copy_file(const char *from, const char *to)
 static void print_provenance(json_t *p, const char *path)
 {
     printf("baseline %s\n", path);
-    const char *keys[] = { "host", "cpu_model", "run_id", "date", "git_commit", "source", "set_at", "set_by" };
+    const char *keys[] = { "fingerprint", "host", "cpu_model", "run_id", "date", "git_commit", "source", "set_at",
+                           "set_by" };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const char *v = hb_rec_str(p, keys[i]);
         printf("  %-10s %s\n", keys[i], v ? v : "?");
@@ -199,8 +223,9 @@ int hb_baseline_set(const char *results, const char *dir, int force)
         hb_run_free(&r);
         return HB_EXIT_USAGE;
     }
-    char jl[PATH_MAX], js[PATH_MAX], now[32];
-    hb_baseline_paths(dir, host, jl, js, sizeof jl);
+    char jl[PATH_MAX], js[PATH_MAX], now[32], fp[17], fptext[4096];
+    hb_machine_fingerprint(r.meta, r.backends, fptext, sizeof fptext, fp, sizeof fp);
+    hb_baseline_paths(dir, fp, jl, js, sizeof jl);
     if (hb_mkdirs(dir, 1)) {
         fprintf(stderr, "hybench baseline: cannot create %s\n", dir);
         hb_run_free(&r);
@@ -217,6 +242,8 @@ int hb_baseline_set(const char *results, const char *dir, int force)
                           "ok", (json_int_t)c.ok, "wrong", (json_int_t)c.wrong,
                           "crashed", (json_int_t)c.crashed, "complete", r.end != NULL,
                           "tool_version", HB_VERSION);
+    json_object_set_new(p, "fingerprint", json_string(fp));
+    json_object_set_new(p, "machine", json_string(fptext));
     hb_run_free(&r);
     int rc = HB_EXIT_OK;
     if (!p || copy_file(results, jl) != HB_OK || json_dump_file(p, js, JSON_INDENT(2))) {
@@ -225,6 +252,33 @@ int hb_baseline_set(const char *results, const char *dir, int force)
     } else print_provenance(p, jl);
     json_decref(p);
     return rc;
+}
+
+/* Print every baseline in dir whose provenance names host (NULL: every one); returns how many. */
+static int show_dir(const char *dir, const char *host)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (!d) return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 6 || strcmp(e->d_name + l - 5, ".json")) continue;
+        char js[PATH_MAX + 256], jl[PATH_MAX + 256];
+        snprintf(js, sizeof js, "%s/%s", dir, e->d_name);
+        snprintf(jl, sizeof jl, "%s/%.*s.jsonl", dir, (int)(l - 5), e->d_name);
+        json_error_t je;
+        json_t *p = json_load_file(js, 0, &je);
+        if (!p) continue;
+        const char *h = hb_rec_str(p, "host");
+        if (!host || (h && !strcmp(h, host))) {
+            print_provenance(p, jl);
+            n++;
+        }
+        json_decref(p);
+    }
+    closedir(d);
+    return n;
 }
 
 int hb_baseline_show(const char *dir, const char *host, const char *results)
@@ -236,47 +290,23 @@ int hb_baseline_show(const char *dir, const char *host, const char *results)
             fprintf(stderr, "hybench baseline: %s\n", err);
             return HB_EXIT_USAGE;
         }
-        const char *hh = r.meta ? hb_rec_str(r.meta, "host") : NULL;
-        char hostbuf[256];
-        snprintf(hostbuf, sizeof hostbuf, "%s", hh ? hh : "");
+        char jl[PATH_MAX], js[PATH_MAX], fp[17];
+        int found = hb_baseline_find(dir, &r, jl, js, sizeof jl, fp, NULL);
         hb_run_free(&r);
-        if (!hostbuf[0]) { fprintf(stderr, "hybench baseline: %s has no meta.host\n", results); return HB_EXIT_USAGE; }
-        return hb_baseline_show(dir, hostbuf, NULL);
-    }
-    if (host) {
-        char jl[PATH_MAX], js[PATH_MAX];
-        hb_baseline_paths(dir, host, jl, js, sizeof jl);
         json_error_t je;
-        json_t *p = json_load_file(js, 0, &je);
-        if (!p || access(jl, R_OK)) {
-            fprintf(stderr, "hybench baseline: no baseline for host %s in %s\n", host, dir);
-            json_decref(p);
+        json_t *p = found == 0 ? json_load_file(js, 0, &je) : NULL;
+        if (!p) {
+            fprintf(stderr, "hybench baseline: no baseline for machine %s (the fingerprint of %s) in %s\n", fp, results, dir);
             return HB_EXIT_USAGE;
         }
         print_provenance(p, jl);
         json_decref(p);
         return HB_EXIT_OK;
     }
-    DIR *d = opendir(dir);
-    int n = 0;
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            size_t l = strlen(e->d_name);
-            if (l < 6 || strcmp(e->d_name + l - 5, ".json")) continue;
-            char js[PATH_MAX + 256], jl[PATH_MAX + 256];
-            snprintf(js, sizeof js, "%s/%s", dir, e->d_name);
-            snprintf(jl, sizeof jl, "%s/%.*s.jsonl", dir, (int)(l - 5), e->d_name);
-            json_error_t je;
-            json_t *p = json_load_file(js, 0, &je);
-            if (!p) continue;
-            print_provenance(p, jl);
-            json_decref(p);
-            n++;
-        }
-        closedir(d);
+    if (host && show_dir(dir, host) == 0) {
+        fprintf(stderr, "hybench baseline: no baseline for host %s in %s\n", host, dir);
+        return HB_EXIT_USAGE;
     }
-    if (!n) { fprintf(stderr, "hybench baseline: no baselines in %s\n", dir); return HB_EXIT_USAGE; }
+    if (!host && show_dir(dir, NULL) == 0) { fprintf(stderr, "hybench baseline: no baselines in %s\n", dir); return HB_EXIT_USAGE; }
     return HB_EXIT_OK;
 }
-

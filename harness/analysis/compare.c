@@ -1,7 +1,9 @@
 /* compare.c - the regression gate's mechanism (analysis/compare.h, docs/compare.md): options and
  * thresholds, matching two runs' case records by key, and the verdict of each case from its samples. */
 #include "analysis/compare.h"
+#include "analysis/mde.h"
 #include "core/rstats.h"
+#include "results/machine.h"
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -92,12 +94,17 @@ double hb_cmp_threshold_for(const hb_cmp_options *o, const char *backend)
 
 static const char *const verdict_names[HB_CMP_VERDICT_COUNT] = {
     "unchanged", "regression", "improvement", "wrong", "crashed", "lost", "missing", "new", "fixed",
-    "still_bad", "insufficient"
+    "still_bad", "insufficient", "skipped"
 };
 
 const char *hb_cmp_verdict_name(hb_cmp_verdict v)
 {
     return (unsigned)v < HB_CMP_VERDICT_COUNT ? verdict_names[v] : "?";
+}
+
+const char *hb_cmp_outcome_name(hb_cmp_outcome v)
+{
+    return v == HB_CMP_FAIL ? "fail" : v == HB_CMP_INCONCLUSIVE ? "inconclusive" : "pass";
 }
 
 int hb_cmp_verdict_fails(hb_cmp_verdict v, const hb_cmp_options *o)
@@ -119,30 +126,47 @@ static int streq_null(const char *a, const char *b)
     return !strcmp(a, b);
 }
 
-int hb_cmp_comparable(const hb_run *a, const hb_run *b, char *why, size_t whylen)
+hb_cmp_comparability hb_cmp_comparable(const hb_run *a, const hb_run *b, char *why, size_t whylen, char *note,
+                                       size_t notelen)
 {
+    if (whylen) why[0] = 0;
+    if (note && notelen) note[0] = 0;
     if (!a->meta || !b->meta) {
         snprintf(why, whylen, "%s has no meta record: cannot tell which machine it comes from",
                  !a->meta ? a->path : b->path);
-        return 0;
+        return HB_CMP_OTHER_SCHEMA;
     }
     json_t *sa = json_object_get(a->meta, "schema"), *sb = json_object_get(b->meta, "schema");
+    if (!sa || !sb) {
+        if (!sa && !sb && a->path && b->path && !strcmp(a->path, b->path))
+            snprintf(why, whylen, "%s: its meta record has no \"schema\"", a->path);
+        else if (!sa && !sb)
+            snprintf(why, whylen, "%s and %s: their meta records have no \"schema\"", a->path, b->path);
+        else
+            snprintf(why, whylen, "%s: its meta record has no \"schema\" (%s says schema %lld)", !sa ? a->path : b->path,
+                     !sa ? b->path : a->path, (long long)json_integer_value(sa ? sa : sb));
+        return HB_CMP_OTHER_SCHEMA;
+    }
     if (!json_equal(sa, sb)) {
-        snprintf(why, whylen, "schema versions differ (%lld vs %lld)",
-                 (long long)json_integer_value(sa), (long long)json_integer_value(sb));
-        return 0;
+        snprintf(why, whylen, "schema versions differ (%s: %lld, %s: %lld)", a->path,
+                 (long long)json_integer_value(sa), b->path, (long long)json_integer_value(sb));
+        return HB_CMP_OTHER_SCHEMA;
+    }
+    char ta[4096], tb[4096], ia[17], ib[17];
+    hb_machine_fingerprint(a->meta, a->backends, ta, sizeof ta, ia, sizeof ia);
+    hb_machine_fingerprint(b->meta, b->backends, tb, sizeof tb, ib, sizeof ib);
+    if (strcmp(ia, ib)) {
+        char diff[2048];
+        hb_machine_text_diff(ta, tb, diff, sizeof diff);
+        snprintf(why, whylen, "different machines: fingerprint %s (%s) vs %s (%s); what differs: %s", ia, a->path, ib,
+                 b->path, diff);
+        return HB_CMP_OTHER_MACHINE;
     }
     const char *ha = hb_run_meta(a, "host"), *hb = hb_run_meta(b, "host");
-    if (!streq_null(ha, hb)) {
-        snprintf(why, whylen, "different machines: host \"%s\" vs \"%s\"", ha ? ha : "?", hb ? hb : "?");
-        return 0;
-    }
-    const char *ca = hb_run_cpu_model(a), *cb = hb_run_cpu_model(b);
-    if (!streq_null(ca, cb)) {
-        snprintf(why, whylen, "different machines: CPU \"%s\" vs \"%s\"", ca ? ca : "?", cb ? cb : "?");
-        return 0;
-    }
-    return 1;
+    if (note && !streq_null(ha, hb))
+        snprintf(note, notelen, "host \"%s\" vs \"%s\": one machine by its fingerprint %s (a host name is no "
+                 "machine's identity)", ha ? ha : "?", hb ? hb : "?", ia);
+    return HB_CMP_COMPARABLE;
 }
 
 int hb_cmp_interleaved(const hb_run *a, const hb_run *b)
@@ -252,6 +276,22 @@ void hb_cmp_fill_labels(hb_cmp_case *c)
     c->status_cur = c->cur ? hb_rec_str(c->cur, "status") : NULL;
 }
 
+hb_cmp_verdict hb_cmp_status_verdict(const char *sb, const char *sc)
+{
+    if (status_is(sc, "wrong") && !status_is(sb, "wrong")) return HB_CMP_WRONG;
+    if (status_is(sc, "crashed") && !status_is(sb, "crashed")) return HB_CMP_CRASHED;
+    if (status_is(sb, "ok")) return HB_CMP_LOST;
+    if (status_is(sc, "ok")) return HB_CMP_FIXED;
+    if (status_is(sb, "skipped") && status_is(sc, "skipped")) return HB_CMP_SKIPPED;
+    return HB_CMP_STILL_BAD;
+}
+
+int hb_cmp_case_undecided(const hb_cmp_case *c)
+{
+    return c->verdict == HB_CMP_INSUFFICIENT ||
+           (isfinite(c->p) && c->verdict != HB_CMP_REGRESSION && !(c->ci_hi <= 1 + c->threshold));
+}
+
 /* Status-only verdict; returns 1 when both runs measured the case (statistics needed). */
 static int classify_status(hb_cmp_case *c)
 {
@@ -259,11 +299,7 @@ static int classify_status(hb_cmp_case *c)
     if (c->base && c->cur) {
         int okb = status_is(sb, "ok"), okc = status_is(sc, "ok");
         if (okb && okc) return 1;
-        if (status_is(sc, "wrong") && !status_is(sb, "wrong")) c->verdict = HB_CMP_WRONG;
-        else if (status_is(sc, "crashed") && !status_is(sb, "crashed")) c->verdict = HB_CMP_CRASHED;
-        else if (okb) c->verdict = HB_CMP_LOST;
-        else if (okc) c->verdict = HB_CMP_FIXED;
-        else c->verdict = HB_CMP_STILL_BAD;
+        c->verdict = hb_cmp_status_verdict(sb, sc);
     } else if (c->base) {
         c->verdict = status_is(sb, "ok") ? HB_CMP_MISSING : HB_CMP_STILL_BAD;
     } else {
@@ -304,6 +340,16 @@ static hb_status case_stats(hb_cmp_case *c, const hb_cmp_options *o, int want_ci
     c->med_cur = hb_rs_median_sorted(x, nc);
     if (!(c->med_base > 0) || !(c->med_cur > 0)) { c->verdict = HB_CMP_INSUFFICIENT; goto out; }
     c->ratio = c->med_cur / c->med_base;
+    /* the standard error of the log ratio and the exact test's floor, for the MDE (mde.h) */
+    double *lg = malloc((nb > nc ? nb : nc) * sizeof *lg);
+    if (!lg) { st = HB_ENOMEM; goto out; }
+    for (size_t i = 0; i < nb; i++) lg[i] = log(b[i] > 0 ? b[i] : c->med_base);
+    double sb = hb_mde_spread(lg, nb);
+    for (size_t i = 0; i < nc; i++) lg[i] = log(x[i] > 0 ? x[i] : c->med_cur);
+    double sc = hb_mde_spread(lg, nc);
+    free(lg);
+    c->mde_se = sqrt(sb * sb / (double)nb + sc * sc / (double)nc);
+    c->mde_floor = hb_mde_floor_mann_whitney(nb, nc);
     hb_mwu mw;
     st = hb_rs_mann_whitney(x, nc, b, nb, HB_MWU_AUTO, &mw);
     if (st != HB_OK) goto out;
@@ -367,7 +413,8 @@ hb_status hb_compare_runs(const hb_run *base, const hb_run *cur, const hb_cmp_op
     while (i < nb || j < nc) {
         int c = i < nb && j < nc ? strcmp(eb[i].key, ec[j].key) : (i < nb ? -1 : 1);
         hb_cmp_case *k = &cs[n++];
-        k->med_base = k->med_cur = k->ratio = k->ci_lo = k->ci_hi = k->p = k->q = NAN;
+        k->med_base = k->med_cur = k->ratio = k->ci_lo = k->ci_hi = k->p = k->q = k->mde = NAN;
+        k->mde_se = k->mde_floor = NAN;
         if (c == 0) { snprintf(k->key, sizeof k->key, "%s", eb[i].key); k->base = eb[i++].rec; k->cur = ec[j++].rec; res->matched++; }
         else if (c < 0) { snprintf(k->key, sizeof k->key, "%s", eb[i].key); k->base = eb[i++].rec; }
         else { snprintf(k->key, sizeof k->key, "%s", ec[j].key); k->cur = ec[j++].rec; }
@@ -503,10 +550,9 @@ hb_status hb_compare_runs(const hb_run *base, const hb_run *cur, const hb_cmp_op
         }
         k->verdict = slower ? HB_CMP_REGRESSION : faster ? HB_CMP_IMPROVEMENT : HB_CMP_UNCHANGED;
     }
-    for (size_t a = 0; a < n; a++) {
-        res->count[cs[a].verdict]++;
-        if (hb_cmp_verdict_fails(cs[a].verdict, o)) res->fails++;
-    }
+    for (size_t a = 0; a < n; a++)
+        if (isnan(pv[a])) cs[a].mde_se = NAN;
+    hb_cmp_finish(res, o);
     free(pv);
     free(qv);
     free(ratios);
@@ -524,6 +570,63 @@ fail:
     free(cs);
     memset(res, 0, sizeof *res);
     return st;
+}
+
+/* The op family of case c: hb_family_name of its op, or the op itself (a whole-run case). */
+static const char *family_of(const hb_cmp_case *c)
+{
+    int op = c->op ? hb_op_parse(c->op) : -1;
+    return op >= 0 ? hb_family_name(hb_op_get((hb_op)op)->family) : c->op ? c->op : "?";
+}
+
+/* The MDE of case c when k of the m tested cases change together (mde.h). */
+static double case_mde(const hb_cmp_case *c, const hb_cmp_options *o, size_t m, size_t k)
+{
+    if (!isfinite(c->p) || isnan(c->mde_se)) return NAN;
+    hb_mde_in mi = {c->mde_se, o->alpha, m, k, o->confidence, c->threshold, o->rule_point, c->mde_floor};
+    return hb_mde(&mi);
+}
+
+void hb_cmp_finish(hb_cmp_result *res, const hb_cmp_options *o)
+{
+    memset(res->count, 0, sizeof res->count);
+    res->fails = 0;
+    res->undecided = 0;
+    res->nfam = 0;
+    for (size_t a = 0; a < res->n; a++) {
+        hb_cmp_case *c = &res->cases[a];
+        res->count[c->verdict]++;
+        if (hb_cmp_verdict_fails(c->verdict, o)) res->fails++;
+        res->undecided += hb_cmp_case_undecided(c);
+        c->mde = case_mde(c, o, res->tested, 1);
+    }
+    res->outcome = res->fails ? HB_CMP_FAIL
+                 : res->undecided || (res->min_rounds > 0 && res->rounds < res->min_rounds) ? HB_CMP_INCONCLUSIVE
+                 : HB_CMP_PASS;
+    /* per op family: the median over its tested cases of the MDE of a change of the whole family */
+    const int maxfam = (int)(sizeof res->fam / sizeof res->fam[0]);
+    double *v = malloc((res->n + 1) * sizeof *v);
+    if (!v) return;
+    for (size_t a = 0; a < res->n && res->nfam < maxfam; a++) {
+        const hb_cmp_case *c = &res->cases[a];
+        if (isnan(c->mde)) continue;
+        const char *fam = family_of(c);
+        int f;
+        for (f = 0; f < res->nfam && strcmp(res->fam[f].family, fam); f++) {}
+        if (f < res->nfam) continue; /* done already */
+        size_t k = 0;
+        for (size_t b = a; b < res->n; b++) k += !isnan(res->cases[b].mde) && !strcmp(family_of(&res->cases[b]), fam);
+        size_t nv = 0;
+        for (size_t b = a; b < res->n; b++)
+            if (!isnan(res->cases[b].mde) && !strcmp(family_of(&res->cases[b]), fam))
+                v[nv++] = case_mde(&res->cases[b], o, res->tested, k);
+        qsort(v, nv, sizeof *v, cmp_dbl);
+        snprintf(res->fam[res->nfam].family, sizeof res->fam[0].family, "%s", fam);
+        res->fam[res->nfam].cases = k;
+        res->fam[res->nfam].mde = nv & 1 ? v[nv / 2] : 0.5 * (v[nv / 2 - 1] + v[nv / 2]);
+        res->nfam++;
+    }
+    free(v);
 }
 
 void hb_cmp_result_free(hb_cmp_result *r)

@@ -22,7 +22,12 @@
  * Status changes fail the gate whatever the speed: a case that is `wrong` or `crashed` now and was
  * not in the baseline ("became"), a case that was `ok` and is now anything else ("lost": failed,
  * timed_out, no_resource, skipped, invalid), and a baseline case absent from the current run
- * ("missing", unless allow_missing).
+ * ("missing", unless allow_missing). A case skipped in both runs is "skipped".
+ * Three outcomes (hb_cmp_outcome): fail when any case fails the gate; else inconclusive when a tested
+ * case is undecided (neither a regression nor cleared: ci_hi <= 1 + t, the data exclude a slowdown
+ * beyond the threshold), a case has too few samples, or an A/B run has fewer rounds than its
+ * minimum; else pass. Each tested case carries its minimum detectable effect (analysis/mde.h).
+ * Machines are told apart by their fingerprint (results/machine.h), never by host name.
  */
 #ifndef HB_COMPARE_H
 #define HB_COMPARE_H
@@ -48,7 +53,8 @@ typedef struct hb_cmp_options {
                                     flagged (default 0) */
     size_t min_samples;          /* fewer samples on either side: verdict "insufficient" (3) */
     int allow_missing;           /* baseline cases absent from the current run do not fail */
-    int force;                   /* compare even if the machines or schemas differ */
+    int cross_machine;           /* compare even if the machines (fingerprints) or the schemas
+                                    differ: --cross-machine (--force, its former name) */
     int ci_for_all;              /* 1: bootstrap every matched case (for the report, default);
                                     0: only cases whose verdict depends on it (trend) */
     int max_rows;                /* Markdown rows per table (50); JSON/JUnit always list every case */
@@ -83,15 +89,25 @@ typedef enum hb_cmp_verdict {
     HB_CMP_MISSING,       /* gate failure (unless allow_missing): in the baseline only */
     HB_CMP_NEW,           /* in the current run only (not wrong/crashed): informational */
     HB_CMP_FIXED,         /* not ok in the baseline, ok now */
-    HB_CMP_STILL_BAD,     /* not ok in both (same or other non-ok status, e.g. skipped twice) */
+    HB_CMP_STILL_BAD,     /* not ok in both (same or other non-ok status, e.g. wrong twice) */
     HB_CMP_INSUFFICIENT,  /* both ok but fewer than min_samples samples (or a zero median) */
+    HB_CMP_SKIPPED,       /* skipped in both (the backend does not run it): informational */
     HB_CMP_VERDICT_COUNT
 } hb_cmp_verdict;
 /* "unchanged", "regression", "improvement", "wrong", "crashed", "lost", "missing", "new", "fixed",
- * "still_bad", "insufficient". */
+ * "still_bad", "insufficient", "skipped". */
 const char *hb_cmp_verdict_name(hb_cmp_verdict v);
 /* 1 when the verdict fails the gate under options o. */
 int hb_cmp_verdict_fails(hb_cmp_verdict v, const hb_cmp_options *o);
+/* The verdict of a case present on both sides and not ok on both, from its statuses sb (baseline)
+ * and sc (current; either may be NULL): wrong or crashed now and not before, lost (ok before),
+ * fixed (ok now), skipped (skipped in both), else still_bad. compare and ab share it. */
+hb_cmp_verdict hb_cmp_status_verdict(const char *sb, const char *sc);
+
+/* The gate's outcome over all cases. */
+typedef enum hb_cmp_outcome { HB_CMP_PASS, HB_CMP_FAIL, HB_CMP_INCONCLUSIVE } hb_cmp_outcome;
+/* "pass", "fail", "inconclusive". */
+const char *hb_cmp_outcome_name(hb_cmp_outcome v);
 
 typedef struct hb_cmp_case {
     char key[256];               /* the case key ("#2" appended to a repeated key) */
@@ -111,8 +127,19 @@ typedef struct hb_cmp_case {
     int pass_overlap;            /* 1 when both runs have >= 2 passes and the slower run's fastest
                                     pass is not beyond the other run's slowest pass by the
                                     threshold: the change is within between-process noise */
+    double mde_se, mde_floor;    /* set by the decider: the standard error of the case's log ratio and
+                                    its test's smallest attainable p (analysis/mde.h); NAN: untested */
+    double mde;                  /* minimum detectable effect of the case alone (hb_cmp_finish, from
+                                    mde_se): the smallest slowdown (fraction, 0.05 = 5%) flagged with
+                                    80% probability; INFINITY: none; NAN: not tested */
     hb_cmp_verdict verdict;
 } hb_cmp_case;
+
+/* 1 when c is undecided: both sides ok but too few samples or rounds to test it (insufficient), or
+ * tested and neither a regression nor cleared (ci_hi <= 1 + threshold: the data exclude a regression
+ * beyond the threshold; a NAN CI clears nothing). Makes the outcome inconclusive; `hybench ab` stops
+ * early when no case is, and its subset rounds run these. */
+int hb_cmp_case_undecided(const hb_cmp_case *c);
 
 /* Point c's label fields (backend, op, shape_str, mode, route, dtype: borrowed from the current record,
  * else the baseline's) and status_base / status_cur (NULL for a missing side) at its records' strings.
@@ -128,12 +155,36 @@ typedef struct hb_cmp_result {
     double shift;                /* median of ratios over tested cases (whole-run drift); NAN if none */
     double noise_max;            /* largest per-backend between-run noise s; NAN if none */
     int fails;                   /* number of cases that fail the gate */
+    size_t undecided;            /* cases that make the outcome inconclusive (hb_cmp_case_undecided) */
+    int rounds, min_rounds;      /* hybench ab: rounds decided from and the minimum (fewer:
+                                    inconclusive); 0 for compare */
+    hb_cmp_outcome outcome;      /* fail if fails; else inconclusive if undecided or rounds <
+                                    min_rounds; else pass */
+    struct {                     /* per op family (hb_family_name, or the op when it is none): the
+                                    median over its tested cases of the MDE of a change of the whole
+                                    family (k = its cases, mde.h); INFINITY when most have none */
+        char family[32];
+        size_t cases;            /* tested cases of the family */
+        double mde;
+    } fam[HB_FAM_COUNT + 4];
+    int nfam;
     double elapsed_s;            /* time spent in hb_compare_runs */
 } hb_cmp_result;
 
-/* 1 when a and b can be compared: both have a meta record with the same "schema", the same
- * meta.host and the same meta.cpu.model. Otherwise 0 with the reason in why. */
-int hb_cmp_comparable(const hb_run *a, const hb_run *b, char *why, size_t whylen);
+/* Fill res's counts, fails, undecided, outcome, each tested case's mde and the per-family MDE from its
+ * cases' verdicts, thresholds, mde_se and mde_floor (rounds, min_rounds and tested set by the caller
+ * first; the one caller of hb_mde). compare.c and ab.c call it last. No errors. */
+void hb_cmp_finish(hb_cmp_result *res, const hb_cmp_options *o);
+
+/* Whether a and b can be compared: both meta records carry a "schema" and the same one (else
+ * HB_CMP_OTHER_SCHEMA: the file without one named by its path, or both versions), and both runs have
+ * the same machine fingerprint (hb_machine_fingerprint over meta and backend records; else
+ * HB_CMP_OTHER_MACHINE: both fingerprints, both paths and the parts of the fingerprint text that
+ * differ). why gets the reason; note (may be NULL) gets a remark that is no refusal: the host names
+ * differ while the fingerprints agree (a renamed runner). Both are "" when there is nothing to say. */
+typedef enum hb_cmp_comparability { HB_CMP_COMPARABLE, HB_CMP_OTHER_SCHEMA, HB_CMP_OTHER_MACHINE } hb_cmp_comparability;
+hb_cmp_comparability hb_cmp_comparable(const hb_run *a, const hb_run *b, char *why, size_t whylen, char *note,
+                                       size_t notelen);
 
 /* 1 when a and b come from one interleaved A/B run (`hybench ab`): both meta records carry "ab"
  * objects with the same "pair" id. compare's writers say so, or that the runs were taken at

@@ -98,12 +98,18 @@ static int pred_change(const hb_cmp_case *c, const hb_cmp_options *o)
 static int pred_near(const hb_cmp_case *c, const hb_cmp_options *o)
 {
     (void)o;
-    return c->verdict == HB_CMP_UNCHANGED && (c->ratio > 1 + c->threshold || c->ratio < 1 / (1 + c->threshold));
+    return c->verdict == HB_CMP_UNCHANGED && (c->ratio > 1 + c->threshold || c->ratio < 1 / (1 + c->threshold)) &&
+           !hb_cmp_case_undecided(c); /* those are listed as undecided */
+}
+static int pred_undecided(const hb_cmp_case *c, const hb_cmp_options *o)
+{
+    (void)o;
+    return hb_cmp_case_undecided(c);
 }
 static int pred_info(const hb_cmp_case *c, const hb_cmp_options *o)
 {
     return c->verdict == HB_CMP_NEW || c->verdict == HB_CMP_FIXED ||
-           (c->verdict == HB_CMP_MISSING && o->allow_missing) || c->verdict == HB_CMP_INSUFFICIENT ||
+           (c->verdict == HB_CMP_MISSING && o->allow_missing) ||
            (c->verdict == HB_CMP_STILL_BAD && !(c->status_cur && !strcmp(c->status_cur, "skipped")));
 }
 
@@ -145,7 +151,18 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
     if (!sel) return HB_ENOMEM;
     char t1[32], t2[32], t3[32], t4[32];
     size_t nreg = r->count[HB_CMP_REGRESSION];
-    fprintf(f, "## %s: %s\n\n", o->tool ? o->tool : "hybench compare", r->fails ? "**FAIL**" : "**PASS**");
+    fprintf(f, "## %s: %s\n\n", o->tool ? o->tool : "hybench compare",
+            r->outcome == HB_CMP_FAIL ? "**FAIL**" : r->outcome == HB_CMP_INCONCLUSIVE ? "**INCONCLUSIVE**" : "**PASS**");
+    if (r->outcome == HB_CMP_INCONCLUSIVE) {
+        fputs("No case fails the gate, but the run cannot tell whether the current build is slower:", f);
+        if (r->min_rounds > 0 && r->rounds < r->min_rounds)
+            fprintf(f, " %d round%s, fewer than the minimum of %d;", r->rounds, r->rounds == 1 ? "" : "s", r->min_rounds);
+        if (r->undecided)
+            fprintf(f, " %zu case%s undecided (neither a significant regression nor cleared: the CI's upper end is above "
+                       "1 + threshold%s)", r->undecided, r->undecided == 1 ? "" : "s",
+                    r->count[HB_CMP_INSUFFICIENT] ? ", or too few samples" : "");
+        fputs(". Neither a pass nor a fail: more rounds or samples, or a quieter machine, would decide it.\n\n", f);
+    }
     if (r->fails) {
         fprintf(f, "%d case%s fail%s the gate (", r->fails, r->fails == 1 ? "" : "s", r->fails == 1 ? "s" : "");
         const char *sep = "";
@@ -160,6 +177,8 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
             r->matched, r->tested, nreg, nreg == 1 ? "" : "s", r->count[HB_CMP_IMPROVEMENT],
             r->count[HB_CMP_IMPROVEMENT] == 1 ? "" : "s", r->count[HB_CMP_UNCHANGED]);
     if (r->count[HB_CMP_INSUFFICIENT]) fprintf(f, ", %zu with too few samples", r->count[HB_CMP_INSUFFICIENT]);
+    if (r->undecided) fprintf(f, ", %zu undecided", r->undecided);
+    if (r->count[HB_CMP_SKIPPED]) fprintf(f, "; %zu skipped in both", r->count[HB_CMP_SKIPPED]);
     fputs(".", f);
     if (isfinite(r->shift))
         fprintf(f, " Median current/baseline ratio over all compared cases: %.3f (%s)%s.",
@@ -167,6 +186,20 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
                 fabs(r->shift - 1) > o->threshold / 2 ? " - the whole run moved; suspect machine noise "
                                                         "or a change that affects every case" : "");
     fputs("\n\n", f);
+    if (r->nfam) {
+        int none = 0;
+        fputs("Smallest slowdown this run could detect (a change of a whole op family, 80% power; the median over "
+              "its compared cases): ", f);
+        for (int i = 0; i < r->nfam; i++) {
+            fputs(i ? ", " : "", f);
+            md_put(f, r->fam[i].family);
+            if (isfinite(r->fam[i].mde)) fprintf(f, " %+.1f%%", r->fam[i].mde * 100);
+            else { fputs(" none", f); none = 1; }
+            fprintf(f, " (%zu case%s)", r->fam[i].cases, r->fam[i].cases == 1 ? "" : "s");
+        }
+        fputs(none ? ". None: with so few rounds or samples the test cannot reach its significance level, whatever "
+                     "the change.\n\n" : ".\n\n", f);
+    }
     /* between-run noise per backend (each backend once, in key order) */
     int first = 1, noisy = 0;
     for (size_t i = 0; i < r->n; i++) {
@@ -260,6 +293,30 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
         fputs("\n", f);
     }
 
+    k = select_cases(r, sel, pred_undecided, o);
+    if (k) {
+        if (r->outcome == HB_CMP_INCONCLUSIVE)
+            fprintf(f, "### Undecided cases (%zu): neither a regression nor cleared (or too few samples), slowest first\n\n", k);
+        else
+            fprintf(f, "<details><summary>Undecided cases: %zu (neither a regression nor cleared, or too few samples)"
+                       "</summary>\n\n", k);
+        fprintf(f, "| case | backend | mode / route / dtype | baseline median | current median | change | %g%% CI | "
+                   "p (BH) | smallest detectable |\n| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: |\n",
+                o->confidence * 100);
+        for (size_t i = 0; i < k && (int)i < o->max_rows; i++) {
+            const hb_cmp_case *c = sel[i];
+            char lo[32], hi[32], mde[32];
+            md_case_cells(f, c);
+            if (isfinite(c->mde)) snprintf(mde, sizeof mde, "%+.1f%%", c->mde * 100);
+            else snprintf(mde, sizeof mde, "%s", isnan(c->mde) ? "-" : "none");
+            fprintf(f, "| %s | %s | %s | %s .. %s | %s | %s |\n", hb_fmt_time(c->med_base, t1, sizeof t1),
+                    hb_fmt_time(c->med_cur, t2, sizeof t2), fmt_pct(c->ratio, t3, sizeof t3),
+                    fmt_pct(c->ci_lo, lo, sizeof lo), fmt_pct(c->ci_hi, hi, sizeof hi), fmt_p(c->q, t4, sizeof t4), mde);
+        }
+        if ((int)k > o->max_rows) fprintf(f, "\n... and %zu more (see the JSON output).\n", k - (size_t)o->max_rows);
+        fputs(r->outcome == HB_CMP_INCONCLUSIVE ? "\n" : "\n</details>\n\n", f);
+    }
+
     k = select_cases(r, sel, pred_near, o);
     if (k) {
         size_t nov = 0;
@@ -289,9 +346,9 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
     k = select_cases(r, sel, pred_info, o);
     if (k) {
         fprintf(f, "<details><summary>Unmatched and unmeasured cases: %zu (new %zu, fixed %zu, "
-                   "still not ok %zu, too few samples %zu%s)</summary>\n\n",
+                   "still not ok %zu%s)</summary>\n\n",
                 k, r->count[HB_CMP_NEW], r->count[HB_CMP_FIXED], r->count[HB_CMP_STILL_BAD],
-                r->count[HB_CMP_INSUFFICIENT], o->allow_missing ? ", missing allowed" : "");
+                o->allow_missing ? ", missing allowed" : "");
         fputs("| case | backend | mode / route / dtype | baseline | current | verdict |\n"
               "| --- | --- | --- | --- | --- | --- |\n", f);
         for (size_t i = 0; i < k && (int)i < o->max_rows; i++) {
@@ -360,10 +417,20 @@ json_t *hb_cmp_to_json(const hb_cmp_result *r, const hb_run *base, const hb_run 
     for (int v = 0; v < HB_CMP_VERDICT_COUNT; v++)
         json_object_set_new(counts, hb_cmp_verdict_name(v), json_integer((json_int_t)r->count[v]));
     json_t *summary = json_pack("{s:s, s:i, s:I, s:I, s:o, s:o, s:f}",
-                                "verdict", r->fails ? "fail" : "pass", "fails", r->fails,
+                                "verdict", hb_cmp_outcome_name(r->outcome), "fails", r->fails,
                                 "matched", (json_int_t)r->matched, "tested", (json_int_t)r->tested,
                                 "counts", counts, "shift", hb_json_num(r->shift), "elapsed_s", r->elapsed_s);
     json_object_set_new(summary, "noise_max", hb_json_num(r->noise_max));
+    json_object_set_new(summary, "undecided", json_integer((json_int_t)r->undecided));
+    if (r->min_rounds > 0) {
+        json_object_set_new(summary, "rounds", json_integer(r->rounds));
+        json_object_set_new(summary, "min_rounds", json_integer(r->min_rounds));
+    }
+    json_t *mde = json_object();
+    for (int i = 0; i < r->nfam; i++)
+        json_object_set_new(mde, r->fam[i].family, json_pack("{s:I, s:o}", "cases", (json_int_t)r->fam[i].cases, "mde",
+                                                             isinf(r->fam[i].mde) ? json_string("none") : hb_json_num(r->fam[i].mde)));
+    json_object_set_new(summary, "mde", mde);
     json_object_set_new(summary, "interleaved", json_boolean(hb_cmp_interleaved(base, cur)));
     if (o->method_md) json_object_set_new(summary, "method", json_string(o->method_md));
     json_object_set_new(opts, "noise_scale", json_real(o->noise_k));
@@ -387,6 +454,8 @@ json_t *hb_cmp_to_json(const hb_cmp_result *r, const hb_run *base, const hb_run 
         const char *reason = c->cur ? hb_rec_str(c->cur, "reason") : NULL;
         if (reason) json_object_set_new(j, "reason", json_string(reason));
         json_object_set_new(j, "noise", hb_json_num(c->noise));
+        json_object_set_new(j, "mde", isinf(c->mde) ? json_string("none") : hb_json_num(c->mde));
+        json_object_set_new(j, "undecided", json_boolean(hb_cmp_case_undecided(c)));
         if (c->passes_base || c->passes_cur)
             json_object_set_new(j, "passes", json_pack("{s:i,s:i,s:o,s:o,s:o,s:o,s:b}", "base", c->passes_base, "cur",
                                                        c->passes_cur, "base_fastest_s", hb_json_num(c->pass_lo_base),
@@ -437,6 +506,14 @@ static void junit_name(FILE *f, const hb_cmp_case *c)
     xml_put(f, buf);
 }
 
+/* A case that is neither a pass nor a failure in JUnit's terms: not measured in both, skipped in both,
+ * or undecided (the outcome is then inconclusive, not a pass). */
+static int junit_skipped(const hb_cmp_case *c, const hb_cmp_options *o)
+{
+    return c->verdict == HB_CMP_STILL_BAD || c->verdict == HB_CMP_INSUFFICIENT || c->verdict == HB_CMP_SKIPPED ||
+           (c->verdict == HB_CMP_MISSING && o->allow_missing) || hb_cmp_case_undecided(c);
+}
+
 hb_status hb_cmp_write_junit(FILE *f, const hb_cmp_result *r, const hb_run *base,
                              const hb_run *cur, const hb_cmp_options *o)
 {
@@ -445,9 +522,7 @@ hb_status hb_cmp_write_junit(FILE *f, const hb_cmp_result *r, const hb_run *base
     for (size_t i = 0; i < r->n; i++) v[i] = &r->cases[i];
     qsort(v, r->n, sizeof *v, cmp_backend_key);
     size_t nskip = 0;
-    for (size_t i = 0; i < r->n; i++)
-        if (v[i]->verdict == HB_CMP_STILL_BAD || v[i]->verdict == HB_CMP_INSUFFICIENT ||
-            (v[i]->verdict == HB_CMP_MISSING && o->allow_missing)) nskip++;
+    for (size_t i = 0; i < r->n; i++) nskip += junit_skipped(v[i], o);
     char t1[32], t2[32], t3[32], t4[32], t5[32], t6[32];
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
     fprintf(f, "<testsuites name=\"hybench compare\" tests=\"%zu\" failures=\"%d\" errors=\"0\" "
@@ -458,8 +533,7 @@ hb_status hb_cmp_write_junit(FILE *f, const hb_cmp_result *r, const hb_run *base
         size_t skips = 0;
         while (j < r->n && !strcmp(nz(v[j]->backend), nz(v[i]->backend))) {
             fails += hb_cmp_verdict_fails(v[j]->verdict, o);
-            skips += v[j]->verdict == HB_CMP_STILL_BAD || v[j]->verdict == HB_CMP_INSUFFICIENT ||
-                     (v[j]->verdict == HB_CMP_MISSING && o->allow_missing);
+            skips += junit_skipped(v[j], o);
             j++;
         }
         fputs("  <testsuite name=\"hybench.compare.", f);
@@ -472,6 +546,7 @@ hb_status hb_cmp_write_junit(FILE *f, const hb_cmp_result *r, const hb_run *base
                 { "baseline_run", g_run_id(base) }, { "current_run", g_run_id(cur) },
                 { "baseline_commit", g_commit(base) }, { "current_commit", g_commit(cur) },
                 { "metric", o->metric }, { "host", g_host(cur) },
+                { "verdict", hb_cmp_outcome_name(r->outcome) },
             };
             for (size_t p = 0; p < sizeof props / sizeof props[0]; p++) {
                 fputs("      <property name=\"", f);
@@ -493,7 +568,7 @@ hb_status hb_cmp_write_junit(FILE *f, const hb_cmp_result *r, const hb_run *base
             fprintf(f, "\" time=\"%.9f\">\n", isfinite(c->med_cur) ? c->med_cur : 0.0);
             char msg[512];
             snprintf(msg, sizeof msg, "%s: baseline %s (%s), current %s (%s), change %s, CI %s .. %s, p(BH) %s, threshold %g%%",
-                     hb_cmp_verdict_name(c->verdict), c->status_base ? c->status_base : "absent",
+                     hb_cmp_case_undecided(c) ? "undecided (inconclusive)" : hb_cmp_verdict_name(c->verdict), c->status_base ? c->status_base : "absent",
                      hb_fmt_time(c->med_base, t1, sizeof t1), c->status_cur ? c->status_cur : "absent",
                      hb_fmt_time(c->med_cur, t2, sizeof t2), fmt_pct(c->ratio, t3, sizeof t3),
                      fmt_pct(c->ci_lo, t4, sizeof t4), fmt_pct(c->ci_hi, t5, sizeof t5),
@@ -506,8 +581,7 @@ hb_status hb_cmp_write_junit(FILE *f, const hb_cmp_result *r, const hb_run *base
                 const char *reason = c->cur ? hb_rec_str(c->cur, "reason") : NULL;
                 if (reason) { fputs("\n", f); xml_put(f, reason); }
                 fputs("</failure>\n", f);
-            } else if (c->verdict == HB_CMP_STILL_BAD || c->verdict == HB_CMP_INSUFFICIENT ||
-                       (c->verdict == HB_CMP_MISSING && o->allow_missing)) {
+            } else if (junit_skipped(c, o)) {
                 fputs("      <skipped message=\"", f);
                 xml_put(f, msg);
                 fputs("\"/>\n", f);

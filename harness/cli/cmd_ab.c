@@ -74,6 +74,7 @@ static void ab_usage(FILE *f)
         "                      build whose choice code is the same runs the same engine (HB_ALGO_CACHE in the\n"
         "                      runs' environment; docs/backends.md)\n"
         "  --no-algo-cache     choose afresh in every process (HB_ALGO_CACHE emptied for the runs)\n"
+        "  --cross-machine     gate rounds whose machine fingerprints differ (default: exit 3, both named)\n"
         "  --ceilings-each-round  measure the ceilings in every run (default: the first run measures them,\n"
         "                      later runs reuse them with `run --ceilings-from`, where the build has it)\n"
         "noise controls for both builds' processes (docs/compare.md, \"Between-process noise\"):\n"
@@ -89,7 +90,9 @@ static void ab_usage(FILE *f)
         "  --repetitions --seed\n"
         "exit status: as compare: 0 pass, 1 a case fails the gate, 2 usage or a build that cannot run its\n"
         "cases (its log is named), 3 a round's results file (named) has no case records, no meta record or\n"
-        "a newer schema than this hybench knows, 7 an output cannot be written\n");
+        "a newer schema than this hybench knows, or another machine fingerprint than round 1's base,\n"
+        "7 an output cannot be written, 11 inconclusive: no case fails, but cases are undecided (named,\n"
+        "with the smallest change the rounds could detect per op family) or fewer rounds than --min-rounds\n");
 }
 
 typedef struct side_t {
@@ -125,6 +128,24 @@ static int load_round(const char *path, const hb_load_opts *lo, hb_run *r)
     return HB_EXIT_OK;
 }
 
+/* Refuse round file r when its machine fingerprint (or schema) differs from first's (base round 1):
+ * exit 3 with both fingerprints and what differs, unless cross (--cross-machine: a warning, once). A
+ * host name that differs alone is a note. Returns HB_EXIT_OK or HB_EXIT_INCOMPARABLE. */
+static int check_machine(const hb_run *first, const hb_run *r, int cross)
+{
+    static int warned;
+    char why[3072], note[512];
+    if (first == r) return HB_EXIT_OK;
+    if (hb_cmp_comparable(first, r, why, sizeof why, note, sizeof note) != HB_CMP_COMPARABLE) {
+        if (!cross) {
+            fprintf(stderr, "hybench ab: incomparable: %s (use --cross-machine to gate anyway)\n", why);
+            return HB_EXIT_INCOMPARABLE;
+        }
+        if (!warned++) fprintf(stderr, "hybench ab: warning: %s (gated anyway: --cross-machine)\n", why);
+    } else if (note[0] && !warned++) fprintf(stderr, "hybench ab: note: %s\n", note);
+    return HB_EXIT_OK;
+}
+
 /* The gate's verdicts over the first `rounds` rounds of both sides (hb_ab_decide); an error is
  * printed. */
 static hb_status decide(const side_t *sides, int rounds, const hb_ab_options *ao, hb_cmp_result *res, size_t *undecided)
@@ -154,7 +175,7 @@ static long write_open_cases(const hb_cmp_result *res, const char *path)
     for (size_t i = 0; i < res->n; i++) {
         const hb_cmp_case *c = &res->cases[i];
         if (c->key[0] == '(') continue; /* a whole-run case */
-        if (hb_ab_case_undecided(c) || c->verdict == HB_CMP_INSUFFICIENT) { fprintf(f, "%s\n", c->key); n++; }
+        if (hb_cmp_case_undecided(c)) { fprintf(f, "%s\n", c->key); n++; } /* insufficient ones too */
     }
     return fclose(f) ? -1 : n;
 }
@@ -181,7 +202,7 @@ int hb_cmd_ab(int argc, char **argv)
     int pin_set = 0;
     int no_share_ceil = 0, ncur_env = 0, lockstep = 1, duet = 0, prune = 1, subset_from = 6;
     const char *redecide = NULL, *refcache = NULL, *algocache = NULL;
-    int no_refcache = 0, no_algocache = 0;
+    int no_refcache = 0, no_algocache = 0, cross_machine = 0;
     char *cur_env[16];
     int max_rounds = AB_MAX_ROUNDS, quiet = 0, has_passes = 0, has_reps = 0, order_seed_set = 0;
     double budget = 840;
@@ -192,7 +213,7 @@ int hb_cmd_ab(int argc, char **argv)
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
            O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK, O_DUET, O_NOPRUNE, O_SUBFROM, O_REFC, O_NOREFC,
-           O_ALGOC, O_NOALGOC, O_FWD0 = 512, O_FWD1 = 1024 };
+           O_ALGOC, O_NOALGOC, O_CROSS, O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
     static const char *const fwd1[] = {"backend", "op", "mode", "route", "dtype", "filter", "batch", "budget", "ci-target",
@@ -209,8 +230,9 @@ int hb_cmd_ab(int argc, char **argv)
         {"no-normalize", 0, 0, O_NONORM}, {"redecide", 1, 0, O_REDECIDE},
         {"round-stat", 1, 0, O_RSTAT}, {"no-lockstep", 0, 0, O_NOLOCK}, {"duet", 0, 0, O_DUET},
         {"no-prune", 0, 0, O_NOPRUNE}, {"subset-from", 1, 0, O_SUBFROM}, {"ref-cache", 1, 0, O_REFC},
-        {"no-ref-cache", 0, 0, O_NOREFC}, {"algo-cache", 1, 0, O_ALGOC}, {"no-algo-cache", 0, 0, O_NOALGOC}};
-    int nlo = 36;
+        {"no-ref-cache", 0, 0, O_NOREFC}, {"algo-cache", 1, 0, O_ALGOC}, {"no-algo-cache", 0, 0, O_NOALGOC},
+        {"cross-machine", 0, 0, O_CROSS}};
+    int nlo = 37;
     for (size_t i = 0; i < sizeof fwd0 / sizeof *fwd0; i++) lo[nlo++] = (struct option){fwd0[i], 0, 0, O_FWD0 + (int)i};
     for (size_t i = 0; i < sizeof fwd1 / sizeof *fwd1; i++) lo[nlo++] = (struct option){fwd1[i], 1, 0, O_FWD1 + (int)i};
     lo[nlo] = (struct option){0, 0, 0, 0};
@@ -269,6 +291,7 @@ int hb_cmd_ab(int argc, char **argv)
         case O_NOREFC: no_refcache = 1; break;
         case O_ALGOC: algocache = optarg; if (!*optarg) { fprintf(stderr, "hybench ab: --algo-cache wants a directory\n"); bad = 1; } break;
         case O_NOALGOC: no_algocache = 1; break;
+        case O_CROSS: cross_machine = 1; break;
         case O_SUBFROM: subset_from = (int)strtol(optarg, &end, 10); if (*end || subset_from < 2 || subset_from > AB_MAX_ROUNDS) { fprintf(stderr, "hybench ab: --subset-from wants 2..%d\n", AB_MAX_ROUNDS); bad = 1; } break;
         case O_NONORM: ao.normalize = 0; break;
         case O_REDECIDE: redecide = optarg; break;
@@ -412,7 +435,9 @@ int hb_cmd_ab(int argc, char **argv)
             sides[0].path[r] = strdup(pb);
             sides[1].path[r] = strdup(pc);
             if ((rc = load_round(pb, &lopt, &sides[0].run[r])) != HB_EXIT_OK ||
-                (rc = load_round(pc, &lopt, &sides[1].run[r])) != HB_EXIT_OK)
+                (rc = load_round(pc, &lopt, &sides[1].run[r])) != HB_EXIT_OK ||
+                (rc = check_machine(&sides[0].run[0], &sides[0].run[r], cross_machine)) != HB_EXIT_OK ||
+                (rc = check_machine(&sides[0].run[0], &sides[1].run[r], cross_machine)) != HB_EXIT_OK)
                 goto done;
             order[r] = '?';
             rounds = r + 1;
@@ -506,6 +531,8 @@ int hb_cmd_ab(int argc, char **argv)
             if (!have_ceil && !no_share_ceil) have_ceil = hb_ab_copy_ceilings(path[s], ceilf) == 0;
             if ((rc = load_round(path[s], &lopt, &sd->run[r])) != HB_EXIT_OK) goto done;
         }
+        for (int s = 0; s < 2; s++) /* against base round 1, which the first round always loads */
+            if ((rc = check_machine(&sides[0].run[0], &sides[s].run[r], cross_machine)) != HB_EXIT_OK) goto done;
         rounds = r + 1;
         last_round_s = hb_now() - t_round;
         /* decide from --subset-from (the next round's subset) or --min-rounds (the early stop) on */
@@ -673,12 +700,13 @@ int hb_cmd_ab(int argc, char **argv)
                 io_fail = 1;
             }
         }
-        fprintf(stderr, "hybench ab: %s: %d rounds (%s), %zu matched, %zu regressions, %zu improvements, %d gate failures; "
-                        "%.0f s (base runs %.0f s, current runs %.0f s, decisions %.1f s); %s %s\n",
-                res.fails ? "FAIL" : "pass", rounds, stop_why, res.matched, res.count[HB_CMP_REGRESSION],
-                res.count[HB_CMP_IMPROVEMENT], res.fails, total, run_s[0], run_s[1], t_decide, mpath[0], mpath[1]);
-        rc = res.fails ? HB_EXIT_REGRESSION : HB_EXIT_OK;
-        if (io_fail && rc == HB_EXIT_OK) rc = HB_EXIT_IO;
+        fprintf(stderr, "hybench ab: %s: %d rounds (%s), %zu matched, %zu regressions, %zu improvements, %d gate failures, "
+                        "%zu undecided; %.0f s (base runs %.0f s, current runs %.0f s, decisions %.1f s); %s %s\n",
+                res.outcome == HB_CMP_FAIL ? "FAIL" : res.outcome == HB_CMP_INCONCLUSIVE ? "INCONCLUSIVE" : "pass", rounds,
+                stop_why, res.matched, res.count[HB_CMP_REGRESSION], res.count[HB_CMP_IMPROVEMENT], res.fails, res.undecided,
+                total, run_s[0], run_s[1], t_decide, mpath[0], mpath[1]);
+        rc = res.outcome == HB_CMP_FAIL ? HB_EXIT_REGRESSION : res.outcome == HB_CMP_INCONCLUSIVE ? HB_EXIT_INCONCLUSIVE : HB_EXIT_OK;
+        if (io_fail && rc != HB_EXIT_REGRESSION) rc = HB_EXIT_IO;
         hb_run_free(&merged[0]);
         hb_run_free(&merged[1]);
     }

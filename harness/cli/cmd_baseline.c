@@ -9,13 +9,15 @@ static void baseline_usage(FILE *f)
 {
     fputs("usage: hybench baseline set RESULTS [--dir DIR] [--force]\n"
           "       hybench baseline show [--dir DIR] [--host HOST | RESULTS]\n"
-          "set: promote RESULTS to the baseline of its machine (meta.host): DIR/<host>.jsonl plus\n"
-          "     DIR/<host>.json with provenance. Refused for a run cut short or with wrong/crashed\n"
+          "set: promote RESULTS to the baseline of its machine, named by its fingerprint (never by\n"
+          "     host name): DIR/<fingerprint>.jsonl plus DIR/<fingerprint>.json with provenance\n"
+          "     (host, fingerprint and its text, run, commit). Refused for a run cut short or with wrong/crashed\n"
           "     cases unless --force (exit 2); a file without case records, without a meta record or\n"
           "     of a newer schema than this hybench knows is never set (exit 3, the file named).\n"
           "     Default DIR: results/baselines.\n"
-          "show: print the baseline of HOST (or of RESULTS's host); with neither, list every baseline\n"
-          "     in DIR. Exit status 2 when there is none.\n"
+          "show: print the baseline of RESULTS's machine (or a former DIR/<host>.jsonl of its host, with\n"
+          "     a notice), or those set from runs of HOST; with neither, list every baseline in DIR.\n"
+          "     Exit status 2 when there is none.\n"
           "compare against it with: hybench compare --baseline-dir DIR CURRENT\n", f);
 }
 

@@ -20,11 +20,14 @@ static void compare_usage(FILE *f)
           "       hybench compare [options] --baseline-dir DIR CURRENT\n"
           "Decide whether CURRENT (a results .jsonl) is slower than BASELINE, case by case.\n"
           "Exit status: 0 pass, 1 regression or a case that became wrong/crashed/lost/missing,\n"
-          "             2 usage or unreadable input, 3 incomparable: other machine or schema (--force\n"
-          "             compares anyway), or a file without case records, without a meta record or of a\n"
-          "             newer schema than this hybench knows (never compared).\n"
-          "  --baseline-dir DIR   use DIR/<host of CURRENT>.jsonl (hybench baseline set); BASELINE may\n"
-          "                       also be such a directory\n"
+          "             2 usage or unreadable input, 3 incomparable: another machine (fingerprint; the\n"
+          "             host name does not count) or schema (--cross-machine compares anyway), or a file\n"
+          "             without case records, without a meta record or of a newer schema than this\n"
+          "             hybench knows (never compared), 11 inconclusive: no case fails, but some are\n"
+          "             undecided or have too few samples (named, with the smallest detectable change).\n"
+          "  --baseline-dir DIR   use the baseline of CURRENT's machine in DIR (DIR/<fingerprint>.jsonl,\n"
+          "                       or a former DIR/<host>.jsonl: hybench baseline set); BASELINE may also\n"
+          "                       be such a directory\n"
           "  --metric total|compute   samples to compare (default total: end-to-end time per call)\n"
           "  --threshold PCT      minimum slowdown that counts (default 5%); repeat BACKEND=PCT for a\n"
           "                       backend type or instance, e.g. --threshold 5% --threshold cuda=3%\n"
@@ -36,7 +39,8 @@ static void compare_usage(FILE *f)
           "  --min-delta SECONDS  never flag a change smaller than this absolute time (default 0)\n"
           "  --min-samples N      fewer samples on a side: not compared (default 3)\n"
           "  --allow-missing      cases absent from CURRENT do not fail the gate\n"
-          "  --force              compare runs of different machines or schemas\n"
+          "  --cross-machine      compare runs of different machines (fingerprints) or schemas, with a\n"
+          "                       warning (--force: its former name)\n"
           "  --markdown FILE      Markdown report (default: stdout); --json FILE; --junit FILE\n"
           "                       ('-' is stdout)\n"
           "  --max-rows N         rows per Markdown table (default 50)\n"
@@ -73,7 +77,7 @@ int hb_cmd_compare(int argc, char **argv)
     const char *bdir = NULL, *md = NULL, *js = NULL, *ju = NULL;
     char err[512];
     enum { O_BDIR = 256, O_METRIC, O_THRESH, O_ALPHA, O_CONF, O_BOOT, O_SEED, O_MINDELTA, O_MINSAMP,
-           O_MAXROWS, O_NOISE, O_RULE, O_MD, O_JSON, O_JUNIT, O_ALLOWMISS, O_FORCE };
+           O_MAXROWS, O_NOISE, O_RULE, O_MD, O_JSON, O_JUNIT, O_ALLOWMISS, O_FORCE, O_CROSS };
     static const struct option lo[] = {
         {"baseline-dir", required_argument, NULL, O_BDIR}, {"metric", required_argument, NULL, O_METRIC},
         {"threshold", required_argument, NULL, O_THRESH}, {"alpha", required_argument, NULL, O_ALPHA},
@@ -83,7 +87,8 @@ int hb_cmd_compare(int argc, char **argv)
         {"noise-scale", required_argument, NULL, O_NOISE}, {"rule", required_argument, NULL, O_RULE},
         {"markdown", required_argument, NULL, O_MD}, {"json", required_argument, NULL, O_JSON},
         {"junit", required_argument, NULL, O_JUNIT}, {"allow-missing", no_argument, NULL, O_ALLOWMISS},
-        {"force", no_argument, NULL, O_FORCE}, {"quiet", no_argument, NULL, 'q'},
+        {"force", no_argument, NULL, O_FORCE}, {"cross-machine", no_argument, NULL, O_CROSS},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     int ch, li = -1;
     optind = 0; /* GNU: full re-initialisation; options may come before or after the files */
@@ -125,7 +130,7 @@ int hb_cmd_compare(int argc, char **argv)
         case O_JSON: js = v; break;
         case O_JUNIT: ju = v; break;
         case O_ALLOWMISS: o.allow_missing = 1; break;
-        case O_FORCE: o.force = 1; break;
+        case O_FORCE: case O_CROSS: o.cross_machine = 1; break;
         default: compare_usage(stderr); return HB_EXIT_USAGE;
         }
         if (numchk && (end == v || *end || v[0] == '-')) {
@@ -195,38 +200,38 @@ int hb_cmd_compare(int argc, char **argv)
         return HB_EXIT_INCOMPARABLE;
     }
     if (bdir) {
-        const char *host = hb_run_meta(&cur, "host");
-        if (!host) {
-            fprintf(stderr, "hybench compare: %s has no meta.host to pick a baseline with\n", cur_path);
+        char fp[17];
+        if (hb_baseline_find(bdir, &cur, bpath, bjson, sizeof bpath, fp, NULL)) {
+            fprintf(stderr, "hybench compare: no baseline for machine %s (the fingerprint of %s) in %s: no %s (set one "
+                            "with: hybench baseline set RESULTS --dir %s)\n", fp, cur_path, bdir, bpath, bdir);
             hb_run_free(&cur);
             return HB_EXIT_USAGE;
         }
-        hb_baseline_paths(bdir, host, bpath, bjson, sizeof bpath);
         base_path = bpath;
         if (hb_run_load_opts(base_path, &lo_base, &base, err, sizeof err) != HB_OK) {
-            fprintf(stderr, "hybench compare: no usable baseline for host %s: %s (set one with: "
-                            "hybench baseline set RESULTS --dir %s)\n", host, err, bdir);
+            fprintf(stderr, "hybench compare: no usable baseline for machine %s: %s (set one with: "
+                            "hybench baseline set RESULTS --dir %s)\n", fp, err, bdir);
             hb_run_free(&cur);
             return HB_EXIT_USAGE;
         }
         if (hb_run_check_comparable(&base, base_path, err, sizeof err) != HB_OK) {
-            fprintf(stderr, "hybench compare: incomparable: the baseline of host %s: %s\n", host, err);
+            fprintf(stderr, "hybench compare: incomparable: the baseline of machine %s: %s\n", fp, err);
             hb_run_free(&base);
             hb_run_free(&cur);
             return HB_EXIT_INCOMPARABLE;
         }
     }
     int rc = HB_EXIT_OK;
-    char why[512];
-    if (!hb_cmp_comparable(&base, &cur, why, sizeof why)) {
-        if (!o.force) {
-            fprintf(stderr, "hybench compare: incomparable: %s (use --force to compare anyway)\n", why);
+    char why[3072], note[512];
+    if (hb_cmp_comparable(&base, &cur, why, sizeof why, note, sizeof note) != HB_CMP_COMPARABLE) {
+        if (!o.cross_machine) {
+            fprintf(stderr, "hybench compare: incomparable: %s (use --cross-machine to compare anyway)\n", why);
             hb_run_free(&base);
             hb_run_free(&cur);
             return HB_EXIT_INCOMPARABLE;
         }
-        fprintf(stderr, "hybench compare: warning: %s (compared anyway: --force)\n", why);
-    }
+        fprintf(stderr, "hybench compare: warning: %s (compared anyway: --cross-machine)\n", why);
+    } else if (note[0]) fprintf(stderr, "hybench compare: note: %s\n", note);
     if (!cur.end) fprintf(stderr, "hybench compare: warning: %s has no end record (the run was cut short)\n", cur_path);
     hb_cmp_result res;
     hb_status st = hb_compare_runs(&base, &cur, &o, &res, err, sizeof err);
@@ -261,11 +266,11 @@ int hb_cmd_compare(int argc, char **argv)
             io_fail = 1;
         }
     }
-    fprintf(stderr, "hybench compare: %s: %zu matched, %zu regressions, %zu improvements, %d gate failures "
-                    "(%.2f s)\n", res.fails ? "FAIL" : "pass", res.matched, res.count[HB_CMP_REGRESSION],
-            res.count[HB_CMP_IMPROVEMENT], res.fails, res.elapsed_s);
-    rc = res.fails ? HB_EXIT_REGRESSION : HB_EXIT_OK;
-    if (io_fail && rc == HB_EXIT_OK) rc = HB_EXIT_IO;
+    fprintf(stderr, "hybench compare: %s: %zu matched, %zu regressions, %zu improvements, %d gate failures, %zu undecided "
+                    "(%.2f s)\n", res.outcome == HB_CMP_FAIL ? "FAIL" : res.outcome == HB_CMP_INCONCLUSIVE ? "INCONCLUSIVE" : "pass",
+            res.matched, res.count[HB_CMP_REGRESSION], res.count[HB_CMP_IMPROVEMENT], res.fails, res.undecided, res.elapsed_s);
+    rc = res.outcome == HB_CMP_FAIL ? HB_EXIT_REGRESSION : res.outcome == HB_CMP_INCONCLUSIVE ? HB_EXIT_INCONCLUSIVE : HB_EXIT_OK;
+    if (io_fail && rc != HB_EXIT_REGRESSION) rc = HB_EXIT_IO;
     hb_cmp_result_free(&res);
     hb_run_free(&base);
     hb_run_free(&cur);

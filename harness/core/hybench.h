@@ -57,7 +57,7 @@ enum {
     HB_EXIT_OK = 0,            /* everything ran and verified */
     HB_EXIT_REGRESSION = 1,    /* compare: a significant regression (or a case became wrong/crashed/missing) */
     HB_EXIT_USAGE = 2,         /* bad command line or bad input file for compare/report */
-    HB_EXIT_INCOMPARABLE = 3,  /* compare: different machine or schema without --force */
+    HB_EXIT_INCOMPARABLE = 3,  /* compare, ab: another machine (fingerprint) or schema without --cross-machine / --force */
     HB_EXIT_BAD_WORKLOAD = 4,  /* a workload file is malformed: nothing was run */
     HB_EXIT_WRONG = 5,         /* at least one case failed verification */
     HB_EXIT_NO_BACKEND = 6,    /* --backend names a backend that is unknown or unavailable here */
@@ -65,6 +65,8 @@ enum {
     HB_EXIT_FAILED = 8,        /* no case wrong, but some failed, crashed or timed out */
     HB_EXIT_INCOMPLETE = 9,    /* plan: the results file lacks an op, shape, backend or transfer route a plan needs */
     HB_EXIT_NO_PACKAGE = 10,   /* publish: a Debian package the command needs is not installed (named) */
+    HB_EXIT_INCONCLUSIVE = 11, /* compare, ab: no case fails the gate, but some are undecided (or fewer rounds or
+                                  samples than the minimum): neither pass nor fail */
     HB_EXIT_INTERRUPTED = 130  /* run: SIGINT/SIGTERM; the cases measured so far were written */
 };
 

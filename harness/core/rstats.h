@@ -114,4 +114,8 @@ hb_status hb_rs_bh_adjust(const double *p, size_t m, double *q);
 
 /* Standard normal upper tail P(Z > z) = erfc(z / sqrt 2) / 2. */
 double hb_rs_normal_sf(double z);
+/* Standard normal quantile z_p, P(Z <= z_p) = p, for p in (0, 1): Wichura's algorithm AS 241
+ * (PPND16, Applied Statistics 37:477, 1988), relative error about 1e-16. -INFINITY / INFINITY at p 0
+ * and 1, NAN outside [0, 1]. */
+double hb_rs_normal_quantile(double p);
 #endif

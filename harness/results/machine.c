@@ -158,3 +158,53 @@ void hb_machine_fingerprint(json_t *meta, json_t *backends, char *text, size_t t
     if (text && tlen) snprintf(text, tlen, "%s", desc);
     if (id && idlen) snprintf(id, idlen, "%016llx", (unsigned long long)hb_hash64(desc));
 }
+
+/* The name of the part p (up to end): what precedes its first "=" or ": ". */
+static size_t part_name_len(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == '=' || (p[i] == ':' && i + 1 < n && p[i + 1] == ' ')) return i;
+    return n;
+}
+
+/* The k-th (from 0) part of text named (name, nl): its start and length, or NULL. A name may come
+ * twice: "cpu" is the CPU's part and the cpu backend's. */
+static const char *find_part(const char *text, const char *name, size_t nl, int k, size_t *len)
+{
+    for (const char *p = text; p && *p;) {
+        const char *e = strstr(p, "; ");
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (part_name_len(p, n) == nl && !strncmp(p, name, nl) && k-- == 0) { *len = n; return p; }
+        p = e ? e + 2 : NULL;
+    }
+    return NULL;
+}
+
+void hb_machine_text_diff(const char *a, const char *b, char *out, size_t len)
+{
+    size_t l = 0;
+    if (!len) return;
+    out[0] = 0;
+    for (int side = 0; side < 2; side++) {
+        const char *x = side ? b : a, *y = side ? a : b;
+        for (const char *p = x; p && *p;) {
+            const char *e = strstr(p, "; ");
+            size_t n = e ? (size_t)(e - p) : strlen(p), nl = part_name_len(p, n), yn = 0;
+            int k = 0; /* earlier parts of x with this name */
+            for (const char *r = x; r < p;) {
+                const char *re = strstr(r, "; ");
+                size_t rn = re ? (size_t)(re - r) : strlen(r);
+                k += part_name_len(r, rn) == nl && !strncmp(r, p, nl);
+                r = re ? re + 2 : p;
+            }
+            const char *q = find_part(y, p, nl, k, &yn);
+            if (!q && side == 0)
+                put(out, len, &l, "%s%.*s: %.*s vs absent", l ? " | " : "", (int)nl, p, (int)n, p);
+            else if (!q)
+                put(out, len, &l, "%s%.*s: absent vs %.*s", l ? " | " : "", (int)nl, p, (int)n, p);
+            else if (side == 0 && (yn != n || strncmp(p, q, n)))
+                put(out, len, &l, "%s%.*s: %.*s vs %.*s", l ? " | " : "", (int)nl, p, (int)n, p, (int)yn, q);
+            p = e ? e + 2 : NULL;
+        }
+    }
+}

@@ -30,6 +30,13 @@
  * the report call it, so a run has one machine id everywhere. Either output may be NULL. */
 void hb_machine_fingerprint(json_t *meta, json_t *backends, char *text, size_t tlen, char *id, size_t idlen);
 
+/* The parts of two fingerprint texts (hb_machine_fingerprint's text) that differ, for a message:
+ * the texts are "; "-separated parts, each named by what precedes its first "=" or ": " ("cpu",
+ * "memory", "compiler", "openblas", a backend's name); writes "NAME: A-PART vs B-PART" for a part that
+ * differs, "NAME: A-PART vs absent" (or the mirror) for one that only one text has, joined by " | ",
+ * into out (NUL-terminated, truncated to len); "" when the texts are equal. No errors. */
+void hb_machine_text_diff(const char *a, const char *b, char *out, size_t len);
+
 /* The device of one backend record: info.name (GPU) or its description, truncated to len. "" when
  * rec is NULL. */
 void hb_machine_device(json_t *backend_rec, char *buf, size_t len);
