@@ -173,11 +173,15 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
             }
         fputs(").\n\n", f);
     }
+    /* each case counted once: an unchanged case not cleared is undecided, not also unchanged */
+    size_t open_unchanged = 0;
+    for (size_t i = 0; i < r->n; i++)
+        open_unchanged += r->cases[i].verdict == HB_CMP_UNCHANGED && hb_cmp_case_undecided(&r->cases[i]);
     fprintf(f, "%zu cases matched, %zu compared: %zu regression%s, %zu improvement%s, %zu unchanged",
             r->matched, r->tested, nreg, nreg == 1 ? "" : "s", r->count[HB_CMP_IMPROVEMENT],
-            r->count[HB_CMP_IMPROVEMENT] == 1 ? "" : "s", r->count[HB_CMP_UNCHANGED]);
-    if (r->count[HB_CMP_INSUFFICIENT]) fprintf(f, ", %zu with too few samples", r->count[HB_CMP_INSUFFICIENT]);
-    if (r->undecided) fprintf(f, ", %zu undecided", r->undecided);
+            r->count[HB_CMP_IMPROVEMENT] == 1 ? "" : "s", r->count[HB_CMP_UNCHANGED] - open_unchanged);
+    if (open_unchanged) fprintf(f, ", %zu undecided (no significant change, but a slowdown past the threshold not excluded)", open_unchanged);
+    if (r->count[HB_CMP_INSUFFICIENT]) fprintf(f, ", %zu with too few samples (undecided too)", r->count[HB_CMP_INSUFFICIENT]);
     if (r->count[HB_CMP_SKIPPED]) fprintf(f, "; %zu skipped in both", r->count[HB_CMP_SKIPPED]);
     fputs(".", f);
     if (isfinite(r->shift))

@@ -74,7 +74,8 @@ static void ab_usage(FILE *f)
         "                      build whose choice code is the same runs the same engine (HB_ALGO_CACHE in the\n"
         "                      runs' environment; docs/backends.md)\n"
         "  --no-algo-cache     choose afresh in every process (HB_ALGO_CACHE emptied for the runs)\n"
-        "  --cross-machine     gate rounds whose machine fingerprints differ (default: exit 3, both named)\n"
+        "  --cross-machine     --redecide: gate rounds whose machine fingerprints differ (default: exit 3,\n"
+        "                      both named); a live gate runs both builds here and only warns\n"
         "  --ceilings-each-round  measure the ceilings in every run (default: the first run measures them,\n"
         "                      later runs reuse them with `run --ceilings-from`, where the build has it)\n"
         "noise controls for both builds' processes (docs/compare.md, \"Between-process noise\"):\n"
@@ -141,7 +142,7 @@ static int check_machine(const hb_run *first, const hb_run *r, int cross)
             fprintf(stderr, "hybench ab: incomparable: %s (use --cross-machine to gate anyway)\n", why);
             return HB_EXIT_INCOMPARABLE;
         }
-        if (!warned++) fprintf(stderr, "hybench ab: warning: %s (gated anyway: --cross-machine)\n", why);
+        if (!warned++) fprintf(stderr, "hybench ab: warning: %s (gated anyway: --cross-machine, or both builds ran here)\n", why);
     } else if (note[0] && !warned++) fprintf(stderr, "hybench ab: note: %s\n", note);
     return HB_EXIT_OK;
 }
@@ -531,8 +532,11 @@ int hb_cmd_ab(int argc, char **argv)
             if (!have_ceil && !no_share_ceil) have_ceil = hb_ab_copy_ceilings(path[s], ceilf) == 0;
             if ((rc = load_round(path[s], &lopt, &sd->run[r])) != HB_EXIT_OK) goto done;
         }
-        for (int s = 0; s < 2; s++) /* against base round 1, which the first round always loads */
-            if ((rc = check_machine(&sides[0].run[0], &sides[s].run[r], cross_machine)) != HB_EXIT_OK) goto done;
+        /* against base round 1, which the first round always loads. Both builds ran here, taking turns,
+         * so a fingerprint that differs (a build that enables another backend, or links another
+         * library version) is said, not refused: --cross-machine is implied for a live gate. */
+        for (int s = 0; s < 2; s++)
+            if ((rc = check_machine(&sides[0].run[0], &sides[s].run[r], 1)) != HB_EXIT_OK) goto done;
         rounds = r + 1;
         last_round_s = hb_now() - t_round;
         /* decide from --subset-from (the next round's subset) or --min-rounds (the early stop) on */
