@@ -243,7 +243,7 @@ static hb_status check_case(hb_instance *inst, const hb_case *c, double *rel_out
  * dilation, GQA, causal with kv_seq > seq, head dims of every vector width). */
 static const struct { hb_op op; const char *shape; } g_cases[] = {
     {HB_OP_ADD, "n=100003"}, {HB_OP_MUL, "n=4099"}, {HB_OP_RELU, "n=1027"}, {HB_OP_GELU, "n=50001"},
-    {HB_OP_SILU, "n=50001"}, {HB_OP_ADD, "n=3"},
+    {HB_OP_SILU, "n=50001"}, {HB_OP_SIGMOID, "n=50001"}, {HB_OP_SIGMOID, "n=21"}, {HB_OP_ADD, "n=3"},
     {HB_OP_MATMUL, "m=67 n=45 k=33"}, {HB_OP_MATMUL, "m=128 n=96 k=64"}, {HB_OP_MATMUL, "m=1 n=200 k=77"},
     {HB_OP_MATMUL, "m=9 n=50 k=1100"}, {HB_OP_MATMUL, "m=1 n=300 k=1500"},   /* k-blocked accumulation */
     {HB_OP_BMM, "batch=3 m=17 n=40 k=9"}, {HB_OP_BMM, "batch=3 m=1 n=37 k=300"},

@@ -4,7 +4,8 @@
  *
  * One op table (X-macro, ggml style), one shape struct with named fields, one case struct.
  * Every tensor is dense and row-major (C order). Layouts per op:
- *   elementwise  in0,in1,out: [n]                      (the activations: one input)
+ *   elementwise  in0,in1,out: [n]                      (the activations: one input;
+ *                sigmoid(x) = 1 / (1 + exp(-x)), exp, add, div, neg: 4 FLOPs)
  *   matmul       A[m,k] x B[k,n] -> C[m,n]
  *   bmm          A[batch,m,k] x B[batch,k,n] -> C[batch,m,n]
  *   conv2d       x[batch,c,h,w] (NCHW), w[oc,c/g,kh,kw] (OIHW) -> y[batch,oc,oh,ow], no bias
@@ -126,6 +127,7 @@ typedef enum hb_shape_kind {
     X(RELU,      "relu",      HB_FAM_ELEMENTWISE, 1, 0, HB_SK_EW,        1, 1, 0)       \
     X(GELU,      "gelu",      HB_FAM_ELEMENTWISE, 1, 0, HB_SK_EW,        1, 8, 0)       \
     X(SILU,      "silu",      HB_FAM_ELEMENTWISE, 1, 0, HB_SK_EW,        1, 4, 0)       \
+    X(SIGMOID,   "sigmoid",   HB_FAM_ELEMENTWISE, 1, 0, HB_SK_EW,        1, 4, 0)       \
     X(MATMUL,    "matmul",    HB_FAM_MATMUL,      2, 1, HB_SK_MATMUL,    0, 2, 1)       \
     X(BMM,       "bmm",       HB_FAM_MATMUL,      2, 1, HB_SK_BMM,       0, 2, 1)       \
     X(CONV2D,    "conv2d",    HB_FAM_CONV2D,      2, 1, HB_SK_CONV2D,    0, 2, 1)       \

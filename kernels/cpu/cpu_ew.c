@@ -183,6 +183,7 @@ static inline float ew_fn1(int fn, float x)
 {
     switch (fn) {
     case HB_EW_FN_GELU: return x / (1.0f + Sleef_exp2f_u35(x * (GELU_K0 + GELU_K1 * x * x)));
+    case HB_EW_FN_SIGMOID: return 1.0f / (1.0f + Sleef_exp2f_u35(-L2E * x));
     default: return x / (1.0f + Sleef_exp2f_u35(-L2E * x));
     }
 }
@@ -207,6 +208,7 @@ static int64_t ew_sleef(int fn, const float *restrict a, float *restrict o, int6
 #define EW_SLEEF_LOOP(STORE)                                                                          \
         switch (fn) {                                                                                 \
         case HB_EW_FN_GELU: EW_LOOP(STORE, _mm256_mul_ps(x, _mm256_fmadd_ps(k1, _mm256_mul_ps(x, x), k0)), x) break; \
+        case HB_EW_FN_SIGMOID: EW_LOOP(STORE, _mm256_mul_ps(ml, x), one) break;                     \
         default: EW_LOOP(STORE, _mm256_mul_ps(ml, x), x) break;                                       \
         }
         if (nt) {
@@ -267,6 +269,14 @@ static void ew_silu(const float *restrict a, const float *restrict b, float *res
         o[j] = a[j] / (1.0f + fexp(-a[j]));
 }
 
+static void ew_sigmoid(const float *restrict a, const float *restrict b, float *restrict o, int64_t n)
+{
+    (void)b;
+#pragma omp simd
+    for (int64_t j = 0; j < n; j++)
+        o[j] = 1.0f / (1.0f + fexp(-a[j]));
+}
+
 typedef struct ew_kernel {
     hb_op op;
     int cls;   /* calibration class (g_ew_par_min, g_ew_threads): 0 memory-bound, 1 transcendental */
@@ -279,6 +289,7 @@ static const ew_kernel ew_table[] = {
     {HB_OP_RELU, 0, -1, ew_relu},
     {HB_OP_GELU, 1, HB_EW_FN_GELU, ew_gelu},
     {HB_OP_SILU, 1, HB_EW_FN_SILU, ew_silu},
+    {HB_OP_SIGMOID, 1, HB_EW_FN_SIGMOID, ew_sigmoid},
 };
 static const ew_kernel *ew_row(hb_op op)
 {

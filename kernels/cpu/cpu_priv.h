@@ -40,8 +40,9 @@ void hb_cpu_blas_restore(int threads);
 /* The transcendental elementwise ops by SLEEF (cpu_ew.c ew_sleef), each NUM / (1 + exp2(Y)):
  *   silu     NUM = x, Y = -log2(e) x
  *   gelu     NUM = x, Y = x (K0 + K1 x^2), K0 = -2 log2(e) sqrt(2/pi), K1 = K0 * 0.044715 (tanh form)
+ *   sigmoid  NUM = 1, Y = -log2(e) x
  * HB_EW_FN_* names the function; cpu_ew.c's kernel table gives each op its one. */
-enum { HB_EW_FN_SILU, HB_EW_FN_GELU };
+enum { HB_EW_FN_SILU, HB_EW_FN_GELU, HB_EW_FN_SIGMOID };
 #define HB_EW_L2E 1.4426950408889634f /* log2(e) */
 #define HB_EW_GELU_K0 (-2.0f * HB_EW_L2E * 0.7978845608028654f)
 #define HB_EW_GELU_K1 (-2.0f * HB_EW_L2E * 0.7978845608028654f * 0.044715f)

@@ -27,6 +27,7 @@ int64_t hb_cpu_ew_sleef_avx512(int fn, const float *restrict a, float *restrict 
 #define EW_SLEEF_LOOP(STORE)                                                                      \
     switch (fn) {                                                                                 \
     case HB_EW_FN_GELU: EW_LOOP(STORE, _mm512_mul_ps(x, _mm512_fmadd_ps(k1, _mm512_mul_ps(x, x), k0)), x) break; \
+    case HB_EW_FN_SIGMOID: EW_LOOP(STORE, _mm512_mul_ps(ml, x), one) break;                     \
     default: EW_LOOP(STORE, _mm512_mul_ps(ml, x), x) break;                                       \
     }
     if (nt) {

@@ -7,6 +7,7 @@
  * Formulas (hybench.h):
  *   gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   (tanh form, Hendrycks & Gimpel)
  *   silu(x) = x / (1 + exp(-x))
+ *   sigmoid(x) = 1 / (1 + exp(-x))
  *   rmsnorm: y = x / sqrt(mean(x^2) + 1e-5) * g
  *   avgpool divides by the number of in-bounds taps (padding excluded);
  *   attention: o = softmax(q k^T / sqrt(head_dim) + mask) v with GQA and end-aligned causal mask.
@@ -231,8 +232,10 @@ static double ew_gelu(double x, double y)
     return 0.5 * x * (1.0 + tanh(c * (x + 0.044715 * x * x * x)));
 }
 static double ew_silu(double x, double y) { (void)y; return x / (1.0 + exp(-x)); }
+static double ew_sigmoid(double x, double y) { (void)y; return 1.0 / (1.0 + exp(-x)); }
 static const struct { hb_op op; double (*f)(double, double); } ew_rows[] = {
     {HB_OP_ADD, ew_add}, {HB_OP_MUL, ew_mul}, {HB_OP_RELU, ew_relu}, {HB_OP_GELU, ew_gelu}, {HB_OP_SILU, ew_silu},
+    {HB_OP_SIGMOID, ew_sigmoid},
 };
 
 /* out[i] = f(x[i], y[i]) over n elements, the row of op; HB_EINVAL for an op without a row. */

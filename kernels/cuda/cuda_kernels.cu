@@ -6,7 +6,7 @@
  * Memory-bound habits (HOPPER.md): 16-byte loads/stores per thread, coalesced across the warp,
  * several independent 16-byte loads in flight per thread before the first use.
  * Formulas are those of kernels/cpu_ref/ref.c: gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3)))
- * (tanh form), silu(x) = x / (1 + exp(-x)), rmsnorm y = x / sqrt(mean(x^2) + 1e-5) * g.
+ * (tanh form), silu(x) = x / (1 + exp(-x)), sigmoid(x) = 1 / (1 + exp(-x)), rmsnorm y = x / sqrt(mean(x^2) + 1e-5) * g.
  */
 #include "cuda/cuda_internal.h"
 
@@ -46,6 +46,7 @@ struct ew_gelu {
     }
 };
 struct ew_silu { static __device__ __forceinline__ float f(float a, float) { return a / (1.0f + expf(-a)); } };
+struct ew_sigmoid { static __device__ __forceinline__ float f(float a, float) { return 1.0f / (1.0f + expf(-a)); } };
 template <class F> __device__ __forceinline__ float ew(float a, float b) { return F::f(a, b); }
 
 /* 16-byte vector of VEC elements of T. */
@@ -144,7 +145,7 @@ struct ew_row {
 #define EW_ROW(OP, F, NIN) {OP, {launch_ew<float, F, NIN>, launch_ew<__half, F, NIN>, launch_ew<__nv_bfloat16, F, NIN>}}
 static const ew_row ew_table[] = {
     EW_ROW(HB_OP_ADD, ew_add, 2), EW_ROW(HB_OP_MUL, ew_mul, 2), EW_ROW(HB_OP_RELU, ew_relu, 1),
-    EW_ROW(HB_OP_GELU, ew_gelu, 1), EW_ROW(HB_OP_SILU, ew_silu, 1),
+    EW_ROW(HB_OP_GELU, ew_gelu, 1), EW_ROW(HB_OP_SILU, ew_silu, 1), EW_ROW(HB_OP_SIGMOID, ew_sigmoid, 1),
 };
 #undef EW_ROW
 static const ew_row *ew_find(hb_op op)

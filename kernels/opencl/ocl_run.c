@@ -25,6 +25,7 @@ static int64_t ow_of(const hb_shape *s) { return hb_out_dim_(s->w, s->pw, s->dw,
  * kernel line there. */
 static const struct { hb_op op; const char *kernel; } ocl_ew_table[] = {
     {HB_OP_ADD, "hb_add"}, {HB_OP_MUL, "hb_mul"}, {HB_OP_RELU, "hb_relu"}, {HB_OP_GELU, "hb_gelu"}, {HB_OP_SILU, "hb_silu"},
+    {HB_OP_SIGMOID, "hb_sigmoid"},
 };
 const char *ocl_ew_kernel(hb_op op)
 {
