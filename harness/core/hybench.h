@@ -88,9 +88,15 @@ const char *hb_status_name(hb_status s);
 hb_status hb_status_from_name(const char *s); /* HB_STATUS_COUNT if unknown */
 
 /* ---- op families and ops ---- */
+/* X(ENUM, "name"), in the order the report lists the families (report/common.c family_order). */
+#define HB_FAMILY_LIST(X)                                                                       \
+    X(ELEMENTWISE, "elementwise") X(MATMUL, "matmul") X(CONV2D, "conv2d") X(POOLING, "pooling")  \
+    X(REDUCTION, "reduction") X(ATTENTION, "attention") X(CHAIN, "chain") X(COLLECTIVE, "collective")
 typedef enum hb_family {
-    HB_FAM_ELEMENTWISE, HB_FAM_MATMUL, HB_FAM_CONV2D, HB_FAM_POOLING, HB_FAM_REDUCTION,
-    HB_FAM_ATTENTION, HB_FAM_CHAIN, HB_FAM_COLLECTIVE, HB_FAM_COUNT
+#define HB_X(e, n) HB_FAM_##e,
+    HB_FAMILY_LIST(HB_X)
+#undef HB_X
+    HB_FAM_COUNT
 } hb_family;
 const char *hb_family_name(hb_family f);
 

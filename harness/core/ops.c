@@ -28,7 +28,10 @@ hb_status hb_status_from_name(const char *s)
 }
 
 static const char *const family_names[HB_FAM_COUNT] = {
-    "elementwise", "matmul", "conv2d", "pooling", "reduction", "attention", "chain", "collective"};
+#define HB_X(e, n) n,
+    HB_FAMILY_LIST(HB_X)
+#undef HB_X
+};
 const char *hb_family_name(hb_family f) { return (unsigned)f < HB_FAM_COUNT ? family_names[f] : "unknown"; }
 
 static const char *const dtype_names[HB_DTYPE_COUNT] = {"f32", "tf32", "f16", "bf16"};
