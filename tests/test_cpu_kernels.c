@@ -280,6 +280,36 @@ static void test_cpu_ref_backend(void **state)
     check_backend(&g_ref, 1e-6);
 }
 
+/* Every elementwise op of the op table (shape kind HB_SK_EW) has a row in cpu_ref's and cpu's kernel
+ * tables: a new op without one fails here by name, not by a skip in a sweep. Random inputs, output
+ * poisoned with NaN (prepare, run_on), checked against the f64 reference. */
+static void test_ew_table_complete(void **state)
+{
+    (void)state;
+    for (int op = 0; op < HB_OP_COUNT; op++) {
+        if (hb_op_get((hb_op)op)->kind != HB_SK_EW)
+            continue;
+        const tcase t = { (hb_op)op, "n=37" };
+        hb_instance *insts[2] = { &g_ref, &g_cpu };
+        for (int b = 0; b < 2; b++) {
+            char reason[256] = "";
+            prepared p;
+            prepare(&p, &t, 77u + (uint64_t)op);
+            if (insts[b]->ops->supports(insts[b], &p.c, reason, sizeof reason) != HB_OK)
+                fail_msg("%s has no kernel for elementwise op %s: %s", insts[b]->name, hb_op_get(p.c.op)->name, reason);
+            float *out = malloc((size_t)p.nout * sizeof(float));
+            assert_non_null(out);
+            assert_int_equal(run_on(insts[b], &p.c, p.in, out), HB_OK);
+            int64_t bad;
+            const double e = rel_err(out, p.ref, p.nout, &bad);
+            if (bad || !(e < case_tol(&p.c, REL_TOL)))
+                fail_msg("%s %s n=37: rel err %.3g, %lld non-finite", insts[b]->name, hb_op_get(p.c.op)->name, e, (long long)bad);
+            free(out);
+            release(&p);
+        }
+    }
+}
+
 /* The per-thread paths (bmm per matrix, conv per image: sgemm from several threads at once;
  * attention items, dynamically scheduled when causal) must give bit-identical results when repeated. */
 static void test_cpu_repeatable(void **state)
@@ -913,6 +943,7 @@ int main(void)
         cmocka_unit_test(test_skips),
         cmocka_unit_test(test_ceilings),
         cmocka_unit_test(test_ew_range),
+        cmocka_unit_test(test_ew_table_complete),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -291,6 +291,23 @@ static void all_ops(hb_dtype d, hb_route r, const char *label)
     inst.ops->close(&inst);
 }
 
+/* Every elementwise op of the op table (shape kind HB_SK_EW) has a row in ocl_run.c's kernel table:
+ * supports says OK and the run matches the f64 reference (random inputs, output poisoned: check_case). */
+static void test_ew_table_complete(void **state)
+{
+    (void)state;
+    hb_instance inst = open_inst();
+    for (int op = 0; op < HB_OP_COUNT; op++) {
+        if (hb_op_get((hb_op)op)->kind != HB_SK_EW) continue;
+        hb_case c = mk((hb_op)op, "n=37", HB_F32, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+        char reason[256] = "";
+        if (inst.ops->supports(&inst, &c, reason, sizeof reason) != HB_OK)
+            fail_msg("no OpenCL kernel for elementwise op %s: %s", hb_op_get(c.op)->name, reason);
+        assert_int_equal(check_case(&inst, &c, NULL), HB_OK);
+    }
+    inst.ops->close(&inst);
+}
+
 static void test_ops_default(void **state)
 {
     (void)state;
@@ -841,6 +858,7 @@ int main(void)
         cmocka_unit_test_setup(test_timer_events, reset_env),
         cmocka_unit_test_setup(test_mapped_zero_copy, reset_env),
         cmocka_unit_test_setup(test_ops_default, reset_env),
+        cmocka_unit_test_setup(test_ew_table_complete, reset_env),
         cmocka_unit_test_setup(test_ops_gpu_style, reset_env),
         cmocka_unit_test_setup(test_ops_clblast, reset_env),
         cmocka_unit_test_setup(test_ops_f16, reset_env),
