@@ -100,6 +100,8 @@ static const tcase cases[] = {
     { HB_OP_GELU, "n=100003" },
     { HB_OP_GELU, "n=13" },
     { HB_OP_SILU, "n=70001" },
+    { HB_OP_SIGMOID, "n=70001" },
+    { HB_OP_SIGMOID, "n=21" },              /* SLEEF body + scalar tail */
     { HB_OP_MATMUL, "m=67 n=45 k=129" },
     { HB_OP_MATMUL, "m=1 n=300 k=77" },     /* sgemv, y = B^T x */
     { HB_OP_MATMUL, "m=70 n=1 k=301" },     /* sgemv, y = A x */
@@ -276,6 +278,36 @@ static void test_cpu_ref_backend(void **state)
 {
     (void)state;
     check_backend(&g_ref, 1e-6);
+}
+
+/* Every elementwise op of the op table (shape kind HB_SK_EW) has a row in cpu_ref's and cpu's kernel
+ * tables: a new op without one fails here by name, not by a skip in a sweep. Random inputs, output
+ * poisoned with NaN (prepare, run_on), checked against the f64 reference. */
+static void test_ew_table_complete(void **state)
+{
+    (void)state;
+    for (int op = 0; op < HB_OP_COUNT; op++) {
+        if (hb_op_get((hb_op)op)->kind != HB_SK_EW)
+            continue;
+        const tcase t = { (hb_op)op, "n=37" };
+        hb_instance *insts[2] = { &g_ref, &g_cpu };
+        for (int b = 0; b < 2; b++) {
+            char reason[256] = "";
+            prepared p;
+            prepare(&p, &t, 77u + (uint64_t)op);
+            if (insts[b]->ops->supports(insts[b], &p.c, reason, sizeof reason) != HB_OK)
+                fail_msg("%s has no kernel for elementwise op %s: %s", insts[b]->name, hb_op_get(p.c.op)->name, reason);
+            float *out = malloc((size_t)p.nout * sizeof(float));
+            assert_non_null(out);
+            assert_int_equal(run_on(insts[b], &p.c, p.in, out), HB_OK);
+            int64_t bad;
+            const double e = rel_err(out, p.ref, p.nout, &bad);
+            if (bad || !(e < case_tol(&p.c, REL_TOL)))
+                fail_msg("%s %s n=37: rel err %.3g, %lld non-finite", insts[b]->name, hb_op_get(p.c.op)->name, e, (long long)bad);
+            free(out);
+            release(&p);
+        }
+    }
 }
 
 /* The per-thread paths (bmm per matrix, conv per image: sgemm from several threads at once;
@@ -821,9 +853,10 @@ static void test_ceilings(void **state)
     assert_int_equal(hb_cpu_ceilings(cl, 1), 1); /* respects max */
 }
 
-/* gelu and silu (SLEEF's exp2f where built) against the f64 formulas element by element, over
- * [-120, 120] (exp overflow and underflow on both sides), at lengths that leave vector tails (and,
- * over 1 MiB of output, the streaming-store path: main sets HB_CPU_NT_MIN):
+/* The transcendental elementwise ops (silu, gelu, sigmoid; SLEEF's exp2f where built) against the f64
+ * formulas element by element, over [-120, 120] (exp overflow and underflow on both sides; the random
+ * draws never 0, the edge values below include it), at lengths that leave vector tails (and, over
+ * 1 MiB of output, the streaming-store path: main sets HB_CPU_NT_MIN):
  * relative error 1e-6 (the f32 rounding of a few operations and SLEEF's 3.5-ULP exp2f) plus 4 ulp of
  * exp's argument (its f32 rounding, which exp turns into a relative error), or 1e-36
  * absolute near zero (exp(-x) overflows f32 below x = -88.7, where the result becomes -0 and the
@@ -832,18 +865,22 @@ static void test_ew_range(void **state)
 {
     (void)state;
     const int64_t lens[] = { 1, 15, 17, 1000, 4099, 524307 }; /* the last: streaming stores (main) */
-    for (int op = 0; op < 2; op++)
+    static const hb_op ops[] = { HB_OP_SILU, HB_OP_GELU, HB_OP_SIGMOID };
+    for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++)
         for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
             const int64_t n = lens[li];
             char sh[32];
             snprintf(sh, sizeof sh, "n=%lld", (long long)n);
-            hb_case c = make_case(op ? HB_OP_GELU : HB_OP_SILU, sh);
+            const hb_op op = ops[oi];
+            hb_case c = make_case(op, sh);
             float *x = malloc((size_t)n * 4), *y = malloc((size_t)n * 4);
             assert_non_null(x);
             assert_non_null(y);
             hb_test_seed(500u + (uint64_t)li);
             for (int64_t i = 0; i < n; i++)
-                x[i] = (float)(120.0 * hb_test_unif());
+                do
+                    x[i] = (float)(120.0 * hb_test_unif());
+                while (x[i] == 0.0f);
             if (n > 4) {
                 x[0] = -120.0f;
                 x[1] = 120.0f;
@@ -859,12 +896,13 @@ static void test_ew_range(void **state)
                 const double u = 0.7978845608028654 * (v + 0.044715 * v * v * v);
                 /* 0.5 v (1 + tanh(u)) as v / (1 + exp(-2u)): the same function without the cancellation
                  * of 1 + tanh(u) for u << 0 (in f64 that sum loses 1e-3 relative at v = -6.6) */
-                const double r = op ? v / (1.0 + exp(-2.0 * u)) : v / (1.0 + exp(-v));
+                const double r = op == HB_OP_GELU ? v / (1.0 + exp(-2.0 * u))
+                                 : op == HB_OP_SIGMOID ? 1.0 / (1.0 + exp(-v)) : v / (1.0 + exp(-v));
                 /* exp turns the f32 rounding of its argument into a relative error of the same absolute
                  * size: 4 x 2^-24 x |argument| on top */
-                const double arg = op ? 2.0 * u : v;
+                const double arg = op == HB_OP_GELU ? 2.0 * u : v;
                 if (!isfinite((double)y[i]) || fabs((double)y[i] - r) > (1e-6 + 4.0 * 0x1p-24 * fabs(arg)) * fabs(r) + 1e-36)
-                    fail_msg("%s(%.9g) = %.9g, f64 %.9g (n=%lld, i=%lld)", op ? "gelu" : "silu", v, (double)y[i], r,
+                    fail_msg("%s(%.9g) = %.9g, f64 %.9g (n=%lld, i=%lld)", hb_op_get(op)->name, v, (double)y[i], r,
                              (long long)n, (long long)i);
             }
             free(x);
@@ -905,6 +943,7 @@ int main(void)
         cmocka_unit_test(test_skips),
         cmocka_unit_test(test_ceilings),
         cmocka_unit_test(test_ew_range),
+        cmocka_unit_test(test_ew_table_complete),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -243,7 +243,7 @@ static hb_status check_case(hb_instance *inst, const hb_case *c, double *rel_out
  * dilation, GQA, causal with kv_seq > seq, head dims of every vector width). */
 static const struct { hb_op op; const char *shape; } g_cases[] = {
     {HB_OP_ADD, "n=100003"}, {HB_OP_MUL, "n=4099"}, {HB_OP_RELU, "n=1027"}, {HB_OP_GELU, "n=50001"},
-    {HB_OP_SILU, "n=50001"}, {HB_OP_ADD, "n=3"},
+    {HB_OP_SILU, "n=50001"}, {HB_OP_SIGMOID, "n=50001"}, {HB_OP_SIGMOID, "n=21"}, {HB_OP_ADD, "n=3"},
     {HB_OP_MATMUL, "m=67 n=45 k=33"}, {HB_OP_MATMUL, "m=128 n=96 k=64"}, {HB_OP_MATMUL, "m=1 n=200 k=77"},
     {HB_OP_MATMUL, "m=9 n=50 k=1100"}, {HB_OP_MATMUL, "m=1 n=300 k=1500"},   /* k-blocked accumulation */
     {HB_OP_BMM, "batch=3 m=17 n=40 k=9"}, {HB_OP_BMM, "batch=3 m=1 n=37 k=300"},
@@ -288,6 +288,23 @@ static void all_ops(hb_dtype d, hb_route r, const char *label)
         if (st != HB_OK) fail_msg("%s: run %s %s returned %s", label, hb_op_get(c.op)->name, g_cases[i].shape, hb_status_name(st));
     }
     printf("%s: %d cases ok in %.2f s\n", label, NCASES, now_s() - t0);
+    inst.ops->close(&inst);
+}
+
+/* Every elementwise op of the op table (shape kind HB_SK_EW) has a row in ocl_run.c's kernel table:
+ * supports says OK and the run matches the f64 reference (random inputs, output poisoned: check_case). */
+static void test_ew_table_complete(void **state)
+{
+    (void)state;
+    hb_instance inst = open_inst();
+    for (int op = 0; op < HB_OP_COUNT; op++) {
+        if (hb_op_get((hb_op)op)->kind != HB_SK_EW) continue;
+        hb_case c = mk((hb_op)op, "n=37", HB_F32, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+        char reason[256] = "";
+        if (inst.ops->supports(&inst, &c, reason, sizeof reason) != HB_OK)
+            fail_msg("no OpenCL kernel for elementwise op %s: %s", hb_op_get(c.op)->name, reason);
+        assert_int_equal(check_case(&inst, &c, NULL), HB_OK);
+    }
     inst.ops->close(&inst);
 }
 
@@ -841,6 +858,7 @@ int main(void)
         cmocka_unit_test_setup(test_timer_events, reset_env),
         cmocka_unit_test_setup(test_mapped_zero_copy, reset_env),
         cmocka_unit_test_setup(test_ops_default, reset_env),
+        cmocka_unit_test_setup(test_ew_table_complete, reset_env),
         cmocka_unit_test_setup(test_ops_gpu_style, reset_env),
         cmocka_unit_test_setup(test_ops_clblast, reset_env),
         cmocka_unit_test_setup(test_ops_f16, reset_env),

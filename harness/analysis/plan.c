@@ -16,7 +16,7 @@ hb_seed_role hb_plan_seed_role(hb_op op, double size, const char **rule)
     hb_seed_role role;
     if (op == HB_OP_MATMUL && size > HB_SEED_MATMUL_GPU_ABOVE_ELEMS) { role = HB_SEED_GPU; r = "matmul > 10000 elements -> GPU"; }
     else if (op == HB_OP_CONV2D) { role = HB_SEED_ANE; r = "conv2d -> Neural Engine"; }
-    else if (op == HB_OP_RELU || op == HB_OP_GELU || op == HB_OP_SILU) { role = HB_SEED_ANE; r = "activation -> Neural Engine"; }
+    else if (hb_op_get(op) && hb_op_get(op)->activation) { role = HB_SEED_ANE; r = "activation -> Neural Engine"; }
     else { role = HB_SEED_CPU; r = op == HB_OP_MATMUL ? "matmul <= 10000 elements -> CPU" : "other ops -> CPU"; }
     if (rule) *rule = r;
     return role;

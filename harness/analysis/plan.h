@@ -31,7 +31,7 @@
 
 /* The seed's heuristic (select_optimal_device of the F32 hybrid executor, shared/seeds/000_*.txt):
  * matmul with size > 10000 elements -> GPU (Metal there); conv2d -> Neural Engine (CoreML); activations
- * (relu, gelu, silu) -> Neural Engine; everything else -> CPU. size: the case's size, elements of its
+ * (the ops whose HB_OP_LIST row says activation: relu, gelu, silu, ...) -> Neural Engine; everything else -> CPU. size: the case's size, elements of its
  * largest tensor (the case record's "size", as the report's Q5 reads the same rule). */
 #define HB_SEED_MATMUL_GPU_ABOVE_ELEMS 1e4
 typedef enum hb_seed_role { HB_SEED_CPU, HB_SEED_GPU, HB_SEED_ANE } hb_seed_role;

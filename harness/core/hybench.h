@@ -4,7 +4,8 @@
  *
  * One op table (X-macro, ggml style), one shape struct with named fields, one case struct.
  * Every tensor is dense and row-major (C order). Layouts per op:
- *   elementwise  in0,in1,out: [n]                      (relu/gelu/silu: one input)
+ *   elementwise  in0,in1,out: [n]                      (the activations: one input;
+ *                sigmoid(x) = 1 / (1 + exp(-x)), exp, add, div, neg: 4 FLOPs)
  *   matmul       A[m,k] x B[k,n] -> C[m,n]
  *   bmm          A[batch,m,k] x B[batch,k,n] -> C[batch,m,n]
  *   conv2d       x[batch,c,h,w] (NCHW), w[oc,c/g,kh,kw] (OIHW) -> y[batch,oc,oh,ow], no bias
@@ -87,38 +88,71 @@ const char *hb_status_name(hb_status s);
 hb_status hb_status_from_name(const char *s); /* HB_STATUS_COUNT if unknown */
 
 /* ---- op families and ops ---- */
+/* X(ENUM, "name"), in the order the report lists the families (report/common.c family_order). */
+#define HB_FAMILY_LIST(X)                                                                       \
+    X(ELEMENTWISE, "elementwise") X(MATMUL, "matmul") X(CONV2D, "conv2d") X(POOLING, "pooling")  \
+    X(REDUCTION, "reduction") X(ATTENTION, "attention") X(CHAIN, "chain") X(COLLECTIVE, "collective")
 typedef enum hb_family {
-    HB_FAM_ELEMENTWISE, HB_FAM_MATMUL, HB_FAM_CONV2D, HB_FAM_POOLING, HB_FAM_REDUCTION,
-    HB_FAM_ATTENTION, HB_FAM_CHAIN, HB_FAM_COLLECTIVE, HB_FAM_COUNT
+#define HB_X(e, n) HB_FAM_##e,
+    HB_FAMILY_LIST(HB_X)
+#undef HB_X
+    HB_FAM_COUNT
 } hb_family;
 const char *hb_family_name(hb_family f);
 
-/* X(ENUM, "name", family, number of inputs, bound: 0 memory-bound, 1 compute-bound) */
-#define HB_OP_LIST(X)                                  \
-    X(ADD,       "add",       HB_FAM_ELEMENTWISE, 2, 0) \
-    X(MUL,       "mul",       HB_FAM_ELEMENTWISE, 2, 0) \
-    X(RELU,      "relu",      HB_FAM_ELEMENTWISE, 1, 0) \
-    X(GELU,      "gelu",      HB_FAM_ELEMENTWISE, 1, 0) \
-    X(SILU,      "silu",      HB_FAM_ELEMENTWISE, 1, 0) \
-    X(MATMUL,    "matmul",    HB_FAM_MATMUL,      2, 1) \
-    X(BMM,       "bmm",       HB_FAM_MATMUL,      2, 1) \
-    X(CONV2D,    "conv2d",    HB_FAM_CONV2D,      2, 1) \
-    X(MAXPOOL,   "maxpool",   HB_FAM_POOLING,     1, 0) \
-    X(AVGPOOL,   "avgpool",   HB_FAM_POOLING,     1, 0) \
-    X(SUM,       "sum",       HB_FAM_REDUCTION,   1, 0) \
-    X(MEAN,      "mean",      HB_FAM_REDUCTION,   1, 0) \
-    X(MAX,       "max",       HB_FAM_REDUCTION,   1, 0) \
-    X(SUM_ALL,   "sum_all",   HB_FAM_REDUCTION,   1, 0) \
-    X(RMSNORM,   "rmsnorm",   HB_FAM_REDUCTION,   2, 0) \
-    X(ATTENTION, "attention", HB_FAM_ATTENTION,   3, 1) \
-    X(CHAIN,     "chain",     HB_FAM_CHAIN,       0, 1) \
-    X(ALL_REDUCE, "all_reduce", HB_FAM_COLLECTIVE, 1, 0) \
-    X(ALL_GATHER, "all_gather", HB_FAM_COLLECTIVE, 1, 0) \
-    X(REDUCE_SCATTER, "reduce_scatter", HB_FAM_COLLECTIVE, 1, 0) \
-    X(BROADCAST, "broadcast", HB_FAM_COLLECTIVE, 1, 0)
+/* How an op reads its shape: the fields it uses, their defaults and checks, its tensor sizes, the
+ * unit its FLOPs count and its reduction length (core/opdesc.h computes them; layouts above). */
+typedef enum hb_shape_kind {
+    HB_SK_EW,        /* n: every input and the output [n] (elementwise) */
+    HB_SK_MATMUL,    /* m n k */
+    HB_SK_BMM,       /* batch m n k */
+    HB_SK_CONV2D,    /* batch c h w oc kh kw sh sw ph pw dh dw g layout */
+    HB_SK_POOL,      /* batch c h w kh kw sh sw ph pw */
+    HB_SK_ROWS,      /* rows cols: x[rows,cols] -> y[rows] */
+    HB_SK_ALL,       /* n: x[n] -> y[1] */
+    HB_SK_NORM,      /* rows cols: x[rows,cols], g[cols] -> y[rows,cols] */
+    HB_SK_ATTENTION, /* batch heads kv_heads seq kv_seq head_dim causal layout */
+    HB_SK_CHAIN,     /* seq kv_seq ranks (the driver runs its steps) */
+    HB_SK_COLL,      /* n ranks inplace path: x[n] -> y[n] (all_reduce, broadcast) */
+    HB_SK_GATHER,    /* x[n] -> y[ranks*n] */
+    HB_SK_SCATTER,   /* x[ranks*n] -> y[n] */
+    HB_SK_COUNT
+} hb_shape_kind;
+
+/* The op descriptor: one row per op, every fact about the op that is not a kernel.
+ * X(ENUM, "name", family, number of inputs, bound (0 memory-bound, 1 compute-bound), shape kind,
+ *   activation (1: a pointwise nonlinearity; the planner's activation rule, analysis/plan.c),
+ *   FLOPs per unit of the kind's work (core/opdesc.h hb_op_work: elements for HB_SK_EW, m*n*k for
+ *   matmul, ...; a multiply-add counts 2, exp/tanh 1), sums (1: each output sums terms, so the f32
+ *   tolerance grows with the reduction length; hb_op_tolerance))
+ * A new elementwise op is its row here, its f64 reference (kernels/cpu_ref/ref.c) and one kernel-table
+ * row per backend (docs/architecture.md, "A new op"). */
+#define HB_OP_LIST(X)                                                                  \
+    X(ADD,       "add",       HB_FAM_ELEMENTWISE, 2, 0, HB_SK_EW,        0, 1, 0)       \
+    X(MUL,       "mul",       HB_FAM_ELEMENTWISE, 2, 0, HB_SK_EW,        0, 1, 0)       \
+    X(RELU,      "relu",      HB_FAM_ELEMENTWISE, 1, 0, HB_SK_EW,        1, 1, 0)       \
+    X(GELU,      "gelu",      HB_FAM_ELEMENTWISE, 1, 0, HB_SK_EW,        1, 8, 0)       \
+    X(SILU,      "silu",      HB_FAM_ELEMENTWISE, 1, 0, HB_SK_EW,        1, 4, 0)       \
+    X(SIGMOID,   "sigmoid",   HB_FAM_ELEMENTWISE, 1, 0, HB_SK_EW,        1, 4, 0)       \
+    X(MATMUL,    "matmul",    HB_FAM_MATMUL,      2, 1, HB_SK_MATMUL,    0, 2, 1)       \
+    X(BMM,       "bmm",       HB_FAM_MATMUL,      2, 1, HB_SK_BMM,       0, 2, 1)       \
+    X(CONV2D,    "conv2d",    HB_FAM_CONV2D,      2, 1, HB_SK_CONV2D,    0, 2, 1)       \
+    X(MAXPOOL,   "maxpool",   HB_FAM_POOLING,     1, 0, HB_SK_POOL,      0, 1, 0)       \
+    X(AVGPOOL,   "avgpool",   HB_FAM_POOLING,     1, 0, HB_SK_POOL,      0, 1, 0)       \
+    X(SUM,       "sum",       HB_FAM_REDUCTION,   1, 0, HB_SK_ROWS,      0, 1, 1)       \
+    X(MEAN,      "mean",      HB_FAM_REDUCTION,   1, 0, HB_SK_ROWS,      0, 1, 1)       \
+    X(MAX,       "max",       HB_FAM_REDUCTION,   1, 0, HB_SK_ROWS,      0, 1, 0)       \
+    X(SUM_ALL,   "sum_all",   HB_FAM_REDUCTION,   1, 0, HB_SK_ALL,       0, 1, 1)       \
+    X(RMSNORM,   "rmsnorm",   HB_FAM_REDUCTION,   2, 0, HB_SK_NORM,      0, 4, 1)       \
+    X(ATTENTION, "attention", HB_FAM_ATTENTION,   3, 1, HB_SK_ATTENTION, 0, 4, 1)       \
+    X(CHAIN,     "chain",     HB_FAM_CHAIN,       0, 1, HB_SK_CHAIN,     0, 0, 0)       \
+    X(ALL_REDUCE, "all_reduce", HB_FAM_COLLECTIVE, 1, 0, HB_SK_COLL,     0, 1, 1)       \
+    X(ALL_GATHER, "all_gather", HB_FAM_COLLECTIVE, 1, 0, HB_SK_GATHER,   0, 0, 0)       \
+    X(REDUCE_SCATTER, "reduce_scatter", HB_FAM_COLLECTIVE, 1, 0, HB_SK_SCATTER, 0, 1, 1) \
+    X(BROADCAST, "broadcast", HB_FAM_COLLECTIVE,  1, 0, HB_SK_COLL,      0, 0, 0)
 
 typedef enum hb_op {
-#define HB_X(e, n, f, ni, b) HB_OP_##e,
+#define HB_X(e, n, f, ni, b, k, a, fl, su) HB_OP_##e,
     HB_OP_LIST(HB_X)
 #undef HB_X
     HB_OP_COUNT
@@ -194,12 +228,16 @@ char *hb_shape_format(hb_op op, const hb_shape *s, char *buf, size_t len);
 int64_t hb_shape_oh(const hb_shape *s);
 int64_t hb_shape_ow(const hb_shape *s);
 
-/* ---- op metadata table (one row per op) ---- */
+/* ---- op metadata table (one row per op: HB_OP_LIST; core/opdesc.h) ---- */
 typedef struct hb_op_info {
     const char *name;
     hb_family family;
     int ninputs;
     int compute_bound;        /* 1: GFLOP/s against the peak-FLOP ceiling; 0: GB/s against copy bandwidth */
+    hb_shape_kind kind;       /* fields, defaults, sizes, FLOP unit (HB_SK_*) */
+    int activation;           /* 1: a pointwise nonlinearity (relu, gelu, silu, ...) */
+    double flops_per_unit;    /* FLOPs per unit of hb_op_work */
+    int sums;                 /* 1: outputs sum terms (tolerance grows with the reduction length) */
 } hb_op_info;
 const hb_op_info *hb_op_get(hb_op op);
 int hb_op_parse(const char *name);         /* -1 if unknown */

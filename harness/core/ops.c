@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/launch.h"
+#include "core/opdesc.h"
 
 static const char *const status_names[HB_STATUS_COUNT] = {
     "ok", "skipped", "no_resource", "failed", "invalid", "wrong", "crashed", "timed_out"};
@@ -27,7 +28,10 @@ hb_status hb_status_from_name(const char *s)
 }
 
 static const char *const family_names[HB_FAM_COUNT] = {
-    "elementwise", "matmul", "conv2d", "pooling", "reduction", "attention", "chain", "collective"};
+#define HB_X(e, n) n,
+    HB_FAMILY_LIST(HB_X)
+#undef HB_X
+};
 const char *hb_family_name(hb_family f) { return (unsigned)f < HB_FAM_COUNT ? family_names[f] : "unknown"; }
 
 static const char *const dtype_names[HB_DTYPE_COUNT] = {"f32", "tf32", "f16", "bf16"};
@@ -49,18 +53,12 @@ int hb_mode_parse(const char *s) { return find_name(s, mode_names, HB_MODE_COUNT
 int hb_route_parse(const char *s) { return find_name(s, route_names, HB_ROUTE_COUNT); }
 size_t hb_dtype_size(hb_dtype d) { return (d == HB_F16 || d == HB_BF16) ? 2 : 4; }
 
-static const hb_op_info op_table[HB_OP_COUNT] = {
-#define HB_X(e, n, f, ni, b) {n, f, ni, b},
-    HB_OP_LIST(HB_X)
-#undef HB_X
-};
-_Static_assert(sizeof op_table / sizeof op_table[0] == HB_OP_COUNT, "op table");
-
-const hb_op_info *hb_op_get(hb_op op) { return (unsigned)op < HB_OP_COUNT ? &op_table[op] : NULL; }
+/* The table is HB_OP_LIST, built once in core/opdesc.h (hb_op_row). */
+const hb_op_info *hb_op_get(hb_op op) { return hb_op_row(op); }
 int hb_op_parse(const char *name)
 {
     for (int i = 0; name && i < HB_OP_COUNT; i++)
-        if (!strcmp(name, op_table[i].name)) return i;
+        if (!strcmp(name, hb_op_row((hb_op)i)->name)) return i;
     return -1;
 }
 
@@ -193,39 +191,15 @@ hb_status hb_shape_parse(const char *text, hb_shape *s, char *err, size_t errlen
     return HB_OK;
 }
 
-/* ---- checked size arithmetic: every product of shape fields saturates at INT64_MAX instead of
- * overflowing (signed overflow is undefined behaviour); a negative factor gives -1. The "absurd size"
- * check of hb_shape_normalize then refuses the saturated value. ---- */
-static int64_t smul(int64_t a, int64_t b)
-{
-    if (a < 0 || b < 0) return -1;
-    int64_t r;
-    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
-}
-static int64_t smul3(int64_t a, int64_t b, int64_t c) { return smul(smul(a, b), c); }
-static int64_t smul4(int64_t a, int64_t b, int64_t c, int64_t d) { return smul(smul3(a, b, c), d); }
-
-/* (in + 2*pad - dil*(k-1) - 1) / stride + 1 with every step checked; -1 when it overflows or the
- * stride is not positive (the caller refuses a size <= 0). */
-static int64_t out_dim(int64_t in, int64_t pad, int64_t dil, int64_t k, int64_t stride)
-{
-    int64_t p2, span, t;
-    if (stride <= 0 || k < 1) return -1;
-    if (__builtin_mul_overflow(pad, (int64_t)2, &p2) || __builtin_mul_overflow(dil, k - 1, &span) ||
-        __builtin_add_overflow(in, p2, &t) || __builtin_sub_overflow(t, span, &t) || __builtin_sub_overflow(t, (int64_t)1, &t))
-        return -1;
-    if (t < 0) return 0;
-    return t / stride + 1;
-}
-int64_t hb_shape_oh(const hb_shape *s) { return out_dim(s->h, s->ph, s->dh, s->kh, s->sh); }
-int64_t hb_shape_ow(const hb_shape *s) { return out_dim(s->w, s->pw, s->dw, s->kw, s->sw); }
+/* checked arithmetic: core/opdesc.h */
+int64_t hb_shape_oh(const hb_shape *s) { return hb_out_dim_(s->h, s->ph, s->dh, s->kh, s->sh); }
+int64_t hb_shape_ow(const hb_shape *s) { return hb_out_dim_(s->w, s->pw, s->dw, s->kw, s->sw); }
 
 /* Largest element count hybench accepts for one tensor: 2^34 (64 GiB of f32). Beyond that a shape is
  * "absurd" for every device of today and is refused up front. */
 #define HB_MAX_TENSOR_ELEMS (1LL << 34)
 
 #define NEED(f) do { if (s->f <= 0) { snprintf(err, errlen, "%s needs %s > 0", info->name, #f); return HB_EINVAL; } } while (0)
-#define DEF(f, v) do { if (s->f == 0) s->f = (v); } while (0)
 
 hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
 {
@@ -249,29 +223,29 @@ hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
                  hb_layout_name(s->layout));
         return HB_EINVAL;
     }
-    switch (op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: case HB_OP_SUM_ALL:
+    const int64_t batch0 = s->batch;
+    hb_shape_defaults(op, s); /* core/opdesc.h; the checks follow */
+    switch (info->kind) {
+    case HB_SK_EW: case HB_SK_ALL:
         NEED(n); break;
-    case HB_OP_BMM: NEED(batch); /* fall through */
-    case HB_OP_MATMUL: NEED(m); NEED(n); NEED(k); break;
-    case HB_OP_CONV2D: case HB_OP_MAXPOOL: case HB_OP_AVGPOOL:
-        DEF(batch, 1); NEED(c); NEED(h); DEF(w, s->h); NEED(kh); DEF(kw, s->kh);
-        DEF(sh, 1); DEF(sw, s->sh); DEF(dh, 1); DEF(dw, s->dh); DEF(g, 1);
-        if (s->pw == 0 && s->ph && s->kw == s->kh) s->pw = s->ph; /* square kernels pad square by default */
-        if (op == HB_OP_CONV2D) {
+    case HB_SK_BMM: if (batch0 <= 0) { snprintf(err, errlen, "%s needs batch > 0", info->name); return HB_EINVAL; }
+        /* fall through */
+    case HB_SK_MATMUL: NEED(m); NEED(n); NEED(k); break;
+    case HB_SK_CONV2D: case HB_SK_POOL:
+        NEED(c); NEED(h); NEED(kh);
+        if (info->kind == HB_SK_CONV2D) {
             NEED(oc);
             if (s->c % s->g || s->oc % s->g) { snprintf(err, errlen, "conv2d: groups %lld must divide c and oc", (long long)s->g); return HB_EINVAL; }
         } else {
-            s->oc = 0;
             if (s->dh != 1 || s->dw != 1 || s->g != 1) { snprintf(err, errlen, "%s: no dilation or groups", info->name); return HB_EINVAL; }
             if (s->ph * 2 > s->kh || s->pw * 2 > s->kw) { snprintf(err, errlen, "%s: padding over half the kernel", info->name); return HB_EINVAL; }
         }
         if (hb_shape_oh(s) <= 0 || hb_shape_ow(s) <= 0) { snprintf(err, errlen, "%s: kernel larger than padded input", info->name); return HB_EINVAL; }
         break;
-    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_RMSNORM:
+    case HB_SK_ROWS: case HB_SK_NORM:
         NEED(rows); NEED(cols); break;
-    case HB_OP_CHAIN:
-        NEED(seq); DEF(kv_seq, s->seq); DEF(batch, 1);
+    case HB_SK_CHAIN:
+        NEED(seq);
         if (s->kv_seq < s->seq) { snprintf(err, errlen, "chain: kv_seq must be >= seq"); return HB_EINVAL; }
         if (s->seq > 65536 || s->kv_seq > 65536) { snprintf(err, errlen, "chain: absurd size: seq and kv_seq are limited to 65536"); return HB_EINVAL; }
         if (s->ranks != 0 && s->ranks != 1 && s->ranks != 2 && s->ranks != 4) {
@@ -282,10 +256,8 @@ hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
         /* this process's place in the launch; a launch of another size skips the case (measure/chain.c) */
         s->rank = s->ranks > 0 && hb_launch_ranks() == s->ranks ? hb_launch_rank() : 0;
         return HB_OK;
-    case HB_OP_ALL_REDUCE: case HB_OP_ALL_GATHER: case HB_OP_REDUCE_SCATTER: case HB_OP_BROADCAST: {
+    case HB_SK_COLL: case HB_SK_GATHER: case HB_SK_SCATTER: {
         NEED(n);
-        int lr = hb_launch_ranks();
-        DEF(ranks, lr);
         s->rank = hb_launch_rank();
         if (s->ranks > 65535) { snprintf(err, errlen, "%s: ranks over 65535", info->name); return HB_EINVAL; }
         if (s->rank >= s->ranks) {
@@ -297,8 +269,8 @@ hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
         if (s->path >= HB_COLL_PATH_COUNT) { snprintf(err, errlen, "%s: path is 0 (nccl), 1 (host) or 2 (peer)", info->name); return HB_EINVAL; }
         break;
     }
-    case HB_OP_ATTENTION:
-        DEF(batch, 1); NEED(heads); DEF(kv_heads, s->heads); NEED(seq); DEF(kv_seq, s->seq); NEED(head_dim);
+    case HB_SK_ATTENTION:
+        NEED(heads); NEED(seq); NEED(head_dim);
         if (s->heads % s->kv_heads) { snprintf(err, errlen, "attention: kv_heads must divide heads"); return HB_EINVAL; }
         if (s->causal > 1) { snprintf(err, errlen, "attention: causal is 0 or 1"); return HB_EINVAL; }
         if (s->causal && s->kv_seq < s->seq) { snprintf(err, errlen, "attention: causal needs kv_seq >= seq"); return HB_EINVAL; }
@@ -318,24 +290,20 @@ hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
     return HB_OK;
 }
 
-/* Fields each op uses, for printing, in order. */
-static const char *const op_fields[HB_OP_COUNT] = {
-    [HB_OP_ADD] = "n", [HB_OP_MUL] = "n", [HB_OP_RELU] = "n", [HB_OP_GELU] = "n", [HB_OP_SILU] = "n",
-    [HB_OP_MATMUL] = "m n k", [HB_OP_BMM] = "batch m n k",
-    [HB_OP_CONV2D] = "batch c h w oc kh kw sh sw ph pw dh dw g layout",
-    [HB_OP_MAXPOOL] = "batch c h w kh kw sh sw ph pw", [HB_OP_AVGPOOL] = "batch c h w kh kw sh sw ph pw",
-    [HB_OP_SUM] = "rows cols", [HB_OP_MEAN] = "rows cols", [HB_OP_MAX] = "rows cols", [HB_OP_SUM_ALL] = "n",
-    [HB_OP_RMSNORM] = "rows cols", [HB_OP_ATTENTION] = "batch heads kv_heads seq kv_seq head_dim causal layout",
-    [HB_OP_CHAIN] = "seq kv_seq ranks",
-    [HB_OP_ALL_REDUCE] = "n ranks inplace path", [HB_OP_ALL_GATHER] = "n ranks inplace path",
-    [HB_OP_REDUCE_SCATTER] = "n ranks rank inplace path", [HB_OP_BROADCAST] = "n ranks inplace path",
+/* Fields each shape kind uses, for printing, in order. */
+static const char *const kind_fields[HB_SK_COUNT] = {
+    [HB_SK_EW] = "n", [HB_SK_MATMUL] = "m n k", [HB_SK_BMM] = "batch m n k",
+    [HB_SK_CONV2D] = "batch c h w oc kh kw sh sw ph pw dh dw g layout", [HB_SK_POOL] = "batch c h w kh kw sh sw ph pw",
+    [HB_SK_ROWS] = "rows cols", [HB_SK_ALL] = "n", [HB_SK_NORM] = "rows cols",
+    [HB_SK_ATTENTION] = "batch heads kv_heads seq kv_seq head_dim causal layout", [HB_SK_CHAIN] = "seq kv_seq ranks",
+    [HB_SK_COLL] = "n ranks inplace path", [HB_SK_GATHER] = "n ranks inplace path", [HB_SK_SCATTER] = "n ranks rank inplace path",
 };
 
 char *hb_shape_format(hb_op op, const hb_shape *s, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = 0;
-    const char *list = (unsigned)op < HB_OP_COUNT ? op_fields[op] : "";
+    const char *list = hb_op_kind(op) < HB_SK_COUNT ? kind_fields[hb_op_kind(op)] : "";
     char name[16];
     while (*list) {
         int nl = 0;
@@ -363,47 +331,14 @@ char *hb_shape_format(hb_op op, const hb_shape *s, char *buf, size_t len)
     return buf;
 }
 
-int64_t hb_op_input_elems(hb_op op, const hb_shape *s, int i)
-{
-    switch (op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: case HB_OP_SUM_ALL:
-        return s->n;
-    case HB_OP_MATMUL: return i == 0 ? smul(s->m, s->k) : smul(s->k, s->n);
-    case HB_OP_BMM: return i == 0 ? smul3(s->batch, s->m, s->k) : smul3(s->batch, s->k, s->n);
-    case HB_OP_CONV2D: return i == 0 ? smul4(s->batch, s->c, s->h, s->w) : smul4(s->oc, s->c / (s->g > 0 ? s->g : 1), s->kh, s->kw);
-    case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: return smul4(s->batch, s->c, s->h, s->w);
-    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: return smul(s->rows, s->cols);
-    case HB_OP_RMSNORM: return i == 0 ? smul(s->rows, s->cols) : s->cols;
-    case HB_OP_ATTENTION:
-        return i == 0 ? smul4(s->batch, s->heads, s->seq, s->head_dim) : smul4(s->batch, s->kv_heads, s->kv_seq, s->head_dim);
-    case HB_OP_ALL_REDUCE: case HB_OP_ALL_GATHER: case HB_OP_BROADCAST: return s->n;
-    case HB_OP_REDUCE_SCATTER: return smul(s->n, s->ranks > 0 ? s->ranks : 1);
-    default: return 0;
-    }
-}
+/* Sizes: core/opdesc.h (the plugins read the same code). */
+int64_t hb_op_input_elems(hb_op op, const hb_shape *s, int i) { return i >= 0 ? hb_op_elems(op, s, i) : 0; }
+int64_t hb_op_output_elems(hb_op op, const hb_shape *s) { return hb_op_elems(op, s, -1); }
 
-int64_t hb_op_output_elems(hb_op op, const hb_shape *s)
-{
-    switch (op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: return s->n;
-    case HB_OP_SUM_ALL: return 1;
-    case HB_OP_MATMUL: return smul(s->m, s->n);
-    case HB_OP_BMM: return smul3(s->batch, s->m, s->n);
-    case HB_OP_CONV2D: return smul4(s->batch, s->oc, hb_shape_oh(s), hb_shape_ow(s));
-    case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: return smul4(s->batch, s->c, hb_shape_oh(s), hb_shape_ow(s));
-    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: return s->rows;
-    case HB_OP_RMSNORM: return smul(s->rows, s->cols);
-    case HB_OP_ATTENTION: return smul4(s->batch, s->heads, s->seq, s->head_dim);
-    case HB_OP_CHAIN: return smul(s->seq, 2048);
-    case HB_OP_ALL_REDUCE: case HB_OP_REDUCE_SCATTER: case HB_OP_BROADCAST: return s->n;
-    case HB_OP_ALL_GATHER: return smul(s->n, s->ranks > 0 ? s->ranks : 1);
-    default: return 0;
-    }
-}
-
-/* Attention FLOPs: QK^T and PV are 2*seq*kv_seq*head_dim each per (batch, head) (FlashAttention's
- * convention, 4*b*h*s*s_kv*d); causal masks count only the visible part; softmax is not counted. */
-static double attention_flops(const hb_shape *s)
+/* Attention's work: b*h*s*s_kv*d; its row's 4 FLOPs per unit make FlashAttention's convention (QK^T
+ * and PV are 2*seq*kv_seq*head_dim each per (batch, head)); causal masks count only the visible part;
+ * softmax is not counted. */
+static double attention_work(const hb_shape *s)
 {
     double pairs = (double)s->seq * (double)s->kv_seq;
     if (s->causal) {
@@ -411,32 +346,35 @@ static double attention_flops(const hb_shape *s)
         double off = (double)(s->kv_seq - s->seq);
         pairs = (double)s->seq * (off + 1) + (double)s->seq * ((double)s->seq - 1) / 2;
     }
-    return 4.0 * (double)s->batch * (double)s->heads * pairs * (double)s->head_dim;
+    return (double)s->batch * (double)s->heads * pairs * (double)s->head_dim;
+}
+
+/* Units of work of one call, by shape kind: elements (elementwise, sum_all), m*n*k (matmul), output
+ * elements x taps (conv2d: x c/g, pooling), rows*cols (rows, rmsnorm), (batch, head, query, key)
+ * pairs x head_dim (attention), (ranks-1)*n (the additions of a sum over ranks). FLOPs are these times
+ * the row's flops_per_unit. */
+static double op_work(hb_op op, const hb_shape *s)
+{
+    const double n = (double)s->n, g = (double)(s->g > 0 ? s->g : 1);
+    switch (hb_op_kind(op)) {
+    case HB_SK_EW: case HB_SK_ALL: return n;
+    case HB_SK_MATMUL: return (double)s->m * (double)s->n * (double)s->k;
+    case HB_SK_BMM: return (double)s->batch * (double)s->m * (double)s->n * (double)s->k;
+    case HB_SK_CONV2D: return (double)hb_op_output_elems(op, s) * (double)(s->c / (int64_t)g) * (double)s->kh * (double)s->kw;
+    case HB_SK_POOL: return (double)hb_op_output_elems(op, s) * (double)s->kh * (double)s->kw;
+    case HB_SK_ROWS: case HB_SK_NORM: return (double)s->rows * (double)s->cols;
+    case HB_SK_ATTENTION: return attention_work(s);
+    case HB_SK_COLL: case HB_SK_GATHER: case HB_SK_SCATTER: return (double)(s->ranks > 1 ? s->ranks - 1 : 0) * n;
+    default: return 0;
+    }
 }
 
 double hb_op_flops(hb_op op, const hb_shape *s)
 {
-    double n = (double)s->n;
-    switch (op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: return n;
-    case HB_OP_GELU: return 8 * n;   /* x^3, fma, tanh, mul, add, mul: ~8 */
-    case HB_OP_SILU: return 4 * n;   /* exp, add, div, neg */
-    case HB_OP_SUM_ALL: return n;
-    case HB_OP_MATMUL: return 2.0 * (double)s->m * (double)s->n * (double)s->k;
-    case HB_OP_BMM: return 2.0 * (double)s->batch * (double)s->m * (double)s->n * (double)s->k;
-    case HB_OP_CONV2D:
-        return 2.0 * (double)hb_op_output_elems(op, s) * (double)(s->c / (s->g > 0 ? s->g : 1)) * (double)s->kh * (double)s->kw;
-    case HB_OP_MAXPOOL: case HB_OP_AVGPOOL:
-        return (double)hb_op_output_elems(op, s) * (double)s->kh * (double)s->kw;
-    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: return (double)s->rows * (double)s->cols;
-    case HB_OP_RMSNORM: return 4.0 * (double)s->rows * (double)s->cols;
-    case HB_OP_ATTENTION: return attention_flops(s);
-    case HB_OP_CHAIN: return hb_chain_flops(s);
-    /* the additions of a sum over the ranks: (ranks-1) per element of the reduced array */
-    case HB_OP_ALL_REDUCE: return (double)(s->ranks > 1 ? s->ranks - 1 : 0) * n;
-    case HB_OP_REDUCE_SCATTER: return (double)(s->ranks > 1 ? s->ranks - 1 : 0) * n;
-    default: return 0;
-    }
+    const hb_op_info *info = hb_op_get(op);
+    if (!info) return 0;
+    if (info->kind == HB_SK_CHAIN) return hb_chain_flops(s);
+    return info->flops_per_unit * op_work(op, s);
 }
 
 double hb_op_bytes(hb_op op, const hb_shape *s, size_t elem_size)
@@ -453,16 +391,19 @@ double hb_op_bytes(hb_op op, const hb_shape *s, size_t elem_size)
     return e * (double)elem_size;
 }
 
-/* Reduction length of one output element (how many products/terms are summed into it). */
+/* Reduction length of one output element (how many products/terms are summed into it); 1 for the
+ * ops whose row says they sum nothing (max, the pointwise ops, broadcast, all_gather). */
 static double reduction_length(hb_op op, const hb_shape *s)
 {
-    switch (op) {
-    case HB_OP_MATMUL: case HB_OP_BMM: return (double)s->k;
-    case HB_OP_CONV2D: return (double)(s->c / (s->g > 0 ? s->g : 1)) * (double)s->kh * (double)s->kw;
-    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_RMSNORM: return (double)s->cols;
-    case HB_OP_SUM_ALL: return (double)s->n;
-    case HB_OP_ATTENTION: return (double)(s->kv_seq > s->head_dim ? s->kv_seq : s->head_dim);
-    case HB_OP_ALL_REDUCE: case HB_OP_REDUCE_SCATTER: return (double)(s->ranks > 1 ? s->ranks : 1);
+    const hb_op_info *info = hb_op_get(op);
+    if (!info || !info->sums) return 1;
+    switch (info->kind) {
+    case HB_SK_MATMUL: case HB_SK_BMM: return (double)s->k;
+    case HB_SK_CONV2D: return (double)(s->c / (s->g > 0 ? s->g : 1)) * (double)s->kh * (double)s->kw;
+    case HB_SK_ROWS: case HB_SK_NORM: return (double)s->cols;
+    case HB_SK_ALL: return (double)s->n;
+    case HB_SK_ATTENTION: return (double)(s->kv_seq > s->head_dim ? s->kv_seq : s->head_dim);
+    case HB_SK_COLL: case HB_SK_SCATTER: return (double)(s->ranks > 1 ? s->ranks : 1);
     default: return 1;
     }
 }
@@ -471,7 +412,8 @@ static double reduction_length(hb_op op, const hb_shape *s)
  * "Accuracy and Stability of Numerical Algorithms", 2nd ed., sec. 3.1, probabilistic bound); we allow
  * 100x that, floor 1e-5, cap 1e-3. tf32 keeps 10 mantissa bits (2^-11 ~ 4.9e-4 per product),
  * f16 10 bits, bf16 7 bits (2^-8 ~ 3.9e-3); the caps follow the method notes' observed ranges
- * (tf32 ~3e-4, bf16 1e-3..1e-2) with headroom. Elementwise gelu/silu in f32 use expf/tanhf: 1e-5. */
+ * (tf32 ~3e-4, bf16 1e-3..1e-2) with headroom. The pointwise ops (sums = 0 in their row: no
+ * reduction) get the f32 floor, 1e-5: their kernels' expf/exp2f/tanhf err by a few ulp (~1e-7). */
 double hb_op_tolerance(hb_op op, const hb_shape *s, hb_dtype d)
 {
     switch (d) {

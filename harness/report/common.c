@@ -3,8 +3,15 @@
  * summary cards and plot ids. */
 #include "report/common.h"
 
-const char *const family_order[] = { "elementwise", "matmul", "conv2d", "pooling", "reduction", "attention", "chain" };
-_Static_assert(sizeof family_order / sizeof family_order[0] == 7, "the roofline table lists 7 families");
+/* core/hybench.h's HB_FAMILY_LIST, in its order; the first NFAM are the roofline table's columns */
+const char *const family_order[] = {
+#define HB_X(e, n) n,
+    HB_FAMILY_LIST(HB_X)
+#undef HB_X
+};
+_Static_assert(sizeof family_order / sizeof family_order[0] == HB_FAM_COUNT, "one name per family");
+_Static_assert(NFAM == HB_FAM_COLLECTIVE && HB_FAM_COLLECTIVE + 1 == HB_FAM_COUNT,
+               "the roofline table lists the families before collective (figures.c names its 7 columns)");
 
 void vec_push(vec *x, double d)
 {

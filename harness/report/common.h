@@ -14,7 +14,8 @@
 
 #define F hb_report_fmt
 
-/* The op families in the order the report lists them. */
+/* The op families in the order the report lists them (core/hybench.h HB_FAMILY_LIST); the first
+ * NFAM (all but collective, which has its own section) are the roofline table's columns. */
 extern const char *const family_order[];
 #define NFAM 7
 

@@ -8,6 +8,7 @@
  * Items go to a private list that is appended to the caller's only when the whole file is good.
  */
 #include "workload/workload_internal.h"
+#include "core/opdesc.h"
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
@@ -21,48 +22,18 @@
 #define WL_MAX_SWEEP 256              /* points of one sweep line */
 #define WL_MAX_RANGES 4               /* range tokens of one sweep line */
 
-/* Largest tensor of op on shape s, in double (no int64 overflow for any field <= 2^34), with the
- * defaults hb_shape_normalize would fill. */
+/* Largest tensor of op on shape s, with the defaults hb_shape_normalize would fill: the element
+ * counts of core/opdesc.h (saturating at INT64_MAX, so no overflow for any field <= 2^34). */
 static double max_tensor(hb_op op, const hb_shape *s0)
 {
     hb_shape s = *s0;
-    double r = 0, t[4] = {0, 0, 0, 0};
-#define D(x) ((double)(x))
-    switch (op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: case HB_OP_SUM_ALL:
-        t[0] = D(s.n); break;
-    case HB_OP_MATMUL: case HB_OP_BMM: {
-        double b = s.batch > 0 ? D(s.batch) : 1;
-        t[0] = b * D(s.m) * D(s.k); t[1] = b * D(s.k) * D(s.n); t[2] = b * D(s.m) * D(s.n);
-        break;
+    hb_shape_defaults(op, &s);
+    double r = 0;
+    const hb_op_info *info = hb_op_get(op);
+    for (int i = -1; info && i < info->ninputs; i++) {
+        const double e = (double)hb_op_elems(op, &s, i);
+        if (e > r) r = e;
     }
-    case HB_OP_CONV2D: case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: {
-        if (!s.batch) s.batch = 1;
-        if (!s.w) s.w = s.h;
-        if (!s.kw) s.kw = s.kh;
-        if (!s.g) s.g = 1;
-        t[0] = D(s.batch) * D(s.c) * D(s.h) * D(s.w);
-        t[1] = D(s.oc) * D(s.c) / D(s.g) * D(s.kh) * D(s.kw);
-        double ch = op == HB_OP_CONV2D ? D(s.oc) : D(s.c);
-        double sh = s.sh ? D(s.sh) : 1, sw = s.sw ? D(s.sw) : sh;
-        t[2] = D(s.batch) * ch * (D(s.h) + 2 * D(s.ph)) / sh * (D(s.w) + 2 * D(s.pw ? s.pw : s.ph)) / sw;
-        break;
-    }
-    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_RMSNORM:
-        t[0] = D(s.rows) * D(s.cols); break;
-    case HB_OP_ALL_REDUCE: case HB_OP_ALL_GATHER: case HB_OP_REDUCE_SCATTER: case HB_OP_BROADCAST:
-        t[0] = D(s.n) * (s.ranks > 0 ? D(s.ranks) : 1); break;
-    case HB_OP_ATTENTION: {
-        double b = s.batch > 0 ? D(s.batch) : 1;
-        double kvh = s.kv_heads ? D(s.kv_heads) : D(s.heads), kvs = s.kv_seq ? D(s.kv_seq) : D(s.seq);
-        t[0] = b * D(s.heads) * D(s.seq) * D(s.head_dim);
-        t[1] = b * kvh * kvs * D(s.head_dim);
-        break;
-    }
-    default: break;
-    }
-#undef D
-    for (int i = 0; i < 4; i++) if (t[i] > r) r = t[i];
     return r;
 }
 

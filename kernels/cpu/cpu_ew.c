@@ -1,7 +1,7 @@
 /*
- * cpu_ew.c - the cpu backend's elementwise ops (add, mul, relu, gelu, silu) and reductions (sum,
- * mean, max, rmsnorm over rows; sum_all), with the f32 sum/max helpers pooling and attention share.
- * Split out of cpu_kernels.c; its header comment describes the methods.
+ * cpu_ew.c - the cpu backend's elementwise ops (one kernel table, ew_table: add, mul, relu, gelu, silu)
+ * and reductions (sum, mean, max, rmsnorm over rows; sum_all), with the f32 sum/max helpers pooling
+ * and attention share. Split out of cpu_kernels.c; its header comment describes the methods.
  */
 #include <math.h>
 #include <omp.h>
@@ -178,109 +178,158 @@ static void stream_fence(void)
 #define L2E HB_EW_L2E
 #define GELU_K0 HB_EW_GELU_K0
 #define GELU_K1 HB_EW_GELU_K1
-static int64_t ew_sleef(int gelu, const float *restrict a, float *restrict o, int64_t n, int nt)
+/* One element of HB_EW_FN_* fn with SLEEF's scalar 3.5-ULP exp2f: NUM / (1 + exp2(Y)) (cpu_priv.h). */
+static inline float ew_fn1(int fn, float x)
+{
+    switch (fn) {
+    case HB_EW_FN_GELU: return x / (1.0f + Sleef_exp2f_u35(x * (GELU_K0 + GELU_K1 * x * x)));
+    case HB_EW_FN_SIGMOID: return 1.0f / (1.0f + Sleef_exp2f_u35(-L2E * x));
+    default: return x / (1.0f + Sleef_exp2f_u35(-L2E * x));
+    }
+}
+static int64_t ew_sleef(int fn, const float *restrict a, float *restrict o, int64_t n, int nt)
 {
     int64_t i = 0;
     if (nt) /* scalar up to o's first 64-byte boundary, streamed from there */
-        for (; i < n && ((uintptr_t)(o + i) & 63u); i++) {
-            const float x = a[i];
-            o[i] = x / (1.0f + Sleef_exp2f_u35(gelu ? x * (GELU_K0 + GELU_K1 * x * x) : -L2E * x));
-        }
+        for (; i < n && ((uintptr_t)(o + i) & 63u); i++)
+            o[i] = ew_fn1(fn, a[i]);
     if (hb_cpu_ew_isa() == 512) /* 16 wide, whatever -march this file was built with (ew_avx512.c) */
-        i = hb_cpu_ew_sleef_avx512(gelu, a, o, i, n, nt);
+        i = hb_cpu_ew_sleef_avx512(fn, a, o, i, n, nt);
 #if defined(__AVX2__) && defined(__FMA__)
     else if (hb_cpu_ew_isa() == 256) {
         const __m256 one = _mm256_set1_ps(1.0f), ml = _mm256_set1_ps(-L2E);
         const __m256 k0 = _mm256_set1_ps(GELU_K0), k1 = _mm256_set1_ps(GELU_K1);
+        /* o = NUM / (1 + exp2(Y)) (cpu_priv.h HB_EW_FN_*) */
+#define EW_LOOP(STORE, Y, NUM)                                                                        \
+        for (; i + 8 <= n; i += 8) {                                                                  \
+            const __m256 x = _mm256_loadu_ps(a + i);                                                  \
+            STORE(o + i, _mm256_div_ps(NUM, _mm256_add_ps(one, Sleef_exp2f8_u35(Y))));                \
+        }
 #define EW_SLEEF_LOOP(STORE)                                                                          \
-        if (gelu)                                                                                     \
-            for (; i + 8 <= n; i += 8) {                                                              \
-                const __m256 x = _mm256_loadu_ps(a + i);                                              \
-                const __m256 y = _mm256_mul_ps(x, _mm256_fmadd_ps(k1, _mm256_mul_ps(x, x), k0));      \
-                STORE(o + i, _mm256_div_ps(x, _mm256_add_ps(one, Sleef_exp2f8_u35(y))));              \
-            }                                                                                         \
-        else                                                                                          \
-            for (; i + 8 <= n; i += 8) {                                                              \
-                const __m256 x = _mm256_loadu_ps(a + i);                                              \
-                const __m256 e = Sleef_exp2f8_u35(_mm256_mul_ps(ml, x));                              \
-                STORE(o + i, _mm256_div_ps(x, _mm256_add_ps(one, e)));                                \
-            }
+        switch (fn) {                                                                                 \
+        case HB_EW_FN_GELU: EW_LOOP(STORE, _mm256_mul_ps(x, _mm256_fmadd_ps(k1, _mm256_mul_ps(x, x), k0)), x) break; \
+        case HB_EW_FN_SIGMOID: EW_LOOP(STORE, _mm256_mul_ps(ml, x), one) break;                     \
+        default: EW_LOOP(STORE, _mm256_mul_ps(ml, x), x) break;                                       \
+        }
         if (nt) {
             EW_SLEEF_LOOP(_mm256_stream_ps)
         } else {
             EW_SLEEF_LOOP(_mm256_storeu_ps)
         }
 #undef EW_SLEEF_LOOP
+#undef EW_LOOP
     }
 #endif
     /* the tail (and everything without a vector ISA) with SLEEF's scalar 3.5-ULP exp2f */
-    for (; i < n; i++) {
-        const float x = a[i];
-        o[i] = x / (1.0f + Sleef_exp2f_u35(gelu ? x * (GELU_K0 + GELU_K1 * x * x) : -L2E * x));
-    }
+    for (; i < n; i++)
+        o[i] = ew_fn1(fn, a[i]);
     return i;
 }
 #endif
 
-/* The implementation gelu and silu run: SLEEF's 16- or 8-wide loop (hb_cpu_ew_isa: AVX-512 chosen at
- * run time, AVX2 where built for it), else hybench's own polynomial in OpenMP loops. */
-const char *ew_impl(void)
+/* ---- the elementwise kernel table: one row per op (shape kind HB_SK_EW) ---- */
+
+/* Plain vectorized loops over n elements (no threads); b is NULL for the one-input ops. The
+ * transcendental ones are hybench's own polynomial (fexp), the fallback of a build without SLEEF and
+ * the tail after a SLEEF body. */
+static void ew_add(const float *restrict a, const float *restrict b, float *restrict o, int64_t n)
 {
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++)
+        o[i] = a[i] + b[i];
+}
+static void ew_mul(const float *restrict a, const float *restrict b, float *restrict o, int64_t n)
+{
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++)
+        o[i] = a[i] * b[i];
+}
+static void ew_relu(const float *restrict a, const float *restrict b, float *restrict o, int64_t n)
+{
+    (void)b;
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++)
+        o[i] = a[i] > 0.0f ? a[i] : 0.0f;
+}
+static void ew_gelu(const float *restrict a, const float *restrict b, float *restrict o, int64_t n)
+{
+    (void)b;
+#pragma omp simd
+    for (int64_t j = 0; j < n; j++) {
+        const float x = a[j];
+        const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x); /* sqrt(2/pi) */
+        o[j] = x / (1.0f + fexp(-2.0f * u));
+    }
+}
+static void ew_silu(const float *restrict a, const float *restrict b, float *restrict o, int64_t n)
+{
+    (void)b;
+#pragma omp simd
+    for (int64_t j = 0; j < n; j++)
+        o[j] = a[j] / (1.0f + fexp(-a[j]));
+}
+
+static void ew_sigmoid(const float *restrict a, const float *restrict b, float *restrict o, int64_t n)
+{
+    (void)b;
+#pragma omp simd
+    for (int64_t j = 0; j < n; j++)
+        o[j] = 1.0f / (1.0f + fexp(-a[j]));
+}
+
+typedef struct ew_kernel {
+    hb_op op;
+    int cls;   /* calibration class (g_ew_par_min, g_ew_threads): 0 memory-bound, 1 transcendental */
+    int sleef; /* the SLEEF body's function (HB_EW_FN_*), -1 for none */
+    void (*loop)(const float *restrict a, const float *restrict b, float *restrict o, int64_t n);
+} ew_kernel;
+static const ew_kernel ew_table[] = {
+    {HB_OP_ADD, 0, -1, ew_add},
+    {HB_OP_MUL, 0, -1, ew_mul},
+    {HB_OP_RELU, 0, -1, ew_relu},
+    {HB_OP_GELU, 1, HB_EW_FN_GELU, ew_gelu},
+    {HB_OP_SILU, 1, HB_EW_FN_SILU, ew_silu},
+    {HB_OP_SIGMOID, 1, HB_EW_FN_SIGMOID, ew_sigmoid},
+};
+static const ew_kernel *ew_row(hb_op op)
+{
+    for (size_t i = 0; i < sizeof ew_table / sizeof ew_table[0]; i++)
+        if (ew_table[i].op == op)
+            return &ew_table[i];
+    return NULL;
+}
+int ew_supported(hb_op op) { return ew_row(op) != NULL; }
+
+/* The implementation an op runs: SLEEF's 16- or 8-wide loop (hb_cpu_ew_isa: AVX-512 chosen at run
+ * time, AVX2 where built for it) for the rows with a SLEEF function, else hybench's own loops. */
+const char *ew_impl(hb_op op)
+{
+    const ew_kernel *k = ew_row(op);
     const int isa = hb_cpu_ew_isa();
+    if (!k || k->sleef < 0)
+        return "own-omp";
     return isa == 512 ? "sleef-avx512" : isa == 256 ? "sleef-avx2" : "own-omp";
 }
 
 /* Plain vectorized loop over n elements (no threads). b is NULL for the one-input ops. */
-static void ew_plain(hb_op op, const float *restrict a, const float *restrict b, float *restrict o, int64_t n)
+static void ew_plain(const ew_kernel *k, const float *restrict a, const float *restrict b, float *restrict o, int64_t n)
 {
-    switch (op) {
-    case HB_OP_ADD:
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            o[i] = a[i] + b[i];
-        break;
-    case HB_OP_MUL:
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            o[i] = a[i] * b[i];
-        break;
-    case HB_OP_RELU:
-#pragma omp simd
-        for (int64_t i = 0; i < n; i++)
-            o[i] = a[i] > 0.0f ? a[i] : 0.0f;
-        break;
-    case HB_OP_GELU:
-    case HB_OP_SILU: {
-        int64_t i = 0;
+    int64_t i = 0;
 #if defined(HB_HAVE_SLEEF)
-        i = ew_sleef(op == HB_OP_GELU, a, o, n, 0);
+    if (k->sleef >= 0)
+        i = ew_sleef(k->sleef, a, o, n, 0);
 #endif
-        if (op == HB_OP_GELU) {
-#pragma omp simd
-            for (int64_t j = i; j < n; j++) {
-                const float x = a[j];
-                const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x); /* sqrt(2/pi) */
-                o[j] = x / (1.0f + fexp(-2.0f * u));
-            }
-        } else {
-#pragma omp simd
-            for (int64_t j = i; j < n; j++)
-                o[j] = a[j] / (1.0f + fexp(-a[j]));
-        }
-        break;
-    }
-    default:
-        break;
-    }
+    if (i < n)
+        k->loop(a + i, b ? b + i : NULL, o + i, n - i);
 }
 
 #define EW_BLOCK 1024
 /* One thread's range; with nt, blocks are computed into an L1-resident buffer and written with
  * streaming stores (no write-allocate read of the output). */
-static void ew_range(hb_op op, const float *a, const float *b, float *o, int64_t n, int nt)
+static void ew_range(const ew_kernel *k, const float *a, const float *b, float *o, int64_t n, int nt)
 {
     if (!nt || n < 2 * EW_BLOCK) {
-        ew_plain(op, a, b, o, n);
+        ew_plain(k, a, b, o, n);
         return;
     }
 #if defined(HB_HAVE_SLEEF)
@@ -289,8 +338,8 @@ static void ew_range(hb_op op, const float *a, const float *b, float *o, int64_t
      * the blocks: with two 32-byte streaming stores per line and exp between them, the 16-core Xeon
      * host measured 1.83x relu's time (n = 2^28) against 1.39x by blocks, but on a lease whose
      * single-core sgemm read half the other's, so the cause is not established */
-    if ((op == HB_OP_GELU || op == HB_OP_SILU) && hb_cpu_ew_isa() == 512) {
-        ew_sleef(op == HB_OP_GELU, a, o, n, 1);
+    if (k->sleef >= 0 && hb_cpu_ew_isa() == 512) {
+        ew_sleef(k->sleef, a, o, n, 1);
         stream_fence();
         return;
     }
@@ -298,13 +347,17 @@ static void ew_range(hb_op op, const float *a, const float *b, float *o, int64_t
     float tmp[EW_BLOCK] __attribute__((aligned(64)));
     for (int64_t i = 0; i < n; i += EW_BLOCK) {
         const int64_t m = n - i < EW_BLOCK ? n - i : EW_BLOCK;
-        ew_plain(op, a + i, b ? b + i : NULL, tmp, m);
+        ew_plain(k, a + i, b ? b + i : NULL, tmp, m);
         stream_store(o + i, tmp, m);
     }
     stream_fence();
 }
 
-static int ew_class(hb_op op) { return op == HB_OP_GELU || op == HB_OP_SILU; }
+static int ew_class(hb_op op)
+{
+    const ew_kernel *k = ew_row(op);
+    return k ? k->cls : 0;
+}
 
 /* Streaming stores for an elementwise op of n elements (inputs a and, where b is not NULL, b; output
  * o) when its working set, inputs and output together, reaches the last-level cache or 32 MiB,
@@ -338,9 +391,12 @@ static int ew_stream(const float *b, int64_t n)
  * on one core). */
 void ew_run(hb_op op, const float *a, const float *b, float *o, int64_t n, int nth)
 {
+    const ew_kernel *k = ew_row(op);
+    if (!k)
+        return; /* hb_cpu_kernel_check refused it (ew_supported) */
     const int nt = ew_stream(b, n);
     if (nth <= 1) {
-        ew_range(op, a, b, o, n, nt);
+        ew_range(k, a, b, o, n, nt);
         return;
     }
 #pragma omp parallel
@@ -349,7 +405,7 @@ void ew_run(hb_op op, const float *a, const float *b, float *o, int64_t n, int n
         if (t < T) {
         const int64_t lo = n * t / T / 16 * 16, hi = t + 1 == T ? n : n * (t + 1) / T / 16 * 16;
         if (hi > lo)
-            ew_range(op, a + lo, b ? b + lo : NULL, o + lo, hi - lo, nt);
+            ew_range(k, a + lo, b ? b + lo : NULL, o + lo, hi - lo, nt);
         }
     }
 }

@@ -34,13 +34,15 @@
  *              the CPU has AVX-512F, chosen per call whatever -march the build used, else 8
  *              (cpu_attn.c).
  * elementwise, pooling, reductions: plain loops vectorized by the compiler (-O3 -march=native,
- *              `omp simd`) and split over threads with a static schedule. gelu and silu use SLEEF's
+ *              `omp simd`) and split over threads with a static schedule; the elementwise ops are
+ *              the rows of cpu_ew.c's kernel table (op, calibration class, SLEEF function, own
+ *              loop). gelu and silu (and every row with a SLEEF function) use SLEEF's
  *              vector exp2f (3.5 ULP, ew_sleef; 16 wide from ew_avx512.c where the CPU has AVX-512,
  *              chosen at run time, else 8 wide where built for AVX2) where built with SLEEF (else a vectorizable Cephes expf
  *              polynomial, relative error ~1e-7) in the identities 0.5 x (1 + tanh(u)) =
  *              x / (1 + exp(-2u)) and silu(x) = x / (1 + exp(-x)). Elementwise ops run on one
- *              thread below the size measured at open (relu timed for add/mul/relu, silu for
- *              gelu/silu: 4 Ki..1 Mi elements, one thread against all).
+ *              thread below the size measured at open (relu timed for the memory-bound rows,
+ *              silu for the transcendental ones: 4 Ki..1 Mi elements, one thread against all).
  *              Sums accumulate blocks of 1024 elements in 64 f32 lanes and the block sums in f64.
  *
  * OpenBLAS threading: sgemm called from inside an OpenMP parallel region runs single-threaded (the
@@ -66,6 +68,7 @@
 #include <stdio.h>
 
 #include "cpu/cpu_priv.h"
+#include "core/opdesc.h"
 #include "cpu_ref/kshape.h"
 
 static inline int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
@@ -78,8 +81,9 @@ hb_status hb_cpu_kernel_check(const hb_case *c, char *reason, size_t reasonlen)
     hbk_conv p;
     hbk_attn a;
     const char *why = NULL;
-    switch (c->op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
+    if (hb_op_is_ew(c->op)) /* the elementwise ops: a row of cpu_ew.c's kernel table each */
+        why = !ew_supported(c->op) ? "no cpu kernel for this elementwise op" : s->n <= 0 ? "n must be positive" : NULL;
+    else switch (c->op) {
     case HB_OP_SUM_ALL:
         if (s->n <= 0)
             why = "n must be positive";
@@ -134,6 +138,8 @@ const char *hb_cpu_kernel_impl(const hb_case *c)
 {
     hbk_conv p;
     const hb_shape *s = &c->shape;
+    if (hb_op_is_ew(c->op))
+        return ew_impl(c->op);
     switch (c->op) {
     case HB_OP_MATMUL:
         if (gemm_impl(c)) /* oneDNN, where the shape's probe found it faster (cpu_dnnl_gemm.c) */
@@ -160,8 +166,6 @@ const char *hb_cpu_kernel_impl(const hb_case *c)
             return "openblas-sgemm-1x1";
         return "openblas-sgemm-im2col";
     case HB_OP_ATTENTION: return attn_impl();
-    case HB_OP_GELU:
-    case HB_OP_SILU: return ew_impl();
     default: return "own-omp";
     }
 }
@@ -170,9 +174,9 @@ int hb_cpu_kernel_threads(const hb_case *c)
 {
     const int T = omp_get_max_threads();
     const hb_shape *s = &c->shape;
-    switch (c->op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
+    if (hb_op_is_ew(c->op))
         return ew_threads(c->op, s->n);
+    switch (c->op) {
     case HB_OP_MATMUL:
         if (gemm_impl(c)) /* oneDNN: the team (it may use fewer inside) */
             return T;
@@ -196,16 +200,11 @@ hb_status hb_cpu_kernel_run(const hb_case *c, const float *const *in, float *out
     if (hb_cpu_kernel_check(c, NULL, 0) != HB_OK)
         return HB_EINVAL;
     const hb_shape *s = &c->shape;
+    if (hb_op_is_ew(c->op)) { /* cpu_ew.c's kernel table */
+        k_elementwise(c->op, in[0], hb_op_get(c->op)->ninputs > 1 ? in[1] : NULL, out, s->n);
+        return HB_OK;
+    }
     switch (c->op) {
-    case HB_OP_ADD:
-    case HB_OP_MUL:
-        k_elementwise(c->op, in[0], in[1], out, s->n);
-        return HB_OK;
-    case HB_OP_RELU:
-    case HB_OP_GELU:
-    case HB_OP_SILU:
-        k_elementwise(c->op, in[0], NULL, out, s->n);
-        return HB_OK;
     case HB_OP_MATMUL:
     case HB_OP_BMM: /* OpenBLAS or oneDNN, chosen per shape (cpu_dnnl_gemm.c) */
         return gemm_run(c, in[0], in[1], out);

@@ -37,21 +37,25 @@ const char *hb_cpu_kernel_impl(const hb_case *c);
  * hb_cpu_blas_restore, which sets OpenBLAS's and OpenMP's counts to it again. */
 int hb_cpu_blas_one_thread(void);
 void hb_cpu_blas_restore(int threads);
-/* gelu and silu by SLEEF (cpu_ew.c ew_sleef): exp(y) as exp2(y log2 e); gelu's exp2 argument is
- * x (K0 + K1 x^2) with K0 = -2 log2(e) sqrt(2/pi) and K1 = K0 * 0.044715 (the tanh form's constants). */
+/* The transcendental elementwise ops by SLEEF (cpu_ew.c ew_sleef), each NUM / (1 + exp2(Y)):
+ *   silu     NUM = x, Y = -log2(e) x
+ *   gelu     NUM = x, Y = x (K0 + K1 x^2), K0 = -2 log2(e) sqrt(2/pi), K1 = K0 * 0.044715 (tanh form)
+ *   sigmoid  NUM = 1, Y = -log2(e) x
+ * HB_EW_FN_* names the function; cpu_ew.c's kernel table gives each op its one. */
+enum { HB_EW_FN_SILU, HB_EW_FN_GELU, HB_EW_FN_SIGMOID };
 #define HB_EW_L2E 1.4426950408889634f /* log2(e) */
 #define HB_EW_GELU_K0 (-2.0f * HB_EW_L2E * 0.7978845608028654f)
 #define HB_EW_GELU_K1 (-2.0f * HB_EW_L2E * 0.7978845608028654f * 0.044715f)
-/* The vector width gelu and silu run at: 512 (AVX-512F present at run time, this build has SLEEF
+/* The vector width the SLEEF ops (gelu, silu, ...) run at: 512 (AVX-512F present at run time, this build has SLEEF
  * and an x86 compiler: ew_avx512.c), 256 (this build's AVX2+FMA loop), 0 (scalar SLEEF or the own
  * polynomial). HB_CPU_ISA=avx2 steps 512 down to 256 (tests cover both loops on an AVX-512 CPU).
  * Decided once per process. */
 int hb_cpu_ew_isa(void);
-/* The AVX-512 body: gelu (gelu != 0) or silu of a[i..n) into o, 16 elements at a time, from index i
+/* The AVX-512 body: function fn (HB_EW_FN_*) of a[i..n) into o, 16 elements at a time, from index i
  * on; returns the index it stopped at (n rounded down to 16 past i; the caller does the tail).
  * With nt, o + i must be 64-byte aligned and the stores are streaming (the caller fences). Callable
  * only when hb_cpu_ew_isa() == 512. */
-int64_t hb_cpu_ew_sleef_avx512(int gelu, const float *a, float *o, int64_t i, int64_t n, int nt);
+int64_t hb_cpu_ew_sleef_avx512(int fn, const float *a, float *o, int64_t i, int64_t n, int nt);
 /* Threads the kernels use for case c (the count calibrated for its size; 1 where threads do not pay). */
 int hb_cpu_kernel_threads(const hb_case *c);
 
@@ -134,10 +138,14 @@ extern int64_t g_ew_par_min[2];        /* elements from which elementwise ops us
 extern int g_ew_threads[2][HB_CPU_CAL_EW]; /* calibrated threads per elementwise size (0: none yet) */
 double sum_f32(const float *restrict x, int64_t n); /* sum of x[0..n), f64 over 1024-element blocks */
 float max_f32(const float *restrict x, int64_t n);  /* max of x[0..n), n >= 1 */
-const char *ew_impl(void);             /* implementation name of gelu/silu */
+/* The elementwise kernel table (cpu_ew.c): 1 when op has a row (an op of shape kind HB_SK_EW
+ * without one is a skip); its implementation name ("sleef-avx512", "own-omp", ...); its calibration
+ * class (0: timed with relu, memory-bound; 1: timed with silu, transcendental). */
+int ew_supported(hb_op op);
+const char *ew_impl(hb_op op);
 void ew_run(hb_op op, const float *a, const float *b, float *o, int64_t n, int nth); /* on nth threads */
 int ew_threads(hb_op op, int64_t n);   /* threads an elementwise op of n elements runs on */
-void k_elementwise(hb_op op, const float *a, const float *b, float *o, int64_t n); /* add..silu */
+void k_elementwise(hb_op op, const float *a, const float *b, float *o, int64_t n); /* a table row's op */
 void k_rows(hb_op op, const float *restrict x, const float *restrict g, float *restrict y,
             int64_t rows, int64_t cols);      /* sum/mean/max/rmsnorm over each row */
 void k_sum_all(const float *restrict x, float *restrict y, int64_t n); /* y[0] = sum of x */

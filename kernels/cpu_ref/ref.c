@@ -7,6 +7,7 @@
  * Formulas (hybench.h):
  *   gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   (tanh form, Hendrycks & Gimpel)
  *   silu(x) = x / (1 + exp(-x))
+ *   sigmoid(x) = 1 / (1 + exp(-x))
  *   rmsnorm: y = x / sqrt(mean(x^2) + 1e-5) * g
  *   avgpool divides by the number of in-bounds taps (padding excluded);
  *   attention: o = softmax(q k^T / sqrt(head_dim) + mask) v with GQA and end-aligned causal mask.
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/opdesc.h"
 #include "cpu_ref/kshape.h"
 
 /* Parallelize the expensive loops only when the work is worth a fork (f64 multiply-adds). */
@@ -218,10 +220,40 @@ static hb_status ref_attention(const hbk_attn *a, const double *q, const double 
     return failed ? HB_ENOMEM : HB_OK;
 }
 
-static double gelu_ref(double x)
+/* The elementwise ops (shape kind HB_SK_EW: every tensor [n]), one row each: out = f(x, y), y the
+ * second input of the two-input ops (0 for the others). A new elementwise op is one row here. */
+static double ew_add(double x, double y) { return x + y; }
+static double ew_mul(double x, double y) { return x * y; }
+static double ew_relu(double x, double y) { (void)y; return x > 0.0 ? x : 0.0; }
+static double ew_gelu(double x, double y)
 {
+    (void)y;
     const double c = sqrt(2.0 / M_PI);
     return 0.5 * x * (1.0 + tanh(c * (x + 0.044715 * x * x * x)));
+}
+static double ew_silu(double x, double y) { (void)y; return x / (1.0 + exp(-x)); }
+static double ew_sigmoid(double x, double y) { (void)y; return 1.0 / (1.0 + exp(-x)); }
+static const struct { hb_op op; double (*f)(double, double); } ew_rows[] = {
+    {HB_OP_ADD, ew_add}, {HB_OP_MUL, ew_mul}, {HB_OP_RELU, ew_relu}, {HB_OP_GELU, ew_gelu}, {HB_OP_SILU, ew_silu},
+    {HB_OP_SIGMOID, ew_sigmoid},
+};
+
+/* out[i] = f(x[i], y[i]) over n elements, the row of op; HB_EINVAL for an op without a row. */
+static hb_status ref_elementwise(const hb_case *c, const double *const *in, double *out)
+{
+    const int64_t n = c->shape.n;
+    const double *x = in[0], *y = hb_op_get(c->op)->ninputs > 1 ? in[1] : NULL;
+    if (n <= 0)
+        return HB_EINVAL;
+    for (size_t r = 0; r < sizeof ew_rows / sizeof ew_rows[0]; r++) {
+        if (ew_rows[r].op != c->op)
+            continue;
+        double (*const f)(double, double) = ew_rows[r].f;
+        for (int64_t i = 0; i < n; i++)
+            out[i] = f(x[i], y ? y[i] : 0.0);
+        return HB_OK;
+    }
+    return HB_EINVAL;
 }
 
 /* Collectives (layouts in core/hybench.h): every rank holds the same input x (drawn from the run's
@@ -262,28 +294,9 @@ hb_status hb_ref_compute(const hb_case *c, const double *const *in, double *out,
         return HB_EINVAL;
     const hb_shape *s = &c->shape;
     const int64_t step = row_step < 1 ? 1 : row_step;
+    if (hb_op_is_ew(c->op))
+        return ref_elementwise(c, in, out);
     switch (c->op) {
-    case HB_OP_ADD:
-    case HB_OP_MUL:
-    case HB_OP_RELU:
-    case HB_OP_GELU:
-    case HB_OP_SILU: {
-        if (s->n <= 0)
-            return HB_EINVAL;
-        const double *x = in[0];
-        const double *y = (c->op == HB_OP_ADD || c->op == HB_OP_MUL) ? in[1] : NULL;
-        const int64_t n = s->n;
-        for (int64_t i = 0; i < n; i++) {
-            switch (c->op) {
-            case HB_OP_ADD: out[i] = x[i] + y[i]; break;
-            case HB_OP_MUL: out[i] = x[i] * y[i]; break;
-            case HB_OP_RELU: out[i] = x[i] > 0.0 ? x[i] : 0.0; break;
-            case HB_OP_GELU: out[i] = gelu_ref(x[i]); break;
-            default: out[i] = x[i] / (1.0 + exp(-x[i])); break;
-            }
-        }
-        return HB_OK;
-    }
     case HB_OP_MATMUL:
         if (s->m <= 0 || s->n <= 0 || s->k <= 0)
             return HB_EINVAL;

@@ -30,6 +30,7 @@
 #include "cuda/cuda_internal.h"
 #include "cuda/cuda_collective.h"
 #include "core/launch.h"
+#include "core/opdesc.h"
 
 #include <time.h>
 #include <cublasLt.h>
@@ -229,53 +230,17 @@ static bool attn_params(const hb_shape *s, attn_p *a)
     return a->heads > 0 && a->seq > 0 && a->d > 0 && a->kvh > 0 && a->heads % a->kvh == 0;
 }
 
-/* Element counts of the op's inputs (i < 3) and output (i = -1); -1 for an unusable shape. */
-static int64_t op_elems(hb_op op, const hb_shape *s, int i)
+/* Element counts of the op's inputs (i < 3) and output (i = -1) with the defaults of hybench.h applied;
+ * -1 for an unusable shape. core/opdesc.h (header-only: the plugin links no harness symbol) is the
+ * code hb_op_input_elems and hb_op_output_elems run. */
+static int64_t op_elems(hb_op op, const hb_shape *s0, int i)
 {
-    switch (op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
-        return s->n;
-    case HB_OP_MATMUL:
-        return i == 0 ? s->m * s->k : i == 1 ? s->k * s->n : s->m * s->n;
-    case HB_OP_BMM: {
-        int64_t b = def1(s->batch, 1);
-        return b * (i == 0 ? s->m * s->k : i == 1 ? s->k * s->n : s->m * s->n);
-    }
-    case HB_OP_CONV2D: case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: {
-        conv_p p;
-        bool pool = op != HB_OP_CONV2D;
-        if (!conv_params(s, pool, &p)) return -1;
-        if (i == 0) return p.b * p.c * p.h * p.w;
-        if (i == 1) return pool ? -1 : p.oc * (p.c / p.g) * p.kh * p.kw;
-        return p.b * p.oc * p.oh * p.ow;
-    }
-    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX:
-        return i == 0 ? s->rows * s->cols : s->rows;
-    case HB_OP_SUM_ALL:
-        return i == 0 ? s->n : 1;
-    case HB_OP_RMSNORM:
-        return i == 1 ? s->cols : s->rows * s->cols;
-    case HB_OP_ATTENTION: {
-        attn_p a;
-        if (!attn_params(s, &a)) return -1;
-        if (i == 1 || i == 2) return a.b * a.kvh * a.kvs * a.d;
-        return a.b * a.heads * a.seq * a.d;
-    }
-    case HB_OP_ALL_REDUCE: case HB_OP_BROADCAST: return s->n; /* collectives: core/hybench.h */
-    case HB_OP_ALL_GATHER: return i == 0 ? s->n : s->n * s->ranks;
-    case HB_OP_REDUCE_SCATTER: return i == 0 ? s->n * s->ranks : s->n;
-    default:
-        return -1;
-    }
+    hb_shape s = *s0;
+    hb_shape_defaults(op, &s);
+    if (!hb_shape_computable(op, &s)) return -1;
+    return hb_op_elems(op, &s, i);
 }
-static int op_ninputs(hb_op op)
-{
-    switch (op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_MATMUL: case HB_OP_BMM: case HB_OP_CONV2D: case HB_OP_RMSNORM: return 2;
-    case HB_OP_ATTENTION: return 3;
-    default: return 1;
-    }
-}
+static int op_ninputs(hb_op op) { return hb_op_row(op) ? hb_op_row(op)->ninputs : 0; }
 
 /* ------------------------------------------------------------------ enumerate / close */
 
@@ -382,6 +347,10 @@ static hb_status cuda_supports(hb_instance *inst, const hb_case *cs, char *reaso
         if (cs->dtype == HB_F16 && cc < 53) { snprintf(reason, reasonlen, "f16 needs compute capability 5.3"); return HB_ESKIP; }
         if (cs->route == HB_ROUTE_MAPPED && !c->prop.canMapHostMemory) { snprintf(reason, reasonlen, "device cannot map host memory"); return HB_ESKIP; }
     }
+    if (hb_op_is_ew(op) && !hbc_ew_supported(op)) {
+        snprintf(reason, reasonlen, "no CUDA kernel for this elementwise op");
+        return HB_ESKIP;
+    }
     const hb_shape *s = &cs->shape;
     for (int i = -1; i < op_ninputs(op); i++) {
         if (op_elems(op, s, i) <= 0) {
@@ -481,12 +450,11 @@ static hb_status run_op(hb_instance *inst, const hb_case *cs, hb_buf *const *in,
     /* conv2d, pooling, attention and collectives mark the timer's start themselves, after their host-side setup */
     if (op != HB_OP_CONV2D && op != HB_OP_MAXPOOL && op != HB_OP_AVGPOOL && op != HB_OP_ATTENTION && !hbc_is_coll(op))
         HBC_TRY(tmark_begin_gated(c));
-    switch (op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
+    if (hb_op_is_ew(op)) { /* the elementwise ops: cuda_kernels.cu's kernel table */
         snprintf(c->last_impl, sizeof c->last_impl, "own-kernel");
         snprintf(c->last_algo, sizeof c->last_algo, "own_elementwise_vec16");
         st = hbc_elementwise(c, op, e, in[0]->dev, nin > 1 ? in[1]->dev : nullptr, out->dev, s->n);
-        break;
+    } else switch (op) {
     case HB_OP_MATMUL:
         st = gemm(c, cs->dtype, in[0]->dev, in[1]->dev, out->dev, s->m, s->n, s->k, 1);
         break;

@@ -291,8 +291,11 @@ hb_status cuda_case_info(hb_instance *inst, const hb_case *cs, char *buf, size_t
 hb_status cuda_describe(hb_instance *inst, char *buf, size_t len);
 
 /* ---- kernels (cuda_kernels.cu); all enqueue on c->stream, none synchronizes ---- */
-/* out[i] = a[i] (op) b[i] for n elements of storage e; b unused for relu/gelu/silu. Math in f32. */
+/* out[i] = op(a[i], b[i]) for n elements of storage e, by cuda_kernels.cu's elementwise kernel table;
+ * b unused for the one-input ops. Math in f32. HB_ESKIP for an op without a row, HB_EINVAL for n <= 0. */
 hb_status hbc_elementwise(hbc_ctx *c, hb_op op, hbc_elem e, const void *a, const void *b, void *out, int64_t n);
+/* true when the elementwise kernel table has a row for op (supports asks it). */
+bool hbc_ew_supported(hb_op op);
 /* y[r] = sum/mean/max of x[r, 0..cols-1] for r < rows (f32 accumulation, pairwise by tree).
  * op: HB_OP_SUM, HB_OP_MEAN, HB_OP_MAX. Uses c->scratch for split rows. */
 hb_status hbc_reduce_rows(hbc_ctx *c, hb_op op, hbc_elem e, const void *x, void *y, int64_t rows, int64_t cols);

@@ -6,7 +6,7 @@
  * Memory-bound habits (HOPPER.md): 16-byte loads/stores per thread, coalesced across the warp,
  * several independent 16-byte loads in flight per thread before the first use.
  * Formulas are those of kernels/cpu_ref/ref.c: gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3)))
- * (tanh form), silu(x) = x / (1 + exp(-x)), rmsnorm y = x / sqrt(mean(x^2) + 1e-5) * g.
+ * (tanh form), silu(x) = x / (1 + exp(-x)), sigmoid(x) = 1 / (1 + exp(-x)), rmsnorm y = x / sqrt(mean(x^2) + 1e-5) * g.
  */
 #include "cuda/cuda_internal.h"
 
@@ -34,15 +34,20 @@ template <> struct st<__nv_bfloat16> {
     static __device__ __forceinline__ __nv_bfloat16 cv(float v) { return __float2bfloat16_rn(v); }
 };
 
-template <int OP> __device__ __forceinline__ float ew(float a, float b)
-{
-    if (OP == HB_OP_ADD) return a + b;
-    if (OP == HB_OP_MUL) return a * b;
-    if (OP == HB_OP_RELU) return a > 0.0f ? a : 0.0f;
-    if (OP == HB_OP_GELU) return 0.5f * a * (1.0f + tanhf(0.7978845608028654f * (a + 0.044715f * a * a * a)));
-    /* SILU */
-    return a / (1.0f + expf(-a));
-}
+/* The elementwise ops' math, one functor each (F::f(a, b), b the second input of two-input ops, 0
+ * otherwise; f32 arithmetic whatever the storage). ew_table below gives each op its functor. */
+struct ew_add { static __device__ __forceinline__ float f(float a, float b) { return a + b; } };
+struct ew_mul { static __device__ __forceinline__ float f(float a, float b) { return a * b; } };
+struct ew_relu { static __device__ __forceinline__ float f(float a, float) { return a > 0.0f ? a : 0.0f; } };
+struct ew_gelu {
+    static __device__ __forceinline__ float f(float a, float)
+    {
+        return 0.5f * a * (1.0f + tanhf(0.7978845608028654f * (a + 0.044715f * a * a * a)));
+    }
+};
+struct ew_silu { static __device__ __forceinline__ float f(float a, float) { return a / (1.0f + expf(-a)); } };
+struct ew_sigmoid { static __device__ __forceinline__ float f(float a, float) { return 1.0f / (1.0f + expf(-a)); } };
+template <class F> __device__ __forceinline__ float ew(float a, float b) { return F::f(a, b); }
 
 /* 16-byte vector of VEC elements of T. */
 template <typename T> struct alignas(16) vec16 {
@@ -54,7 +59,7 @@ template <typename T> struct alignas(16) vec16 {
  * kUnroll, TH = kThreads (16-byte vectors in flight per thread). Small n (fewer such blocks than
  * SMs): U = 1, TH = 128, so that the grid spreads over more SMs: add n=65536 f32 ran 16 blocks of
  * 1024 vectors on 132 SMs, 4.13 us against PyTorch's 3.36 us (H200, docs/pytorch.md). */
-template <typename T, int OP, int NIN, int U, int TH>
+template <typename T, class OP, int NIN, int U, int TH>
 __global__ void __launch_bounds__(TH) k_elementwise(const T *__restrict__ a, const T *__restrict__ b,
                                                     T *__restrict__ out, int64_t n)
 {
@@ -90,7 +95,7 @@ __global__ void __launch_bounds__(TH) k_elementwise(const T *__restrict__ a, con
 }
 
 /* Scalar fallback for misaligned pointers. */
-template <typename T, int OP, int NIN>
+template <typename T, class OP, int NIN>
 __global__ void k_elementwise_scalar(const T *__restrict__ a, const T *__restrict__ b, T *__restrict__ out, int64_t n)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
@@ -99,7 +104,7 @@ __global__ void k_elementwise_scalar(const T *__restrict__ a, const T *__restric
 
 bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
-template <typename T, int OP, int NIN>
+template <typename T, class OP, int NIN>
 hb_status launch_ew(hbc_ctx *c, const void *a, const void *b, void *out, int64_t n)
 {
     const T *pa = (const T *)a, *pb = (const T *)b;
@@ -130,16 +135,24 @@ hb_status launch_ew(hbc_ctx *c, const void *a, const void *b, void *out, int64_t
     return HBC_LAUNCHED(c, "elementwise");
 }
 
-template <typename T> hb_status ew_dispatch(hbc_ctx *c, hb_op op, const void *a, const void *b, void *out, int64_t n)
+/* The elementwise kernel table: op -> the launcher of its functor per storage (f32, f16, bf16) and its
+ * number of inputs (2 for add/mul). A new elementwise op is one functor above and one row here. */
+typedef hb_status (*ew_launch_fn)(hbc_ctx *, const void *, const void *, void *, int64_t);
+struct ew_row {
+    hb_op op;
+    ew_launch_fn run[3]; /* HBC_F32, HBC_F16, HBC_BF16 */
+};
+#define EW_ROW(OP, F, NIN) {OP, {launch_ew<float, F, NIN>, launch_ew<__half, F, NIN>, launch_ew<__nv_bfloat16, F, NIN>}}
+static const ew_row ew_table[] = {
+    EW_ROW(HB_OP_ADD, ew_add, 2), EW_ROW(HB_OP_MUL, ew_mul, 2), EW_ROW(HB_OP_RELU, ew_relu, 1),
+    EW_ROW(HB_OP_GELU, ew_gelu, 1), EW_ROW(HB_OP_SILU, ew_silu, 1), EW_ROW(HB_OP_SIGMOID, ew_sigmoid, 1),
+};
+#undef EW_ROW
+static const ew_row *ew_find(hb_op op)
 {
-    switch (op) {
-    case HB_OP_ADD: return launch_ew<T, HB_OP_ADD, 2>(c, a, b, out, n);
-    case HB_OP_MUL: return launch_ew<T, HB_OP_MUL, 2>(c, a, b, out, n);
-    case HB_OP_RELU: return launch_ew<T, HB_OP_RELU, 1>(c, a, b, out, n);
-    case HB_OP_GELU: return launch_ew<T, HB_OP_GELU, 1>(c, a, b, out, n);
-    case HB_OP_SILU: return launch_ew<T, HB_OP_SILU, 1>(c, a, b, out, n);
-    default: return HB_ESKIP;
-    }
+    for (size_t i = 0; i < sizeof ew_table / sizeof ew_table[0]; i++)
+        if (ew_table[i].op == op) return &ew_table[i];
+    return nullptr;
 }
 
 /* ---- reductions ---- */
@@ -582,12 +595,12 @@ unsigned grid_for(hbc_ctx *c, int64_t n)
 hb_status hbc_elementwise(hbc_ctx *c, hb_op op, hbc_elem e, const void *a, const void *b, void *out, int64_t n)
 {
     if (n <= 0) return HB_EINVAL;
-    switch (e) {
-    case HBC_F32: return ew_dispatch<float>(c, op, a, b, out, n);
-    case HBC_F16: return ew_dispatch<__half>(c, op, a, b, out, n);
-    default: return ew_dispatch<__nv_bfloat16>(c, op, a, b, out, n);
-    }
+    const ew_row *r = ew_find(op);
+    if (!r) return HB_ESKIP;
+    return r->run[e == HBC_F32 ? 0 : e == HBC_F16 ? 1 : 2](c, a, b, out, n);
 }
+
+bool hbc_ew_supported(hb_op op) { return ew_find(op) != nullptr; }
 
 hb_status hbc_reduce_rows(hbc_ctx *c, hb_op op, hbc_elem e, const void *x, void *y, int64_t rows, int64_t cols)
 {

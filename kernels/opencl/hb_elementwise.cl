@@ -1,5 +1,5 @@
 /*
- * hb_elementwise.cl - add, mul, relu, gelu (tanh form), silu on contiguous tensors of n elements.
+ * hb_elementwise.cl - add, mul, relu, gelu (tanh form), silu, sigmoid on contiguous tensors of n elements.
  * Work-item i handles elements [EWV*i, EWV*i + EWV) with one vector load/store per operand
  * (EWV = 16 in CPU style, where PoCL maps float16 onto AVX-512/AVX2 registers and the SLEEF vector
  * exp; 4 in GPU style, 16-byte accesses per lane); the last work-item takes the tail element-wise.
@@ -24,6 +24,8 @@
 #define HB_GELU(x) ((x) / (1.0f + exp(-1.5957691216057308f * ((x) + 0.044715f * (x) * (x) * (x)))))
 /* SiLU: x * sigmoid(x) = x / (1 + exp(-x)). */
 #define HB_SILU(x) ((x) / (1.0f + exp(-(x))))
+/* sigmoid: 1 / (1 + exp(-x)); exp(-x) overflowing to +inf gives 0, the limit. */
+#define HB_SIGMOID(x) (1.0f / (1.0f + exp(-(x))))
 
 #define HB_EW2(NAME, EXPR)                                                               \
 __kernel void NAME(__global const TS *a, __global const TS *b, __global TS *y, ulong n)  \
@@ -59,3 +61,4 @@ HB_EW2(hb_mul, x0 * x1)
 HB_EW1(hb_relu, fmax(x0, 0.0f))
 HB_EW1(hb_gelu, HB_GELU(x0))
 HB_EW1(hb_silu, HB_SILU(x0))
+HB_EW1(hb_sigmoid, HB_SIGMOID(x0))

@@ -147,6 +147,9 @@ cl_mem ocl_scratch(ocl_ctx *c, int slot, size_t bytes, hb_status *st);
 
 /* ---- ops (ocl_run.c, ocl_matmul.c) ---- */
 hb_status ocl_run(hb_instance *inst, const hb_case *cs, hb_buf *const *in, hb_buf *out);
+/* The hb_elementwise.cl kernel of an elementwise op (ocl_run.c's ocl_ew_table), or NULL when the
+ * backend has none (a skip). The string is static. */
+const char *ocl_ew_kernel(hb_op op);
 /* Batched GEMM C[b] = A[b] x B[b] (layout and offsets as in hb_matmul.cl, all in elements) in
  * storage variant var, with c->mm_impl (f16 always takes the own kernel). */
 hb_status ocl_gemm(ocl_ctx *c, int var, int M, int N, int K,

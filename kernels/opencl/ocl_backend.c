@@ -21,6 +21,7 @@
  * the queue has CL_QUEUE_PROFILING_ENABLE), in seconds; 0 when nothing was enqueued.
  */
 #include "opencl/ocl.h"
+#include "core/opdesc.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -395,8 +396,9 @@ static hb_status ocl_supports(hb_instance *inst, const hb_case *cs, char *reason
     const int64_t *f = &s->n;
     for (size_t i = 0; i < sizeof *s / sizeof *f; i++)
         if (f[i] > INT_MAX) return skip(reason, reasonlen, "a shape dimension exceeds 2^31-1 (%s)", "int kernel arguments");
+    if (hb_op_is_ew(cs->op)) /* ocl_run.c's kernel table */
+        return ocl_ew_kernel(cs->op) ? HB_OK : skip(reason, reasonlen, "no OpenCL kernel for this elementwise op%s", "");
     switch (cs->op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
     case HB_OP_MATMUL: case HB_OP_BMM: case HB_OP_CONV2D: case HB_OP_MAXPOOL: case HB_OP_AVGPOOL:
     case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_SUM_ALL: case HB_OP_RMSNORM:
         return HB_OK;

@@ -3,95 +3,35 @@
  * buffers of hb_buf.dev, in the storage variant of the case's dtype (f32, or f16 with f32
  * arithmetic). Every enqueue is checked; the hook finishes the queue before it returns (blocking).
  *
- * Layouts and semantics are those of hybench.h's header comment. The element counts below restate
- * hb_op_input_elems/hb_op_output_elems so that the plugin does not depend on harness symbols (it
- * is also loaded by tests/test_opencl.c, whose binary does not export them); tests/test_opencl.c
- * runs every op on buffers sized by hb_op_input_elems/hb_op_output_elems, which the size check in
- * ocl_run() would refuse (HB_EINVAL) if the two disagreed.
+ * Layouts and semantics are those of hybench.h's header comment. Defaults, element counts and the
+ * computability check come from core/opdesc.h (header-only: the plugin links no harness symbol, and
+ * tests/test_opencl.c, whose binary exports none, loads it too), the same code hb_op_input_elems and
+ * hb_op_output_elems run. The elementwise ops dispatch through ocl_ew_table (op -> .cl kernel).
  */
 #include "opencl/ocl.h"
+#include "core/opdesc.h"
 
 #include <math.h>
 #include <string.h>
 
 #define DEV(b) (((ocl_buf *)(b)->priv)->dev)
 
-/* Output spatial size (hybench.h): (in + 2p - d(k-1) - 1)/s + 1, or 0 when the kernel does not fit. */
-static int64_t out_dim(int64_t in, int64_t k, int64_t st, int64_t p, int64_t d)
-{
-    int64_t num = in + 2 * p - d * (k - 1) - 1;
-    return num < 0 || st <= 0 ? 0 : num / st + 1;
-}
-static int64_t oh_of(const hb_shape *s) { return out_dim(s->h, s->kh, s->sh, s->ph, s->dh); }
-static int64_t ow_of(const hb_shape *s) { return out_dim(s->w, s->kw, s->sw, s->pw, s->dw); }
+/* Output spatial size (hybench.h, core/opdesc.h). */
+static int64_t oh_of(const hb_shape *s) { return hb_out_dim_(s->h, s->ph, s->dh, s->kh, s->sh); }
+static int64_t ow_of(const hb_shape *s) { return hb_out_dim_(s->w, s->pw, s->dw, s->kw, s->sw); }
 
-/* Number of inputs of op (hybench.h's HB_OP_LIST), or -1 for an unknown op. */
-static int ninputs(hb_op op)
+/* The elementwise kernel table: op -> kernel of hb_elementwise.cl (HB_EW1 for one input, HB_EW2 for
+ * two: the op's row in HB_OP_LIST gives the count). A new elementwise op is one row here and one
+ * kernel line there. */
+static const struct { hb_op op; const char *kernel; } ocl_ew_table[] = {
+    {HB_OP_ADD, "hb_add"}, {HB_OP_MUL, "hb_mul"}, {HB_OP_RELU, "hb_relu"}, {HB_OP_GELU, "hb_gelu"}, {HB_OP_SILU, "hb_silu"},
+    {HB_OP_SIGMOID, "hb_sigmoid"},
+};
+const char *ocl_ew_kernel(hb_op op)
 {
-    switch (op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_MATMUL: case HB_OP_BMM: case HB_OP_CONV2D: case HB_OP_RMSNORM: return 2;
-    case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: case HB_OP_MAXPOOL: case HB_OP_AVGPOOL:
-    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_SUM_ALL: return 1;
-    case HB_OP_ATTENTION: return 3;
-    default: return -1;
-    }
-}
-
-/* Elements of input i (0..) or of the output (i == -1), as hybench.h lays them out. */
-static int64_t ocl_elems(hb_op op, const hb_shape *s, int i)
-{
-    int64_t g = s->g ? s->g : 1;
-    switch (op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: return s->n;
-    case HB_OP_SUM_ALL: return i < 0 ? 1 : s->n;
-    case HB_OP_MATMUL: return i < 0 ? s->m * s->n : i == 0 ? s->m * s->k : s->k * s->n;
-    case HB_OP_BMM: return s->batch * (i < 0 ? s->m * s->n : i == 0 ? s->m * s->k : s->k * s->n);
-    case HB_OP_CONV2D:
-        return i < 0 ? s->batch * s->oc * oh_of(s) * ow_of(s) : i == 0 ? s->batch * s->c * s->h * s->w : s->oc * (s->c / g) * s->kh * s->kw;
-    case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: return s->batch * s->c * (i < 0 ? oh_of(s) * ow_of(s) : s->h * s->w);
-    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: return i < 0 ? s->rows : s->rows * s->cols;
-    case HB_OP_RMSNORM: return i == 1 ? s->cols : s->rows * s->cols;
-    case HB_OP_ATTENTION:
-        return s->batch * s->head_dim * (i <= 0 ? s->heads * s->seq : s->kv_heads * s->kv_seq);
-    default: return 0;
-    }
-}
-
-static int64_t def(int64_t v, int64_t d) { return v > 0 ? v : d; }
-
-/* Apply the defaults of hb_shape_normalize to fields left at 0 (so that an unnormalized shape still
- * computes what hybench.h defines, as kernels/cpu_ref does) and check what the kernels divide by or
- * index with. Returns 0, or -1 when the shape cannot be computed. */
-static int norm_shape(hb_op op, hb_shape *s)
-{
-    switch (op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU: case HB_OP_SUM_ALL:
-        return s->n > 0 ? 0 : -1;
-    case HB_OP_MATMUL: case HB_OP_BMM:
-        s->batch = def(s->batch, 1);
-        return s->m > 0 && s->n > 0 && s->k > 0 ? 0 : -1;
-    case HB_OP_CONV2D: case HB_OP_MAXPOOL: case HB_OP_AVGPOOL:
-        s->batch = def(s->batch, 1);
-        s->w = def(s->w, s->h);
-        s->kw = def(s->kw, s->kh);
-        s->sh = def(s->sh, 1);
-        s->sw = def(s->sw, s->sh);
-        s->dh = def(s->dh, 1);
-        s->dw = def(s->dw, s->dh);
-        s->g = op == HB_OP_CONV2D ? def(s->g, 1) : 1;
-        if (s->c <= 0 || s->h <= 0 || s->kh <= 0 || s->ph < 0 || s->pw < 0) return -1;
-        if (op == HB_OP_CONV2D && (s->oc <= 0 || s->c % s->g || s->oc % s->g)) return -1;
-        return oh_of(s) > 0 && ow_of(s) > 0 ? 0 : -1;
-    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_RMSNORM:
-        return s->rows > 0 && s->cols > 0 ? 0 : -1;
-    case HB_OP_ATTENTION:
-        s->batch = def(s->batch, 1);
-        s->kv_heads = def(s->kv_heads, s->heads);
-        s->kv_seq = def(s->kv_seq, s->seq);
-        s->causal = s->causal != 0;
-        return s->heads > 0 && s->seq > 0 && s->head_dim > 0 && s->heads % s->kv_heads == 0 ? 0 : -1;
-    default: return -1;
-    }
+    for (size_t i = 0; i < sizeof ocl_ew_table / sizeof ocl_ew_table[0]; i++)
+        if (ocl_ew_table[i].op == op) return ocl_ew_table[i].kernel;
+    return NULL;
 }
 
 static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
@@ -108,14 +48,14 @@ static hb_status st_of(cl_int e) { return e == CL_SUCCESS ? HB_OK : ocl_status(e
 
 static hb_status run_elementwise(ocl_ctx *c, int var, const hb_case *cs, hb_buf *const *in, hb_buf *out)
 {
-    static const char *const names[] = {[HB_OP_ADD] = "hb_add", [HB_OP_MUL] = "hb_mul", [HB_OP_RELU] = "hb_relu",
-                                        [HB_OP_GELU] = "hb_gelu", [HB_OP_SILU] = "hb_silu"};
+    const char *name = ocl_ew_kernel(cs->op);
+    if (!name) return HB_ESKIP;
     cl_kernel k;
-    GET_KERNEL(k, OCL_P_ELEMENTWISE, names[cs->op]);
+    GET_KERNEL(k, OCL_P_ELEMENTWISE, name);
     cl_ulong n = (cl_ulong)cs->shape.n;
     cl_mem a = DEV(in[0]), y = DEV(out);
     cl_int e;
-    if (cs->op == HB_OP_ADD || cs->op == HB_OP_MUL) {
+    if (hb_op_row(cs->op)->ninputs > 1) {
         cl_mem b = DEV(in[1]);
         e = ocl_set_args(k, 4, OCL_ARG(a), OCL_ARG(b), OCL_ARG(y), OCL_ARG(n));
     } else {
@@ -344,19 +284,25 @@ static hb_status run_attention(ocl_ctx *c, int var, const hb_case *cs, hb_buf *c
 hb_status ocl_run(hb_instance *inst, const hb_case *cs0, hb_buf *const *in, hb_buf *out)
 {
     ocl_ctx *c = inst->ctx;
-    int ni = ninputs(cs0->op);
-    if (ni < 0) return HB_ESKIP;
+    const hb_op_info *info = hb_op_row(cs0->op);
+    if (!info || info->kind == HB_SK_CHAIN || info->family == HB_FAM_COLLECTIVE) return HB_ESKIP;
+    if (info->kind == HB_SK_EW && !ocl_ew_kernel(cs0->op)) return HB_ESKIP;
+    const int ni = info->ninputs;
     hb_case cl = *cs0;
-    if (norm_shape(cl.op, &cl.shape) != 0) return HB_EINVAL;
+    /* the defaults hb_shape_normalize fills (an unnormalized shape still computes what hybench.h
+     * defines, as kernels/cpu_ref does), then what the kernels divide by or index with */
+    hb_shape_defaults(cl.op, &cl.shape);
+    cl.shape.causal = cl.shape.causal != 0;
+    if (!hb_shape_computable(cl.op, &cl.shape)) return HB_EINVAL;
     const hb_case *cs = &cl;
     const hb_shape *s = &cl.shape;
     if (cs->dtype != HB_F32 && !(cs->dtype == HB_F16 && c->f16_ok)) return HB_ESKIP;
     const int var = cs->dtype == HB_F16;
     const size_t es = var ? 2 : 4;
     /* buffers must exist and be large enough for the shape */
-    if (!out || !out->priv || out->bytes < (size_t)ocl_elems(cs->op, s, -1) * es) return HB_EINVAL;
+    if (!out || !out->priv || out->bytes < (size_t)hb_op_elems(cs->op, s, -1) * es) return HB_EINVAL;
     for (int i = 0; i < ni; i++)
-        if (!in || !in[i] || !in[i]->priv || in[i]->bytes < (size_t)ocl_elems(cs->op, s, i) * es) return HB_EINVAL;
+        if (!in || !in[i] || !in[i]->priv || in[i]->bytes < (size_t)hb_op_elems(cs->op, s, i) * es) return HB_EINVAL;
     /* the device must own every buffer (mapped route: unmap what the host holds) */
     for (int i = 0; i < ni; i++) {
         hb_status st = ocl_buf_to_device(c, in[i]);
@@ -365,9 +311,8 @@ hb_status ocl_run(hb_instance *inst, const hb_case *cs0, hb_buf *const *in, hb_b
     hb_status st = ocl_buf_to_device(c, out);
     if (st != HB_OK) return st;
 
-    switch (cs->op) {
-    case HB_OP_ADD: case HB_OP_MUL: case HB_OP_RELU: case HB_OP_GELU: case HB_OP_SILU:
-        st = run_elementwise(c, var, cs, in, out); break;
+    if (info->kind == HB_SK_EW) st = run_elementwise(c, var, cs, in, out);
+    else switch (cs->op) {
     case HB_OP_MATMUL:
         st = ocl_gemm(c, var, (int)s->m, (int)s->n, (int)s->k, DEV(in[0]), 0, (int)s->k, 0, DEV(in[1]), 0, (int)s->n, 0,
                       DEV(out), 0, (int)s->n, 0, 1);
