@@ -3,7 +3,7 @@
  * Header-only (include after <cmocka.h> and test_case.h); each test file gets its own generator state.
  *
  *   hb_test_seed(s), hb_test_unif(): xorshift64 (Marsaglia 2003, shifts 13, 7, 17), uniform in [-1, 1)
- *     with 52 random bits; the same sequence for the same seed on every machine.
+ *     with 53 random bits; the same sequence for the same seed on every machine.
  *   hb_test_run_checked(inst, c, seed, label): one call of case c on inst (f32 host buffers of the
  *     case's route): every input drawn from hb_test_unif after hb_test_seed(seed), the output poisoned
  *     with NaN, the result checked against the f64 reference (kernels/cpu_ref hb_ref_compute) of the
@@ -32,7 +32,7 @@ static inline double hb_test_unif(void) /* [-1, 1) */
     hb_test_rng_state ^= hb_test_rng_state << 13;
     hb_test_rng_state ^= hb_test_rng_state >> 7;
     hb_test_rng_state ^= hb_test_rng_state << 17;
-    return (double)(hb_test_rng_state >> 11) * 0x1p-52 * 2.0 - 1.0;
+    return (double)(hb_test_rng_state >> 11) * 0x1p-53 * 2.0 - 1.0; /* 53 bits: [0, 1) x 2 - 1 */
 }
 
 static inline int hb_test_open(const hb_backend_ops *ops, hb_instance *inst)
