@@ -11,6 +11,7 @@
  */
 #include "analysis/ab.h"
 #include "cli/ab_builds.h"
+#include "cli/ab_instr_run.h"
 #include "cli/commands.h"
 #include "core/rstats.h"
 #include "core/stats.h"
@@ -78,6 +79,14 @@ static void ab_usage(FILE *f)
         "                      both named); a live gate runs both builds here and only warns\n"
         "  --ceilings-each-round  measure the ceilings in every run (default: the first run measures them,\n"
         "                      later runs reuse them with `run --ceilings-from`, where the build has it)\n"
+        "  --instructions      judge on the deterministic measure instead of time: each build's cases run\n"
+        "                      under valgrind's callgrind (host backends: cpu-ref,cpu unless --backend), the\n"
+        "                      instructions of --instr-calls timed calls counted per case, --instr-rounds\n"
+        "                      rounds; a case is flagged when its count rises by more than --instr-threshold\n"
+        "                      with a repeat spread below it (docs/compare.md, \"Instruction counts\")\n"
+        "  --instr-rounds N    rounds under callgrind (default 2; 1..16)   --instr-calls N (default 3; 1..1000)\n"
+        "  --instr-threshold T flag a count that rises by more than T: 1%% (default), 0.01   --cache-sim\n"
+        "                      (callgrind --cache-sim=yes: simulated cache misses per call recorded too)\n"
         "noise controls for both builds' processes (docs/compare.md, \"Between-process noise\"):\n"
         "  --aslr              keep address-space layout randomisation (default: off for the runs,\n"
         "                      personality(ADDR_NO_RANDOMIZE), so both builds' buffers land alike)\n"
@@ -214,7 +223,7 @@ int hb_cmd_ab(int argc, char **argv)
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
            O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK, O_DUET, O_NOPRUNE, O_SUBFROM, O_REFC, O_NOREFC,
-           O_ALGOC, O_NOALGOC, O_CROSS, O_FWD0 = 512, O_FWD1 = 1024 };
+           O_ALGOC, O_NOALGOC, O_CROSS, O_INSTR, O_IROUNDS, O_ICALLS, O_ITHR, O_CACHESIM, O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
     static const char *const fwd1[] = {"backend", "op", "mode", "route", "dtype", "filter", "batch", "budget", "ci-target",
@@ -232,8 +241,11 @@ int hb_cmd_ab(int argc, char **argv)
         {"round-stat", 1, 0, O_RSTAT}, {"no-lockstep", 0, 0, O_NOLOCK}, {"duet", 0, 0, O_DUET},
         {"no-prune", 0, 0, O_NOPRUNE}, {"subset-from", 1, 0, O_SUBFROM}, {"ref-cache", 1, 0, O_REFC},
         {"no-ref-cache", 0, 0, O_NOREFC}, {"algo-cache", 1, 0, O_ALGOC}, {"no-algo-cache", 0, 0, O_NOALGOC},
-        {"cross-machine", 0, 0, O_CROSS}};
-    int nlo = 37;
+        {"cross-machine", 0, 0, O_CROSS}, {"instructions", 0, 0, O_INSTR}, {"instr-rounds", 1, 0, O_IROUNDS},
+        {"instr-calls", 1, 0, O_ICALLS}, {"instr-threshold", 1, 0, O_ITHR}, {"cache-sim", 0, 0, O_CACHESIM}};
+    int nlo = 42;
+    hb_ab_instr_opts io = {.rounds = 2, .calls = 3, .threshold = 0.01};
+    int instructions = 0;
     for (size_t i = 0; i < sizeof fwd0 / sizeof *fwd0; i++) lo[nlo++] = (struct option){fwd0[i], 0, 0, O_FWD0 + (int)i};
     for (size_t i = 0; i < sizeof fwd1 / sizeof *fwd1; i++) lo[nlo++] = (struct option){fwd1[i], 1, 0, O_FWD1 + (int)i};
     lo[nlo] = (struct option){0, 0, 0, 0};
@@ -293,6 +305,16 @@ int hb_cmd_ab(int argc, char **argv)
         case O_ALGOC: algocache = optarg; if (!*optarg) { fprintf(stderr, "hybench ab: --algo-cache wants a directory\n"); bad = 1; } break;
         case O_NOALGOC: no_algocache = 1; break;
         case O_CROSS: cross_machine = 1; break;
+        case O_INSTR: instructions = 1; break;
+        case O_CACHESIM: io.cache_sim = 1; break;
+        case O_IROUNDS: io.rounds = (int)strtol(optarg, &end, 10); if (*end || io.rounds < 1 || io.rounds > 16) { fprintf(stderr, "hybench ab: --instr-rounds wants 1..16\n"); bad = 1; } break;
+        case O_ICALLS: io.calls = (int)strtol(optarg, &end, 10); if (*end || io.calls < 1 || io.calls > 1000) { fprintf(stderr, "hybench ab: --instr-calls wants 1..1000\n"); bad = 1; } break;
+        case O_ITHR: {
+            io.threshold = strtod(optarg, &end);
+            if (*end == '%' && !end[1]) io.threshold /= 100, end++;
+            if (*end || !(io.threshold > 0 && io.threshold < 1)) { fprintf(stderr, "hybench ab: --instr-threshold wants a fraction in (0, 1) or a percentage, e.g. 1%%\n"); bad = 1; }
+            break;
+        }
         case O_SUBFROM: subset_from = (int)strtol(optarg, &end, 10); if (*end || subset_from < 2 || subset_from > AB_MAX_ROUNDS) { fprintf(stderr, "hybench ab: --subset-from wants 2..%d\n", AB_MAX_ROUNDS); bad = 1; } break;
         case O_NONORM: ao.normalize = 0; break;
         case O_REDECIDE: redecide = optarg; break;
@@ -312,6 +334,7 @@ int hb_cmd_ab(int argc, char **argv)
     }
     (void)has_passes;
     if (npos < 2 && !redecide) { if (!bad) fprintf(stderr, "hybench ab: need BASE and CUR (two hybench executables or build trees)\n"); bad = 1; }
+    if (instructions && redecide) { fprintf(stderr, "hybench ab: --instructions runs its own rounds: not with --redecide\n"); bad = 1; }
     if (redecide && !outdir) outdir = redecide;
     if (ao.min_rounds > max_rounds) ao.min_rounds = max_rounds;
     if (!pin_set) { /* default: the last CPU this process may run on, the others left to the controller and the OS */
@@ -370,6 +393,12 @@ int hb_cmd_ab(int argc, char **argv)
     if ((mkdir(dir, 0755) && errno != EEXIST) || (mkdir(rdir, 0755) && errno != EEXIST)) {
         fprintf(stderr, "hybench ab: cannot create %s: %s\n", rdir, strerror(errno));
         return HB_EXIT_IO;
+    }
+    if (instructions && !redecide) {
+        const char *const exe[2] = {sides[0].exe, sides[1].exe};
+        io.markdown = md;
+        io.quiet = quiet;
+        return hb_ab_instructions(exe, fwd, nfwd, &no, cur_env, ncur_env, dir, &io);
     }
     fprintf(stderr, "hybench ab: BASE %s\nhybench ab: CUR  %s\nhybench ab: rounds in %s (order seed %llu, ASLR %s%s%s)\n",
             sides[0].exe, sides[1].exe, rdir, order_seed, no.aslr ? "on" : "off", no.hugepages ? ", huge pages" : "",
