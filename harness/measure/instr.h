@@ -21,8 +21,8 @@ typedef hb_status (*hb_instr_call)(void *arg);
  * removed. Sets rec's "instructions": {"tool": "callgrind", "calls": ncalls, "per_call": Ir / ncalls,
  * "events": {EVENT: total / ncalls, ...}} (per call, in instructions or the event's own unit, e.g.
  * simulated cache misses with --cache-sim=yes). Errors: HB_EINVAL with the reason in err (size
- * errlen) when the process is not under valgrind, or the dump is missing or has no Ir (not
- * callgrind, or --collect-atstart=yes); a call's own error status is returned as it is. */
+ * errlen) when the process is not under valgrind, was built without <valgrind/callgrind.h>, or the
+ * dump is missing or has no Ir (not callgrind); a call's own error status is returned as it is. */
 hb_status hb_instr_count(hb_instr_call call, void *arg, int ncalls, const char *dir, json_t *rec, char *err,
                          size_t errlen);
 #endif
