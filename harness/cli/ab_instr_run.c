@@ -10,9 +10,13 @@
 #include <sys/stat.h>
 
 /* The environment of a run under callgrind: dispatch that valgrind can run (it has no AVX-512: every
- * library's run-time choice capped at AVX2) and one thread that sleeps rather than spins. */
+ * library's run-time choice capped at AVX2), one thread that sleeps rather than spins, and the cpu
+ * backend's choices by timing (matmul/bmm: OpenBLAS or oneDNN; conv2d: own or oneDNN) fixed, since
+ * timings under valgrind mean nothing and a choice that differed between the builds would move the
+ * count by far more than a regression. */
 static char *const vg_env[] = {(char *)"OPENBLAS_CORETYPE=Haswell", (char *)"HB_CPU_ISA=avx2",
-                               (char *)"OMP_WAIT_POLICY=passive", (char *)"DNNL_MAX_CPU_ISA=AVX2"};
+                               (char *)"OMP_WAIT_POLICY=passive", (char *)"DNNL_MAX_CPU_ISA=AVX2",
+                               (char *)"HB_CPU_GEMM=openblas", (char *)"HB_CPU_CONV=own"};
 #define NVG_ENV (int)(sizeof vg_env / sizeof *vg_env)
 
 static int has_option(char **fwd, int nfwd, const char *opt)

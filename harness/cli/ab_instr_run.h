@@ -23,7 +23,7 @@ typedef struct hb_ab_instr_opts {
  * (--min-samples 1 --max-samples 1) measures the ceilings and fills dir/refcache, so the runs under
  * callgrind reuse both; then o->rounds rounds of BASE and CUR under `valgrind --tool=callgrind
  * --collect-atstart=no --trace-children=yes` with OPENBLAS_CORETYPE=Haswell, HB_CPU_ISA=avx2,
- * OMP_WAIT_POLICY=passive and, unless the run options name a backend, --backend cpu-ref,cpu.
+ * OMP_WAIT_POLICY=passive, DNNL_MAX_CPU_ISA=AVX2, HB_CPU_GEMM=openblas, HB_CPU_CONV=own and, unless the run options name a backend, --backend cpu-ref,cpu.
  * Writes dir/rounds/{base,cur}-iNN.jsonl, their logs, and the table (Markdown). Returns the exit
  * status: 0 pass, 1 a case's count rose beyond the threshold, 2 a build's run failed (its log
  * named), 10 valgrind is not installed, 11 inconclusive (a case counted on one side only, or whose
