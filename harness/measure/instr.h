@@ -23,6 +23,12 @@ typedef hb_status (*hb_instr_call)(void *arg);
  * simulated cache misses with --cache-sim=yes). Errors: HB_EINVAL with the reason in err (size
  * errlen) when the process is not under valgrind, was built without <valgrind/callgrind.h>, or the
  * dump is missing or has no Ir (not callgrind); a call's own error status is returned as it is. */
+/* Inside hb_instr_count's calls: collection off (pause 1) or on again (pause 0) around what the
+ * timed call does that its time does not count either (the untimed settle runs of prepare.h, whose
+ * number depends on timing: counted, they moved a case's count by up to 50% between processes).
+ * Must come in pairs; does nothing outside hb_instr_count. */
+void hb_instr_pause(int pause);
+
 hb_status hb_instr_count(hb_instr_call call, void *arg, int ncalls, const char *dir, json_t *rec, char *err,
                          size_t errlen);
 #endif

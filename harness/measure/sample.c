@@ -154,7 +154,9 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
     /* the compute starts hot or cold by one rule in every mode (prepare.h); its time is no phase's */
     hb_buf *ins[HB_MAX_INPUTS] = {&x->in[0], &x->in[1], &x->in[2]};
     double prep = 0;
+    hb_instr_pause(1); /* the settle runs are not counted, as they are not timed (instr.h) */
     st = hb_compute_prepare(x->inst, x->o->cold, c, ins, &x->out, &x->prep, &prep);
+    hb_instr_pause(0);
     if (st != HB_OK) return st;
 #ifdef HB_PLANT /* ---- PLANTED SLOWDOWN, device side (make PLANT=1 only; plant.h): a device backend
                   * with the plant_delay hook runs a delay kernel behind every call of a named op
