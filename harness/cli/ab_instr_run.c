@@ -58,7 +58,9 @@ static void write_table(FILE *f, const hb_instr_case *c, size_t n, const hb_ab_i
     for (size_t i = 0; i < n; i++) {
         const hb_instr_case *x = &c[i];
         int flagged = x->verdict == HB_INSTR_REGRESSION || x->verdict == HB_INSTR_IMPROVEMENT;
-        fprintf(f, "| %s | %.0f | %.0f | %.4f | %.2g%% | %s | %s |\n", x->key, x->med_base, x->med_cur, x->ratio,
+        fputs("| ", f);
+        for (const char *k = x->key; *k; k++) fputs(*k == '|' ? "\\|" : (char[2]){*k, 0}, f); /* a key's | escaped */
+        fprintf(f, " | %.0f | %.0f | %.4f | %.2g%% | %s | %s |\n", x->med_base, x->med_cur, x->ratio,
                 100 * x->spread, hb_instr_verdict_name(x->verdict), flagged ? "instructions" : "-");
     }
 }
