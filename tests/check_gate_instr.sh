@@ -3,7 +3,8 @@
 # docs/compare.md "Instruction counts"); run by tests/run_tests.sh. Needs valgrind and the PLANT=1
 # build (build/plant/hybench); without valgrind it prints SKIP with the reason and exits 77.
 #  1. One round under callgrind of the planted build against itself, CUR with a real-work plant
-#     (HB_PLANT=matmul:1.03 HB_PLANT_WORK=1) on matmul m=n=k=64 (cpu, f32 mode): exit 1; the case
+#     (HB_PLANT=matmul:1.03 HB_PLANT_WORK=1) on matmul m=1 n=k=1024 (cpu, convert mode: a case whose
+#     sub-problem costs in proportion; small ones rise by more, docs/compare.md "Plants that do real work"): exit 1; the case
 #     flagged by "instructions"; its count per call 2-4% above BASE's; CUR's record still verified (ok,
 #     rel_err within tolerance); the record names the tool and the calls counted.
 #  2. Usage errors: --instr-rounds 0, --instr-threshold 2 (exit 2, the option named); `run
@@ -16,7 +17,7 @@ rm -rf "$T"; mkdir -p "$T"
 fail() { echo "check_gate_instr: FAIL: $*"; exit 1; }
 command -v valgrind >/dev/null || { echo "check_gate_instr: SKIP: valgrind is not installed (Debian package valgrind)"; exit 77; }
 [ -x "$PL" ] || fail "$PL missing (make plant-build)"
-printf '[gi.matmul]\nop = matmul\nshape = m=64 n=64 k=64\n' > $T/one.ini
+printf '[gi.matmul]\nop = matmul\nshape = gemv: m=1 n=1024 k=1024\n' > $T/one.ini
 # 2. usage errors first (cheap)
 $PL ab $PL $PL --instructions --instr-rounds 0 $T/one.ini > /dev/null 2> $T/u1.err; rc=$?
 [ $rc -eq 2 ] && grep -q -- "--instr-rounds" $T/u1.err || fail "--instr-rounds 0: exit $rc, wanted 2 naming the option"
@@ -28,7 +29,7 @@ $PL run --instructions 3 --callgrind-dir $T --backend cpu --mode f32 --out $T/nv
 grep -q 'not running under valgrind' $T/nv.jsonl || fail "run --instructions outside valgrind: no reason in the record"
 # 1. the planted real work, one round under callgrind
 t0=$(date +%s)
-$PL ab $PL $PL --instructions --instr-rounds 1 --backend cpu --mode f32 --out-dir $T/p --markdown $T/p.md \
+$PL ab $PL $PL --instructions --instr-rounds 1 --backend cpu --mode convert --out-dir $T/p --markdown $T/p.md \
   --cur-env HB_PLANT=matmul:1.03 --cur-env HB_PLANT_WORK=1 --budget 0.01 $T/one.ini > /dev/null 2> $T/p.err; rc=$?
 [ $rc -eq 1 ] || { tail -5 $T/p.err; fail "planted 3% real work: exit $rc, wanted 1"; }
 grep -q '| regression | instructions |' $T/p.md || fail "the planted case is not flagged by instructions"
