@@ -398,6 +398,7 @@ int hb_cmd_ab(int argc, char **argv)
         const char *const exe[2] = {sides[0].exe, sides[1].exe};
         io.markdown = md;
         io.quiet = quiet;
+        if (js || ju) fprintf(stderr, "hybench ab: --instructions writes Markdown only: --json and --junit are not written\n");
         return hb_ab_instructions(exe, fwd, nfwd, &no, cur_env, ncur_env, dir, &io);
     }
     fprintf(stderr, "hybench ab: BASE %s\nhybench ab: CUR  %s\nhybench ab: rounds in %s (order seed %llu, ASLR %s%s%s)\n",
