@@ -7,6 +7,7 @@
 #     sub-problem costs in proportion; small ones rise by more, docs/compare.md "Plants that do real work"): exit 1; the case
 #     flagged by "instructions"; its count per call 2-4% above BASE's; CUR's record still verified (ok,
 #     rel_err within tolerance); the record names the tool and the calls counted.
+#  3. Both measures (--with-time): a planted add flagged by "both", the unplanted cases by neither.
 #  2. Usage errors: --instr-rounds 0, --instr-threshold 2 (exit 2, the option named); `run
 #     --instructions` without --callgrind-dir (exit 2), and outside valgrind (the case fails, reason named).
 set -u
@@ -48,4 +49,14 @@ for k in b:
     assert c[k]["status"] == "ok" and c[k]["rel_err"] <= c[k]["tolerance"], c[k]["status"]
     print("check_gate_instr: %s: instructions x%.4f under HB_PLANT=matmul:1.03 HB_PLANT_WORK=1, verified" % (k, r))
 PY
+# 3. both measures (--with-time): a 50% real-work plant in add on the small list, 8 time rounds and
+#    one instruction round: exit 1; every add case flagged by "both", mul and relu by neither
+$PL ab $PL $PL --instructions --with-time --instr-rounds 1 --rounds 8 --min-rounds 8 --backend cpu --budget 0.01 \
+  --cur-env HB_PLANT=add:1.5 --cur-env HB_PLANT_WORK=1 --out-dir $T/wt --markdown $T/wt.md tests/data/ab_small.ini > /dev/null 2> $T/wt.err; rc=$?
+[ $rc -eq 1 ] || { tail -5 $T/wt.err; fail "--with-time, planted add: exit $rc, wanted 1"; }
+[ -s $T/wt/instructions.md ] || fail "--with-time: no instructions.md"
+[ "$(grep -c '^| add.* | both |$' $T/wt.md)" -eq 4 ] || fail "--with-time: the 4 add cases are not all flagged by both"
+grep -E '^\| (mul|relu)' $T/wt.md | grep -q 'both\|time |\|instructions |$' && fail "--with-time: an unplanted case flagged"
+$PL ab $PL $PL --with-time $T/one.ini > /dev/null 2> $T/u4.err; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--with-time" $T/u4.err || fail "--with-time without --instructions: exit $rc, wanted 2"
 echo "check_gate_instr: PASS ($(( $(date +%s) - t0 )) s under callgrind)"

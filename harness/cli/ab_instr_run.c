@@ -41,6 +41,15 @@ static int one_run(const char *exe, char **fwd, int nfwd, const char *ceilf, con
     return 0;
 }
 
+/* key to f, each | escaped for a Markdown table cell. */
+static void put_key(FILE *f, const char *key)
+{
+    for (const char *k = key; *k; k++) {
+        if (*k == '|') fputc('\\', f);
+        fputc(*k, f);
+    }
+}
+
 static void write_table(FILE *f, const hb_instr_case *c, size_t n, const hb_ab_instr_opts *o, int rounds, size_t uncounted,
                         double secs, const char *verdict)
 {
@@ -59,15 +68,16 @@ static void write_table(FILE *f, const hb_instr_case *c, size_t n, const hb_ab_i
         const hb_instr_case *x = &c[i];
         int flagged = x->verdict == HB_INSTR_REGRESSION || x->verdict == HB_INSTR_IMPROVEMENT;
         fputs("| ", f);
-        for (const char *k = x->key; *k; k++) fputs(*k == '|' ? "\\|" : (char[2]){*k, 0}, f); /* a key's | escaped */
+        put_key(f, x->key);
         fprintf(f, " | %.0f | %.0f | %.4f | %.2g%% | %s | %s |\n", x->med_base, x->med_cur, x->ratio,
                 100 * x->spread, hb_instr_verdict_name(x->verdict), flagged ? "instructions" : "-");
     }
 }
 
 int hb_ab_instructions(const char *const exe[2], char **fwd, int nfwd, const hb_ab_noise *no, char **cur_env, int ncur,
-                       const char *dir, const hb_ab_instr_opts *o)
+                       const char *dir, const hb_ab_instr_opts *o, hb_instr_case **keep, size_t *nkeep)
 {
+    if (keep) *keep = NULL, *nkeep = 0;
     if (system("valgrind --version > /dev/null 2>&1") != 0) {
         fprintf(stderr, "hybench ab --instructions: valgrind is not installed (Debian package valgrind; "
                         "tools/install_deps.sh installs it)\n");
@@ -158,8 +168,45 @@ int hb_ab_instructions(const char *const exe[2], char **fwd, int nfwd, const hb_
                 "(%d rounds, %.0f s)\n", verdict, cnt[HB_INSTR_REGRESSION], cnt[HB_INSTR_IMPROVEMENT], cnt[HB_INSTR_UNCHANGED],
                 cnt[HB_INSTR_NOISY], cnt[HB_INSTR_MISSING], rounds, hb_now() - t0);
     }
+    if (keep && rc != HB_EXIT_USAGE && rc != HB_EXIT_INCOMPARABLE) *keep = c, *nkeep = nc, c = NULL;
     free(c);
     for (int s = 0; s < 2; s++)
         for (int r = 0; r < 16; r++) hb_run_free(&runs[s][r]);
     return rc;
+}
+
+/* The instruction case of key in ic[n] (sorted by key), or NULL. */
+static const hb_instr_case *instr_find(const hb_instr_case *ic, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(ic[i].key, key)) return &ic[i];
+    return NULL;
+}
+
+void hb_ab_write_measures(FILE *f, const hb_cmp_result *res, const hb_instr_case *ic, size_t n)
+{
+    size_t t_only = 0, i_only = 0, both = 0;
+    fprintf(f, "\n## Measures: time and instructions\n\n| case | time | instructions | flagged by |\n| --- | --- | --- | --- |\n");
+    for (size_t i = 0; i < res->n; i++) {
+        const hb_cmp_case *c = &res->cases[i];
+        const hb_instr_case *x = instr_find(ic, n, c->key);
+        int ft = c->verdict == HB_CMP_REGRESSION, fi = x && x->verdict == HB_INSTR_REGRESSION;
+        if (!ft && !fi) continue;
+        t_only += ft && !fi, i_only += fi && !ft, both += ft && fi;
+        fputs("| ", f);
+        put_key(f, c->key);
+        fprintf(f, " | %s | %s | %s |\n", hb_cmp_verdict_name(c->verdict),
+                x ? hb_instr_verdict_name(x->verdict) : "not judged", ft && fi ? "both" : ft ? "time" : "instructions");
+    }
+    for (size_t i = 0; i < n; i++) { /* counted, but not among the time gate's cases */
+        int in_time = 0;
+        for (size_t j = 0; j < res->n && !in_time; j++) in_time = !strcmp(res->cases[j].key, ic[i].key);
+        if (in_time || ic[i].verdict != HB_INSTR_REGRESSION) continue;
+        i_only++;
+        fputs("| ", f);
+        put_key(f, ic[i].key);
+        fprintf(f, " | not judged | %s | instructions |\n", hb_instr_verdict_name(ic[i].verdict));
+    }
+    fprintf(f, "\nFlagged by time only: %zu; by instructions only: %zu; by both: %zu (the instruction table: "
+               "instructions.md beside the rounds).\n", t_only, i_only, both);
 }

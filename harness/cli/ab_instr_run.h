@@ -7,6 +7,9 @@
 #ifndef HB_AB_INSTR_RUN_H
 #define HB_AB_INSTR_RUN_H
 #include "cli/ab_builds.h"
+#include "analysis/ab_instr.h"
+#include "analysis/compare.h"
+#include <stdio.h>
 
 typedef struct hb_ab_instr_opts {
     int rounds;        /* rounds under callgrind (each runs both builds once; default 2) */
@@ -28,6 +31,14 @@ typedef struct hb_ab_instr_opts {
  * status: 0 pass, 1 a case's count rose beyond the threshold, 2 a build's run failed (its log
  * named), 10 valgrind is not installed, 11 inconclusive (a case counted on one side only, or whose
  * repeat spread reaches the threshold, or no case counted at all), 7 the table cannot be written. */
+/* keep, nkeep (may be NULL): the decided cases handed to the caller (malloc'd, free it; NULL, 0 when
+ * none were decided) for a verdict over both measures (cmd_ab.c, --with-time). */
 int hb_ab_instructions(const char *const exe[2], char **fwd, int nfwd, const hb_ab_noise *no, char **cur_env, int ncur,
-                       const char *dir, const hb_ab_instr_opts *o);
+                       const char *dir, const hb_ab_instr_opts *o, hb_instr_case **keep, size_t *nkeep);
+
+/* The section "Measures" of a gate over both measures (--instructions --with-time), Markdown to f:
+ * how many cases each measure flagged, and one row per case flagged by either, with its time verdict
+ * (res, by key), its instruction verdict (ic[n]) and "time", "instructions" or "both". A case only
+ * one measure judged (a device case has no count) says "not judged" for the other. */
+void hb_ab_write_measures(FILE *f, const hb_cmp_result *res, const hb_instr_case *ic, size_t n);
 #endif
