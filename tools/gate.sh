@@ -14,11 +14,12 @@
 #                 base.jsonl, cur.jsonl (both builds' results, readable by report and compare), rounds/
 #   GATE_ARGS     hybench ab options used when none follow "--"
 #                 (default: --quick --budget 0.01)
-#   GATE_MAKE     make arguments for both builds (default: WITH_CUDA=no), e.g. "PLANT=1 WITH_CUDA=no"
+#   GATE_MAKE     make arguments for both builds (default: WITH_CUDA=no), e.g. "PLANT=1 WITH_CUDA=no";
+#                 with --instructions among the ab options, ARCH=-march=x86-64-v3 is added unless an ARCH= is given
 #   GATE_KEEP=1   keep the worktrees and builds (default: removed at the end)
 #   GATE_TMP      parent of the temporary folder (default: $TMPDIR or /tmp)
 set -u
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in -h|--help) usage; exit 0;; esac
 BASE_REF=$1; shift
@@ -44,6 +45,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 t0=$(date +%s)
 read -r -a MAKEARGS <<< "${GATE_MAKE:-WITH_CUDA=no}"
+if [ $# -gt 0 ]; then ARGS=("$@"); else read -r -a ARGS <<< "${GATE_ARGS:---quick --budget 0.01}"; fi
+# --instructions runs the builds under valgrind, which has no AVX-512: build for AVX2 unless told
+case " ${ARGS[*]} " in *" --instructions "*)
+  case " ${MAKEARGS[*]} " in *" ARCH="*) ;; *) MAKEARGS+=(ARCH=-march=x86-64-v3);; esac;; esac
 build() { # name sha
   git -C "$REPO" worktree add --detach "$TMP/$1" "$2" >/dev/null 2>&1 || { echo "gate.sh: git worktree add $2 failed" >&2; return 1; }
   echo "gate.sh: building $1 ($2) in $TMP/$1" >&2
@@ -56,7 +61,6 @@ fi
 build base "$base_sha" || exit 9
 build head "$head_sha" || exit 9
 t1=$(date +%s)
-if [ $# -gt 0 ]; then ARGS=("$@"); else read -r -a ARGS <<< "${GATE_ARGS:---quick --budget 0.01}"; fi
 cd "$TMP/head"
 "$TMP/head/build/hybench" ab "$TMP/base" "$TMP/head" --out-dir "$OUT" --markdown "$OUT/gate.md" \
   --json "$OUT/gate.json" --junit "$OUT/gate.xml" "${ARGS[@]}"

@@ -4,6 +4,8 @@
 # libsqlite3-dev and libpq-dev: the history store (docs/history.md); postgresql: the server test_store
 # starts for its PostgreSQL tests; sqlite3: the command-line shell (a test and docs use it).
 # libdnnl-dev: oneDNN, the cpu backend's conv2d (kernels/cpu/cpu_dnnl.c; optional to the build).
+# valgrind: the merge gate's deterministic measure (`hybench ab --instructions` runs the builds under
+# callgrind; its <valgrind/callgrind.h> client requests are compiled into measure/instr.c when present).
 # libjs-dygraphs: the graphs of the history site (`hybench publish` copies its dygraph.min.js and
 # dygraph.css into the site; ./run_all.sh --nightly publishes it).
 # `install_deps.sh test` adds what only the tests need (`make test`): cmocka, libxml2 (the report's
@@ -15,7 +17,7 @@ set -u
 [ "${HB_NO_INSTALL:-0}" = 1 ] && exit 0
 pkgs="build-essential pkg-config libopenblas-dev libopenblas-openmp-dev libhwloc-dev libjansson-dev libinih-dev
 gnuplot-nox ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo libsqlite3-dev libpq-dev libsleef-dev libdnnl-dev
-libjs-dygraphs python3-pip"
+libjs-dygraphs python3-pip valgrind"
 [ "${1:-}" = test ] && pkgs="$pkgs libcmocka-dev libxml2-dev chromium postgresql sqlite3"
 [ "${1:-}" = fuzz ] && pkgs="$pkgs clang libclang-rt-dev libomp-dev"
 missing=""

@@ -93,9 +93,11 @@ int hb_ab_parse_cpulist(const char *s, cpu_set_t *set)
 static pid_t spawn_build(const char *exe, char **fwd, int nfwd, const char *ceilf, const char *path, const char *log,
                          const hb_ab_noise *no, char **env, int nenv, const int *ls)
 {
-    char *av[AB_MAX_FWD + 16];
+    char *av[AB_MAX_FWD + 48];
     int k = 0;
-    av[k++] = (char *)"hybench";
+    for (int i = 0; no->wrap && no->wrap[i] && i < 30; i++) av[k++] = no->wrap[i];
+    if (k) av[k++] = (char *)exe;
+    else av[k++] = (char *)"hybench";
     av[k++] = (char *)"run";
     for (int i = 0; i < nfwd; i++) av[k++] = fwd[i];
     if (ceilf) { av[k++] = (char *)"--ceilings-from"; av[k++] = (char *)ceilf; }
@@ -143,8 +145,9 @@ static pid_t spawn_build(const char *exe, char **fwd, int nfwd, const char *ceil
         setenv("HB_LOCKSTEP", v, 1);
     } else unsetenv("HB_LOCKSTEP");
     signal(SIGPIPE, SIG_DFL);
-    execv(exe, av);
-    fprintf(stderr, "hybench ab: cannot run %s: %s\n", exe, strerror(errno));
+    if (no->wrap && no->wrap[0]) execvp(av[0], av);
+    else execv(exe, av);
+    fprintf(stderr, "hybench ab: cannot run %s: %s\n", no->wrap && no->wrap[0] ? av[0] : exe, strerror(errno));
     _exit(127);
 }
 

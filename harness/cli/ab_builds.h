@@ -17,7 +17,9 @@
  * inherits the environment, else OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and PoCL's CPU device get it;
  * pin/have_pin: the CPUs the run may use (sched_setaffinity); hugepages: 1 sets
  * GLIBC_TUNABLES=glibc.malloc.hugetlb=1. */
-typedef struct hb_ab_noise { int aslr; int threads; cpu_set_t pin; int have_pin; int hugepages; } hb_ab_noise;
+/* wrap: NULL, or a command (NULL-terminated argv, e.g. valgrind and its options) the run is started
+ * under: `wrap... EXE run ...`, wrap[0] found on PATH (the instruction gate, cli/ab_instr_run.c). */
+typedef struct hb_ab_noise { int aslr; int threads; cpu_set_t pin; int have_pin; int hugepages; char *const *wrap; } hb_ab_noise;
 
 /* One side's run of a lockstep round: its executable, --ceilings-from file (NULL: none), --out path,
  * the log its stderr goes to, and env[nenv] ("VAR=VALUE", set in its process only). All borrowed. */

@@ -11,6 +11,7 @@
  */
 #include "analysis/ab.h"
 #include "cli/ab_builds.h"
+#include "cli/ab_instr_run.h"
 #include "cli/commands.h"
 #include "core/rstats.h"
 #include "core/stats.h"
@@ -78,6 +79,17 @@ static void ab_usage(FILE *f)
         "                      both named); a live gate runs both builds here and only warns\n"
         "  --ceilings-each-round  measure the ceilings in every run (default: the first run measures them,\n"
         "                      later runs reuse them with `run --ceilings-from`, where the build has it)\n"
+        "  --instructions      judge on the deterministic measure instead of time: each build's cases run\n"
+        "                      under valgrind's callgrind (host backends: cpu-ref,cpu unless --backend), the\n"
+        "                      instructions of --instr-calls timed calls counted per case, --instr-rounds\n"
+        "                      rounds; a case is flagged when its count rises by more than --instr-threshold\n"
+        "                      with a repeat spread below it (docs/compare.md, \"Instruction counts\")\n"
+        "  --with-time         with --instructions: the time gate as well, after the instruction rounds; the\n"
+        "                      Markdown then names per case the measure that flagged it (time, instructions,\n"
+        "                      both); exit 1 when either flags a case, else 11 when either is inconclusive\n"
+        "  --instr-rounds N    rounds under callgrind (default 2; 1..16)   --instr-calls N (default 3; 1..1000)\n"
+        "  --instr-threshold T flag a count that rises by more than T: 1%% (default), 0.01   --cache-sim\n"
+        "                      (callgrind --cache-sim=yes: simulated cache misses per call recorded too)\n"
         "noise controls for both builds' processes (docs/compare.md, \"Between-process noise\"):\n"
         "  --aslr              keep address-space layout randomisation (default: off for the runs,\n"
         "                      personality(ADDR_NO_RANDOMIZE), so both builds' buffers land alike)\n"
@@ -214,7 +226,7 @@ int hb_cmd_ab(int argc, char **argv)
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
            O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK, O_DUET, O_NOPRUNE, O_SUBFROM, O_REFC, O_NOREFC,
-           O_ALGOC, O_NOALGOC, O_CROSS, O_FWD0 = 512, O_FWD1 = 1024 };
+           O_ALGOC, O_NOALGOC, O_CROSS, O_INSTR, O_IROUNDS, O_ICALLS, O_ITHR, O_CACHESIM, O_WTIME, O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
     static const char *const fwd1[] = {"backend", "op", "mode", "route", "dtype", "filter", "batch", "budget", "ci-target",
@@ -232,8 +244,13 @@ int hb_cmd_ab(int argc, char **argv)
         {"round-stat", 1, 0, O_RSTAT}, {"no-lockstep", 0, 0, O_NOLOCK}, {"duet", 0, 0, O_DUET},
         {"no-prune", 0, 0, O_NOPRUNE}, {"subset-from", 1, 0, O_SUBFROM}, {"ref-cache", 1, 0, O_REFC},
         {"no-ref-cache", 0, 0, O_NOREFC}, {"algo-cache", 1, 0, O_ALGOC}, {"no-algo-cache", 0, 0, O_NOALGOC},
-        {"cross-machine", 0, 0, O_CROSS}};
-    int nlo = 37;
+        {"cross-machine", 0, 0, O_CROSS}, {"instructions", 0, 0, O_INSTR}, {"instr-rounds", 1, 0, O_IROUNDS},
+        {"instr-calls", 1, 0, O_ICALLS}, {"instr-threshold", 1, 0, O_ITHR}, {"cache-sim", 0, 0, O_CACHESIM}, {"with-time", 0, 0, O_WTIME}};
+    int nlo = 43;
+    hb_ab_instr_opts io = {.rounds = 2, .calls = 3, .threshold = 0.01};
+    int instructions = 0, with_time = 0, irc = HB_EXIT_OK;
+    hb_instr_case *icases = NULL;
+    size_t nicases = 0;
     for (size_t i = 0; i < sizeof fwd0 / sizeof *fwd0; i++) lo[nlo++] = (struct option){fwd0[i], 0, 0, O_FWD0 + (int)i};
     for (size_t i = 0; i < sizeof fwd1 / sizeof *fwd1; i++) lo[nlo++] = (struct option){fwd1[i], 1, 0, O_FWD1 + (int)i};
     lo[nlo] = (struct option){0, 0, 0, 0};
@@ -293,6 +310,17 @@ int hb_cmd_ab(int argc, char **argv)
         case O_ALGOC: algocache = optarg; if (!*optarg) { fprintf(stderr, "hybench ab: --algo-cache wants a directory\n"); bad = 1; } break;
         case O_NOALGOC: no_algocache = 1; break;
         case O_CROSS: cross_machine = 1; break;
+        case O_INSTR: instructions = 1; break;
+        case O_WTIME: with_time = 1; break;
+        case O_CACHESIM: io.cache_sim = 1; break;
+        case O_IROUNDS: io.rounds = (int)strtol(optarg, &end, 10); if (*end || io.rounds < 1 || io.rounds > 16) { fprintf(stderr, "hybench ab: --instr-rounds wants 1..16\n"); bad = 1; } break;
+        case O_ICALLS: io.calls = (int)strtol(optarg, &end, 10); if (*end || io.calls < 1 || io.calls > 1000) { fprintf(stderr, "hybench ab: --instr-calls wants 1..1000\n"); bad = 1; } break;
+        case O_ITHR: {
+            io.threshold = strtod(optarg, &end);
+            if (*end == '%' && !end[1]) io.threshold /= 100, end++;
+            if (*end || !(io.threshold > 0 && io.threshold < 1)) { fprintf(stderr, "hybench ab: --instr-threshold wants a fraction in (0, 1) or a percentage, e.g. 1%%\n"); bad = 1; }
+            break;
+        }
         case O_SUBFROM: subset_from = (int)strtol(optarg, &end, 10); if (*end || subset_from < 2 || subset_from > AB_MAX_ROUNDS) { fprintf(stderr, "hybench ab: --subset-from wants 2..%d\n", AB_MAX_ROUNDS); bad = 1; } break;
         case O_NONORM: ao.normalize = 0; break;
         case O_REDECIDE: redecide = optarg; break;
@@ -312,6 +340,8 @@ int hb_cmd_ab(int argc, char **argv)
     }
     (void)has_passes;
     if (npos < 2 && !redecide) { if (!bad) fprintf(stderr, "hybench ab: need BASE and CUR (two hybench executables or build trees)\n"); bad = 1; }
+    if (with_time && !instructions) { fprintf(stderr, "hybench ab: --with-time goes with --instructions\n"); bad = 1; }
+    if (instructions && redecide) { fprintf(stderr, "hybench ab: --instructions runs its own rounds: not with --redecide\n"); bad = 1; }
     if (redecide && !outdir) outdir = redecide;
     if (ao.min_rounds > max_rounds) ao.min_rounds = max_rounds;
     if (!pin_set) { /* default: the last CPU this process may run on, the others left to the controller and the OS */
@@ -370,6 +400,20 @@ int hb_cmd_ab(int argc, char **argv)
     if ((mkdir(dir, 0755) && errno != EEXIST) || (mkdir(rdir, 0755) && errno != EEXIST)) {
         fprintf(stderr, "hybench ab: cannot create %s: %s\n", rdir, strerror(errno));
         return HB_EXIT_IO;
+    }
+    if (instructions && !redecide) {
+        const char *const exe[2] = {sides[0].exe, sides[1].exe};
+        io.markdown = md;
+        io.quiet = quiet;
+        if (!with_time) {
+            if (js || ju) fprintf(stderr, "hybench ab: --instructions writes Markdown only: --json and --junit are not written\n");
+            return hb_ab_instructions(exe, fwd, nfwd, &no, cur_env, ncur_env, dir, &io, NULL, NULL);
+        }
+        char imd[1200]; /* both measures: the instruction table beside the time gate's outputs */
+        snprintf(imd, sizeof imd, "%s/instructions.md", dir);
+        io.markdown = imd;
+        irc = hb_ab_instructions(exe, fwd, nfwd, &no, cur_env, ncur_env, dir, &io, &icases, &nicases);
+        if (irc != HB_EXIT_OK && irc != HB_EXIT_REGRESSION && irc != HB_EXIT_INCONCLUSIVE) return irc;
     }
     fprintf(stderr, "hybench ab: BASE %s\nhybench ab: CUR  %s\nhybench ab: rounds in %s (order seed %llu, ASLR %s%s%s)\n",
             sides[0].exe, sides[1].exe, rdir, order_seed, no.aslr ? "on" : "off", no.hugepages ? ", huge pages" : "",
@@ -710,11 +754,19 @@ int hb_cmd_ab(int argc, char **argv)
                 stop_why, res.matched, res.count[HB_CMP_REGRESSION], res.count[HB_CMP_IMPROVEMENT], res.fails, res.undecided,
                 total, run_s[0], run_s[1], t_decide, mpath[0], mpath[1]);
         rc = res.outcome == HB_CMP_FAIL ? HB_EXIT_REGRESSION : res.outcome == HB_CMP_INCONCLUSIVE ? HB_EXIT_INCONCLUSIVE : HB_EXIT_OK;
+        if (with_time) { /* both measures: which flagged each case, and one verdict (the worse) */
+            FILE *f = md || !quiet ? (md && strcmp(md, "-") ? fopen(md, "a") : stdout) : NULL;
+            if (f) hb_ab_write_measures(f, &res, icases, nicases);
+            if (f && f != stdout && fclose(f)) io_fail = 1;
+            if (rc == HB_EXIT_REGRESSION || irc == HB_EXIT_REGRESSION) rc = HB_EXIT_REGRESSION;
+            else if (rc == HB_EXIT_INCONCLUSIVE || irc == HB_EXIT_INCONCLUSIVE) rc = HB_EXIT_INCONCLUSIVE;
+        }
         if (io_fail && rc != HB_EXIT_REGRESSION) rc = HB_EXIT_IO;
         hb_run_free(&merged[0]);
         hb_run_free(&merged[1]);
     }
 done:
+    free(icases);
     if (have_res) hb_cmp_result_free(&res);
     for (int s = 0; s < 2; s++)
         for (int r = 0; r < AB_MAX_ROUNDS; r++) { hb_run_free(&sides[s].run[r]); free(sides[s].path[r]); }

@@ -68,6 +68,11 @@ static void usage(FILE *f, const char *cmd)
         "                     .jsonl + .ranks/rank<r>.jsonl (ranks 1.. log to rank<r>.log there); their\n"
         "                     files merged into FILE (collectives: one record with every rank's figures;\n"
         "                     docs/collectives.md). Ignored inside a launch (mpirun, srun, HB_RANK set)\n"
+        "  --instructions N   count the instructions of N timed calls per case with callgrind, after its\n"
+        "                     warm-up (record \"instructions\"; 1..1000); the run must be under valgrind\n"
+        "                     --tool=callgrind --collect-atstart=no --trace-children=yes\n"
+        "                     --callgrind-out-file=DIR/cg.%%p, with --callgrind-dir DIR (docs/compare.md)\n"
+        "  --callgrind-dir DIR  where that valgrind writes its dumps (needed with --instructions)\n"
         "  --cases-from FILE  only the case keys listed in FILE, one per line as results records spell\n"
         "                     them (hybench ab's later rounds: the cases still undecided)\n"
         "  --ceilings-from F  reuse the ceilings of results file F (same backend instances, this machine)\n"
@@ -165,7 +170,7 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
     int has_budget = 0, has_ref = 0, has_reps = 0, has_passes = 0, has_maxs = 0, nranks = 1;
     enum { O_BACKEND = 256, O_OP, O_MODE, O_ROUTE, O_DTYPE, O_FILTER, O_QUICK, O_BATCH, O_BUDGET, O_CI, O_MINS, O_MAXS,
            O_COLD, O_NOIL, O_REFMAX, O_TMO, O_REPS, O_PASSES, O_SEED, O_OUT, O_DRY, O_FORCE, O_HELP,
-           O_ENERGY, O_CEILF, O_CASESF, O_RANKS, O_REFCACHE, O_ALGOCACHE };
+           O_ENERGY, O_CEILF, O_CASESF, O_RANKS, O_REFCACHE, O_ALGOCACHE, O_INSTR, O_CGDIR };
     static const struct option lo[] = {
         {"backend", 1, 0, O_BACKEND}, {"op", 1, 0, O_OP}, {"mode", 1, 0, O_MODE}, {"route", 1, 0, O_ROUTE},
         {"dtype", 1, 0, O_DTYPE}, {"filter", 1, 0, O_FILTER}, {"quick", 0, 0, O_QUICK}, {"batch", 1, 0, O_BATCH},
@@ -174,7 +179,8 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         {"case-timeout", 1, 0, O_TMO}, {"repetitions", 1, 0, O_REPS}, {"passes", 1, 0, O_PASSES}, {"seed", 1, 0, O_SEED}, {"out", 1, 0, O_OUT}, {"dry-run", 0, 0, O_DRY}, {"force", 0, 0, O_FORCE},
         {"help", 0, 0, O_HELP}, {"energy", 2, 0, O_ENERGY}, {"ceilings-from", 1, 0, O_CEILF},
         {"cases-from", 1, 0, O_CASESF}, {"ranks", 1, 0, O_RANKS},
-        {"ref-cache", 1, 0, O_REFCACHE}, {"algo-cache", 1, 0, O_ALGOCACHE}, {0, 0, 0, 0}};
+        {"ref-cache", 1, 0, O_REFCACHE}, {"algo-cache", 1, 0, O_ALGOCACHE}, {"instructions", 1, 0, O_INSTR},
+        {"callgrind-dir", 1, 0, O_CGDIR}, {0, 0, 0, 0}};
     /* join argv for the metadata */
     size_t jl = 16;
     for (int i = 0; i < argc; i++) jl += strlen(argv[i]) + 1;
@@ -249,6 +255,11 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
             o.algo_cache = optarg;
             if (!*optarg) { fprintf(stderr, "hybench: --algo-cache wants a directory\n"); bad = 1; }
             break;
+        case O_INSTR: bad |= !int_opt(optarg, "instructions", 1, 1000, &o.instr_calls); break;
+        case O_CGDIR:
+            o.callgrind_dir = optarg;
+            if (access(optarg, W_OK)) { fprintf(stderr, "hybench: --callgrind-dir %s: %s\n", optarg, strerror(errno)); bad = 1; }
+            break;
         case O_DRY: o.dry_run = 1; break;
         case O_RANKS: bad |= !int_opt(optarg, "ranks", 1, 1024, &nranks); break;
         case O_HELP: case 'h': usage(stdout, cmd); return HB_EXIT_OK;
@@ -285,6 +296,10 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
     if (!bad && nranks > 1 && hb_ranks_in_launch() && nranks != hb_launch_ranks()) {
         fprintf(stderr, "hybench %s: --ranks %d, but this process is already rank %d of a %d-process launch (HB_RANK, "
                 "mpirun or srun): give --ranks only to start the ranks\n", cmd, nranks, hb_launch_rank(), hb_launch_ranks());
+        bad = 1;
+    }
+    if (o.instr_calls && !o.callgrind_dir) {
+        fprintf(stderr, "hybench %s: --instructions needs --callgrind-dir DIR (valgrind's --callgrind-out-file=DIR/cg.%%p)\n", cmd);
         bad = 1;
     }
     if (bad) return HB_EXIT_USAGE;

@@ -55,6 +55,8 @@ typedef struct run_ctx {
     hb_prep_state prep;         /* the hot rule's state (prepare.h) */
 #ifdef HB_PLANT
     double plant_compute;       /* make PLANT=1 only: the last call's compute phase without its planted delay */
+    hb_case plant_case;         /* HB_PLANT_WORK=1: the planted sub-problem (plant.h hb_plant_sub_shape) */
+    int plant_sub;              /* 0 not chosen yet, 1 plant_case runs before each call, -1 none (the spin) */
 #endif
 } run_ctx;
 

@@ -49,6 +49,8 @@ typedef struct hb_options {
                                   kernels/cuda/cuda_algocache.h); here only for the meta record */
     const char *cases_from;    /* --cases-from FILE: only the case keys listed there (hybench ab's later
                                   rounds: the cases not yet decided); NULL: every selected case */
+    int instr_calls;           /* --instructions N: calls counted by callgrind per case (measure/instr.h); 0 off */
+    const char *callgrind_dir; /* --callgrind-dir DIR: where callgrind writes this process's dumps (cg.PID.k) */
     char *argv_joined;         /* for the metadata record */
     int argc;                  /* the subcommand's arguments, argv[0] = "run" or "verify": a backend */
     char **argv;               /* child that needs another OpenMP wait policy re-executes with them */

@@ -158,6 +158,8 @@ json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads
                                   "seed", (json_int_t)o->seed, "passes", o->passes, "repetitions", o->repetitions));
     if (o->cases_from) /* a subset of the cases by key (hybench ab's later rounds; ab.c reads it) */
         json_object_set_new(json_object_get(m, "options"), "cases_from", json_string(o->cases_from));
+    if (o->instr_calls) /* calls counted per case by callgrind (instr.h) */
+        json_object_set_new(json_object_get(m, "options"), "instructions", json_integer(o->instr_calls));
     if (o->ref_cache && *o->ref_cache) /* the f64 references' on-disk cache (refcache.h) */
         json_object_set_new(json_object_get(m, "options"), "ref_cache", json_string(o->ref_cache));
     if (o->algo_cache && *o->algo_cache) /* the CUDA plugin's algorithm choices' cache (HB_ALGO_CACHE) */

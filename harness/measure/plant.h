@@ -6,6 +6,10 @@
  * of those ops last FACTOR times as long: sample.c's call_once spins, inside its timed region, for
  * (FACTOR - 1) x the time the call took so far. The spin is real work (a dependent integer chain,
  * checked against the monotonic clock), not a number edited afterwards.
+ * With HB_PLANT_WORK=1 as well the plant is the op's own work instead: inside its timed compute
+ * phase, before the real call, the backend runs the op on a sub-problem of (FACTOR - 1) x its FLOPs
+ * (hb_plant_sub_shape) on the same buffers, and the real call then rewrites the output, so the
+ * result still verifies and time and instruction counts (`run --instructions`) both see the work.
  * On a device backend with the plant_delay hook (cuda) the compute phase is planted on the device:
  * behind every call of a named op, inside its device-timed region, a delay kernel spins for
  * (FACTOR - 1) x the op's last compute time (the delay kernel included), so a gate judging the
@@ -25,6 +29,18 @@
  * entry is reported on stderr (naming the entry) and ignored. Announces the active plant once on
  * stderr. */
 double hb_plant_factor(hb_op op);
+/* 1 when HB_PLANT_WORK=1 was set with HB_PLANT (read once with it): the plant of op is real work of
+ * the op itself (hb_plant_sub_shape), not the timed spin. HB_PLANT_WORK set to anything but 0 or 1
+ * is reported on stderr and ignored. */
+int hb_plant_is_work(hb_op op);
+/* A sub-problem of op on shape full whose FLOPs (hb_op_flops) are nearest fraction x those of full
+ * (fraction in (0, 1), e.g. 0.03 for a factor 1.03), found by shrinking one size field (n, m, k,
+ * batch, c, h, w, oc, rows, cols, heads, seq, kv_seq, head_dim) by bisection, the field whose
+ * nearest value misses the target by the smallest log ratio; the sub-problem must pass
+ * hb_shape_normalize and have no input or output larger than full's, so it runs on full's buffers
+ * (its output is garbage until the real call rewrites it). Writes *sub; 0, or -1 when no field
+ * can shrink (e.g. every size field 1) or fraction is out of range. Pure; no allocation. */
+int hb_plant_sub_shape(hb_op op, const hb_shape *full, double fraction, hb_shape *sub);
 /* Busy work for `seconds` (returns at once for seconds <= 0). */
 void hb_plant_spin(double seconds);
 #endif

@@ -9,6 +9,7 @@
 #include "measure/prepare.h"
 #include "measure/energy.h"
 #include "measure/plant.h"
+#include "measure/instr.h"
 #include "measure/refcache.h"
 #include "core/convert.h"
 #include "cpu_ref/ref.h"
@@ -153,7 +154,9 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
     /* the compute starts hot or cold by one rule in every mode (prepare.h); its time is no phase's */
     hb_buf *ins[HB_MAX_INPUTS] = {&x->in[0], &x->in[1], &x->in[2]};
     double prep = 0;
+    hb_instr_pause(1); /* the settle runs are not counted, as they are not timed (instr.h) */
     st = hb_compute_prepare(x->inst, x->o->cold, c, ins, &x->out, &x->prep, &prep);
+    hb_instr_pause(0);
     if (st != HB_OK) return st;
 #ifdef HB_PLANT /* ---- PLANTED SLOWDOWN, device side (make PLANT=1 only; plant.h): a device backend
                   * with the plant_delay hook runs a delay kernel behind every call of a named op
@@ -169,6 +172,15 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
 #endif
     t0 = hb_now();
     PHASE_BEGIN(x->device);
+#ifdef HB_PLANT /* ---- PLANTED REAL WORK (HB_PLANT_WORK=1; plant.h): the op on a sub-problem of (factor - 1) x its
+                  * FLOPs, on the same buffers, before the real call rewrites the output ---- */
+    if (plant_f > 1 && !plant_on_dev && hb_plant_is_work(c->op) && !x->plant_sub) {
+        x->plant_case = *c;
+        x->plant_sub = hb_plant_sub_shape(c->op, &c->shape, plant_f - 1, &x->plant_case.shape) ? -1 : 1;
+        if (x->plant_sub < 0) fprintf(stderr, "hybench: HB_PLANT_WORK: no sub-problem of %s: the timed spin instead\n", hb_op_get(c->op)->name);
+    }
+    if (plant_f > 1 && x->plant_sub > 0 && (st = x->inst->ops->run(x->inst, &x->plant_case, ins, &x->out)) != HB_OK) return st;
+#endif
     st = x->inst->ops->run(x->inst, c, ins, &x->out);
     hb_status s3 = phase_end(x, x->device, t0, &ph[HB_PH_COMPUTE], host_compute);
     if (st != HB_OK) return st;
@@ -200,12 +212,15 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
                   * planted it, the call is longer by that delay alone, as with a slower kernel: a host
                   * spin after the call moved the next call's mapped-route reads (matmul 128^3 f32
                   * mapped read 8% faster in the planted build, H200 2026-11-27) ---- */
-    if (plant_f > 1 && !plant_on_dev)
+    if (plant_f > 1 && !plant_on_dev && x->plant_sub <= 0)
         hb_plant_spin((plant_f - 1) * (hb_now() - t_start - prep));
 #endif
     ph[HB_PH_TOTAL] = hb_now() - t_start - prep;
     return HB_OK;
 }
+
+/* One timed call for the instruction count (instr.h). */
+static hb_status instr_call(void *x) { double ph[HB_PH_COUNT], hc; return call_once(x, ph, &hc); }
 
 /* Fill the output (host and, for device backends, device memory) with NaN in the device dtype. */
 static hb_status poison_output(run_ctx *x)
@@ -368,6 +383,11 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
             v->warmups++;
         } while (st == HB_OK && !agreed(&v->x, !(hb_now() - tw < 0.1 * o->budget_s && v->warmups < 20)));
         if (st != HB_OK) { v->st = st; snprintf(v->reason, sizeof v->reason, "run failed during warm-up: %s", hb_status_name(st)); return; }
+    }
+    if (o->instr_calls > 0 && !o->verify_only &&
+        (st = hb_instr_count(instr_call, &v->x, o->instr_calls, o->callgrind_dir, v->rec, v->reason, sizeof v->reason)) != HB_OK) {
+        v->st = st;
+        return;
     }
     v->ready = 1;
 }
