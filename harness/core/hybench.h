@@ -65,7 +65,7 @@ enum {
     HB_EXIT_IO = 7,            /* cannot write results/report files */
     HB_EXIT_FAILED = 8,        /* no case wrong, but some failed, crashed or timed out */
     HB_EXIT_INCOMPLETE = 9,    /* plan: the results file lacks an op, shape, backend or transfer route a plan needs */
-    HB_EXIT_NO_PACKAGE = 10,   /* publish: a Debian package the command needs is not installed (named) */
+    HB_EXIT_NO_PACKAGE = 10,   /* publish, ab --instructions: a Debian package the command needs (libjs-dygraphs, valgrind) is not installed (named) */
     HB_EXIT_INCONCLUSIVE = 11, /* compare, ab: no case fails the gate, but some are undecided (or fewer rounds or
                                   samples than the minimum): neither pass nor fail */
     HB_EXIT_INTERRUPTED = 130  /* run: SIGINT/SIGTERM; the cases measured so far were written */
