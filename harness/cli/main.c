@@ -9,7 +9,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"verify", hb_cmd_verify, "check every case once against cpu-ref (no timing)"},
     {"list", hb_cmd_list, "list backends, their devices, or why they are unavailable"},
     {"report", hb_cmd_report, "render reports/<name>/ (HTML, Markdown, SVG) from results files"},
-    {"compare", hb_cmd_compare, "regression gate: compare two results files (exit 1 on regression)"},
+    {"compare", hb_cmd_compare, "regression gate: compare two results files (exit 1 on regression, 11 inconclusive)"},
     {"ab", hb_cmd_ab, "merge gate: run two builds interleaved in rounds, paired per-round verdicts"},
     {"trend", hb_cmd_trend, "steps and drifts in each case's nightly history, with plots"},
     {"history", hb_cmd_history, "history import|export|list|machines|where: the store of nightly runs"},
