@@ -67,8 +67,8 @@ hb_status hb_benchdnn_load(hb_batch_kind k, const char *path, const hb_batch_opt
  * <base_dir>/benchdnn/ (the lists shipped beside the workload files); in $HB_BENCHDNN_DIR, as named
  * and as a oneDNN checkout's tests/benchdnn/inputs/ names it ("conv_shapes_resnet_50" ->
  * "conv/shapes_resnet_50"); then in the shipped workloads/benchdnn/ of the running executable's
- * tree (<exe dir>/../workloads/benchdnn/ for build/hybench and a GPU bundle, <exe dir>/../../ for
- * build/tests/ binaries), so `hybench run --batch conv:conv_shapes_resnet_50` works from any
+ * tree: <exe dir>/../workloads/benchdnn/ and up to three folders higher (build/hybench and a GPU
+ * bundle's, build/tests/ binaries, the sanitizer tree's build/<tree>/tests/), so `hybench run --batch conv:conv_shapes_resnet_50` works from any
  * directory. Nothing outside the repository (no ../shared) is read unless HB_BENCHDNN_DIR names it.
  * Writes the first readable path into buf (buflen bytes) and returns HB_OK; else HB_EDEVICE with
  * the places tried and how to point at a oneDNN checkout in err; HB_EINVAL when the path is longer

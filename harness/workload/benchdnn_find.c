@@ -54,7 +54,7 @@ hb_status hb_benchdnn_find(const char *name, const char *base_dir, char *buf, si
     if (us && (size_t)(us - name) < 16 && !strchr(name, '/'))
         snprintf(sub, sizeof sub, "%.*s/%s", (int)(us - name), name, us + 1);
     exe_dir(exe, sizeof exe);
-    for (int step = 0; step < 7; step++) {
+    for (int step = 0; step < 8; step++) {
         cand[0] = 0;
         if (name[0] == '/') {
             if (step == 0) snprintf(cand, sizeof cand, "%s", name);
@@ -67,10 +67,13 @@ hb_status hb_benchdnn_find(const char *name, const char *base_dir, char *buf, si
             snprintf(cand, sizeof cand, "%s/%s", env, name);
         } else if (step == 3 && env && *env && sub[0]) {
             snprintf(cand, sizeof cand, "%s/%s", env, sub);
-        } else if (step == 4 && exe[0]) {    /* build/hybench, a bundle's build/hybench */
-            snprintf(cand, sizeof cand, "%s/../workloads/" HB_BENCHDNN_SUBDIR "/%s", exe, name);
-        } else if (step == 5 && exe[0]) {    /* build/tests/test_* */
-            snprintf(cand, sizeof cand, "%s/../../workloads/" HB_BENCHDNN_SUBDIR "/%s", exe, name);
+        } else if (step >= 4 && exe[0]) {
+            /* the executable's folder's parent and up to three more above it: build/hybench, a GPU
+             * bundle's build/hybench, build/tests/test_*, build/<tree>/tests/test_* (sanitizers) */
+            char up[16] = "";
+            for (int k = 4; k < step; k++) strcat(up, "/..");
+            int k = snprintf(cand, sizeof cand, "%s%s/../workloads/" HB_BENCHDNN_SUBDIR "/%s", exe, up, name);
+            if (k < 0 || (size_t)k >= sizeof cand) cand[0] = 0; /* longer than a path: not a candidate */
         }
         if (!cand[0]) continue;
         if (readable(cand)) {
