@@ -46,20 +46,6 @@ static inline int file_size(const char *path)
     return stat(path, &st) == 0 ? (int)st.st_size : -1;
 }
 
-static inline char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) { free(s); s = NULL; }
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 static inline int count_substr(const char *s, const char *needle)
 {
     int n = 0;

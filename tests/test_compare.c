@@ -33,12 +33,12 @@
 #if __has_include(<libxml/parser.h>)
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include "test_files.h"
 #define HAVE_LIBXML2 1
 #endif
 #endif
 
 static char tmpdir[256];
-static char *slurp(const char *path);
 
 static void path_in(char *buf, size_t len, const char *name)
 {
@@ -365,7 +365,7 @@ static void test_noise_scale(void **state)
     path_in(md, sizeof md, "noise.md");
     char *argv[] = { "compare", a, b, "--markdown", md, NULL };
     assert_int_equal(hb_cmd_compare(5, argv), HB_EXIT_REGRESSION);
-    char *m = slurp(md);
+    char *m = hb_test_slurp(md);
     assert_non_null(strstr(m, "(above its threshold)"));
     assert_non_null(strstr(m, "**Warning:**"));
     free(m);
@@ -652,20 +652,6 @@ static int count_substr(const char *hay, const char *needle)
     return k;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
-
 static void test_outputs(void **state)
 {
     (void)state;
@@ -733,7 +719,7 @@ static void test_outputs(void **state)
     json_decref(doc);
 
     /* Markdown: verdict, sections, rows sorted by change (largest first) */
-    char *m = slurp(md);
+    char *m = hb_test_slurp(md);
     assert_non_null(m);
     assert_non_null(strstr(m, "## hybench compare: **FAIL**"));
     assert_non_null(strstr(m, "### Gate failures"));
@@ -755,7 +741,7 @@ static void test_outputs(void **state)
     free(m);
 
     /* JUnit: well-formed; one testcase per case; failures as counted */
-    char *x = slurp(ju);
+    char *x = hb_test_slurp(ju);
     assert_non_null(x);
     assert_int_equal(count_substr(x, "<testcase "), 202);
     assert_int_equal(count_substr(x, "<failure "), (int)nreg + 2);
@@ -927,7 +913,7 @@ static void test_baseline(void **state)
         assert_non_null(strstr(jl, fp));
         hb_run_free(&ra);
     }
-    char *orig = slurp(a), *copy = slurp(jl);
+    char *orig = hb_test_slurp(a), *copy = hb_test_slurp(jl);
     assert_non_null(copy);
     assert_string_equal(orig, copy);
     free(orig);
@@ -997,7 +983,7 @@ static void test_trend(void **state)
     closedir(dd);
     assert_int_equal(nmach, 1);
     snprintf(f, sizeof f, "%s/%s/changes.md", out, fp);
-    char *md = slurp(f);
+    char *md = hb_test_slurp(f);
     assert_non_null(md);
     assert_int_equal(count_substr(md, "| step (slower) | 12, "), 5);
     assert_int_equal(count_substr(md, "(slower)") + count_substr(md, "(faster)"), 5);
@@ -1007,7 +993,7 @@ static void test_trend(void **state)
     for (int o = 0; o < 5; o++)
         for (int b = 0; b < 2; b++) {
             snprintf(f, sizeof f, "%s/%s/%s__%s.dat", out, fp, ops[o], bes[b]);
-            char *d = slurp(f);
+            char *d = hb_test_slurp(f);
             assert_non_null(d);
             /* the band block: night 0 is 1 for every case (normalised to the first night) */
             char *l0 = strstr(d, "\n0 ");
@@ -1018,14 +1004,14 @@ static void test_trend(void **state)
             free(d);
             if (have_gp) {
                 snprintf(f, sizeof f, "%s/%s/%s__%s.svg", out, fp, ops[o], bes[b]);
-                char *svg = slurp(f);
+                char *svg = hb_test_slurp(f);
                 assert_non_null(svg);
                 assert_non_null(strstr(svg, "<svg"));
                 free(svg);
             }
         }
     snprintf(f, sizeof f, "%s/%s/index.html", out, fp);
-    char *h = slurp(f);
+    char *h = hb_test_slurp(f);
     assert_non_null(strstr(h, "5 changes in 5 cases"));
     free(h);
     /* an empty store: no runs (2); a store that cannot be created (7) */

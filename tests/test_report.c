@@ -32,6 +32,7 @@
 #include "report/report.h"
 #include "results/results.h"
 #include "report_test.h"
+#include "test_files.h"
 
 #define CPU_SMALL "tests/data/cpu_small.jsonl"
 #define GPU_REF "results/h100-reference.jsonl"
@@ -313,13 +314,13 @@ static void test_known_answers(void **state)
     /* poisoned files were rewritten */
     char p[512];
     snprintf(p, sizeof p, "%s/index.html", dir);
-    char *html = slurp(p);
+    char *html = hb_test_slurp(p);
     assert_non_null(html);
     assert_null(strstr(html, "POISON"));
     assert_int_equal(count_substr(html, "<svg"), (int)json_array_size(json_object_get(s, "plots")));
     free(html);
     snprintf(p, sizeof p, "%s/op_add.svg", dir);
-    html = slurp(p);
+    html = hb_test_slurp(p);
     assert_non_null(html);
     assert_null(strstr(html, "POISON"));
     free(html);
@@ -474,14 +475,14 @@ static void check_against_results(const char *results, const char *dir)
     }
     char f[600];
     snprintf(f, sizeof f, "%s/index.html", dir);
-    char *html = slurp(f);
+    char *html = hb_test_slurp(f);
     assert_non_null(html);
     assert_int_equal(count_substr(html, "<svg"), (int)json_array_size(plots));
     assert_null(strstr(html, "POISON"));
     assert_null(strstr(html, "<script"));
     free(html);
     snprintf(f, sizeof f, "%s/report.md", dir);
-    char *md = slurp(f);
+    char *md = hb_test_slurp(f);
     assert_non_null(md);
     for (int q = 1; q <= 5; q++) { char h[16]; snprintf(h, sizeof h, "## Q%d ", q); assert_non_null(strstr(md, h)); }
     free(md);
@@ -551,7 +552,7 @@ static void test_two_inputs_kept_apart(void **state)
     int n;
     double loss;
     write_known(a, tab, &n, &loss);
-    char *text = slurp(a);
+    char *text = hb_test_slurp(a);
     assert_non_null(text);
     char *h = strstr(text, "\"host\":\"kbox\"");
     assert_non_null(h);

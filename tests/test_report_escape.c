@@ -30,6 +30,7 @@
 
 #include "cli/commands.h"
 #include "report/report.h"
+#include "test_files.h"
 
 #define CPU_SMALL "tests/data/cpu_small.jsonl"
 
@@ -53,20 +54,6 @@ static int teardown_tmp(void **state)
         fprintf(stderr, "kept %s\n", g_tmp);
     }
     return 0;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) { free(s); s = NULL; }
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
 }
 
 static int exists(const char *path)
@@ -224,7 +211,7 @@ static void check_gp_scripts(const char *dir, const struct payloads *pl)
         if (l < 4 || strcmp(e->d_name + l - 3, ".gp") || !strcmp(e->d_name, "style.gp")) continue;
         char p[700];
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        char *s = slurp(p);
+        char *s = hb_test_slurp(p);
         assert_non_null(s);
         nscripts++;
         if (strstr(s, "pw_")) nwith++;
@@ -267,7 +254,7 @@ static void test_injection(void **state)
     char p[500];
     /* report.md: the text shown escaped, each string on one line */
     snprintf(p, sizeof p, "%s/report.md", dir);
-    char *md = slurp(p);
+    char *md = hb_test_slurp(p);
     assert_non_null(md);
     for (const char *q = md; (q = strstr(q, "<script")); q++)
         if (q == md || q[-1] != '\\') fail_msg("report.md: raw <script at offset %ld", (long)(q - md));
@@ -288,7 +275,7 @@ static void test_injection(void **state)
 
     /* index.html: &lt;script&gt;, never <script (the SVGs inlined included) */
     snprintf(p, sizeof p, "%s/index.html", dir);
-    char *html = slurp(p);
+    char *html = hb_test_slurp(p);
     assert_non_null(html);
     assert_null(strstr(html, "<script"));
     assert_null(strstr(html, "<SCRIPT"));

@@ -35,6 +35,7 @@
 #include "report/across.h"
 #include "report/report.h"
 #include "report_test.h"
+#include "test_files.h"
 
 #define GPU_REF "results/h100-reference.jsonl"
 
@@ -437,7 +438,7 @@ static void test_multi_gpu_report(void **state)
 
     char p[512];
     snprintf(p, sizeof p, "%s/index.html", dir);
-    char *html = slurp(p);
+    char *html = hb_test_slurp(p);
     assert_non_null(html);
     /* the runs table before the summary, one row per run, the metadata paragraph gone */
     char *top = between(html, "<h1", "id=\"summary\"");
@@ -461,7 +462,7 @@ static void test_multi_gpu_report(void **state)
     free(c2);
     free(html);
     snprintf(p, sizeof p, "%s/report.md", dir);
-    char *md = slurp(p);
+    char *md = hb_test_slurp(p);
     assert_non_null(md);
     assert_non_null(strstr(md, "| run | run id | date | host | CPU | devices | software | commit | cases |"));
     char *q2md = between(md, "**Q2 Lower precision: ", "**Q3 ");

@@ -33,25 +33,12 @@
 #include "cli/commands.h"
 #include "core/rstats.h"
 #include "results/machine.h"
+#include "test_files.h"
 
 static char dir[64];
 static char errbuf[16384];
 
 static void path_of(char *buf, size_t len, const char *name) { snprintf(buf, len, "%s/%s", dir, name); }
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
 
 static void expect_in(const char *what, const char *hay, const char *want)
 {
@@ -60,7 +47,7 @@ static void expect_in(const char *what, const char *hay, const char *want)
 
 static void expect_not_in_file(const char *path, const char *word)
 {
-    char *s = slurp(path);
+    char *s = hb_test_slurp(path);
     if (!s) fail_msg("%s: cannot read", path);
     if (strstr(s, word)) fail_msg("%s says \"%s\"", path, word);
     free(s);
@@ -178,13 +165,13 @@ static void expect_inconclusive_outputs(const char *name, const char *tool)
     for (const char *const *f = (const char *const[]){md, js, ju, NULL}; *f; f++) expect_not_in_file(*f, "PASS");
     if (strstr(errbuf, "PASS") || strstr(errbuf, ": pass:")) fail_msg("the terminal says pass: %s", errbuf);
     expect_in("terminal", errbuf, "INCONCLUSIVE");
-    char *m = slurp(md);
+    char *m = hb_test_slurp(md);
     snprintf(head, sizeof head, "## %s: **INCONCLUSIVE**", tool);
     expect_in("markdown", m, head);
     expect_in("markdown", m, "### Undecided cases");
     expect_in("markdown", m, "Smallest slowdown this run could detect");
     free(m);
-    char *x = slurp(ju);
+    char *x = hb_test_slurp(ju);
     expect_in("junit", x, "name=\"verdict\" value=\"inconclusive\"");
     expect_in("junit", x, "undecided (inconclusive)");
     free(x);
@@ -309,7 +296,7 @@ static void test_ab_three_outcomes(void **state)
     expect_inconclusive_outputs("ab_inc", "hybench ab");
     char mdp[300];
     snprintf(mdp, sizeof mdp, "%s/ab_inc/g.md", dir);
-    char *m = slurp(mdp);
+    char *m = hb_test_slurp(mdp);
     expect_in("markdown", m, "3 rounds, fewer than the minimum of 8");
     expect_in("markdown", m, "matmul none (15 cases)"); /* 2/2^3 > 0.05 x 15/31: no change detectable */
     expect_in("markdown", m, "None: with so few rounds or samples the test cannot reach its significance level");
@@ -358,7 +345,7 @@ static void test_ab_three_outcomes(void **state)
     write_rounds("ab_pass", 12, 0.003, 0.002, NULL, 5, NULL);
     assert_int_equal(redecide("ab_pass", NULL, NULL), HB_EXIT_OK);
     snprintf(mdp, sizeof mdp, "%s/ab_pass/g.md", dir);
-    m = slurp(mdp);
+    m = hb_test_slurp(mdp);
     expect_in("markdown", m, "## hybench ab: **PASS**");
     free(m);
     j = load_json("ab_pass", "g.json");

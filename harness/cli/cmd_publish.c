@@ -41,18 +41,6 @@ static void publish_usage(FILE *f)
           "libjs-dygraphs is not installed (its file named).\n", f);
 }
 
-static int parse_num(const char *opt, const char *v, double lo, double hi, double *out)
-{
-    char *e;
-    double x = strtod(v, &e);
-    if (e == v || (*e && strcmp(e, "%")) || !isfinite(x) || x < lo || x > hi) {
-        fprintf(stderr, "hybench publish: %s %s: want a number in [%g, %g]\n", opt, v, lo, hi);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
 static int has_site_templates(const char *dir)
 {
     char p[PATH_MAX + 16];
@@ -106,7 +94,7 @@ int hb_cmd_publish(int argc, char **argv)
         case 'm': machine = optarg; break;
         case O_REPORTS: o.reports = optarg; break;
         case O_LINK: o.link_reports = 1; break;
-        case 'n': if (parse_num("--last", optarg, 2, 1e9, &last)) return HB_EXIT_USAGE; break;
+        case 'n': if (hb_cli_parse_num("publish", "--last", optarg, 2, 1e9, &last)) return HB_EXIT_USAGE; break;
         case 'M':
             if (strcmp(optarg, "total") && strcmp(optarg, "compute")) {
                 fprintf(stderr, "hybench publish: --metric %s: total or compute\n", optarg);
@@ -114,10 +102,10 @@ int hb_cmd_publish(int argc, char **argv)
             }
             o.metric = optarg;
             break;
-        case 'a': if (parse_num("--alpha", optarg, 1e-12, 0.5, &o.cp.alpha)) return HB_EXIT_USAGE; break;
-        case O_ATREND: if (parse_num("--alpha-trend", optarg, 1e-12, 0.5, &o.cp.alpha_trend)) return HB_EXIT_USAGE; break;
-        case O_MINCHG: if (parse_num("--min-change", optarg, 0, 1000, &v)) return HB_EXIT_USAGE; o.cp.min_change = v / 100; break;
-        case O_MINN: if (parse_num("--min-nights", optarg, 1, 1000, &v)) return HB_EXIT_USAGE; o.cp.min_seg = (size_t)v; break;
+        case 'a': if (hb_cli_parse_num("publish", "--alpha", optarg, 1e-12, 0.5, &o.cp.alpha)) return HB_EXIT_USAGE; break;
+        case O_ATREND: if (hb_cli_parse_num("publish", "--alpha-trend", optarg, 1e-12, 0.5, &o.cp.alpha_trend)) return HB_EXIT_USAGE; break;
+        case O_MINCHG: if (hb_cli_parse_num("publish", "--min-change", optarg, 0, 1000, &v)) return HB_EXIT_USAGE; o.cp.min_change = v / 100; break;
+        case O_MINN: if (hb_cli_parse_num("publish", "--min-nights", optarg, 1, 1000, &v)) return HB_EXIT_USAGE; o.cp.min_seg = (size_t)v; break;
         case 'h': publish_usage(stdout); return HB_EXIT_OK;
         default:
             fprintf(stderr, "hybench publish: %s: %s\n", argv[optind - 1] ? argv[optind - 1] : "?",

@@ -39,12 +39,12 @@ static void trend_usage(FILE *f)
           "cannot be read or an output cannot be written.\n", f);
 }
 
-static int parse_num(const char *opt, const char *v, double lo, double hi, double *out)
+int hb_cli_parse_num(const char *cmd, const char *opt, const char *v, double lo, double hi, double *out)
 {
     char *e;
     double x = strtod(v, &e);
     if (e == v || (*e && strcmp(e, "%")) || !isfinite(x) || x < lo || x > hi) {
-        fprintf(stderr, "hybench trend: %s %s: want a number in [%g, %g]\n", opt, v, lo, hi);
+        fprintf(stderr, "hybench %s: %s %s: want a number in [%g, %g]\n", cmd, opt, v, lo, hi);
         return -1;
     }
     *out = x;
@@ -75,7 +75,7 @@ int hb_cmd_trend(int argc, char **argv)
         case 's': url = optarg; break;
         case 'm': machine = optarg; break;
         case 'o': t.out = optarg; break;
-        case 'n': if (parse_num("--last", optarg, 2, 1e9, &last)) return HB_EXIT_USAGE; break;
+        case 'n': if (hb_cli_parse_num("trend", "--last", optarg, 2, 1e9, &last)) return HB_EXIT_USAGE; break;
         case 'M':
             if (strcmp(optarg, "total") && strcmp(optarg, "compute")) {
                 fprintf(stderr, "hybench trend: --metric %s: total or compute\n", optarg);
@@ -83,11 +83,11 @@ int hb_cmd_trend(int argc, char **argv)
             }
             t.metric = optarg;
             break;
-        case 'a': if (parse_num("--alpha", optarg, 1e-12, 0.5, &t.cp.alpha)) return HB_EXIT_USAGE; break;
-        case O_ATREND: if (parse_num("--alpha-trend", optarg, 1e-12, 0.5, &t.cp.alpha_trend)) return HB_EXIT_USAGE; break;
-        case O_MINCHG: if (parse_num("--min-change", optarg, 0, 1000, &v)) return HB_EXIT_USAGE; t.cp.min_change = v / 100; break;
-        case O_MINN: if (parse_num("--min-nights", optarg, 1, 1000, &v)) return HB_EXIT_USAGE; t.cp.min_seg = (size_t)v; break;
-        case O_LAB: if (parse_num("--labelled", optarg, 1, 100, &v)) return HB_EXIT_USAGE; t.labelled = (size_t)v; break;
+        case 'a': if (hb_cli_parse_num("trend", "--alpha", optarg, 1e-12, 0.5, &t.cp.alpha)) return HB_EXIT_USAGE; break;
+        case O_ATREND: if (hb_cli_parse_num("trend", "--alpha-trend", optarg, 1e-12, 0.5, &t.cp.alpha_trend)) return HB_EXIT_USAGE; break;
+        case O_MINCHG: if (hb_cli_parse_num("trend", "--min-change", optarg, 0, 1000, &v)) return HB_EXIT_USAGE; t.cp.min_change = v / 100; break;
+        case O_MINN: if (hb_cli_parse_num("trend", "--min-nights", optarg, 1, 1000, &v)) return HB_EXIT_USAGE; t.cp.min_seg = (size_t)v; break;
+        case O_LAB: if (hb_cli_parse_num("trend", "--labelled", optarg, 1, 100, &v)) return HB_EXIT_USAGE; t.labelled = (size_t)v; break;
         case O_NOPLOT: t.plot = 0; break;
         case O_ADD: add = 1; break;
         case 'h': trend_usage(stdout); return HB_EXIT_OK;

@@ -20,6 +20,10 @@ int hb_cmd_csv(int argc, char **argv);       /* cmd_csv.c:      CSV export */
 int hb_cmd_gbench(int argc, char **argv);    /* cmd_gbench.c:   Google Benchmark JSON export */
 int hb_cmd_merge_ranks(int argc, char **argv); /* cmd_merge_ranks.c: the ranks' results files of a launch -> one */
 int hb_cmd_plan(int argc, char **argv);      /* cmd_plan.c:     a model's device plans under measured costs */
+/* A number option's value v (a trailing % allowed) within [lo, hi] into *out: 0, or -1 after a message
+ * "hybench CMD: OPT V: want a number in [lo, hi]" on stderr (the caller returns HB_EXIT_USAGE).
+ * cmd_trend.c; trend and publish share their trend options through it. */
+int hb_cli_parse_num(const char *cmd, const char *opt, const char *v, double lo, double hi, double *out);
 int hb_cmd_roofline(int argc, char **argv);  /* cmd_roofline.c: each case family's fraction of its ceiling
                                                 (also dispatched as "targets", its former name) */
 #endif

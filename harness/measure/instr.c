@@ -43,9 +43,14 @@ static int g_counting; /* 1 while hb_instr_count's calls run with collection on 
 void hb_instr_pause(int pause)
 {
 #ifdef HB_HAVE_CALLGRIND
-    if (g_counting) CALLGRIND_TOGGLE_COLLECT;
-#endif
+    static int paused; /* collection is toggled, so only a change of state toggles it */
+    if (g_counting && !pause != !paused) {
+        CALLGRIND_TOGGLE_COLLECT;
+        paused = !!pause;
+    }
+#else
     (void)pause;
+#endif
 }
 
 hb_status hb_instr_count(hb_instr_call call, void *arg, int ncalls, const char *dir, json_t *rec, char *err,

@@ -1,6 +1,7 @@
 /* across.c - one finding stated across devices or runs (across.h): groups by hardware, exceptions
  * by distance from the group's median, the phrase and its JSON. */
 #include "report/across.h"
+#include "core/appendf.h"
 #include "results/machine.h"
 #include <ctype.h>
 #include <math.h>
@@ -142,18 +143,6 @@ void hb_across_eval(hb_across *a)
     free(runs);
 }
 
-/* appends to buf at *o, never past len - 1 */
-static void put(char *buf, size_t len, size_t *o, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void put(char *buf, size_t len, size_t *o, const char *fmt, ...)
-{
-    if (*o + 1 >= len) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(buf + *o, len - *o, fmt, ap);
-    va_end(ap);
-    if (k > 0) *o += (size_t)k;
-    if (*o >= len) *o = len - 1;
-}
 
 /* The name of the items of group g that have a value (valued 1) or are n/a (valued 0): one item by
  * its label; one device in several runs "cpu in 2 runs"; else "4 GPUs", "8 GPUs in 2 runs",
@@ -213,12 +202,12 @@ const char *hb_across_text(hb_across *a, const char *(*fmt)(double), char *buf, 
         if (!g->n) continue;
         group_name(a, g, 1, name, sizeof name);
         range_text(g->lo, g->hi, fmt, r, sizeof r);
-        put(buf, len, &o, "%s%s %s %s", parts++ ? ", " : "", r, a->it[g->first].run < 0 ? "in" : "on", name); /* "in 2 runs" */
+        hb_appendf(buf, len, &o, "%s%s %s %s", parts++ ? ", " : "", r, a->it[g->first].run < 0 ? "in" : "on", name); /* "in 2 runs" */
         int e = 0;
         for (int j = g->first; j < a->n; j++) {
             const hb_across_item *x = &a->it[j];
             if (!strcmp(x->group, a->it[g->first].group) && x->exception)
-                put(buf, len, &o, "%s%s at %s", e++ ? ", " : " except ", x->label, fmt(x->v));
+                hb_appendf(buf, len, &o, "%s%s at %s", e++ ? ", " : " except ", x->label, fmt(x->v));
         }
     }
     int na = 0;
@@ -236,7 +225,7 @@ const char *hb_across_text(hb_across *a, const char *(*fmt)(double), char *buf, 
         }
         if (one_why && g->nitems > 1) {
             group_name(a, g, 0, name, sizeof name);
-            put(buf, len, &o, "%s%s%s%s%s", na++ ? ", " : parts ? "; n/a on " : "n/a on ", name, *why ? " (" : "", why, *why ? ")" : "");
+            hb_appendf(buf, len, &o, "%s%s%s%s%s", na++ ? ", " : parts ? "; n/a on " : "n/a on ", name, *why ? " (" : "", why, *why ? ")" : "");
             continue;
         }
         /* the rest by reason: up to two devices by name, more as a count (the names are in the table) */
@@ -251,15 +240,15 @@ const char *hb_across_text(hb_across *a, const char *(*fmt)(double), char *buf, 
                 cnt += !strcmp(a->it[i].group, f->group) && !isfinite(a->it[i].v) && !strcmp(a->it[i].why, x->why);
             const char *lead = na++ ? ", " : parts ? "; n/a on " : "n/a on ";
             if (cnt > 2) {
-                put(buf, len, &o, "%s%d %ss%s%s%s", lead, cnt, f->noun, *x->why ? " (" : "", x->why, *x->why ? ")" : "");
+                hb_appendf(buf, len, &o, "%s%d %ss%s%s%s", lead, cnt, f->noun, *x->why ? " (" : "", x->why, *x->why ? ")" : "");
                 continue;
             }
             for (int i = j, e = 0; i < a->n; i++) {
                 const hb_across_item *y = &a->it[i];
                 if (strcmp(y->group, f->group) || isfinite(y->v) || strcmp(y->why, x->why)) continue;
-                put(buf, len, &o, "%s%s", e++ ? (cnt == 2 ? " and " : ", ") : lead, y->label);
+                hb_appendf(buf, len, &o, "%s%s", e++ ? (cnt == 2 ? " and " : ", ") : lead, y->label);
             }
-            put(buf, len, &o, "%s%s%s", *x->why ? " (" : "", x->why, *x->why ? ")" : "");
+            hb_appendf(buf, len, &o, "%s%s%s", *x->why ? " (" : "", x->why, *x->why ? ")" : "");
         }
     }
     return buf;
@@ -305,15 +294,10 @@ json_t *hb_across_card_table(json_t *cards, const char *caption, int ncols, ...)
 {
     json_t *card = json_array_get(cards, json_array_size(cards) - 1);
     if (!card) return NULL;
-    json_t *head = json_array(), *rows = json_array();
+    json_t *rows;
     va_list ap;
     va_start(ap, ncols);
-    for (int i = 0; i < ncols; i++) {
-        const char *h = va_arg(ap, const char *);
-        json_array_append_new(head, json_string(h ? h : ""));
-    }
+    json_object_set_new(card, "details", hb_doc_table_v(caption, 1, ncols, ap, &rows));
     va_end(ap);
-    json_object_set_new(card, "details", json_pack("{s:s,s:o,s:o,s:b}", "caption", caption ? caption : "", "head", head, "rows", rows,
-                                                   "collapsed", 1));
     return rows;
 }

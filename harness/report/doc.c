@@ -49,18 +49,25 @@ void hb_doc_note(hb_report *rp, const char *fmt, ...)
     json_array_append_new(doc_of(rp), json_pack("{s:o}", "note", t));
 }
 
-json_t *hb_doc_table(hb_report *rp, const char *caption, int collapsed, int ncols, ...)
+json_t *hb_doc_table_v(const char *caption, int collapsed, int ncols, va_list ap, json_t **rows)
 {
-    json_t *head = json_array(), *rows = json_array();
-    va_list ap;
-    va_start(ap, ncols);
+    json_t *head = json_array();
+    *rows = json_array();
     for (int i = 0; i < ncols; i++) {
         const char *h = va_arg(ap, const char *);
         json_array_append_new(head, json_string(h ? h : ""));
     }
+    return json_pack("{s:s,s:o,s:o,s:b}", "caption", caption ? caption : "", "head", head, "rows", *rows, "collapsed",
+                     collapsed);
+}
+
+json_t *hb_doc_table(hb_report *rp, const char *caption, int collapsed, int ncols, ...)
+{
+    json_t *rows;
+    va_list ap;
+    va_start(ap, ncols);
+    json_t *t = hb_doc_table_v(caption, collapsed, ncols, ap, &rows);
     va_end(ap);
-    json_t *t = json_pack("{s:s,s:o,s:o,s:b}", "caption", caption ? caption : "", "head", head, "rows", rows,
-                          "collapsed", collapsed);
     json_array_append_new(doc_of(rp), json_pack("{s:o}", "table", t));
     return rows;
 }

@@ -15,6 +15,7 @@
 #define HB_REPORT_H
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <jansson.h>
 #include "core/hybench.h"
@@ -170,6 +171,10 @@ void hb_doc_p(hb_report *rp, const char *fmt, ...) __attribute__((format(printf,
 void hb_doc_note(hb_report *rp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Start a table with ncols headers (const char *), return its rows array (borrowed). */
 json_t *hb_doc_table(hb_report *rp, const char *caption, int collapsed, int ncols, ...);
+/* The table object itself, {caption, head, rows, collapsed}, with ncols headers (const char *) taken
+ * from ap: a new reference; *rows (borrowed from it) receives its empty rows array. For a table that
+ * goes elsewhere than the document (a summary card's details, report/across.c). */
+json_t *hb_doc_table_v(const char *caption, int collapsed, int ncols, va_list ap, json_t **rows);
 /* Append one row of ncols cells (const char *; NULL renders as empty). */
 void hb_doc_row(json_t *rows, int ncols, ...);
 /* Give the last block of the document, a table, one more row's folded facts: `items`, an array of

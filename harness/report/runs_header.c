@@ -2,6 +2,7 @@
  * machine, devices and software in a few words, the command line and the machine fingerprint one
  * click away. The full meta record of each run stays in the "Run metadata" section (analyze.c). */
 #include "report/common.h"
+#include "core/appendf.h"
 #include "results/machine.h"
 #include <stdarg.h>
 
@@ -11,18 +12,6 @@ static const char *sget(json_t *o, const char *k)
     return s ? s : "";
 }
 
-/* appends to buf at *o, never past len - 1 */
-static void put(char *buf, size_t len, size_t *o, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void put(char *buf, size_t len, size_t *o, const char *fmt, ...)
-{
-    if (*o + 1 >= len) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(buf + *o, len - *o, fmt, ap);
-    va_end(ap);
-    if (k > 0) *o += (size_t)k;
-    if (*o >= len) *o = len - 1;
-}
 
 /* A version packed as MMmmpp (cuBLAS 130100, cuDNN 91400, NCCL 22803) as "13.1.0"; a string as it is. */
 static const char *packed_version(json_t *v)
@@ -77,9 +66,9 @@ static void devices_text(json_t *backends, char *out, size_t len)
             cnt++;
         }
         if (seen) continue;
-        if (host && !strcmp(type, name)) put(out, len, &o, "%s%s", o ? ", " : "", name);
-        else if (cnt > 1) put(out, len, &o, "%s%dx %s (%s)", o ? ", " : "", cnt, mi, type);
-        else put(out, len, &o, "%s%s (%s)", o ? ", " : "", mi, name);
+        if (host && !strcmp(type, name)) hb_appendf(out, len, &o, "%s%s", o ? ", " : "", name);
+        else if (cnt > 1) hb_appendf(out, len, &o, "%s%dx %s (%s)", o ? ", " : "", cnt, mi, type);
+        else hb_appendf(out, len, &o, "%s%s (%s)", o ? ", " : "", mi, name);
     }
 }
 
@@ -98,12 +87,12 @@ static void software_text(json_t *meta, json_t *backends, char *out, size_t len)
         const char *name = sget(b, "backend");
         if (!strncmp(name, "cuda", 4) && !cuda++) {
             const char *drv = *sget(info, "nvml_driver_version") ? sget(info, "nvml_driver_version") : sget(info, "driver_version");
-            put(out, len, &o, "%sdriver %s, CUDA %s", o ? "; " : "", *drv ? drv : "?", *sget(info, "runtime_version") ? sget(info, "runtime_version") : "?");
-            if (json_object_get(info, "cublas_version")) put(out, len, &o, ", cuBLAS %s", packed_version(json_object_get(info, "cublas_version")));
-            if (json_object_get(info, "cudnn_version")) put(out, len, &o, ", cuDNN %s", packed_version(json_object_get(info, "cudnn_version")));
-            if (json_object_get(info, "nccl_version")) put(out, len, &o, ", NCCL %s", packed_version(json_object_get(info, "nccl_version")));
+            hb_appendf(out, len, &o, "%sdriver %s, CUDA %s", o ? "; " : "", *drv ? drv : "?", *sget(info, "runtime_version") ? sget(info, "runtime_version") : "?");
+            if (json_object_get(info, "cublas_version")) hb_appendf(out, len, &o, ", cuBLAS %s", packed_version(json_object_get(info, "cublas_version")));
+            if (json_object_get(info, "cudnn_version")) hb_appendf(out, len, &o, ", cuDNN %s", packed_version(json_object_get(info, "cudnn_version")));
+            if (json_object_get(info, "nccl_version")) hb_appendf(out, len, &o, ", NCCL %s", packed_version(json_object_get(info, "nccl_version")));
         } else if (!strncmp(name, "opencl", 6) && !ocl++) {
-            put(out, len, &o, "%s%s %s", o ? "; " : "", *sget(info, "platform") ? sget(info, "platform") : "OpenCL", sget(info, "driver_version"));
+            hb_appendf(out, len, &o, "%s%s %s", o ? "; " : "", *sget(info, "platform") ? sget(info, "platform") : "OpenCL", sget(info, "driver_version"));
         }
     }
     const char *blas = sget(json_object_get(meta, "openblas"), "config");
@@ -111,9 +100,9 @@ static void software_text(json_t *meta, json_t *backends, char *out, size_t len)
         int w = 0;
         size_t k = 0;
         while (blas[k] && !(blas[k] == ' ' && ++w == 2)) k++; /* "OpenBLAS 0.3.21" */
-        put(out, len, &o, "%s%.*s", o ? "; " : "", (int)k, blas);
+        hb_appendf(out, len, &o, "%s%.*s", o ? "; " : "", (int)k, blas);
     }
-    if (*sget(meta, "compiler")) put(out, len, &o, "%s%s", o ? "; " : "", sget(meta, "compiler"));
+    if (*sget(meta, "compiler")) hb_appendf(out, len, &o, "%s%s", o ? "; " : "", sget(meta, "compiler"));
 }
 
 void hb_report_header(ctx *c, const char *generated)

@@ -1,34 +1,24 @@
 /* site_data.c - the data of `hybench publish`'s pages (report/site.h): a machine's readable name, its
  * nights, and each case's points and changes as JSON. Pure: no files, no store. */
 #include "report/site.h"
+#include "core/appendf.h"
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
-/* append fmt... to buf at *at (size len), truncating */
-static void add(char *buf, size_t len, size_t *at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void add(char *buf, size_t len, size_t *at, const char *fmt, ...)
-{
-    if (*at + 1 >= len) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(buf + *at, len - *at, fmt, ap);
-    va_end(ap);
-    if (w > 0) *at = *at + (size_t)w < len ? *at + (size_t)w : len - 1;
-}
 
 const char *hb_site_machine_name(json_t *meta, json_t *backends, const char *host, char *buf, size_t len)
 {
     size_t at = 0;
     if (!len) return buf;
     buf[0] = 0;
-    add(buf, len, &at, "host %s", host && *host ? host : "?");
+    hb_appendf(buf, len, &at, "host %s", host && *host ? host : "?");
     json_t *cpu = json_object_get(meta, "cpu");
     const char *model = json_string_value(json_object_get(cpu, "model"));
     json_t *cores = json_object_get(cpu, "cores");
     if (model) {
-        add(buf, len, &at, "; CPU %s", model);
-        if (json_is_integer(cores)) add(buf, len, &at, " (%lld cores)", (long long)json_integer_value(cores));
+        hb_appendf(buf, len, &at, "; CPU %s", model);
+        if (json_is_integer(cores)) hb_appendf(buf, len, &at, " (%lld cores)", (long long)json_integer_value(cores));
     }
     size_t i, ndev = 0;
     json_t *b;
@@ -39,9 +29,9 @@ const char *hb_site_machine_name(json_t *meta, json_t *backends, const char *hos
             continue;
         const char *cut = d ? strstr(d, " (") : NULL;
         int w = d ? (cut ? (int)(cut - d) : (int)strlen(d)) : (int)strlen(name);
-        add(buf, len, &at, "%s%.*s", ndev++ ? ", " : "; devices: ", w, d ? d : name);
+        hb_appendf(buf, len, &at, "%s%.*s", ndev++ ? ", " : "; devices: ", w, d ? d : name);
     }
-    if (!ndev) add(buf, len, &at, "; no other devices");
+    if (!ndev) hb_appendf(buf, len, &at, "; no other devices");
     return buf;
 }
 

@@ -2,6 +2,7 @@
  * used by the history store (hb_store_fingerprint calls it), the CSV's machine column and the report's
  * run names, so that a run has one machine id everywhere. */
 #include "results/machine.h"
+#include "core/appendf.h"
 #include "core/rstats.h"
 #include "results/results.h"
 #include <ctype.h>
@@ -11,17 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void put(char *d, size_t len, size_t *l, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void put(char *d, size_t len, size_t *l, const char *fmt, ...)
-{
-    if (*l >= len) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(d + *l, len - *l, fmt, ap);
-    va_end(ap);
-    if (n > 0) *l += (size_t)n;
-    if (*l >= len) *l = len - 1;
-}
 
 /* An info field that names a model, a version or a build configuration, and holds nothing that
  * changes from run to run (free or used memory, load, clocks, temperatures, dates: a word below).
@@ -78,10 +68,10 @@ static void stable_text(const char *in, char *out, size_t len)
 
 static void put_json(char *d, size_t len, size_t *l, json_t *v)
 {
-    if (json_is_string(v)) put(d, len, l, "%s", json_string_value(v));
-    else if (json_is_integer(v)) put(d, len, l, "%lld", (long long)json_integer_value(v));
-    else if (json_is_real(v)) put(d, len, l, "%.6g", json_real_value(v));
-    else if (json_is_boolean(v)) put(d, len, l, "%s", json_is_true(v) ? "true" : "false");
+    if (json_is_string(v)) hb_appendf(d, len, l, "%s", json_string_value(v));
+    else if (json_is_integer(v)) hb_appendf(d, len, l, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v)) hb_appendf(d, len, l, "%.6g", json_real_value(v));
+    else if (json_is_boolean(v)) hb_appendf(d, len, l, "%s", json_is_true(v) ? "true" : "false");
 }
 
 void hb_machine_device(json_t *b, char *buf, size_t len)
@@ -101,17 +91,17 @@ void hb_machine_fingerprint(json_t *meta, json_t *backends, char *text, size_t t
     desc[0] = 0;
     json_t *cpu = json_object_get(meta, "cpu");
     static const char *const cf[] = {"model", "sockets", "cores", "pus", "l1d_bytes", "l2_bytes", "l3_bytes", NULL};
-    put(desc, dl, &l, "cpu:");
+    hb_appendf(desc, dl, &l, "cpu:");
     for (int i = 0; cf[i]; i++) {
-        put(desc, dl, &l, " %s=", cf[i]);
+        hb_appendf(desc, dl, &l, " %s=", cf[i]);
         put_json(desc, dl, &l, json_object_get(cpu, cf[i]));
     }
     /* the host's total memory to the nearest GiB (sysinfo's total moves by a few MB between kernels) */
     json_t *mem = json_object_get(meta, "memory_bytes");
     if (json_is_number(mem) && json_number_value(mem) > 0)
-        put(desc, dl, &l, "; memory=%.0f GiB", round(json_number_value(mem) / 1073741824.0));
-    put(desc, dl, &l, "; compiler=%s", hb_rec_str(meta, "compiler") ? hb_rec_str(meta, "compiler") : "?");
-    put(desc, dl, &l, "; openblas=");
+        hb_appendf(desc, dl, &l, "; memory=%.0f GiB", round(json_number_value(mem) / 1073741824.0));
+    hb_appendf(desc, dl, &l, "; compiler=%s", hb_rec_str(meta, "compiler") ? hb_rec_str(meta, "compiler") : "?");
+    hb_appendf(desc, dl, &l, "; openblas=");
     put_json(desc, dl, &l, json_object_get(json_object_get(meta, "openblas"), "config"));
     /* available backends, sorted by name so that their order in the file does not matter */
     size_t nb = json_array_size(backends);
@@ -131,7 +121,7 @@ void hb_machine_fingerprint(json_t *meta, json_t *backends, char *text, size_t t
         }
     for (size_t i = 0; i < k; i++) {
         json_t *b = json_array_get(backends, ord[i]);
-        put(desc, dl, &l, "; %s:", names[i]);
+        hb_appendf(desc, dl, &l, "; %s:", names[i]);
         /* the info fields that name the device and its software, sorted by name; the description
          * (free text: it repeats them, with memory sizes and counts that may change from run to run)
          * only for a backend that has none of them, with those sizes and counts blanked */
@@ -144,13 +134,13 @@ void hb_machine_fingerprint(json_t *meta, json_t *backends, char *text, size_t t
         for (size_t a = 1; a < nk; a++)
             for (size_t c = a; c > 0 && strcmp(keys[c - 1], keys[c]) > 0; c--) { const char *t = keys[c]; keys[c] = keys[c - 1]; keys[c - 1] = t; }
         for (size_t a = 0; a < nk; a++) {
-            put(desc, dl, &l, " %s=", keys[a]);
+            hb_appendf(desc, dl, &l, " %s=", keys[a]);
             put_json(desc, dl, &l, json_object_get(info, keys[a]));
         }
         if (!nk) {
             char st[1024];
             stable_text(hb_rec_str(b, "description") ? hb_rec_str(b, "description") : "", st, sizeof st);
-            put(desc, dl, &l, " %s", st);
+            hb_appendf(desc, dl, &l, " %s", st);
         }
     }
     free(names);
@@ -199,11 +189,11 @@ void hb_machine_text_diff(const char *a, const char *b, char *out, size_t len)
             }
             const char *q = find_part(y, p, nl, k, &yn);
             if (!q && side == 0)
-                put(out, len, &l, "%s%.*s: %.*s vs absent", l ? " | " : "", (int)nl, p, (int)n, p);
+                hb_appendf(out, len, &l, "%s%.*s: %.*s vs absent", l ? " | " : "", (int)nl, p, (int)n, p);
             else if (!q)
-                put(out, len, &l, "%s%.*s: absent vs %.*s", l ? " | " : "", (int)nl, p, (int)n, p);
+                hb_appendf(out, len, &l, "%s%.*s: absent vs %.*s", l ? " | " : "", (int)nl, p, (int)n, p);
             else if (side == 0 && (yn != n || strncmp(p, q, n)))
-                put(out, len, &l, "%s%.*s: %.*s vs %.*s", l ? " | " : "", (int)nl, p, (int)n, p, (int)yn, q);
+                hb_appendf(out, len, &l, "%s%.*s: %.*s vs %.*s", l ? " | " : "", (int)nl, p, (int)n, p, (int)yn, q);
             p = e ? e + 2 : NULL;
         }
     }

@@ -3,21 +3,11 @@
  * KIND/NAME layout) and in the workloads/benchdnn/ shipped beside the running executable. */
 #include "workload/benchdnn.h"
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static int readable(const char *p)
 {
@@ -80,13 +70,14 @@ hb_status hb_benchdnn_find(const char *name, const char *base_dir, char *buf, si
             char canon[PATH_MAX];
             if (step >= 4 && realpath(cand, canon) && strlen(canon) < sizeof cand) /* no "build/.." in sources */
                 snprintf(cand, sizeof cand, "%s", canon);
-            if (strlen(cand) >= buflen) { seterr(err, errlen, "path too long: %s", cand); return HB_EINVAL; }
+            if (strlen(cand) >= buflen) { if (err && errlen) snprintf(err, errlen, "path too long: %s", cand); return HB_EINVAL; }
             snprintf(buf, buflen, "%s", cand);
             return HB_OK;
         }
         if (tl < sizeof tried) tl += (size_t)snprintf(tried + tl, sizeof tried - tl, "%s%s", tl ? ", " : "", cand);
     }
-    seterr(err, errlen,
+    if (err && errlen)
+        snprintf(err, errlen,
            "cannot read benchdnn list \"%s\" (tried %s); the lists hybench ships are in workloads/" HB_BENCHDNN_SUBDIR
            "/, and HB_BENCHDNN_DIR=<oneDNN checkout>/tests/benchdnn/inputs reads oneDNN's own",
            name, tried);
