@@ -161,20 +161,26 @@ typedef enum hb_op {
 #define HB_MAX_INPUTS 3
 
 /* ---- compute dtype, host mode, transfer route ---- */
-typedef enum hb_dtype { HB_F32, HB_TF32, HB_F16, HB_BF16, HB_DTYPE_COUNT } hb_dtype;
+/* The quantized dtypes (core/quant.h) are matmul with its weight operand in a GGUF block format
+ * (q8_0, q4_k, q5_k, q6_k), stored as ggml does, W[n,k] with blocks along k (C = A W^T), and f32
+ * activations and output; every other op skips them. */
+typedef enum hb_dtype { HB_F32, HB_TF32, HB_F16, HB_BF16, HB_Q8_0, HB_Q4_K, HB_Q5_K, HB_Q6_K, HB_DTYPE_COUNT } hb_dtype;
 /* convert-device: f64 host tensors uploaded as f64 and converted on the device (backends with the
  * upload_f64/download_f64 hooks); a design option measured beside `convert`. */
 typedef enum hb_mode { HB_MODE_CONVERT, HB_MODE_F32, HB_MODE_RESIDENT, HB_MODE_CONVERT_DEVICE, HB_MODE_COUNT } hb_mode;
 typedef enum hb_route { HB_ROUTE_PAGEABLE, HB_ROUTE_PINNED, HB_ROUTE_MAPPED, HB_ROUTE_COUNT } hb_route;
 
-const char *hb_dtype_name(hb_dtype d);  /* "f32","tf32","f16","bf16" */
+const char *hb_dtype_name(hb_dtype d);  /* "f32","tf32","f16","bf16","q8_0","q4_k","q5_k","q6_k" */
+/* 1 for the quantized-weight dtypes (HB_Q8_0 .. HB_Q6_K), else 0. */
+int hb_dtype_is_quant(hb_dtype d);
 const char *hb_mode_name(hb_mode m);    /* "convert","f32","resident","convert-device" */
 const char *hb_route_name(hb_route r);  /* "pageable","pinned","mapped" */
 /* Parse a name; return the enum value, or -1 if unknown. */
 int hb_dtype_parse(const char *s);
 int hb_mode_parse(const char *s);
 int hb_route_parse(const char *s);
-/* Bytes per element of a dtype as stored on a device: 4 for f32/tf32, 2 for f16/bf16. */
+/* Bytes per element of a dtype as stored on a device: 4 for f32/tf32, 2 for f16/bf16; 4 for the
+ * quantized dtypes (their activations and output; the weight's bytes: hb_quant_bytes, core/quant.h). */
 size_t hb_dtype_size(hb_dtype d);
 
 /* ---- shapes ---- */

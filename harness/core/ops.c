@@ -34,7 +34,7 @@ static const char *const family_names[HB_FAM_COUNT] = {
 };
 const char *hb_family_name(hb_family f) { return (unsigned)f < HB_FAM_COUNT ? family_names[f] : "unknown"; }
 
-static const char *const dtype_names[HB_DTYPE_COUNT] = {"f32", "tf32", "f16", "bf16"};
+static const char *const dtype_names[HB_DTYPE_COUNT] = {"f32", "tf32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"};
 static const char *const mode_names[HB_MODE_COUNT] = {"convert", "f32", "resident", "convert-device"};
 static const char *const route_names[HB_ROUTE_COUNT] = {"pageable", "pinned", "mapped"};
 
@@ -51,6 +51,7 @@ static int find_name(const char *s, const char *const *names, int n)
 int hb_dtype_parse(const char *s) { return find_name(s, dtype_names, HB_DTYPE_COUNT); }
 int hb_mode_parse(const char *s) { return find_name(s, mode_names, HB_MODE_COUNT); }
 int hb_route_parse(const char *s) { return find_name(s, route_names, HB_ROUTE_COUNT); }
+int hb_dtype_is_quant(hb_dtype d) { return d == HB_Q8_0 || d == HB_Q4_K || d == HB_Q5_K || d == HB_Q6_K; }
 size_t hb_dtype_size(hb_dtype d) { return (d == HB_F16 || d == HB_BF16) ? 2 : 4; }
 
 /* The table is HB_OP_LIST, built once in core/opdesc.h (hb_op_row). */

@@ -361,7 +361,7 @@ static hb_status set_key(wl_ctx *x, const char *name, const char *value, int lin
         }
         return HB_OK;
     }
-    case K_DTYPES: return key_mask(x, v, line, "dtype", hb_dtype_parse, HB_DTYPE_COUNT, "f32, tf32, f16, bf16", &s->dmask);
+    case K_DTYPES: return key_mask(x, v, line, "dtype", hb_dtype_parse, HB_DTYPE_COUNT, "f32, tf32, f16, bf16, q8_0, q4_k, q5_k, q6_k", &s->dmask);
     case K_MODES: return key_mask(x, v, line, "mode", hb_mode_parse, HB_MODE_COUNT, "convert, f32, resident", &s->mmask);
     case K_ROUTES: return key_mask(x, v, line, "route", hb_route_parse, HB_ROUTE_COUNT, "pageable, pinned, mapped", &s->rmask);
     case K_MODEL:

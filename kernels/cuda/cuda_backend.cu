@@ -333,6 +333,10 @@ static hb_status cuda_supports(hb_instance *inst, const hb_case *cs, char *reaso
         snprintf(reason, reasonlen, "unknown dtype, route or mode");
         return HB_ESKIP;
     }
+    if (cs->dtype == HB_Q8_0 || cs->dtype == HB_Q4_K || cs->dtype == HB_Q5_K || cs->dtype == HB_Q6_K) {
+        snprintf(reason, reasonlen, "quantized weights: no CUDA kernel");
+        return HB_ESKIP;
+    }
     if (c) c->hint_dtype = cs->dtype;
     if (hbc_is_coll(op)) return hbc_coll_supports(c, cs, reason, reasonlen); /* cuda_collective.cu */
     const bool matrix = op == HB_OP_MATMUL || op == HB_OP_BMM || op == HB_OP_CONV2D;

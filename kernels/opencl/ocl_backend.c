@@ -386,6 +386,8 @@ static hb_status ocl_supports(hb_instance *inst, const hb_case *cs, char *reason
         return skip(reason, reasonlen, "tf32: OpenCL 1.2 has no tf32 type or extension (%s)", "no tensor-float path");
     case HB_BF16:
         return skip(reason, reasonlen, "bf16: OpenCL 1.2 has no bf16 arithmetic extension (%s)", "no cl_*_bfloat16 path");
+    case HB_Q8_0: case HB_Q4_K: case HB_Q5_K: case HB_Q6_K:
+        return skip(reason, reasonlen, "quantized weights: no OpenCL kernel%s", "");
     default: return skip(reason, reasonlen, "unknown dtype%s", "");
     }
     if ((unsigned)cs->route >= HB_ROUTE_COUNT || (unsigned)cs->mode >= HB_MODE_COUNT)
