@@ -35,8 +35,8 @@ static void usage(FILE *f, const char *cmd)
         "  --backend LIST     backends or instances (cpu-ref,cpu,opencl,opencl:0:0,cuda,cuda:0)\n"
         "  --op LIST          ops or families (add,matmul,conv2d,pooling,attention,...)\n"
         "  --mode LIST        convert,f32,resident,convert-device   --route LIST  pageable,pinned,mapped\n"
-        "  --dtype LIST       f32,tf32,f16,bf16,q8_0,q4_k,q5_k,q6_k (unsupported ones are recorded as skipped;
-                     the q types: matmul with quantized weights, docs/quantized.md)\n"
+        "  --dtype LIST       f32,tf32,f16,bf16,q8_0,q4_k,q5_k,q6_k (unsupported ones are recorded as skipped;\n"
+        "                     the q types: matmul with quantized weights, docs/quantized.md)\n"
         "  --filter TEXT      only cases whose name or key contains TEXT\n"
         "  --quick            the quick subset of the workloads (budget 0.2 s, routes pageable+mapped,\n"
         "                     cpu-ref timed up to 0.05 GFLOP, unless given explicitly)\n"
