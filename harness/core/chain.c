@@ -95,6 +95,18 @@ int hb_chain_shard(int t, const hb_shape *s, hb_chain_block *b)
     return 0;
 }
 
+/* llama.cpp's mixes (src/llama-quant.cpp, llama_tensor_get_type): Q4_K_M and Q5_K_M store attn_v and
+ * ffn_down in Q6_K in the layers its use_more_bits(i, n) picks (the first eighth, the last eighth and
+ * every third between: layer 0 among them), the other projections in the base format; the chain is
+ * such a layer. Q8_0 and Q6_K files hold every projection in their one format. */
+hb_dtype hb_chain_weight_dtype(int t, hb_dtype d)
+{
+    if (!hb_dtype_is_quant(d)) return d;
+    if (t < HB_CT_WQ || t > HB_CT_WD) return HB_F32;
+    if ((d == HB_Q4_K || d == HB_Q5_K) && (t == HB_CT_WV || t == HB_CT_WD)) return HB_Q6_K;
+    return d;
+}
+
 hb_case hb_chain_step_case(const hb_case *chain, int i, int in[3])
 {
     const hb_shape *cs = &chain->shape;
@@ -130,6 +142,8 @@ hb_case hb_chain_step_case(const hb_case *chain, int i, int in[3])
         break;
     default: break;
     }
+    /* a quantized layer: each projection in its weight's format, every other step in f32 */
+    if (hb_dtype_is_quant(chain->dtype)) c.dtype = st->op == HB_OP_MATMUL ? hb_chain_weight_dtype(in[1], chain->dtype) : HB_F32;
     /* every field a step's op reads is set above (no default left for hb_shape_normalize to fill; it is not
      * called: it would take an all_reduce's ranks and rank from this process's launch) */
     return c;

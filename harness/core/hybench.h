@@ -171,8 +171,8 @@ typedef enum hb_mode { HB_MODE_CONVERT, HB_MODE_F32, HB_MODE_RESIDENT, HB_MODE_C
 typedef enum hb_route { HB_ROUTE_PAGEABLE, HB_ROUTE_PINNED, HB_ROUTE_MAPPED, HB_ROUTE_COUNT } hb_route;
 
 const char *hb_dtype_name(hb_dtype d);  /* "f32","tf32","f16","bf16","q8_0","q4_k","q5_k","q6_k" */
-/* 1 for the quantized-weight dtypes (HB_Q8_0 .. HB_Q6_K), else 0. */
-int hb_dtype_is_quant(hb_dtype d);
+/* 1 for the quantized-weight dtypes (HB_Q8_0 .. HB_Q6_K), else 0 (inline: the plugins use it too). */
+static inline int hb_dtype_is_quant(hb_dtype d) { return d == HB_Q8_0 || d == HB_Q4_K || d == HB_Q5_K || d == HB_Q6_K; }
 const char *hb_mode_name(hb_mode m);    /* "convert","f32","resident","convert-device" */
 const char *hb_route_name(hb_route r);  /* "pageable","pinned","mapped" */
 /* Parse a name; return the enum value, or -1 if unknown. */
@@ -346,8 +346,16 @@ size_t hb_chain_tensor_elems(int t, const hb_shape *s);
  * tensor that is no input of this shape (the cache in prefill, an intermediate). */
 typedef struct hb_chain_block { int64_t full_rows, full_cols, r0, c0, rows, cols; } hb_chain_block;
 int hb_chain_shard(int t, const hb_shape *s, hb_chain_block *b);
+/* The dtype tensor t (HB_CT_*) is stored in, in a chain of dtype d: d for f32, tf32, f16, bf16; for a
+ * quantized d (the layer with quantized weights, core/quant.h) a projection's weight is in d's
+ * llama.cpp mix (q4_k: Q4_K_M, attn_v and ffn_down in Q6_K as in layer 0; q5_k: Q5_K_M likewise;
+ * q8_0, q6_k: every projection in d), stored as ggml does, W[n,k] with blocks along k, and every other
+ * tensor in f32 (core/chain.c). */
+hb_dtype hb_chain_weight_dtype(int t, hb_dtype d);
 /* The case of step i of chain case `chain`, and its real input tensors in[] (the attention step
- * reads the cache in decode). An all_reduce step carries the chain's ranks and rank and in_chain = 1. */
+ * reads the cache in decode). An all_reduce step carries the chain's ranks and rank and in_chain = 1.
+ * In a quantized chain a projection step's dtype is its weight's (hb_chain_weight_dtype), every other
+ * step's f32. */
 hb_case hb_chain_step_case(const hb_case *chain, int i, int in[3]);
 
 /* FLOPs and minimal bytes (every weight and activation read once, each output written once) of the

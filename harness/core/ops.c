@@ -51,7 +51,6 @@ static int find_name(const char *s, const char *const *names, int n)
 int hb_dtype_parse(const char *s) { return find_name(s, dtype_names, HB_DTYPE_COUNT); }
 int hb_mode_parse(const char *s) { return find_name(s, mode_names, HB_MODE_COUNT); }
 int hb_route_parse(const char *s) { return find_name(s, route_names, HB_ROUTE_COUNT); }
-int hb_dtype_is_quant(hb_dtype d) { return d == HB_Q8_0 || d == HB_Q4_K || d == HB_Q5_K || d == HB_Q6_K; }
 size_t hb_dtype_size(hb_dtype d) { return (d == HB_F16 || d == HB_BF16) ? 2 : 4; }
 
 /* The table is HB_OP_LIST, built once in core/opdesc.h (hb_op_row). */

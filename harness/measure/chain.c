@@ -6,6 +6,7 @@
  * so that every rank makes the same collective calls. */
 #include "measure/internal.h"
 #include "core/convert.h"
+#include "core/quant.h"
 #include "measure/prepare.h"
 #include "cpu_ref/ref.h"
 #include "core/stats.h"
@@ -19,18 +20,41 @@
 /* ---- reference (f64), cached for the last shape ----
  * Always the whole layer: for the tensor-parallel layer (ranks > 0) the one-rank layer in the real head
  * layout, whose inputs each rank cuts its shard from (hb_chain_shard) and whose y every rank must end with. */
-static struct { int64_t seq, kv_seq, tp; unsigned long long seed; double *t[HB_CT_COUNT]; } ref = {0};
+static struct {
+    int64_t seq, kv_seq, tp;
+    unsigned long long seed;
+    int quant;                     /* the chain's dtype when quantized (its weights' mix), else -1 */
+    double *t[HB_CT_COUNT];
+    unsigned char *q[HB_CT_COUNT]; /* a quantized layer's weights as blocks (t holds their dequantization) */
+} ref = {.quant = -1};
 
 static void ref_free(void)
 {
-    for (int i = 0; i < HB_CT_COUNT; i++) { free(ref.t[i]); ref.t[i] = NULL; }
+    for (int i = 0; i < HB_CT_COUNT; i++) { free(ref.t[i]); ref.t[i] = NULL; free(ref.q[i]); ref.q[i] = NULL; }
     ref.seq = 0;
+}
+
+/* The weights of a quantized layer: random blocks of tensor t's format (hb_chain_weight_dtype), kept,
+ * and their dequantization, W[n,k] as ggml stores it, as the f64 tensor every reference step reads. */
+static hb_status quant_weight(int t, const hb_case *chain, size_t n, unsigned long long seed)
+{
+    const hb_dtype wd = hb_chain_weight_dtype(t, chain->dtype);
+    size_t bytes = hb_quant_bytes(wd, (int64_t)n);
+    if (!bytes) return HB_EINVAL;
+    ref.q[t] = malloc(bytes);
+    if (!ref.q[t]) return HB_ENOMEM;
+    /* 2^-6 as the dense weights' scale (~1/sqrt(fan-in)) so activations stay O(1) */
+    hb_status st = hb_quant_fill_random(wd, ref.q[t], (int64_t)n, seed, 1000003ULL + (unsigned long long)t, 1.0 / 64);
+    return st != HB_OK ? st : hb_quant_dequantize_f64(wd, ref.q[t], ref.t[t], (int64_t)n);
 }
 
 static hb_status ref_get(const hb_case *c, unsigned long long seed)
 {
     const int64_t tp = c->shape.ranks > 0;
-    if (ref.seq == c->shape.seq && ref.kv_seq == c->shape.kv_seq && ref.tp == tp && ref.seed == seed && ref.t[HB_CT_Y]) return HB_OK;
+    const int quant = hb_dtype_is_quant(c->dtype) ? (int)c->dtype : -1;
+    if (ref.seq == c->shape.seq && ref.kv_seq == c->shape.kv_seq && ref.tp == tp && ref.seed == seed && ref.quant == quant &&
+        ref.t[HB_CT_Y])
+        return HB_OK;
     ref_free();
     hb_case whole = *c;
     whole.shape.ranks = tp;
@@ -41,7 +65,10 @@ static hb_status ref_get(const hb_case *c, unsigned long long seed)
         if (!n) continue;
         ref.t[t] = malloc(n * sizeof(double));
         if (!ref.t[t]) { ref_free(); return HB_ENOMEM; }
-        if (t < HB_CHAIN_NINPUTS) {
+        if (quant >= 0 && t >= HB_CT_WQ && t <= HB_CT_WD) {
+            hb_status st = quant_weight(t, chain, n, seed);
+            if (st != HB_OK) { ref_free(); return st; }
+        } else if (t < HB_CHAIN_NINPUTS) {
             hb_fill_random(ref.t[t], n, seed, 1000003ULL + (unsigned long long)t);
             /* weights scaled by 2^-6 (~1/sqrt(fan-in), exact in f32) so activations stay O(1) */
             if (t >= HB_CT_WQ && t <= HB_CT_WD)
@@ -51,7 +78,8 @@ static hb_status ref_get(const hb_case *c, unsigned long long seed)
     for (int i = 0; i < hb_chain_nsteps(&chain->shape); i++) {
         int in[3];
         hb_case sc = hb_chain_step_case(chain, i, in);
-        sc.dtype = HB_F32;
+        /* in f64; a quantized projection keeps its dtype: it reads W[n,k] (C = A W^T) */
+        if (!hb_dtype_is_quant(sc.dtype)) sc.dtype = HB_F32;
         const double *ins[3] = {ref.t[in[0]], in[1] >= 0 ? ref.t[in[1]] : NULL, in[2] >= 0 ? ref.t[in[2]] : NULL};
         hb_status st = hb_ref_compute(&sc, ins, ref.t[hb_chain_step_at(&chain->shape, i)->out], 1);
         if (st != HB_OK) { ref_free(); return st; }
@@ -60,6 +88,7 @@ static hb_status ref_get(const hb_case *c, unsigned long long seed)
     ref.kv_seq = chain->shape.kv_seq;
     ref.tp = tp;
     ref.seed = seed;
+    ref.quant = quant;
     return HB_OK;
 }
 
@@ -292,6 +321,17 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
     x->nsteps = hb_chain_nsteps(&c->shape);
     x->coll_step = -1;
     if (c->dtype == HB_TF32) { st = HB_ESKIP; snprintf(reason, rl, "the chain runs in f32, f16 or bf16 (tf32 is a matrix-product mode)"); goto out; }
+    const int quant = hb_dtype_is_quant(c->dtype);
+    if (quant && (c->mode == HB_MODE_CONVERT || c->mode == HB_MODE_CONVERT_DEVICE)) {
+        st = HB_ESKIP;
+        snprintf(reason, rl, "quantized weights have no f64 host form to convert at every op (a model file holds the blocks): modes f32 and resident");
+        goto out;
+    }
+    if (quant && c->shape.ranks > 0) {
+        st = HB_ESKIP;
+        snprintf(reason, rl, "the tensor-parallel layer runs f32, f16 and bf16 weights; quantized weights run on one device (ranks absent)");
+        goto out;
+    }
     if (c->shape.ranks > 0 && c->shape.ranks != hb_launch_ranks()) {
         st = HB_ESKIP;
         snprintf(reason, rl, "the case has ranks=%lld, the launch has %d process%s (core/launch.h)", (long long)c->shape.ranks,
@@ -324,11 +364,19 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
     for (int t = 0; t < HB_CT_COUNT; t++) {
         size_t n = hb_chain_tensor_elems(t, &c->shape);
         if (!n) continue;
-        st = inst->ops->buf_alloc(inst, n * x->es, c->route, &x->buf[t]);
+        /* a quantized layer's weight: its blocks, as the file holds them (f32 and resident only) */
+        const size_t qbytes = ref.q[t] ? hb_quant_bytes(hb_chain_weight_dtype(t, c->dtype), (int64_t)n) : 0;
+        const size_t bytes = qbytes ? qbytes : n * x->es;
+        st = inst->ops->buf_alloc(inst, bytes, c->route, &x->buf[t]);
         if (st != HB_OK) { snprintf(reason, rl, "buf_alloc of tensor %d failed", t); goto out; }
-        x->buf[t].dtype = c->dtype;
+        x->buf[t].dtype = quant ? hb_chain_weight_dtype(t, c->dtype) : c->dtype;
         x->have[t] = 1;
-        if (x->device) v->dev_bytes += (long long)(n * x->es);
+        if (x->device) v->dev_bytes += (long long)bytes;
+        if (qbytes) {
+            memcpy(x->buf[t].host, ref.q[t], qbytes);
+            v->host_bytes += (long long)qbytes;
+            continue;
+        }
         double *shard = NULL;
         if (t < HB_CHAIN_NINPUTS) {
             /* this rank's block of the whole layer's input (the whole tensor on one device) */

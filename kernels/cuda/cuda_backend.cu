@@ -333,7 +333,7 @@ static hb_status cuda_supports(hb_instance *inst, const hb_case *cs, char *reaso
         snprintf(reason, reasonlen, "unknown dtype, route or mode");
         return HB_ESKIP;
     }
-    if (cs->dtype == HB_Q8_0 || cs->dtype == HB_Q4_K || cs->dtype == HB_Q5_K || cs->dtype == HB_Q6_K) {
+    if (hb_dtype_is_quant(cs->dtype)) {
         snprintf(reason, reasonlen, "quantized weights: no CUDA kernel");
         return HB_ESKIP;
     }
