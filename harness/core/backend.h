@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define HB_BACKEND_ABI 4 /* 2: hb_case.seq; 3: run_async; 4: plant_delay */
+#define HB_BACKEND_ABI 5 /* 2: hb_case.seq; 3: run_async; 4: plant_delay; 5: graph_capture, graph_launch, graph_free */
 
 /* A tensor's memory for one backend. `host` is the host-side tensor/staging memory the driver
  * reads and writes, allocated according to `route`:
@@ -126,6 +126,17 @@ typedef struct hb_backend_ops {
      * baseline too (plant.h). Used once: the run after next has no delay kernel unless asked again.
      * HB_OK; HB_EINVAL for seconds < 0 or above 1 s. NULL: no device-side plant. */
     hb_status (*plant_delay)(hb_instance *inst, double seconds);
+    /* Optional (a sequence of ops as one graph, as llama.cpp and vLLM launch decode; measure/chain.c):
+     * graph_capture(begin = 1) starts recording what the next run_async calls enqueue instead of
+     * running it (the device timer is disarmed meanwhile); graph_capture(begin = 0) ends the recording
+     * and returns in *graph an executable graph the backend owns (freed by graph_free), or an error
+     * (HB_EDEVICE) when an op could not be recorded (one that synchronizes or allocates inside: the
+     * ops must have run once before, with their workspaces in place). graph_launch enqueues the graph
+     * without waiting, as run_async does: the armed timer's events bracket it and the next blocking
+     * hook waits for it. NULL: the driver times the launched stream only. */
+    hb_status (*graph_capture)(hb_instance *inst, int begin, void **graph);
+    hb_status (*graph_launch)(hb_instance *inst, void *graph);
+    void (*graph_free)(hb_instance *inst, void *graph);
 } hb_backend_ops;
 
 struct hb_instance {

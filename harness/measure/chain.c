@@ -108,6 +108,8 @@ typedef struct chain_ctx {
     size_t es;         /* its bytes */
     int coll_step;     /* over several ranks: a collective step (for coll_vote); -1 on one device */
     int stream;        /* resident on a device with a device timer: the layer is also timed as one stream (chain_stream_once) */
+    void *graph;       /* the layer captured as one graph (backend graph hooks; one device): also timed (chain_graph_once) */
+    char graph_why[160]; /* why the capture failed, when it did ("" otherwise) */
     int want_impl;     /* the verified run: each step's implementation read from the backend (step_impl) */
     char impl[HB_CHAIN_MAXSTEPS][48];
     hb_prep_state prep[HB_CHAIN_MAXSTEPS]; /* the hot rule's state per step */
@@ -119,6 +121,8 @@ static void cc_free(chain_ctx *x)
         if (x->have[t]) x->inst->ops->buf_free(x->inst, &x->buf[t]);
         free(x->h64[t]);
     }
+    if (x->graph) x->inst->ops->graph_free(x->inst, x->graph);
+    x->graph = NULL;
 }
 
 static double now_dev_begin(chain_ctx *x)
@@ -139,7 +143,7 @@ static hb_status dev_end(chain_ctx *x, double t0, double *acc)
 /* Phases of one call; P_COLL, the collective steps' device time (a part of compute), is recorded in
  * the record's tensor_parallel object, and P_LAYER (chain_stream_once) in its "layer" object, not
  * among the phases. */
-enum { P_CIN, P_H2D, P_COMP, P_D2H, P_COUT, P_TOTAL, P_COLL, P_LAYER, P_ENQ, P_N };
+enum { P_CIN, P_H2D, P_COMP, P_D2H, P_COUT, P_TOTAL, P_COLL, P_LAYER, P_ENQ, P_GRAPH, P_GENQ, P_N };
 
 /* Step i's implementation, as the backend names it right after running it (case_info's "impl", as
  * sample.c lifts it for a case; "own" when it names none). */
@@ -242,6 +246,48 @@ static hb_status chain_stream_once(chain_ctx *x, double *dev, double *enq)
         st = run(x->inst, &x->sc[i], ins, &x->buf[hb_chain_step_at(&x->c->shape, i)->out]);
     }
     *enq = hb_now() - t0; /* the host's time to enqueue the layer: near the layer's time, the layer is launch-bound */
+    hb_status s2 = x->inst->ops->timer_end(x->inst, dev);
+    return st != HB_OK ? st : s2;
+}
+
+/* The layer's steps recorded once as a graph (the backend's graph_capture around the run_async calls
+ * chain_stream_once makes); a failed capture leaves x->graph NULL and says why in x->graph_why. */
+static void chain_graph_capture(chain_ctx *x)
+{
+    hb_status st = x->inst->ops->graph_capture(x->inst, 1, &x->graph);
+    if (st != HB_OK) { snprintf(x->graph_why, sizeof x->graph_why, "capture did not start: %s", hb_status_name(st)); x->graph = NULL; return; }
+    hb_status (*run)(hb_instance *, const hb_case *, hb_buf *const *, hb_buf *) =
+        x->inst->ops->run_async ? x->inst->ops->run_async : x->inst->ops->run;
+    int failed = -1;
+    for (int i = 0; i < x->nsteps && failed < 0; i++) {
+        const int *in = x->sin[i];
+        hb_buf *ins[3] = {&x->buf[in[0]], in[1] >= 0 ? &x->buf[in[1]] : NULL, in[2] >= 0 ? &x->buf[in[2]] : NULL};
+        st = run(x->inst, &x->sc[i], ins, &x->buf[hb_chain_step_at(&x->c->shape, i)->out]);
+        if (st != HB_OK) failed = i;
+    }
+    hb_status st2 = x->inst->ops->graph_capture(x->inst, 0, &x->graph); /* always ends the capture */
+    if (failed >= 0 || st2 != HB_OK) {
+        if (failed >= 0)
+            snprintf(x->graph_why, sizeof x->graph_why, "step %d (%s) could not be captured: %s", failed,
+                     hb_op_get(x->sc[failed].op)->name, hb_status_name(st));
+        else
+            snprintf(x->graph_why, sizeof x->graph_why, "the capture ended in %s", hb_status_name(st2));
+        if (x->graph && st2 == HB_OK) x->inst->ops->graph_free(x->inst, x->graph);
+        x->graph = NULL;
+    }
+}
+
+/* One launch of the captured layer: x uploaded (untimed), the graph enqueued under the device timer;
+ * *dev the device seconds from its start to its end, *enq the host's seconds to launch it. */
+static hb_status chain_graph_once(chain_ctx *x, double *dev, double *enq)
+{
+    *dev = *enq = 0;
+    hb_status st = x->inst->ops->upload(x->inst, &x->buf[HB_CT_X]);
+    if (st != HB_OK) return st;
+    st = x->inst->ops->timer_begin(x->inst);
+    const double t0 = hb_now();
+    if (st == HB_OK) st = x->inst->ops->graph_launch(x->inst, x->graph);
+    *enq = hb_now() - t0;
     hb_status s2 = x->inst->ops->timer_end(x->inst, dev);
     return st != HB_OK ? st : s2;
 }
@@ -431,6 +477,18 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
             double r2 = y_rel_err(x);
             if (!(r2 <= v->rel)) v->rel = r2;
             ph[P_LAYER] = dev;
+            /* the layer as one graph (one device: the collectives' votes are no graph's), verified too */
+            if (x->coll_step < 0 && inst->ops->graph_capture && inst->ops->graph_launch && inst->ops->graph_free) {
+                chain_graph_capture(x);
+                if (x->graph) {
+                    st = y_poison(x);
+                    if (st == HB_OK) st = chain_graph_once(x, &dev, &enq);
+                    if (st == HB_OK) st = inst->ops->download(inst, &x->buf[HB_CT_Y]);
+                    if (st != HB_OK) { snprintf(reason, rl, "chain run as one graph failed: %s", hb_status_name(st)); goto out; }
+                    r2 = y_rel_err(x);
+                    if (!(r2 <= v->rel)) v->rel = r2;
+                }
+            }
         }
         /* one more warm-up call */
         if (!o->verify_only) st = chain_once(x, ph);
@@ -458,6 +516,7 @@ static void chain_sample(chain_var *v, const hb_options *o, int grouped)
     double t0 = hb_now();
     hb_status st = chain_once(&v->x, ph);
     if (st == HB_OK && v->x.stream) st = chain_stream_once(&v->x, &ph[P_LAYER], &ph[P_ENQ]);
+    if (st == HB_OK && v->x.graph) st = chain_graph_once(&v->x, &ph[P_GRAPH], &ph[P_GENQ]);
     v->spent += hb_now() - t0;
     if (st != HB_OK) {
         v->st = st;
@@ -556,6 +615,14 @@ static json_t *chain_close(chain_var *v, const hb_options *o, const hb_ceiling *
             /* the host's time to enqueue it (median): where it is near the layer's, launches bound the layer */
             json_object_set_new(ly, "enqueue_s", json_real(sp[P_ENQ].median));
             json_object_set_new(rec, "layer", ly);
+            /* the layer as one graph (chain_graph_once): what the GPU needs without the host's launches */
+            if (v->x.graph) {
+                json_t *gr = hb_stats_json(&sp[P_GRAPH]);
+                json_object_set_new(gr, "enqueue_s", json_real(sp[P_GENQ].median));
+                json_object_set_new(rec, "graph", gr);
+            } else if (v->x.graph_why[0]) {
+                json_object_set_new(rec, "graph", json_pack("{s:s}", "unavailable", v->x.graph_why));
+            }
         }
         if (c->shape.ranks > 0) {
             /* the tensor-parallel layer (docs/collectives.md): time_s is this rank's layer time (the

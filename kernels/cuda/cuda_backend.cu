@@ -610,5 +610,8 @@ const hb_backend_ops hb_cuda_ops = {
     hbc_coll_vote,      /* coll_vote (cuda_collective.cu) */
     cuda_run_async,     /* run_async */
     cuda_plant_delay,   /* plant_delay (cuda_plant.cu; merge-gate tests only) */
+    hbc_graph_capture,  /* graph_capture (cuda_graph.cu) */
+    hbc_graph_launch,   /* graph_launch */
+    hbc_graph_free,     /* graph_free */
 };
 }

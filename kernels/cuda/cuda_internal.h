@@ -201,6 +201,10 @@ hb_status sync(hbc_ctx *c);
  * decode layer took 149 us as a chain case with an event after each of its 14 ops against 118 us
  * replayed without events (measure/replay.c), both host-bound. */
 hb_status tmark_begin(hbc_ctx *c);
+/* cuda_graph.cu: the backend's graph_capture, graph_launch and graph_free hooks (core/backend.h). */
+extern "C" hb_status hbc_graph_capture(hb_instance *inst, int begin, void **graph);
+extern "C" hb_status hbc_graph_launch(hb_instance *inst, void *graph);
+extern "C" void hbc_graph_free(hb_instance *inst, void *graph);
 hb_status tmark_begin_gated(hbc_ctx *c);
 hb_status tmark_end(hbc_ctx *c);
 /* The parameters of a conv2d or pooling shape, hybench.h's defaults applied (kernels/cpu_ref/kshape.h
