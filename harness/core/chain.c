@@ -12,6 +12,7 @@
  * block of heads, so each rank's attention is the layer's attention restricted to its heads.
  */
 #include "core/hybench.h"
+#include "core/quant.h"
 #include <string.h>
 
 enum { HID = 2048, INTER = 5632, HEADS = 32, KVH = 4, HD = 64, KVD = KVH * HD };
@@ -105,6 +106,17 @@ hb_dtype hb_chain_weight_dtype(int t, hb_dtype d)
     if (t < HB_CT_WQ || t > HB_CT_WD) return HB_F32;
     if ((d == HB_Q4_K || d == HB_Q5_K) && (t == HB_CT_WV || t == HB_CT_WD)) return HB_Q6_K;
     return d;
+}
+
+double hb_chain_weight_bytes(const hb_shape *s, hb_dtype d)
+{
+    double b = 0;
+    for (int t = HB_CT_WQ; t <= HB_CT_WD; t++) {
+        const size_t n = hb_chain_tensor_elems(t, s);
+        const hb_dtype wd = hb_chain_weight_dtype(t, d);
+        b += hb_dtype_is_quant(wd) ? (double)hb_quant_bytes(wd, (int64_t)n) : (double)n * (double)hb_dtype_size(wd);
+    }
+    return b;
 }
 
 hb_case hb_chain_step_case(const hb_case *chain, int i, int in[3])

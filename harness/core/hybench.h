@@ -181,7 +181,7 @@ int hb_mode_parse(const char *s);
 int hb_route_parse(const char *s);
 /* Bytes per element of a dtype as stored on a device: 4 for f32/tf32, 2 for f16/bf16; 4 for the
  * quantized dtypes (their activations and output; the weight's bytes: hb_quant_bytes, core/quant.h). */
-size_t hb_dtype_size(hb_dtype d);
+static inline size_t hb_dtype_size(hb_dtype d) { return (d == HB_F16 || d == HB_BF16) ? 2 : 4; }
 
 /* ---- shapes ---- */
 /* One struct with named fields; each op reads the fields its layout (above) names.
@@ -352,6 +352,9 @@ int hb_chain_shard(int t, const hb_shape *s, hb_chain_block *b);
  * q8_0, q6_k: every projection in d), stored as ggml does, W[n,k] with blocks along k, and every other
  * tensor in f32 (core/chain.c). */
 hb_dtype hb_chain_weight_dtype(int t, hb_dtype d);
+/* Bytes of one rank's projection weights (Wq ... Wd) of chain shape s stored as dtype d stores them
+ * (4 per f32/tf32 element, 2 per f16/bf16, the blocks of a quantized mix): the layer's weight memory. */
+double hb_chain_weight_bytes(const hb_shape *s, hb_dtype d);
 /* The case of step i of chain case `chain`, and its real input tensors in[] (the attention step
  * reads the cache in decode). An all_reduce step carries the chain's ranks and rank and in_chain = 1.
  * In a quantized chain a projection step's dtype is its weight's (hb_chain_weight_dtype), every other

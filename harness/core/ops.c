@@ -51,7 +51,6 @@ static int find_name(const char *s, const char *const *names, int n)
 int hb_dtype_parse(const char *s) { return find_name(s, dtype_names, HB_DTYPE_COUNT); }
 int hb_mode_parse(const char *s) { return find_name(s, mode_names, HB_MODE_COUNT); }
 int hb_route_parse(const char *s) { return find_name(s, route_names, HB_ROUTE_COUNT); }
-size_t hb_dtype_size(hb_dtype d) { return (d == HB_F16 || d == HB_BF16) ? 2 : 4; }
 
 /* The table is HB_OP_LIST, built once in core/opdesc.h (hb_op_row). */
 const hb_op_info *hb_op_get(hb_op op) { return hb_op_row(op); }

@@ -173,6 +173,7 @@ hb_status hb_report_analyze(hb_report *rp)
     if (st == HB_OK) st = hb_report_per_op(&c);
     if (st == HB_OK) st = hb_report_collectives(&c);
     if (st == HB_OK) st = hb_report_tp_scaling(&c);
+    if (st == HB_OK) st = hb_report_quantized(&c, cards);
     if (st == HB_OK) st = hb_report_plans(&c);
     if (st == HB_OK) st = hb_report_energy(&c);
     if (st == HB_OK) metadata(&c);

@@ -113,6 +113,7 @@ hb_status hb_report_models(ctx *c);              /* figures.c */
 hb_status hb_report_per_op(ctx *c);              /* figures.c */
 hb_status hb_report_collectives(ctx *c);         /* collectives.c */
 hb_status hb_report_tp_scaling(ctx *c);          /* tp_scaling.c */
+hb_status hb_report_quantized(ctx *c, json_t *cards); /* quantized.c: quantized weights (decode layer, matmul against f32) */
 hb_status hb_report_plans(ctx *c);               /* hybrid_plans.c: replayed device plans */
 hb_status hb_report_energy(ctx *c);              /* energy_report.c */
 #endif

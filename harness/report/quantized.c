@@ -1,0 +1,152 @@
+/*
+ * quantized.c - the report's "Quantized weights" section (docs/quantized.md, docs/report.md): the
+ * TinyLlama decoder layer in decode (chain cases with seq < kv_seq, measure/chain.c) per device and
+ * weight format (f32, f16, bf16 and the quantized mixes q8_0, q4_k = Q4_K_M, q5_k = Q5_K_M, q6_k), with
+ * its weight memory (hb_chain_weight_bytes: the format's blocks) and, on a device, the layer launched
+ * step by step (record "layer") beside the layer captured as one graph (record "graph"); which device
+ * runs the seeds' model (Q4_K_M) fastest and by how much; and the quantized matmuls against f32 of the
+ * same shape (m n k) on the same device: the time of the fused kernel (dequantizing in every call)
+ * against the conversion-free f32 kernel over weights dequantized once, and the weight memory of each.
+ * Emits nothing when no record has a quantized dtype.
+ */
+#include "report/common.h"
+#include "core/quant.h"
+
+static const char *const fmts[] = {"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"};
+#define NFMT 7
+
+static const char *fmt_label(const char *d)
+{
+    if (!strcmp(d, "q4_k")) return "Q4_K_M (q4_k)";
+    if (!strcmp(d, "q5_k")) return "Q5_K_M (q5_k)";
+    return d;
+}
+
+/* The layer's time of a decode chain row: the layer as one stream where measured (a device,
+ * resident), else the compute median (a host backend: no transfer); NaN when not a decode chain. */
+static double layer_time(const hb_rrow *w, double *graph, double *enq)
+{
+    *graph = *enq = NAN;
+    if (!w->ok || strcmp(w->op, "chain")) return NAN;
+    json_t *sh = json_object_get(w->rec, "shape");
+    double seq = hb_rec_num(sh, "seq"), kv = hb_rec_num(sh, "kv_seq"), ranks = hb_rec_num(sh, "ranks");
+    if (!(kv > seq) || ranks > 0) return NAN;
+    json_t *ly = json_object_get(w->rec, "layer"), *gr = json_object_get(w->rec, "graph");
+    if (ly) *enq = hb_rec_num(ly, "enqueue_s");
+    if (gr) *graph = hb_rec_num(gr, "median");
+    double t = ly ? hb_rec_num(ly, "median") : (double)NAN;
+    if (!(t > 0)) t = w->t[HB_PH_COMPUTE];
+    return t;
+}
+
+static int fmt_index(const char *d)
+{
+    for (int i = 0; i < NFMT; i++)
+        if (!strcmp(d, fmts[i])) return i;
+    return -1;
+}
+
+/* the decode layer: per device, the best (lowest) time of each format over modes f32 and resident */
+static void decode_table(ctx *c, json_t *cards)
+{
+    hb_report *rp = c->rp;
+    const int nd = rp->ndevs;
+    double *t = malloc(sizeof(double) * (size_t)(nd * NFMT * 3 + 1));
+    hb_shape sh0 = {0};
+    if (!t) return;
+    for (int i = 0; i < nd * NFMT * 3; i++) t[i] = NAN;
+    for (size_t i = 0; i < rp->nrows; i++) {
+        const hb_rrow *w = &rp->rows[i];
+        double g, e, lt = layer_time(w, &g, &e);
+        int f = fmt_index(w->dtype);
+        if (!(lt > 0) || f < 0) continue;
+        double *cell = &t[(w->dev * NFMT + f) * 3];
+        if (!(cell[0] <= lt)) { cell[0] = lt; cell[1] = g; cell[2] = e; }
+        json_t *s = json_object_get(w->rec, "shape");
+        sh0.seq = (int64_t)hb_rec_num(s, "seq");
+        sh0.kv_seq = (int64_t)hb_rec_num(s, "kv_seq");
+    }
+    json_t *rows = hb_doc_table(rp, "The decode layer per device and weight format (best of modes f32 and resident)", 0, 7, "device",
+                                "weights", "weight memory", "layer, launched step by step", "host enqueue", "layer as one graph",
+                                "against f32 on this device");
+    int any = 0, best = -1;
+    double best_t = INFINITY, second_t = INFINITY;
+    for (int d = 0; d < nd; d++)
+        for (int f = 0; f < NFMT; f++) {
+            const double *cell = &t[(d * NFMT + f) * 3], f32 = t[(d * NFMT) * 3];
+            if (!(cell[0] > 0)) continue;
+            any = 1;
+            const char *tone = !(f32 > 0) || f == 0 ? NULL : cell[0] < 0.97 * f32 ? "good" : cell[0] > 1.03 * f32 ? "bad" : NULL;
+            const char *vs = !(f32 > 0) || f == 0 ? "-" : F("%.2fx", f32 / cell[0]);
+            hb_doc_row(rows, 7, rp->devs[d].id, fmt_label(fmts[f]),
+                       hb_report_fmt_bytes(hb_chain_weight_bytes(&sh0, (hb_dtype)hb_dtype_parse(fmts[f]))), hb_report_fmt_time(cell[0]),
+                       isfinite(cell[2]) ? (cell[2] >= 0.9 * cell[0] ? tone_cell("warn", F("%s: launch-bound", hb_report_fmt_time(cell[2])))
+                                                                     : hb_report_fmt_time(cell[2]))
+                                         : "-",
+                       isfinite(cell[1]) ? hb_report_fmt_time(cell[1]) : "-", tone ? tone_cell(tone, vs) : vs);
+            if (!strcmp(fmts[f], "q4_k")) {
+                double tb = isfinite(cell[1]) && cell[1] < cell[0] ? cell[1] : cell[0];
+                if (tb < best_t) { second_t = best_t; best_t = tb; best = d; }
+                else if (tb < second_t) second_t = tb;
+            }
+        }
+    free(t);
+    if (!any) return;
+    if (best >= 0) {
+        const char *text = isfinite(second_t)
+                               ? F("For the seeds' model (TinyLlama-1.1B, Q4_K_M), %s runs the decode layer fastest: %s, %.2fx the next device.",
+                                   rp->devs[best].id, hb_report_fmt_time(best_t), second_t / best_t)
+                               : F("For the seeds' model (TinyLlama-1.1B, Q4_K_M) only %s ran the decode layer: %s.", rp->devs[best].id,
+                                   hb_report_fmt_time(best_t));
+        hb_doc_p(rp, "%s", text);
+        card_add(cards, 3, "Quantized weights: the decode layer", "Q4_K_M", "good", text);
+    }
+}
+
+/* the quantized matmuls against f32 of the same m n k on the same device */
+static void matmul_table(ctx *c)
+{
+    hb_report *rp = c->rp;
+    json_t *rows = NULL;
+    for (size_t i = 0; i < rp->nrows; i++) {
+        const hb_rrow *q = &rp->rows[i];
+        if (!q->ok || strcmp(q->op, "matmul") || !hb_dtype_is_quant((hb_dtype)hb_dtype_parse(q->dtype))) continue;
+        json_t *s = json_object_get(q->rec, "shape");
+        double m = hb_rec_num(s, "m"), n = hb_rec_num(s, "n"), k = hb_rec_num(s, "k");
+        const hb_rrow *f = NULL;
+        for (size_t j = 0; j < rp->nrows && !f; j++) {
+            const hb_rrow *w = &rp->rows[j];
+            json_t *s2 = json_object_get(w->rec, "shape");
+            if (w->ok && w->dev == q->dev && !strcmp(w->op, "matmul") && !strcmp(w->dtype, "f32") && !strcmp(w->mode, q->mode) &&
+                hb_rec_num(s2, "m") == m && hb_rec_num(s2, "n") == n && hb_rec_num(s2, "k") == k)
+                f = w;
+        }
+        if (!rows)
+            rows = hb_doc_table(rp, "Quantized matmul (fused dequantization) against f32 over weights dequantized once", 0, 8, "device",
+                                "mode", "m n k", "weights", "weight memory", "fused", "f32 (dequantized once)", "fused against f32");
+        const double wq = (double)hb_quant_bytes((hb_dtype)hb_dtype_parse(q->dtype), (int64_t)(n * k));
+        const double tq = q->t[HB_PH_COMPUTE], tf = f ? f->t[HB_PH_COMPUTE] : (double)NAN;
+        hb_doc_row(rows, 8, rp->devs[q->dev].id, q->mode, F("%.0f %.0f %.0f", m, n, k), q->dtype,
+                   F("%s (f32: %s)", hb_report_fmt_bytes(wq), hb_report_fmt_bytes(n * k * 4)), fmt_time_ci(q),
+                   f ? fmt_time_ci(f) : "not measured",
+                   f && tq > 0 ? tone_cell(tq < 0.97 * tf ? "good" : tq > 1.03 * tf ? "bad" : NULL, F("%.2fx", tf / tq)) : "-");
+    }
+}
+
+hb_status hb_report_quantized(ctx *c, json_t *cards)
+{
+    hb_report *rp = c->rp;
+    int any = 0;
+    for (size_t i = 0; i < rp->nrows && !any; i++) any = hb_dtype_is_quant((hb_dtype)hb_dtype_parse(rp->rows[i].dtype));
+    if (!any) return HB_OK;
+    hb_doc_h(rp, 2, "quantized", "Quantized weights");
+    hb_doc_p(rp, "Weights in GGUF's block formats (docs/quantized.md): q8_0, and the K formats as llama.cpp mixes them in a layer "
+                 "(Q4_K_M: q4_k with attn_v and ffn_down in q6_k; Q5_K_M likewise); activations and outputs f32. Weight memory: the "
+                 "layer's projection weights as stored. The layer launched step by step is timed on the device from its first "
+                 "kernel's start to its last one's end; the host enqueue beside it is the host's time to launch those steps (where it "
+                 "reaches the layer's time, launches bound the layer); the layer as one graph is the same steps captured once and "
+                 "launched as one CUDA graph, as llama.cpp and vLLM run decode: what the GPU needs without the launches.");
+    decode_table(c, cards);
+    matmul_table(c);
+    return HB_OK;
+}
