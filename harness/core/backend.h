@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define HB_BACKEND_ABI 5 /* 2: hb_case.seq; 3: run_async; 4: plant_delay; 5: graph_capture, graph_launch, graph_free */
+#define HB_BACKEND_ABI 6 /* 2: hb_case.seq; 3: run_async; 4: plant_delay; 5: graph_capture, graph_launch, graph_free; 6: hb_shape.inter */
 
 /* A tensor's memory for one backend. `host` is the host-side tensor/staging memory the driver
  * reads and writes, allocated according to `route`:

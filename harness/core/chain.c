@@ -12,10 +12,16 @@
  * block of heads, so each rank's attention is the layer's attention restricted to its heads.
  */
 #include "core/hybench.h"
+#include "core/opdesc.h"
 #include "core/quant.h"
 #include <string.h>
 
-enum { HID = 2048, INTER = 5632, HEADS = 32, KVH = 4, HD = 64, KVD = KVH * HD };
+/* The layer's sizes (hb_chain_dims_of: the shape's, TinyLlama's by default). */
+#define DIMS(s)                                                                                        \
+    const hb_chain_dims d_ = hb_chain_dims_of(s);                                                      \
+    const int64_t HID = d_.hidden, INTER = d_.inter, HEADS = d_.heads, KVH = d_.kv_heads, HD = d_.head_dim, \
+                  KVD = KVH * HD;                                                                      \
+    (void)HEADS; (void)KVH; (void)HD; (void)KVD; (void)INTER
 
 const hb_chain_step hb_chain_steps[HB_CHAIN_NSTEPS] = {
     {HB_OP_RMSNORM, {HB_CT_X, HB_CT_G1, -1}, HB_CT_XN},  {HB_OP_MATMUL, {HB_CT_XN, HB_CT_WQ, -1}, HB_CT_Q},
@@ -54,6 +60,7 @@ const hb_chain_step *hb_chain_step_at(const hb_shape *s, int i)
 
 size_t hb_chain_tensor_elems(int t, const hb_shape *s)
 {
+    DIMS(s);
     size_t T = (size_t)s->seq, KV = (size_t)s->kv_seq, R = nranks(s);
     switch (t) {
     case HB_CT_X: case HB_CT_XN: case HB_CT_O: case HB_CT_H: case HB_CT_HN: case HB_CT_D: case HB_CT_Y: return T * HID;
@@ -73,6 +80,7 @@ size_t hb_chain_tensor_elems(int t, const hb_shape *s)
 
 int hb_chain_shard(int t, const hb_shape *s, hb_chain_block *b)
 {
+    DIMS(s);
     int64_t T = s->seq, KV = s->kv_seq, R = (int64_t)nranks(s), r = s->ranks > 0 ? s->rank : 0;
     int64_t rows = 0, cols = 0;
     int bycols = 0, byrows = 0;
@@ -126,6 +134,7 @@ hb_case hb_chain_step_case(const hb_case *chain, int i, int in[3])
     hb_case c = *chain;
     memset(&c.shape, 0, sizeof c.shape);
     if (!st) { in[0] = in[1] = in[2] = -1; return c; }
+    DIMS(cs);
     c.op = st->op;
     const int64_t T = cs->seq, R = (int64_t)nranks(cs);
     memcpy(in, st->in, sizeof st->in);

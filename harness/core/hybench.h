@@ -37,6 +37,8 @@
  *                reference of all_reduce is ranks * x.
  *   chain        one TinyLlama-1.1B decoder layer as a sequence of the ops above (declared below);
  *                shape: seq (tokens), kv_seq (key/value length; kv_seq > seq reads a KV cache),
+ *                heads, kv_heads, head_dim, inter (another llama layer's sizes; absent: TinyLlama's 32,
+ *                4, 64, 5632; hidden = heads * head_dim),
  *                ranks (the tensor-parallel layer over 1, 2 or 4 ranks; absent: the one-device chain).
  *                Backends never see it: the driver runs its ops one by one.
  * Output spatial size (conv2d, pooling): oh = (h + 2*ph - dh*(kh-1) - 1) / sh + 1, same for w.
@@ -201,6 +203,9 @@ typedef struct hb_shape {
                                          * [batch, kv_heads, kv_seq, head_dim]) or HB_LAYOUT_BSHD (q and o
                                          * [batch, seq, heads, head_dim], k and v [batch, kv_seq, kv_heads,
                                          * head_dim]: the projections' own layout, no transpose) */
+    int64_t inter;                      /* chain: the feed-forward (intermediate) width; 0: TinyLlama's 5632.
+                                         * A chain's heads, kv_heads and head_dim are its layer's (0: 32, 4, 64;
+                                         * hidden = heads * head_dim), as a model file gives them (--model) */
     int64_t in_chain;                   /* not a text field: 1 on a collective step of a chain case
                                          * (hb_chain_step_case): the collective starts when its stream
                                          * reaches it, with no barrier that aligns the ranks' start first

@@ -34,6 +34,20 @@ static inline hb_shape_kind hb_op_kind(hb_op op)
 /* 1 for the ops whose every tensor is [n] (HB_SK_EW): the elementwise kernel tables' ops. */
 static inline int hb_op_is_ew(hb_op op) { return hb_op_kind(op) == HB_SK_EW; }
 
+/* A chain's layer sizes (shape fields heads, kv_heads, head_dim, inter; 0: TinyLlama-1.1B's 32, 4, 64
+ * and 5632), hidden = heads * head_dim (the llama layer: the attention's width is the model's). */
+typedef struct hb_chain_dims { int64_t heads, kv_heads, head_dim, inter, hidden; } hb_chain_dims;
+static inline hb_chain_dims hb_chain_dims_of(const hb_shape *s)
+{
+    hb_chain_dims d;
+    d.heads = s->heads ? s->heads : 32;
+    d.kv_heads = s->kv_heads ? s->kv_heads : 4;
+    d.head_dim = s->head_dim ? s->head_dim : 64;
+    d.inter = s->inter ? s->inter : 5632;
+    d.hidden = d.heads * d.head_dim;
+    return d;
+}
+
 /* Checked products: a negative factor gives -1, an overflow INT64_MAX (refused later as absurd). */
 static inline int64_t hb_smul_(int64_t a, int64_t b)
 {
@@ -105,7 +119,7 @@ static inline int64_t hb_op_elems(hb_op op, const hb_shape *s, int i)
     case HB_SK_NORM: return i == 1 ? s->cols : hb_smul_(s->rows, s->cols);
     case HB_SK_ATTENTION:
         return i <= 0 ? hb_smul4_(s->batch, s->heads, s->seq, s->head_dim) : hb_smul4_(s->batch, s->kv_heads, s->kv_seq, s->head_dim);
-    case HB_SK_CHAIN: return i < 0 ? hb_smul_(s->seq, 2048) : 0;
+    case HB_SK_CHAIN: return i < 0 ? hb_smul_(s->seq, hb_chain_dims_of(s).hidden) : 0;
     case HB_SK_COLL: return s->n;
     case HB_SK_GATHER: return i < 0 ? hb_smul_(s->n, ranks) : s->n;
     case HB_SK_SCATTER: return i < 0 ? s->n : hb_smul_(s->n, ranks);

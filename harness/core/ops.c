@@ -79,6 +79,7 @@ const hb_shape_field hb_shape_fields[] = {
     F(inplace, "collective: 1 = in place (output buffer is the input)"),
     F(path, "collective: 0 NCCL, 1 host-staged, 2 peer copies"),
     F(layout, "tensor layout, by name: conv2d nchw (default; OIHW weights) or nhwc (OHWI weights); attention bshd (default: bhsd)"),
+    F(inter, "chain: feed-forward width (default 5632; heads, kv_heads, head_dim default 32, 4, 64)"),
 };
 #undef F
 const int hb_shape_nfields = (int)(sizeof hb_shape_fields / sizeof hb_shape_fields[0]);
@@ -247,10 +248,25 @@ hb_status hb_shape_normalize(hb_op op, hb_shape *s, char *err, size_t errlen)
         NEED(seq);
         if (s->kv_seq < s->seq) { snprintf(err, errlen, "chain: kv_seq must be >= seq"); return HB_EINVAL; }
         if (s->seq > 65536 || s->kv_seq > 65536) { snprintf(err, errlen, "chain: absurd size: seq and kv_seq are limited to 65536"); return HB_EINVAL; }
-        if (s->ranks != 0 && s->ranks != 1 && s->ranks != 2 && s->ranks != 4) {
-            snprintf(err, errlen, "chain: ranks=%lld: the tensor-parallel layer splits 4 key/value heads, so ranks is 1, 2 or 4",
-                     (long long)s->ranks);
-            return HB_EINVAL;
+        {
+            const hb_chain_dims d = hb_chain_dims_of(s);
+            if (d.heads < 1 || d.kv_heads < 1 || d.head_dim < 1 || d.inter < 1 || d.heads % d.kv_heads) {
+                snprintf(err, errlen, "chain: heads, kv_heads, head_dim and inter must be positive, kv_heads dividing heads");
+                return HB_EINVAL;
+            }
+            if (d.hidden > 65536 || d.inter > 262144) {
+                snprintf(err, errlen, "chain: absurd size: hidden (heads x head_dim) over 65536 or inter over 262144");
+                return HB_EINVAL;
+            }
+            if (s->ranks != 0 && s->ranks != 1 && s->ranks != 2 && s->ranks != 4) {
+                snprintf(err, errlen, "chain: ranks=%lld: the tensor-parallel layer runs over 1, 2 or 4 ranks", (long long)s->ranks);
+                return HB_EINVAL;
+            }
+            if (s->ranks > 1 && (d.kv_heads % s->ranks || d.inter % s->ranks)) {
+                snprintf(err, errlen, "chain: ranks=%lld must divide kv_heads (%lld) and inter (%lld): each rank holds whole heads",
+                         (long long)s->ranks, (long long)d.kv_heads, (long long)d.inter);
+                return HB_EINVAL;
+            }
         }
         /* this process's place in the launch; a launch of another size skips the case (measure/chain.c) */
         s->rank = s->ranks > 0 && hb_launch_ranks() == s->ranks ? hb_launch_rank() : 0;
@@ -294,7 +310,7 @@ static const char *const kind_fields[HB_SK_COUNT] = {
     [HB_SK_EW] = "n", [HB_SK_MATMUL] = "m n k", [HB_SK_BMM] = "batch m n k",
     [HB_SK_CONV2D] = "batch c h w oc kh kw sh sw ph pw dh dw g layout", [HB_SK_POOL] = "batch c h w kh kw sh sw ph pw",
     [HB_SK_ROWS] = "rows cols", [HB_SK_ALL] = "n", [HB_SK_NORM] = "rows cols",
-    [HB_SK_ATTENTION] = "batch heads kv_heads seq kv_seq head_dim causal layout", [HB_SK_CHAIN] = "seq kv_seq ranks",
+    [HB_SK_ATTENTION] = "batch heads kv_heads seq kv_seq head_dim causal layout", [HB_SK_CHAIN] = "seq kv_seq ranks heads kv_heads head_dim inter",
     [HB_SK_COLL] = "n ranks inplace path", [HB_SK_GATHER] = "n ranks inplace path", [HB_SK_SCATTER] = "n ranks rank inplace path",
 };
 
@@ -316,7 +332,8 @@ char *hb_shape_format(hb_op op, const hb_shape *s, char *buf, size_t len)
             /* omit defaults that carry no information */
             if ((!strcmp(name, "dh") || !strcmp(name, "dw") || !strcmp(name, "g")) && v == 1) break;
             if ((!strcmp(name, "causal") || !strcmp(name, "inplace") || !strcmp(name, "path") || !strcmp(name, "layout") ||
-                 !strcmp(name, "ranks")) &&
+                 !strcmp(name, "ranks") || !strcmp(name, "inter") || (hb_op_kind(op) == HB_SK_CHAIN && (!strcmp(name, "heads") ||
+                 !strcmp(name, "kv_heads") || !strcmp(name, "head_dim")))) &&
                 v == 0)
                 break;
             if (!strcmp(name, "layout")) { /* by name: layout=nhwc */
