@@ -223,6 +223,7 @@ $(BUILD)/hb_cuda.so: $(patsubst %.cu,$(BUILD)/%.cu.o,$(CUDA_SRC)) $(patsubst %.c
 # Each test links the layer it tests and the layers below it (TEST_TOP_<name>, default: cli, all).
 TEST_TOP_test_rstats     := core
 TEST_TOP_test_convert    := core
+TEST_TOP_test_quant      := core
 TEST_TOP_test_stats      := measure
 TEST_TOP_test_clock      := measure
 TEST_TOP_test_workload   := workload
