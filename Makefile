@@ -316,6 +316,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 # needs measure/ or cli/, which are not built here
 FUZZ_TOP_workload := workload
 FUZZ_TOP_benchdnn := workload
+FUZZ_TOP_gguf     := workload
 FUZZ_TOP_results  := results
 FUZZ_TOP_report   := report
 fuzz_libs = $(foreach L,$(call reverse,$(call layers_upto,$(or $(FUZZ_TOP_$(1)),report),$(LAYERS))),$(FUZZ_BUILD)/libhb_$(L).a)
