@@ -223,10 +223,12 @@ $(BUILD)/hb_cuda.so: $(patsubst %.cu,$(BUILD)/%.cu.o,$(CUDA_SRC)) $(patsubst %.c
 # Each test links the layer it tests and the layers below it (TEST_TOP_<name>, default: cli, all).
 TEST_TOP_test_rstats     := core
 TEST_TOP_test_convert    := core
+TEST_TOP_test_quant      := core
 TEST_TOP_test_stats      := measure
 TEST_TOP_test_clock      := measure
 TEST_TOP_test_workload   := workload
 TEST_TOP_test_benchdnn   := workload
+TEST_TOP_test_gguf       := workload
 TEST_TOP_test_cpu_kernels := measure
 TEST_TOP_test_cpu_dnnl   := measure
 TEST_TOP_test_cpu_attn_isa := measure
@@ -314,6 +316,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 # needs measure/ or cli/, which are not built here
 FUZZ_TOP_workload := workload
 FUZZ_TOP_benchdnn := workload
+FUZZ_TOP_gguf     := workload
 FUZZ_TOP_results  := results
 FUZZ_TOP_report   := report
 fuzz_libs = $(foreach L,$(call reverse,$(call layers_upto,$(or $(FUZZ_TOP_$(1)),report),$(LAYERS))),$(FUZZ_BUILD)/libhb_$(L).a)

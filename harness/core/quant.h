@@ -123,7 +123,10 @@ hb_status hb_quant_dequantize(hb_dtype d, const void *blocks, float *out, int64_
 hb_status hb_quant_dequantize_f64(hb_dtype d, const void *blocks, double *out, int64_t n);
 /* Fill n weights' worth of blocks (a whole number) of format d with random valid blocks drawn from
  * (seed, stream): the same bytes for the same arguments on every machine. Scales are chosen so the
- * weights lie in about [-1, 1] x `scale` (scale > 0; TinyLlama-like weights use 1/64), quants uniform.
+ * weights lie in [-scale, scale] for Q8_0 and Q6_K and in [-scale, 2 scale] for Q4_K and Q5_K (y =
+ * d sc q - dmin mn with d <= 2 scale / (63 q_max), dmin <= scale / 63; mean about 0), up to the f16
+ * rounding of the block scales (2^-11 relative, 2^-25 absolute where the f16 scale is subnormal) (scale
+ * > 0; TinyLlama-like weights use 1/64); quants, 6-bit scales and mins uniform (tests/test_quant.c).
  * HB_OK or HB_EINVAL (as above, or scale <= 0). Deterministic, single-threaded. */
 hb_status hb_quant_fill_random(hb_dtype d, void *blocks, int64_t n, unsigned long long seed, unsigned long long stream,
                                double scale);
