@@ -316,8 +316,8 @@ hb_status hb_gguf_write(hb_gguf_writer *w, const char *path, char *err, size_t e
         const wtensor *t = &w->t[i];
         bad = (t->bytes && fwrite(t->data, 1, t->bytes, f) != t->bytes) || zeros(f, pad_to(t->bytes, w->alignment) - t->bytes);
     }
-    const int e = errno;
-    if (fclose(f) != 0 && !bad) bad = 1;
+    int e = bad ? errno : 0;
+    if (fclose(f) != 0 && !bad) bad = 1, e = errno;
     if (bad) {
         if (err && errlen) snprintf(err, errlen, "%s: cannot write: %s", path, strerror(e ? e : EIO));
         unlink(path);
