@@ -10,6 +10,7 @@
 #include "measure/measure.h"
 #include "measure/registry.h"
 #include "workload/benchdnn.h"
+#include "workload/model.h"
 #include "workload/workload.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +39,9 @@ static void usage(FILE *f, const char *cmd)
         "  --dtype LIST       f32,tf32,f16,bf16,q8_0,q4_k,q5_k,q6_k (unsupported ones are recorded as skipped;\n"
         "                     the q types: matmul with quantized weights, docs/quantized.md)\n"
         "  --filter TEXT      only cases whose name or key contains TEXT\n"
+        "  --model FILE.gguf  also run layer --layer N (default 0) of a llama GGUF file as the decoder-layer\n"
+        "                     chain, decode and prefill, with its real sizes and weights (q8_0/q4_k/q5_k/q6_k\n"
+        "                     projections, or f32/f16/bf16 run in f32; docs/quantized.md); alone: only those\n"
         "  --quick            the quick subset of the workloads (budget 0.2 s, routes pageable+mapped,\n"
         "                     cpu-ref timed up to 0.05 GFLOP, unless given explicitly)\n"
         "  --batch KIND:FILE  a oneDNN benchdnn problem list (conv:, pool:, matmul:); repeatable\n"
@@ -171,7 +175,7 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
     int has_budget = 0, has_ref = 0, has_reps = 0, has_passes = 0, has_maxs = 0, nranks = 1;
     enum { O_BACKEND = 256, O_OP, O_MODE, O_ROUTE, O_DTYPE, O_FILTER, O_QUICK, O_BATCH, O_BUDGET, O_CI, O_MINS, O_MAXS,
            O_COLD, O_NOIL, O_REFMAX, O_TMO, O_REPS, O_PASSES, O_SEED, O_OUT, O_DRY, O_FORCE, O_HELP,
-           O_ENERGY, O_CEILF, O_CASESF, O_RANKS, O_REFCACHE, O_ALGOCACHE, O_INSTR, O_CGDIR };
+           O_ENERGY, O_CEILF, O_CASESF, O_RANKS, O_REFCACHE, O_ALGOCACHE, O_INSTR, O_CGDIR, O_MODEL, O_LAYER };
     static const struct option lo[] = {
         {"backend", 1, 0, O_BACKEND}, {"op", 1, 0, O_OP}, {"mode", 1, 0, O_MODE}, {"route", 1, 0, O_ROUTE},
         {"dtype", 1, 0, O_DTYPE}, {"filter", 1, 0, O_FILTER}, {"quick", 0, 0, O_QUICK}, {"batch", 1, 0, O_BATCH},
@@ -181,7 +185,9 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         {"help", 0, 0, O_HELP}, {"energy", 2, 0, O_ENERGY}, {"ceilings-from", 1, 0, O_CEILF},
         {"cases-from", 1, 0, O_CASESF}, {"ranks", 1, 0, O_RANKS},
         {"ref-cache", 1, 0, O_REFCACHE}, {"algo-cache", 1, 0, O_ALGOCACHE}, {"instructions", 1, 0, O_INSTR},
-        {"callgrind-dir", 1, 0, O_CGDIR}, {0, 0, 0, 0}};
+        {"callgrind-dir", 1, 0, O_CGDIR}, {"model", 1, 0, O_MODEL}, {"layer", 1, 0, O_LAYER}, {0, 0, 0, 0}};
+    const char *model = NULL;
+    int layer = 0, has_layer = 0;
     /* join argv for the metadata */
     size_t jl = 16;
     for (int i = 0; i < argc; i++) jl += strlen(argv[i]) + 1;
@@ -211,6 +217,8 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         case O_DTYPE: if (!nonempty_list(optarg, "dtype")) bad = 1; else o.dtype_mask = parse_mask(optarg, hb_dtype_parse, "dtype", &bad); break;
         case O_FILTER: o.filter = optarg; if (!*optarg) { fprintf(stderr, "hybench: --filter wants a non-empty text\n"); bad = 1; } break;
         case O_QUICK: o.quick = 1; break;
+        case O_MODEL: model = optarg; if (!*optarg) { fprintf(stderr, "hybench: --model wants a GGUF file\n"); bad = 1; } break;
+        case O_LAYER: bad |= !int_opt(optarg, "layer", 0, 1 << 20, &layer); has_layer = 1; break;
         case O_BATCH:
             if (nbatches < 32) batches[nbatches++] = optarg;
             else { fprintf(stderr, "hybench: at most 32 --batch options\n"); bad = 1; }
@@ -303,6 +311,7 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         fprintf(stderr, "hybench %s: --instructions needs --callgrind-dir DIR (valgrind's --callgrind-out-file=DIR/cg.%%p)\n", cmd);
         bad = 1;
     }
+    if (has_layer && !model) { fprintf(stderr, "hybench %s: --layer needs --model FILE.gguf\n", cmd); bad = 1; }
     if (bad) return HB_EXIT_USAGE;
     /* backends named must exist */
     if (o.backends) {
@@ -320,7 +329,7 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
     int nwl = 0;
     if (argc - optind > 64) { fprintf(stderr, "hybench %s: at most 64 workload files\n", cmd); return HB_EXIT_USAGE; }
     for (int i = optind; i < argc; i++) wl[nwl++] = argv[i];
-    if (nwl == 0 && nbatches == 0)
+    if (nwl == 0 && nbatches == 0 && !model)
         for (size_t i = 0; i < sizeof default_workloads / sizeof default_workloads[0]; i++) wl[nwl++] = (char *)default_workloads[i];
     for (int i = 0; i < nwl; i++)
         if (hb_workload_load(wl[i], itemsp, err, sizeof err) != HB_OK) {
@@ -332,6 +341,11 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
             fprintf(stderr, "hybench %s: %s\n", cmd, err);
             return HB_EXIT_BAD_WORKLOAD;
         }
+    /* a model file's layer: its decode and prefill chains (workload/model.h) */
+    if (model && hb_model_items(model, layer, itemsp, err, sizeof err) != HB_OK) {
+        fprintf(stderr, "hybench %s: --model: %s\n", cmd, err);
+        return HB_EXIT_BAD_WORKLOAD;
+    }
     casesp->items = itemsp;
     if (hb_cases_expand(itemsp, &o, casesp)) { fprintf(stderr, "hybench: out of memory\n"); return HB_EXIT_IO; }
     if (o.cases_from && hb_cases_keys_load(o.cases_from, casesp, err, sizeof err)) {

@@ -116,14 +116,16 @@ hb_dtype hb_chain_weight_dtype(int t, hb_dtype d)
     return d;
 }
 
+size_t hb_chain_tensor_bytes(int t, const hb_shape *s, hb_dtype wd)
+{
+    const size_t n = hb_chain_tensor_elems(t, s);
+    return hb_dtype_is_quant(wd) ? hb_quant_bytes(wd, (int64_t)n) : n * hb_dtype_size(wd);
+}
+
 double hb_chain_weight_bytes(const hb_shape *s, hb_dtype d)
 {
     double b = 0;
-    for (int t = HB_CT_WQ; t <= HB_CT_WD; t++) {
-        const size_t n = hb_chain_tensor_elems(t, s);
-        const hb_dtype wd = hb_chain_weight_dtype(t, d);
-        b += hb_dtype_is_quant(wd) ? (double)hb_quant_bytes(wd, (int64_t)n) : (double)n * (double)hb_dtype_size(wd);
-    }
+    for (int t = HB_CT_WQ; t <= HB_CT_WD; t++) b += (double)hb_chain_tensor_bytes(t, s, hb_chain_weight_dtype(t, d));
     return b;
 }
 

@@ -360,6 +360,9 @@ hb_dtype hb_chain_weight_dtype(int t, hb_dtype d);
 /* Bytes of one rank's projection weights (Wq ... Wd) of chain shape s stored as dtype d stores them
  * (4 per f32/tf32 element, 2 per f16/bf16, the blocks of a quantized mix): the layer's weight memory. */
 double hb_chain_weight_bytes(const hb_shape *s, hb_dtype d);
+/* Bytes of chain tensor t with shape s stored as wd (hb_dtype_size per element, or a quantized
+ * format's blocks: 0 when its element count is no whole number of blocks). */
+size_t hb_chain_tensor_bytes(int t, const hb_shape *s, hb_dtype wd);
 /* The case of step i of chain case `chain`, and its real input tensors in[] (the attention step
  * reads the cache in decode). An all_reduce step carries the chain's ranks and rank and in_chain = 1.
  * In a quantized chain a projection step's dtype is its weight's (hb_chain_weight_dtype), every other

@@ -7,6 +7,7 @@
 #include "measure/internal.h"
 #include "core/convert.h"
 #include "core/quant.h"
+#include "measure/model_layer.h"
 #include "measure/prepare.h"
 #include "cpu_ref/ref.h"
 #include "core/stats.h"
@@ -24,6 +25,7 @@ static struct {
     int64_t seq, kv_seq, tp;
     unsigned long long seed;
     int quant;                     /* the chain's dtype when quantized (its weights' mix), else -1 */
+    char src[160];                 /* the case's source: a model file's layer ("gguf:...") or a workload line */
     double *t[HB_CT_COUNT];
     unsigned char *q[HB_CT_COUNT]; /* a quantized layer's weights as blocks (t holds their dequantization) */
 } ref = {.quant = -1};
@@ -32,6 +34,15 @@ static void ref_free(void)
 {
     for (int i = 0; i < HB_CT_COUNT; i++) { free(ref.t[i]); ref.t[i] = NULL; free(ref.q[i]); ref.q[i] = NULL; }
     ref.seq = 0;
+}
+
+/* The dtype chain tensor t of case c is stored in: a model file's own (measure/model_layer.h) or the
+ * synthetic layer's mix (hb_chain_weight_dtype). */
+static hb_dtype chain_wtype(const hb_case *c, int t)
+{
+    char why[8];
+    const hb_model_info *mi = hb_dtype_is_quant(c->dtype) && t >= HB_CT_WQ && t <= HB_CT_WD ? hb_model_case_info(c, why, sizeof why) : NULL;
+    return mi && mi->wtype[t] >= 0 ? (hb_dtype)mi->wtype[t] : hb_chain_weight_dtype(t, c->dtype);
 }
 
 /* The weights of a quantized layer: random blocks of tensor t's format (hb_chain_weight_dtype), kept,
@@ -53,19 +64,24 @@ static hb_status ref_get(const hb_case *c, unsigned long long seed)
     const int64_t tp = c->shape.ranks > 0;
     const int quant = hb_dtype_is_quant(c->dtype) ? (int)c->dtype : -1;
     if (ref.seq == c->shape.seq && ref.kv_seq == c->shape.kv_seq && ref.tp == tp && ref.seed == seed && ref.quant == quant &&
-        ref.t[HB_CT_Y])
+        !strcmp(ref.src, c->source) && ref.t[HB_CT_Y])
         return HB_OK;
     ref_free();
     hb_case whole = *c;
     whole.shape.ranks = tp;
     whole.shape.rank = 0;
     const hb_case *chain = &whole;
+    char mpath[200], why[512];
+    int mlayer;
+    const int model = hb_model_case(c, mpath, sizeof mpath, &mlayer);
     for (int t = 0; t < HB_CT_COUNT; t++) {
         size_t n = hb_chain_tensor_elems(t, &chain->shape);
         if (!n) continue;
         ref.t[t] = malloc(n * sizeof(double));
         if (!ref.t[t]) { ref_free(); return HB_ENOMEM; }
-        if (quant >= 0 && t >= HB_CT_WQ && t <= HB_CT_WD) {
+        if (model && ((t >= HB_CT_WQ && t <= HB_CT_WD) || t == HB_CT_G1 || t == HB_CT_G2)) {
+            continue; /* read from the file below */
+        } else if (quant >= 0 && t >= HB_CT_WQ && t <= HB_CT_WD) {
             hb_status st = quant_weight(t, chain, n, seed);
             if (st != HB_OK) { ref_free(); return st; }
         } else if (t < HB_CHAIN_NINPUTS) {
@@ -74,6 +90,10 @@ static hb_status ref_get(const hb_case *c, unsigned long long seed)
             if (t >= HB_CT_WQ && t <= HB_CT_WD)
                 for (size_t j = 0; j < n; j++) ref.t[t][j] *= 1.0 / 64;
         }
+    }
+    if (model) {
+        hb_status st = hb_model_layer_load(chain, ref.t, ref.q, why, sizeof why);
+        if (st != HB_OK) { fprintf(stderr, "hybench: %s\n", why); ref_free(); return st; }
     }
     for (int i = 0; i < hb_chain_nsteps(&chain->shape); i++) {
         int in[3];
@@ -89,6 +109,7 @@ static hb_status ref_get(const hb_case *c, unsigned long long seed)
     ref.tp = tp;
     ref.seed = seed;
     ref.quant = quant;
+    snprintf(ref.src, sizeof ref.src, "%s", c->source);
     return HB_OK;
 }
 
@@ -389,7 +410,11 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
      * the same shard shapes on the same backend) */
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < x->nsteps; i++) {
-            if (pass == 0) x->sc[i] = hb_chain_step_case(c, i, x->sin[i]);
+            if (pass == 0) {
+                x->sc[i] = hb_chain_step_case(c, i, x->sin[i]);
+                /* a model file's projection: in its own format */
+                if (quant && x->sc[i].op == HB_OP_MATMUL) x->sc[i].dtype = chain_wtype(c, x->sin[i][1]);
+            }
             const int coll = hb_op_is_collective(x->sc[i].op);
             if (coll != pass || (coll && x->coll_step >= 0)) continue;
             char r2[256] = "";
@@ -411,11 +436,11 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
         size_t n = hb_chain_tensor_elems(t, &c->shape);
         if (!n) continue;
         /* a quantized layer's weight: its blocks, as the file holds them (f32 and resident only) */
-        const size_t qbytes = ref.q[t] ? hb_quant_bytes(hb_chain_weight_dtype(t, c->dtype), (int64_t)n) : 0;
+        const size_t qbytes = ref.q[t] ? hb_chain_tensor_bytes(t, &c->shape, chain_wtype(c, t)) : 0;
         const size_t bytes = qbytes ? qbytes : n * x->es;
         st = inst->ops->buf_alloc(inst, bytes, c->route, &x->buf[t]);
         if (st != HB_OK) { snprintf(reason, rl, "buf_alloc of tensor %d failed", t); goto out; }
-        x->buf[t].dtype = quant ? hb_chain_weight_dtype(t, c->dtype) : c->dtype;
+        x->buf[t].dtype = quant ? chain_wtype(c, t) : c->dtype;
         x->have[t] = 1;
         if (x->device) v->dev_bytes += (long long)bytes;
         if (qbytes) {
@@ -592,6 +617,27 @@ static json_t *chain_close(chain_var *v, const hb_options *o, const hb_ceiling *
         json_object_set_new(rec, "tolerance", json_real(tol));
         json_object_set_new(rec, "verified_fraction", json_real(1));
         json_object_set_new(rec, "steps", json_integer(v->x.nsteps));
+        /* the layer's weight memory as stored (a quantized mix's blocks) and, for a model file's layer,
+         * where it came from and each projection's format */
+        {
+            double wb = 0;
+            for (int t = HB_CT_WQ; t <= HB_CT_WD; t++)
+                wb += (double)hb_chain_tensor_bytes(t, &c->shape, hb_dtype_is_quant(c->dtype) ? chain_wtype(c, t) : c->dtype);
+            json_object_set_new(rec, "weight_bytes", hb_json_count(wb));
+            char mpath[200], why[256];
+            int ml;
+            const hb_model_info *mi = hb_model_case(c, mpath, sizeof mpath, &ml) ? hb_model_case_info(c, why, sizeof why) : NULL;
+            if (mi) {
+                json_t *w = json_object();
+                for (int t = HB_CT_G1; t <= HB_CT_WD; t++) {
+                    char tn[80];
+                    if (mi->wtype[t] >= 0 && hb_model_tensor_name(t, ml, tn, sizeof tn))
+                        json_object_set_new(w, tn, json_string(hb_dtype_name((hb_dtype)mi->wtype[t])));
+                }
+                json_object_set_new(rec, "model_file", json_pack("{s:s,s:i,s:i,s:o}", "path", mpath, "layer", ml, "layers", mi->nlayers,
+                                                                 "weights", w));
+            }
+        }
         /* its composition: every step's op and implementation, and "impl" the distinct op:impl pairs in step order */
         {
             json_t *si = json_array();

@@ -51,20 +51,23 @@ static void decode_table(ctx *c, json_t *cards)
 {
     hb_report *rp = c->rp;
     const int nd = rp->ndevs;
-    double *t = malloc(sizeof(double) * (size_t)(nd * NFMT * 3 + 1));
-    hb_shape sh0 = {0};
+    double *t = malloc(sizeof(double) * (size_t)(nd * NFMT * 4 + 1));
     if (!t) return;
-    for (int i = 0; i < nd * NFMT * 3; i++) t[i] = NAN;
+    for (int i = 0; i < nd * NFMT * 4; i++) t[i] = NAN;
     for (size_t i = 0; i < rp->nrows; i++) {
         const hb_rrow *w = &rp->rows[i];
         double g, e, lt = layer_time(w, &g, &e);
         int f = fmt_index(w->dtype);
         if (!(lt > 0) || f < 0) continue;
-        double *cell = &t[(w->dev * NFMT + f) * 3];
-        if (!(cell[0] <= lt)) { cell[0] = lt; cell[1] = g; cell[2] = e; }
-        json_t *s = json_object_get(w->rec, "shape");
-        sh0.seq = (int64_t)hb_rec_num(s, "seq");
-        sh0.kv_seq = (int64_t)hb_rec_num(s, "kv_seq");
+        double *cell = &t[(w->dev * NFMT + f) * 4];
+        /* the record's weight_bytes (the layer's weights as stored), else the synthetic layer's */
+        double wb = hb_rec_num(w->rec, "weight_bytes");
+        if (!(wb > 0)) {
+            hb_shape sh = {0};
+            sh.seq = 1;
+            wb = hb_chain_weight_bytes(&sh, (hb_dtype)hb_dtype_parse(w->dtype));
+        }
+        if (!(cell[0] <= lt)) { cell[0] = lt; cell[1] = g; cell[2] = e; cell[3] = wb; }
     }
     json_t *rows = hb_doc_table(rp, "The decode layer per device and weight format (best of modes f32 and resident)", 0, 7, "device",
                                 "weights", "weight memory", "layer, launched step by step", "host enqueue", "layer as one graph",
@@ -73,13 +76,13 @@ static void decode_table(ctx *c, json_t *cards)
     double best_t = INFINITY, second_t = INFINITY;
     for (int d = 0; d < nd; d++)
         for (int f = 0; f < NFMT; f++) {
-            const double *cell = &t[(d * NFMT + f) * 3], f32 = t[(d * NFMT) * 3];
+            const double *cell = &t[(d * NFMT + f) * 4], f32 = t[(d * NFMT) * 4];
             if (!(cell[0] > 0)) continue;
             any = 1;
             const char *tone = !(f32 > 0) || f == 0 ? NULL : cell[0] < 0.97 * f32 ? "good" : cell[0] > 1.03 * f32 ? "bad" : NULL;
             const char *vs = !(f32 > 0) || f == 0 ? "-" : F("%.2fx", f32 / cell[0]);
             hb_doc_row(rows, 7, rp->devs[d].id, fmt_label(fmts[f]),
-                       hb_report_fmt_bytes(hb_chain_weight_bytes(&sh0, (hb_dtype)hb_dtype_parse(fmts[f]))), hb_report_fmt_time(cell[0]),
+                       hb_report_fmt_bytes(cell[3]), hb_report_fmt_time(cell[0]),
                        isfinite(cell[2]) ? (cell[2] >= 0.9 * cell[0] ? tone_cell("warn", F("%s: launch-bound", hb_report_fmt_time(cell[2])))
                                                                      : hb_report_fmt_time(cell[2]))
                                          : "-",
