@@ -12,6 +12,7 @@
 #include "measure/instr.h"
 #include "measure/refcache.h"
 #include "core/convert.h"
+#include "core/quant.h"
 #include "cpu_ref/ref.h"
 #include <limits.h>
 #include <math.h>
@@ -34,16 +35,28 @@ static void ctx_free(run_ctx *x)
  * variant's, which must be the same op, shape, dtype and route: one set for the modes of a group),
  * the mode's host tensors from inputs (f64), and the memory accounting. */
 static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const hb_options *o,
-                          double *const *inputs, char *reason, size_t rlen, const run_ctx *group)
+                          const hb_ref_cache *rc, char *reason, size_t rlen, const run_ctx *group)
 {
+    double *const *inputs = rc->in;
+    /* a quantized matmul (f32 or resident mode only: quant_skip): its weight buffer holds the
+     * reference's random blocks as they are, its activations and output are f32 */
+    const int quant = hb_dtype_is_quant(c->dtype);
     memset(x, 0, sizeof *x);
     x->inst = inst; x->c = c; x->o = o;
     x->nin = hb_op_get(c->op)->ninputs;
     x->el = hb_elem_of_dtype(c->dtype);
     x->device = !inst->host_memory;
     size_t es = hb_elem_size(x->el);
-    for (int i = 0; i < x->nin; i++) x->nel[i] = (size_t)hb_op_input_elems(c->op, &c->shape, i);
+    size_t ib[HB_MAX_INPUTS] = {0}; /* each input buffer's bytes (a quantized weight's: its blocks) */
+    for (int i = 0; i < x->nin; i++) {
+        x->nel[i] = (size_t)hb_op_input_elems(c->op, &c->shape, i);
+        ib[i] = hb_case_input_bytes(c, i);
+    }
     x->nout = (size_t)hb_op_output_elems(c->op, &c->shape);
+    if (quant && (c->op != HB_OP_MATMUL || !rc->qw || rc->qw_bytes != ib[1] || x->el != HB_ELEM_F32)) {
+        snprintf(reason, rlen, "quantized %s: no weight blocks of %zu bytes from the reference", hb_dtype_name(c->dtype), ib[1]);
+        return HB_EINVAL;
+    }
     /* refuse what cannot fit in host memory before touching it */
     double need = 0;
     for (int i = 0; i < x->nin; i++) need += (double)x->nel[i];
@@ -63,8 +76,8 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
         x->borrowed = 1;
     } else {
         for (int i = 0; i < x->nin; i++) {
-            st = inst->ops->buf_alloc(inst, x->nel[i] * es, c->route, &x->in[i]);
-            if (st != HB_OK) { snprintf(reason, rlen, "buf_alloc of input %d (%zu bytes) failed: %s", i, x->nel[i] * es, hb_status_name(st)); return st; }
+            st = inst->ops->buf_alloc(inst, ib[i], c->route, &x->in[i]);
+            if (st != HB_OK) { snprintf(reason, rlen, "buf_alloc of input %d (%zu bytes) failed: %s", i, ib[i], hb_status_name(st)); return st; }
             x->in[i].dtype = c->dtype;
             x->nbuf_in++;
         }
@@ -73,9 +86,9 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
         x->have_out = 1;
     }
     x->out.dtype = c->dtype;
-    size_t total_el = x->nout;
-    for (int i = 0; i < x->nin; i++) total_el += x->nel[i];
-    if (x->device) x->device_bytes = (long long)(total_el * es);
+    size_t total_el = x->nout, total_b = x->nout * es; /* elements; the buffers' bytes */
+    for (int i = 0; i < x->nin; i++) { total_el += x->nel[i]; total_b += ib[i]; }
+    if (x->device) x->device_bytes = (long long)total_b;
     if (f64_host) {
         /* the f64 inputs are only read (converted, or uploaded and converted on the device): every
          * mode of a group reads the one copy the reference was computed from, instead of a copy each
@@ -99,9 +112,12 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
         x->host_bytes = (long long)(total_el * sizeof(float));
         x->staging_bytes = (long long)(total_el * es);
     } else {
-        /* conversion-free: the f32 host tensors are the buffers' host memory */
-        for (int i = 0; i < x->nin; i++) hb_convert(x->in[i].host, HB_ELEM_F32, inputs[i], HB_ELEM_F64, x->nel[i]);
-        x->host_bytes = (long long)(total_el * sizeof(float));
+        /* conversion-free: the f32 host tensors (a quantized weight's blocks) are the buffers' host memory */
+        for (int i = 0; i < x->nin; i++) {
+            if (quant && i == 1) memcpy(x->in[i].host, rc->qw, ib[i]);
+            else hb_convert(x->in[i].host, HB_ELEM_F32, inputs[i], HB_ELEM_F64, x->nel[i]);
+        }
+        x->host_bytes = (long long)total_b;
     }
     return HB_OK;
 }
@@ -337,7 +353,7 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
     hb_rss_reset();
     long long rss0 = hb_rss_now();
     if (!group_buffers_fit(owner, c)) owner = NULL;
-    hb_status st = ctx_init(&v->x, inst, c, o, rc->in, v->reason, sizeof v->reason, owner ? &owner->x : NULL);
+    hb_status st = ctx_init(&v->x, inst, c, o, rc, v->reason, sizeof v->reason, owner ? &owner->x : NULL);
     v->opened = 1;
     if (owner) {
         v->group_dev = owner->mem_after >= 0 && owner->mem_before >= 0 ? owner->mem_after - owner->mem_before : 0;
@@ -538,7 +554,7 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, const hb
             json_object_set_new(rec, "host_clock_ghz",
                                 json_pack("{s:f,s:f,s:[f,f],s:[f,f]}", "min", fmin(ck[0], ck[2]), "max", fmax(ck[1], ck[3]),
                                           "before", ck[0], ck[1], "after", ck[2], ck[3]));
-        double flops = hb_op_flops(c->op, &c->shape), bytes = hb_op_bytes(c->op, &c->shape, hb_dtype_size(c->dtype));
+        double flops = hb_op_flops(c->op, &c->shape), bytes = hb_case_bytes(c);
         double tc = sp[HB_PH_COMPUTE].median, tt = sp[HB_PH_TOTAL].median;
         double gf = tc > 0 ? flops / tc / 1e9 : 0, gb = tc > 0 ? bytes / tc / 1e9 : 0;
         json_object_set_new(rec, "gflops", json_real(gf));
@@ -615,6 +631,26 @@ static void var_free(mvar *v)
     v->opened = 0;
 }
 
+/* 1 (reason written) when quantized case c cannot run on any backend: the q dtypes are matmul's
+ * weights only, k must be whole blocks, and the modes that start from f64 host tensors (convert,
+ * convert-device) have no f64 form of a block format to convert from. 0 for every other case. */
+static int quant_skip(const hb_case *c, char *reason, size_t rlen)
+{
+    if (!hb_dtype_is_quant(c->dtype)) return 0;
+    const char *q = hb_dtype_name(c->dtype);
+    if (c->op != HB_OP_MATMUL)
+        snprintf(reason, rlen, "%s is a quantized-weight dtype: matmul only (docs/quantized.md)", q);
+    else if (c->mode == HB_MODE_CONVERT || c->mode == HB_MODE_CONVERT_DEVICE)
+        snprintf(reason, rlen, "%s weights have no f64 form to convert from: %s mode does not apply to quantized dtypes "
+                 "(f32 and resident do; docs/quantized.md)", q, hb_mode_name(c->mode));
+    else if (c->shape.k % hb_quant_block_elems(c->dtype))
+        snprintf(reason, rlen, "%s weights come in blocks of %d along k: k=%lld is not a multiple", q,
+                 hb_quant_block_elems(c->dtype), (long long)c->shape.k);
+    else
+        return 0;
+    return 1;
+}
+
 int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, const char *skip, const hb_options *o,
                      hb_ref_cache *rc, const hb_ceiling_set *cl, json_t **recs, hb_status *st_out)
 {
@@ -628,6 +664,7 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
         const hb_case *c = v[k].c;
         char reason[512] = "";
         if (skip && skip[0]) { var_status(&v[k], inst->name, HB_ESKIP, skip); continue; }
+        if (quant_skip(c, reason, sizeof reason)) { var_status(&v[k], inst->name, HB_ESKIP, reason); continue; }
         /* the chain is the driver's: each of its steps is checked against supports() in chain.c */
         hb_status st = c->op == HB_OP_CHAIN ? HB_OK : inst->ops->supports(inst, c, reason, sizeof reason);
         if (st != HB_OK) { var_status(&v[k], inst->name, HB_ESKIP, reason[0] ? reason : "unsupported"); continue; }

@@ -106,7 +106,7 @@ void measure_energy(run_ctx *x, json_t *rec, double t_compute)
     energy_batch = 1;
     while (energy_batch < 65536 && agreed(x, energy_batch < want)) energy_batch *= 2;
     hb_energy_result r;
-    double flops = hb_op_flops(x->c->op, &x->c->shape), bytes = hb_op_bytes(x->c->op, &x->c->shape, hb_dtype_size(x->c->dtype));
+    double flops = hb_op_flops(x->c->op, &x->c->shape), bytes = hb_case_bytes(x->c);
     hb_status st = energy_src.available
                        ? hb_energy_window(&energy_src, energy_call, x, hb_op_is_collective(x->c->op) ? vote_cb : NULL, x,
                                           o->energy_min_s, &r)
