@@ -250,32 +250,6 @@ static hb_status poison_output(run_ctx *x)
     return HB_OK;
 }
 
-/* ||out - ref|| / ||ref|| over the reference's computed (finite) elements; every output element must
- * be finite. Reads the output from where the mode leaves it (f64 tensor, f32 tensor or buffer). */
-static double rel_error(run_ctx *x, const double *ref, long long *nonfinite, double *verified_fraction)
-{
-    double *o = malloc(x->nout * sizeof *o);
-    if (!o) return INFINITY;
-    if (x->c->mode == HB_MODE_CONVERT || x->c->mode == HB_MODE_CONVERT_DEVICE) memcpy(o, x->o64, x->nout * sizeof *o);
-    else if (x->o32 && x->c->mode != HB_MODE_RESIDENT) hb_convert(o, HB_ELEM_F64, x->o32, HB_ELEM_F32, x->nout);
-    else hb_convert(o, HB_ELEM_F64, x->out.host, x->el, x->nout);
-    double num = 0, den = 0;
-    long long bad = 0, checked = 0;
-    for (size_t i = 0; i < x->nout; i++) {
-        if (!isfinite(o[i])) { bad++; continue; }
-        if (isnan(ref[i])) continue;
-        double d = o[i] - ref[i];
-        num += d * d;
-        den += ref[i] * ref[i];
-        checked++;
-    }
-    free(o);
-    *nonfinite = bad;
-    *verified_fraction = x->nout ? (double)checked / (double)x->nout : 0;
-    if (bad) return INFINITY;
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
 /* Samples per window: one (the verification run) under `hybench verify`, else --max-samples. */
 static int window_cap(const hb_options *o) { return o->verify_only ? 1 : o->max_samples; }
 
@@ -390,7 +364,7 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
     v->rss_peak = (pk >= 0 && rss0 >= 0 && rss_base >= 0) ? pk - rss0 + rss_base : pk;
     if (pk >= 0) v->rss_peak += v->group_host;
     if (st != HB_OK) { v->st = st; snprintf(v->reason, sizeof v->reason, "run failed: %s", hb_status_name(st)); return; }
-    v->rel = rel_error(&v->x, rc->out, &v->nonfinite, &v->vfrac);
+    v->rel = hb_case_rel_error(&v->x, rc->out, &v->nonfinite, &v->vfrac);
     /* 2. warm-up: at least one more call, up to 10% of the budget */
     if (!o->verify_only) {
         double tw = hb_now();
@@ -423,7 +397,7 @@ static void var_check_last(mvar *v, hb_ref_cache *rc)
     }
     double vf2;
     long long nf2;
-    double rel2 = rel_error(&v->x, rc->out, &nf2, &vf2);
+    double rel2 = hb_case_rel_error(&v->x, rc->out, &nf2, &vf2);
     if (!(rel2 <= v->rel)) v->rel = rel2;
     if (nf2 > v->nonfinite) v->nonfinite = nf2;
 }
@@ -631,26 +605,6 @@ static void var_free(mvar *v)
     v->opened = 0;
 }
 
-/* 1 (reason written) when quantized case c cannot run on any backend: the q dtypes are matmul's
- * weights only, k must be whole blocks, and the modes that start from f64 host tensors (convert,
- * convert-device) have no f64 form of a block format to convert from. 0 for every other case. */
-static int quant_skip(const hb_case *c, char *reason, size_t rlen)
-{
-    if (!hb_dtype_is_quant(c->dtype)) return 0;
-    const char *q = hb_dtype_name(c->dtype);
-    if (c->op != HB_OP_MATMUL)
-        snprintf(reason, rlen, "%s is a quantized-weight dtype: matmul only (docs/quantized.md)", q);
-    else if (c->mode == HB_MODE_CONVERT || c->mode == HB_MODE_CONVERT_DEVICE)
-        snprintf(reason, rlen, "%s weights have no f64 form to convert from: %s mode does not apply to quantized dtypes "
-                 "(f32 and resident do; docs/quantized.md)", q, hb_mode_name(c->mode));
-    else if (c->shape.k % hb_quant_block_elems(c->dtype))
-        snprintf(reason, rlen, "%s weights come in blocks of %d along k: k=%lld is not a multiple", q,
-                 hb_quant_block_elems(c->dtype), (long long)c->shape.k);
-    else
-        return 0;
-    return 1;
-}
-
 int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, const char *skip, const hb_options *o,
                      hb_ref_cache *rc, const hb_ceiling_set *cl, json_t **recs, hb_status *st_out)
 {
@@ -664,7 +618,7 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
         const hb_case *c = v[k].c;
         char reason[512] = "";
         if (skip && skip[0]) { var_status(&v[k], inst->name, HB_ESKIP, skip); continue; }
-        if (quant_skip(c, reason, sizeof reason)) { var_status(&v[k], inst->name, HB_ESKIP, reason); continue; }
+        if (hb_quant_case_skip(c, reason, sizeof reason)) { var_status(&v[k], inst->name, HB_ESKIP, reason); continue; }
         /* the chain is the driver's: each of its steps is checked against supports() in chain.c */
         hb_status st = c->op == HB_OP_CHAIN ? HB_OK : inst->ops->supports(inst, c, reason, sizeof reason);
         if (st != HB_OK) { var_status(&v[k], inst->name, HB_ESKIP, reason[0] ? reason : "unsupported"); continue; }
