@@ -230,6 +230,7 @@ TEST_TOP_test_workload   := workload
 TEST_TOP_test_benchdnn   := workload
 TEST_TOP_test_gguf       := workload
 TEST_TOP_test_cpu_kernels := measure
+TEST_TOP_test_cpu_quant  := kernels
 TEST_TOP_test_cpu_dnnl   := measure
 TEST_TOP_test_cpu_attn_isa := measure
 TEST_TOP_test_cpu_dnnl_gemm := measure

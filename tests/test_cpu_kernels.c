@@ -689,7 +689,7 @@ static void test_skips(void **state)
     hb_case c = make_case(HB_OP_MATMUL, "m=8 n=8 k=8");
     c.dtype = HB_F16;
     g_cpu.ops->supports(&g_cpu, &c, reason, sizeof reason);
-    assert_string_equal(reason, "cpu backend computes in f32 only");
+    assert_string_equal(reason, "cpu backend computes in f32 (and matmul with quantized weights) only");
     c.dtype = HB_F32;
     c.route = HB_ROUTE_PINNED;
     g_cpu.ops->supports(&g_cpu, &c, reason, sizeof reason);

@@ -263,7 +263,8 @@ double hb_op_flops(hb_op op, const hb_shape *s);
  * once, at elem_size bytes per element (STREAM/BabelStream convention; no write-allocate). */
 double hb_op_bytes(hb_op op, const hb_shape *s, size_t elem_size);
 /* Verification tolerance on ||out-ref||_2 / ||ref||_2 for this op, shape and compute dtype.
- * f32: 1e-5 x sqrt(reduction length) floor 1e-5 capped 1e-3; tf32: 5e-3; f16: 1e-2; bf16: 3e-2. */
+ * f32: 1e-5 x sqrt(reduction length) floor 1e-5 capped 1e-3; tf32: 5e-3; f16: 1e-2; bf16: 3e-2;
+ * the quantized dtypes (matmul over the exactly dequantized weights): 1e-2 (ops.c says why). */
 double hb_op_tolerance(hb_op op, const hb_shape *s, hb_dtype d);
 
 /* ---- collectives (nccl-tests' doc/PERFORMANCE.md) ----
@@ -301,6 +302,18 @@ typedef struct hb_case {
 /* Stable key of a case for matching across runs:
  * "op|shape|backend|mode|route|dtype". buf must hold 256 bytes. */
 char *hb_case_key(const hb_case *c, const char *backend, char *buf, size_t len);
+/* Bytes of input i (0..ninputs-1) of case c as a backend's buffer holds it: elements x
+ * hb_dtype_size(dtype), except a quantized matmul's weight (input 1), which holds its blocks:
+ * hb_quant_bytes(dtype, n*k) (core/quant.h). 0 for an index out of range, or a quantized weight whose
+ * k is no whole number of blocks. */
+size_t hb_case_input_bytes(const hb_case *c, int i);
+/* Bytes of case c's output buffer: elements x hb_dtype_size(dtype) (f32 for the quantized dtypes). */
+size_t hb_case_output_bytes(const hb_case *c);
+/* Minimal bytes one call of case c moves through memory (its records' "bytes", the GB/s figures):
+ * hb_op_bytes at the dtype's element size, except that a quantized matmul counts its weight's block
+ * bytes (hb_case_input_bytes) and its f32 activations and output at 4 bytes. The one place a case's
+ * bytes are computed. */
+double hb_case_bytes(const hb_case *c);
 
 /* ---- the decoder-layer chain (the HB_OP_CHAIN row; core/chain.c) ----
  * The transformer-block chain: one TinyLlama-1.1B decoder layer (hidden 2048, intermediate

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "core/launch.h"
 #include "core/opdesc.h"
+#include "core/quant.h"
 
 static const char *const status_names[HB_STATUS_COUNT] = {
     "ok", "skipped", "no_resource", "failed", "invalid", "wrong", "crashed", "timed_out"};
@@ -430,8 +431,21 @@ static double reduction_length(hb_op op, const hb_shape *s)
  * f16 10 bits, bf16 7 bits (2^-8 ~ 3.9e-3); the caps follow the method notes' observed ranges
  * (tf32 ~3e-4, bf16 1e-3..1e-2) with headroom. The pointwise ops (sums = 0 in their row: no
  * reduction) get the f32 floor, 1e-5: their kernels' expf/exp2f/tanhf err by a few ulp (~1e-7). */
+/* The quantized dtypes: the reference multiplies the activations by the weights' exact dequantized
+ * values (core/quant.c) in f64, and a kernel may quantize each activation row to 8 bits as ggml does
+ * (blocks of 32 or 256 elements, scale amax/127; kernels/cpu/cpu_qmatmul.c, ggml's Q8_0 / Q8_K). That
+ * rounding errs by up to half a step, uniformly: an RMS of amax / (127 sqrt(12)) per element, and the
+ * dot product's relative error is that over the activations' RMS (independent errors against random
+ * weights). hybench's inputs are uniform on [-1, 1] (amax / rms = sqrt(3)): 3.9e-3 (2^-8); Gaussian
+ * activations over a 256-element block (amax ~ 3 sigma): 6.8e-3. 1e-2 keeps headroom over both and
+ * stays below ggml's own test-backend-ops bound for quantized matmul (NMSE 5e-4, a relative error of
+ * 2.2e-2); a kernel that multiplies the dequantized weights in f32 errs ~1e-6. A wrong scale, min or
+ * bit of a block moves its sub-block's products by O(1) relative: far above it. */
+#define HB_QUANT_TOLERANCE 1e-2
+
 double hb_op_tolerance(hb_op op, const hb_shape *s, hb_dtype d)
 {
+    if (hb_dtype_is_quant(d)) return HB_QUANT_TOLERANCE;
     switch (d) {
     case HB_TF32: return 5e-3;
     case HB_F16: return 1e-2;
@@ -482,6 +496,28 @@ char *hb_case_key(const hb_case *c, const char *backend, char *buf, size_t len)
     snprintf(buf, len, "%s|%s|%s|%s|%s|%s", hb_op_get(c->op) ? hb_op_get(c->op)->name : "?", sh, backend,
              hb_mode_name(c->mode), hb_route_name(c->route), hb_dtype_name(c->dtype));
     return buf;
+}
+
+/* a quantized matmul: its weight (input 1) in blocks, activations and output f32 */
+static int quant_matmul(const hb_case *c) { return hb_dtype_is_quant(c->dtype) && c->op == HB_OP_MATMUL; }
+
+size_t hb_case_input_bytes(const hb_case *c, int i)
+{
+    const hb_op_info *info = hb_op_get(c->op);
+    if (!info || i < 0 || i >= info->ninputs) return 0;
+    if (quant_matmul(c) && i == 1) return hb_quant_bytes(c->dtype, c->shape.n * c->shape.k);
+    return (size_t)hb_op_input_elems(c->op, &c->shape, i) * hb_dtype_size(c->dtype);
+}
+
+size_t hb_case_output_bytes(const hb_case *c)
+{
+    return (size_t)hb_op_output_elems(c->op, &c->shape) * hb_dtype_size(c->dtype);
+}
+
+double hb_case_bytes(const hb_case *c)
+{
+    if (!quant_matmul(c)) return hb_op_bytes(c->op, &c->shape, hb_dtype_size(c->dtype));
+    return (double)hb_case_input_bytes(c, 0) + (double)hb_case_input_bytes(c, 1) + (double)hb_case_output_bytes(c);
 }
 
 /* ---- the chain's cost (core/hybench.h): the sum of its steps' (core/chain.c) ---- */

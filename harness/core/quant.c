@@ -1,5 +1,6 @@
 /*
- * quant.c - dequantization of the GGUF block formats and random blocks to measure with (quant.h).
+ * quant.c - dequantization of the GGUF block formats, random blocks to measure with, and which cases
+ * the quantized dtypes take (quant.h).
  * The value of every weight is computed as each format defines it (ggml's dequantize_row_q8_0,
  * _q4_K, _q5_K, _q6_K): f32 products and differences, each rounded on its own, never fused into an FMA
  * (the contraction is switched off below), so the f32 a kernel must reproduce is one number.
@@ -10,6 +11,7 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 #include "core/quant.h"
+#include <stdio.h>
 #include <string.h>
 #include "core/convert.h"
 
@@ -176,4 +178,22 @@ hb_status hb_quant_fill_random(hb_dtype d, void *blocks, int64_t n, unsigned lon
         }
     }
     return HB_OK;
+}
+
+/* quant.h */
+int hb_quant_case_skip(const hb_case *c, char *reason, size_t rlen)
+{
+    if (!hb_dtype_is_quant(c->dtype)) return 0;
+    const char *q = hb_dtype_name(c->dtype);
+    if (c->op != HB_OP_MATMUL)
+        snprintf(reason, rlen, "%s is a quantized-weight dtype: matmul only (docs/quantized.md)", q);
+    else if (c->mode == HB_MODE_CONVERT || c->mode == HB_MODE_CONVERT_DEVICE)
+        snprintf(reason, rlen, "%s weights have no f64 form to convert from: %s mode does not apply to quantized dtypes "
+                 "(f32 and resident do; docs/quantized.md)", q, hb_mode_name(c->mode));
+    else if (c->shape.k % hb_quant_block_elems(c->dtype))
+        snprintf(reason, rlen, "%s weights come in blocks of %d along k: k=%lld is not a multiple", q,
+                 hb_quant_block_elems(c->dtype), (long long)c->shape.k);
+    else
+        return 0;
+    return 1;
 }

@@ -22,15 +22,25 @@ typedef struct hb_ref_cache {
     int64_t row_step;
     int cstate;         /* hb_refc_state (refcache.h): how out was obtained (read from the on-disk
                          * cache or computed); kept while the item's cases reuse it */
+    hb_dtype wq;        /* a quantized matmul's weight format (core/quant.h), else HB_F32: the
+                         * item's cases of another format need other inputs and another reference */
+    void *qw;           /* that weight's blocks (qw_bytes, hb_case_input_bytes); in[1] holds their
+                         * exact dequantization; NULL for dense cases */
+    size_t qw_bytes;
 } hb_ref_cache;
 
 void hb_ref_cache_free(hb_ref_cache *r);
 /* The reference of case c (workload item `item`; refcache.c) into r, unless r holds that item's
- * already: its inputs drawn from o->seed on streams item * 8 + i, and its output read from the
+ * already (for c's weight format): its inputs drawn from o->seed on streams item * 8 + i (a
+ * quantized matmul's weight: random blocks from hb_quant_fill_random on stream item * 8 + 1, scale
+ * HB_QUANT_FILL_SCALE, kept in r->qw, with in[1] their dequantization), and its output read from the
  * on-disk cache (o->ref_cache, measure/refcache.h) when a sound entry is there, else computed with
  * cpu_ref (and stored when hb_refcache_worth); r->cstate says which. An unsound entry is named on
  * stderr and replaced. HB_OK, HB_ENOMEM, or hb_ref_compute's error (r then empty). */
 hb_status hb_ref_cache_get(hb_ref_cache *r, const hb_case *c, int item, const hb_options *o);
+/* The random quantized weights' scale: weights in about [-1/16, 1/16] against activations in [-1, 1],
+ * so that a product over k = 2048..14336 is O(1) (sqrt(k) / 16 x E|a| E|w| terms' spread). */
+#define HB_QUANT_FILL_SCALE (1.0 / 16)
 
 /* Measured ceilings of the current instance. */
 typedef struct hb_ceiling_set { hb_ceiling v[HB_MAX_CEILINGS]; int n; } hb_ceiling_set;
@@ -61,6 +71,11 @@ typedef struct run_ctx {
 } run_ctx;
 
 double ceiling_get(const hb_ceiling_set *cl, const char *name);
+/* ||out - ref|| / ||ref|| of x's output over the reference's computed (finite) elements (ref: x->nout
+ * doubles, NaN where subsampled away); every output element must be finite: *nonfinite counts those
+ * that are not (the result is then INFINITY), *verified_fraction the share compared. Reads the output
+ * from where the mode leaves it (f64 tensor, f32 tensor or buffer). INFINITY when out of memory. */
+double hb_case_rel_error(run_ctx *x, const double *ref, long long *nonfinite, double *verified_fraction);
 json_t *samples_json(const double *s, size_t n);
 /* A loop's stop decision, agreed across the ranks of a collective case (backend.h coll_vote): every
  * rank's process then makes the same number of calls. Other cases: stop as given. */

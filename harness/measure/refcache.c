@@ -5,6 +5,7 @@
 #include "measure/refcache.h"
 #include "measure/internal.h"
 #include "cpu_ref/ref.h"
+#include "core/quant.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -80,10 +81,14 @@ char *hb_refcache_key(const hb_case *c, int64_t row_step, unsigned long long see
     hb_shape_format(c->op, &c->shape, shape, sizeof shape);
     uint64_t hin = 0;
     for (int i = 0; i < nin; i++) hin = hb_refcache_hash(in[i], input_elems[i] * sizeof(double), hin);
+    /* a quantized weight's format: its inputs (random blocks, dequantized) and layout (W[n,k]) are its
+     * own; dense dtypes share one reference (their f64 inputs are the same) and keep their keys */
+    char wq[32] = "";
+    if (hb_dtype_is_quant(c->dtype)) snprintf(wq, sizeof wq, "|weights=%s", hb_dtype_name(c->dtype));
     int w = snprintf(buf, len, "hbref1|op=%s|shape=%s|shape_hash=%016" PRIx64 "|row_step=%lld|seed=%llu|streams=%llu+%d|inputs=%016" PRIx64
-                     "|ref=%s",
+                     "%s|ref=%s",
                      hb_op_get(c->op)->name, shape, hb_refcache_hash(&c->shape, sizeof c->shape, 0), (long long)row_step, seed,
-                     stream0, nin, hin, HB_REF_VERSION);
+                     stream0, nin, hin, wq, HB_REF_VERSION);
     return w < 0 || (size_t)w >= len ? NULL : buf;
 }
 
@@ -159,13 +164,19 @@ void hb_ref_cache_free(hb_ref_cache *r)
     for (int i = 0; i < HB_MAX_INPUTS; i++) { free(r->in[i]); r->in[i] = NULL; }
     free(r->out);
     r->out = NULL;
+    free(r->qw);
+    r->qw = NULL;
+    r->qw_bytes = 0;
     r->item = -1;
+    r->wq = HB_F32;
 }
 
 hb_status hb_ref_cache_get(hb_ref_cache *r, const hb_case *c, int item, const hb_options *o)
 {
-    if (r->item == item && r->out) return HB_OK;
+    const hb_dtype wq = hb_dtype_is_quant(c->dtype) && c->op == HB_OP_MATMUL ? c->dtype : HB_F32;
+    if (r->item == item && r->out && r->wq == wq) return HB_OK;
     hb_ref_cache_free(r);
+    r->wq = wq;
     unsigned long long seed = o->seed, stream0 = (unsigned long long)item * 8;
     const hb_op_info *info = hb_op_get(c->op);
     size_t nel[HB_MAX_INPUTS] = {0};
@@ -174,6 +185,18 @@ hb_status hb_ref_cache_get(hb_ref_cache *r, const hb_case *c, int item, const hb
         nel[i] = (size_t)hb_op_input_elems(c->op, &c->shape, i);
         r->in[i] = malloc(nel[i] * sizeof(double));
         if (!r->in[i]) { hb_ref_cache_free(r); return HB_ENOMEM; }
+        if (wq != HB_F32 && i == 1) {
+            /* the weight: random blocks of the format, and for the reference their exact values */
+            r->qw_bytes = hb_case_input_bytes(c, 1);
+            r->qw = r->qw_bytes ? malloc(r->qw_bytes) : NULL;
+            if (!r->qw) { hb_ref_cache_free(r); return r->qw_bytes ? HB_ENOMEM : HB_EINVAL; }
+            if (hb_quant_fill_random(wq, r->qw, (int64_t)nel[i], seed, stream0 + (unsigned long long)i, HB_QUANT_FILL_SCALE) != HB_OK ||
+                hb_quant_dequantize_f64(wq, r->qw, r->in[i], (int64_t)nel[i]) != HB_OK) {
+                hb_ref_cache_free(r);
+                return HB_EINVAL;
+            }
+            continue;
+        }
         hb_fill_random(r->in[i], nel[i], seed, stream0 + (unsigned long long)i);
     }
     size_t no = (size_t)hb_op_output_elems(c->op, &c->shape);

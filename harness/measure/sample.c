@@ -12,6 +12,7 @@
 #include "measure/instr.h"
 #include "measure/refcache.h"
 #include "core/convert.h"
+#include "core/quant.h"
 #include "cpu_ref/ref.h"
 #include <limits.h>
 #include <math.h>
@@ -34,16 +35,28 @@ static void ctx_free(run_ctx *x)
  * variant's, which must be the same op, shape, dtype and route: one set for the modes of a group),
  * the mode's host tensors from inputs (f64), and the memory accounting. */
 static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const hb_options *o,
-                          double *const *inputs, char *reason, size_t rlen, const run_ctx *group)
+                          const hb_ref_cache *rc, char *reason, size_t rlen, const run_ctx *group)
 {
+    double *const *inputs = rc->in;
+    /* a quantized matmul (f32 or resident mode only: quant_skip): its weight buffer holds the
+     * reference's random blocks as they are, its activations and output are f32 */
+    const int quant = hb_dtype_is_quant(c->dtype);
     memset(x, 0, sizeof *x);
     x->inst = inst; x->c = c; x->o = o;
     x->nin = hb_op_get(c->op)->ninputs;
     x->el = hb_elem_of_dtype(c->dtype);
     x->device = !inst->host_memory;
     size_t es = hb_elem_size(x->el);
-    for (int i = 0; i < x->nin; i++) x->nel[i] = (size_t)hb_op_input_elems(c->op, &c->shape, i);
+    size_t ib[HB_MAX_INPUTS] = {0}; /* each input buffer's bytes (a quantized weight's: its blocks) */
+    for (int i = 0; i < x->nin; i++) {
+        x->nel[i] = (size_t)hb_op_input_elems(c->op, &c->shape, i);
+        ib[i] = hb_case_input_bytes(c, i);
+    }
     x->nout = (size_t)hb_op_output_elems(c->op, &c->shape);
+    if (quant && (c->op != HB_OP_MATMUL || !rc->qw || rc->qw_bytes != ib[1] || x->el != HB_ELEM_F32)) {
+        snprintf(reason, rlen, "quantized %s: no weight blocks of %zu bytes from the reference", hb_dtype_name(c->dtype), ib[1]);
+        return HB_EINVAL;
+    }
     /* refuse what cannot fit in host memory before touching it */
     double need = 0;
     for (int i = 0; i < x->nin; i++) need += (double)x->nel[i];
@@ -63,8 +76,8 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
         x->borrowed = 1;
     } else {
         for (int i = 0; i < x->nin; i++) {
-            st = inst->ops->buf_alloc(inst, x->nel[i] * es, c->route, &x->in[i]);
-            if (st != HB_OK) { snprintf(reason, rlen, "buf_alloc of input %d (%zu bytes) failed: %s", i, x->nel[i] * es, hb_status_name(st)); return st; }
+            st = inst->ops->buf_alloc(inst, ib[i], c->route, &x->in[i]);
+            if (st != HB_OK) { snprintf(reason, rlen, "buf_alloc of input %d (%zu bytes) failed: %s", i, ib[i], hb_status_name(st)); return st; }
             x->in[i].dtype = c->dtype;
             x->nbuf_in++;
         }
@@ -73,9 +86,9 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
         x->have_out = 1;
     }
     x->out.dtype = c->dtype;
-    size_t total_el = x->nout;
-    for (int i = 0; i < x->nin; i++) total_el += x->nel[i];
-    if (x->device) x->device_bytes = (long long)(total_el * es);
+    size_t total_el = x->nout, total_b = x->nout * es; /* elements; the buffers' bytes */
+    for (int i = 0; i < x->nin; i++) { total_el += x->nel[i]; total_b += ib[i]; }
+    if (x->device) x->device_bytes = (long long)total_b;
     if (f64_host) {
         /* the f64 inputs are only read (converted, or uploaded and converted on the device): every
          * mode of a group reads the one copy the reference was computed from, instead of a copy each
@@ -99,9 +112,12 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
         x->host_bytes = (long long)(total_el * sizeof(float));
         x->staging_bytes = (long long)(total_el * es);
     } else {
-        /* conversion-free: the f32 host tensors are the buffers' host memory */
-        for (int i = 0; i < x->nin; i++) hb_convert(x->in[i].host, HB_ELEM_F32, inputs[i], HB_ELEM_F64, x->nel[i]);
-        x->host_bytes = (long long)(total_el * sizeof(float));
+        /* conversion-free: the f32 host tensors (a quantized weight's blocks) are the buffers' host memory */
+        for (int i = 0; i < x->nin; i++) {
+            if (quant && i == 1) memcpy(x->in[i].host, rc->qw, ib[i]);
+            else hb_convert(x->in[i].host, HB_ELEM_F32, inputs[i], HB_ELEM_F64, x->nel[i]);
+        }
+        x->host_bytes = (long long)total_b;
     }
     return HB_OK;
 }
@@ -234,32 +250,6 @@ static hb_status poison_output(run_ctx *x)
     return HB_OK;
 }
 
-/* ||out - ref|| / ||ref|| over the reference's computed (finite) elements; every output element must
- * be finite. Reads the output from where the mode leaves it (f64 tensor, f32 tensor or buffer). */
-static double rel_error(run_ctx *x, const double *ref, long long *nonfinite, double *verified_fraction)
-{
-    double *o = malloc(x->nout * sizeof *o);
-    if (!o) return INFINITY;
-    if (x->c->mode == HB_MODE_CONVERT || x->c->mode == HB_MODE_CONVERT_DEVICE) memcpy(o, x->o64, x->nout * sizeof *o);
-    else if (x->o32 && x->c->mode != HB_MODE_RESIDENT) hb_convert(o, HB_ELEM_F64, x->o32, HB_ELEM_F32, x->nout);
-    else hb_convert(o, HB_ELEM_F64, x->out.host, x->el, x->nout);
-    double num = 0, den = 0;
-    long long bad = 0, checked = 0;
-    for (size_t i = 0; i < x->nout; i++) {
-        if (!isfinite(o[i])) { bad++; continue; }
-        if (isnan(ref[i])) continue;
-        double d = o[i] - ref[i];
-        num += d * d;
-        den += ref[i] * ref[i];
-        checked++;
-    }
-    free(o);
-    *nonfinite = bad;
-    *verified_fraction = x->nout ? (double)checked / (double)x->nout : 0;
-    if (bad) return INFINITY;
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
 /* Samples per window: one (the verification run) under `hybench verify`, else --max-samples. */
 static int window_cap(const hb_options *o) { return o->verify_only ? 1 : o->max_samples; }
 
@@ -337,7 +327,7 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
     hb_rss_reset();
     long long rss0 = hb_rss_now();
     if (!group_buffers_fit(owner, c)) owner = NULL;
-    hb_status st = ctx_init(&v->x, inst, c, o, rc->in, v->reason, sizeof v->reason, owner ? &owner->x : NULL);
+    hb_status st = ctx_init(&v->x, inst, c, o, rc, v->reason, sizeof v->reason, owner ? &owner->x : NULL);
     v->opened = 1;
     if (owner) {
         v->group_dev = owner->mem_after >= 0 && owner->mem_before >= 0 ? owner->mem_after - owner->mem_before : 0;
@@ -374,7 +364,7 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
     v->rss_peak = (pk >= 0 && rss0 >= 0 && rss_base >= 0) ? pk - rss0 + rss_base : pk;
     if (pk >= 0) v->rss_peak += v->group_host;
     if (st != HB_OK) { v->st = st; snprintf(v->reason, sizeof v->reason, "run failed: %s", hb_status_name(st)); return; }
-    v->rel = rel_error(&v->x, rc->out, &v->nonfinite, &v->vfrac);
+    v->rel = hb_case_rel_error(&v->x, rc->out, &v->nonfinite, &v->vfrac);
     /* 2. warm-up: at least one more call, up to 10% of the budget */
     if (!o->verify_only) {
         double tw = hb_now();
@@ -407,7 +397,7 @@ static void var_check_last(mvar *v, hb_ref_cache *rc)
     }
     double vf2;
     long long nf2;
-    double rel2 = rel_error(&v->x, rc->out, &nf2, &vf2);
+    double rel2 = hb_case_rel_error(&v->x, rc->out, &nf2, &vf2);
     if (!(rel2 <= v->rel)) v->rel = rel2;
     if (nf2 > v->nonfinite) v->nonfinite = nf2;
 }
@@ -538,7 +528,7 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, const hb
             json_object_set_new(rec, "host_clock_ghz",
                                 json_pack("{s:f,s:f,s:[f,f],s:[f,f]}", "min", fmin(ck[0], ck[2]), "max", fmax(ck[1], ck[3]),
                                           "before", ck[0], ck[1], "after", ck[2], ck[3]));
-        double flops = hb_op_flops(c->op, &c->shape), bytes = hb_op_bytes(c->op, &c->shape, hb_dtype_size(c->dtype));
+        double flops = hb_op_flops(c->op, &c->shape), bytes = hb_case_bytes(c);
         double tc = sp[HB_PH_COMPUTE].median, tt = sp[HB_PH_TOTAL].median;
         double gf = tc > 0 ? flops / tc / 1e9 : 0, gb = tc > 0 ? bytes / tc / 1e9 : 0;
         json_object_set_new(rec, "gflops", json_real(gf));
@@ -628,6 +618,7 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
         const hb_case *c = v[k].c;
         char reason[512] = "";
         if (skip && skip[0]) { var_status(&v[k], inst->name, HB_ESKIP, skip); continue; }
+        if (hb_quant_case_skip(c, reason, sizeof reason)) { var_status(&v[k], inst->name, HB_ESKIP, reason); continue; }
         /* the chain is the driver's: each of its steps is checked against supports() in chain.c */
         hb_status st = c->op == HB_OP_CHAIN ? HB_OK : inst->ops->supports(inst, c, reason, sizeof reason);
         if (st != HB_OK) { var_status(&v[k], inst->name, HB_ESKIP, reason[0] ? reason : "unsupported"); continue; }

@@ -1,7 +1,8 @@
 /*
  * sample_facts.c - the facts of a case record beside its statistics (sample.c builds the record): the
  * ceiling it is measured against, the host/device timer agreement, the raw samples as JSON, the stop
- * decision the ranks of a collective case agree on, and the --energy window after its sampling.
+ * decision the ranks of a collective case agree on, the --energy window after its sampling, and the
+ * verification's relative error of an output.
  */
 #include "measure/internal.h"
 #include "measure/energy.h"
@@ -106,7 +107,7 @@ void measure_energy(run_ctx *x, json_t *rec, double t_compute)
     energy_batch = 1;
     while (energy_batch < 65536 && agreed(x, energy_batch < want)) energy_batch *= 2;
     hb_energy_result r;
-    double flops = hb_op_flops(x->c->op, &x->c->shape), bytes = hb_op_bytes(x->c->op, &x->c->shape, hb_dtype_size(x->c->dtype));
+    double flops = hb_op_flops(x->c->op, &x->c->shape), bytes = hb_case_bytes(x->c);
     hb_status st = energy_src.available
                        ? hb_energy_window(&energy_src, energy_call, x, hb_op_is_collective(x->c->op) ? vote_cb : NULL, x,
                                           o->energy_min_s, &r)
@@ -115,4 +116,29 @@ void measure_energy(run_ctx *x, json_t *rec, double t_compute)
     json_t *e = hb_energy_json(&energy_src, st == HB_OK ? &r : NULL, o->energy_min_s, energy_idle_w, flops, bytes);
     if (st == HB_OK) json_object_set_new(e, "batch", json_integer(energy_batch));
     json_object_set_new(rec, "energy", e);
+}
+
+/* internal.h */
+double hb_case_rel_error(run_ctx *x, const double *ref, long long *nonfinite, double *verified_fraction)
+{
+    double *o = malloc(x->nout * sizeof *o);
+    if (!o) return INFINITY;
+    if (x->c->mode == HB_MODE_CONVERT || x->c->mode == HB_MODE_CONVERT_DEVICE) memcpy(o, x->o64, x->nout * sizeof *o);
+    else if (x->o32 && x->c->mode != HB_MODE_RESIDENT) hb_convert(o, HB_ELEM_F64, x->o32, HB_ELEM_F32, x->nout);
+    else hb_convert(o, HB_ELEM_F64, x->out.host, x->el, x->nout);
+    double num = 0, den = 0;
+    long long bad = 0, checked = 0;
+    for (size_t i = 0; i < x->nout; i++) {
+        if (!isfinite(o[i])) { bad++; continue; }
+        if (isnan(ref[i])) continue;
+        double d = o[i] - ref[i];
+        num += d * d;
+        den += ref[i] * ref[i];
+        checked++;
+    }
+    free(o);
+    *nonfinite = bad;
+    *verified_fraction = x->nout ? (double)checked / (double)x->nout : 0;
+    if (bad) return INFINITY;
+    return den > 0 ? sqrt(num / den) : sqrt(num);
 }

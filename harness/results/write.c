@@ -86,7 +86,7 @@ json_t *hb_case_record(const hb_case *c, const char *backend)
     json_object_set_new(r, "mode", json_string(hb_mode_name(c->mode)));
     json_object_set_new(r, "route", json_string(hb_route_name(c->route)));
     json_object_set_new(r, "flops", hb_json_count(hb_op_flops(c->op, &c->shape)));
-    json_object_set_new(r, "bytes", hb_json_count(hb_op_bytes(c->op, &c->shape, hb_dtype_size(c->dtype))));
+    json_object_set_new(r, "bytes", hb_json_count(hb_case_bytes(c)));
     json_object_set_new(r, "bound", json_string(info->compute_bound ? "compute" : "memory"));
     return r;
 }

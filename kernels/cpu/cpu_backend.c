@@ -3,7 +3,8 @@
  * bound one per core by hwloc and OpenBLAS for the matrix products.
  *
  * One instance, "cpu". Host memory: buffers are 64-byte aligned, first-touched by the threads
- * (hostmem.c), dev == host, upload/download do nothing. Compute dtype f32 only, route pageable only;
+ * (hostmem.c), dev == host, upload/download do nothing. Compute dtype f32, and for matmul the
+ * quantized dtypes (q8_0, q4_k, q5_k, q6_k: fused kernels of cpu_qmatmul.c); route pageable only;
  * other dtypes and routes are HB_ESKIP. No device timer: the driver's monotonic clock times run.
  * Ceilings: hb_cpu_ceilings (STREAM copy/triad, sgemm probe), measured when the driver asks.
  */
@@ -110,8 +111,15 @@ static void cpu_close(hb_instance *inst)
 static hb_status cpu_supports(hb_instance *inst, const hb_case *c, char *reason, size_t reasonlen)
 {
     (void)inst;
+    if (hb_dtype_is_quant(c->dtype)) {
+        if (c->route != HB_ROUTE_PAGEABLE) {
+            snprintf(reason, reasonlen, "host-memory backend: no transfer routes");
+            return HB_ESKIP;
+        }
+        return hb_cpu_qmatmul_check(c, reason, reasonlen);
+    }
     if (c->dtype != HB_F32) {
-        snprintf(reason, reasonlen, "cpu backend computes in f32 only");
+        snprintf(reason, reasonlen, "cpu backend computes in f32 (and matmul with quantized weights) only");
         return HB_ESKIP;
     }
     if (c->route != HB_ROUTE_PAGEABLE) {
@@ -136,6 +144,15 @@ static void cpu_buf_free(hb_instance *inst, hb_buf *b)
 static hb_status cpu_run(hb_instance *inst, const hb_case *c, hb_buf *const *in, hb_buf *out)
 {
     (void)inst;
+    if (hb_dtype_is_quant(c->dtype) && c->op == HB_OP_MATMUL && c->route == HB_ROUTE_PAGEABLE) {
+        /* A f32, W its blocks, C f32 (cpu_qmatmul.c) */
+        const int64_t na = hb_op_input_elems(c->op, &c->shape, 0), no = hb_op_output_elems(c->op, &c->shape);
+        const size_t wb = hb_case_input_bytes(c, 1);
+        if (na <= 0 || no <= 0 || wb == 0 || !in[0] || !in[1] || !out || !in[0]->host || !in[1]->host || !out->host ||
+            in[0]->bytes < (size_t)na * sizeof(float) || in[1]->bytes < wb || out->bytes < (size_t)no * sizeof(float))
+            return HB_EINVAL;
+        return hb_cpu_qmatmul_run(c, in[0]->host, in[1]->host, out->host, -1);
+    }
     if (c->dtype != HB_F32 || c->route != HB_ROUTE_PAGEABLE)
         return HB_ESKIP;
     if ((unsigned)c->op >= HB_OP_COUNT || !out || !out->host)
@@ -174,6 +191,10 @@ static void cpu_mem_info(hb_instance *inst, int64_t *allocated, int64_t *free_b,
 static hb_status cpu_case_info(hb_instance *inst, const hb_case *c, char *buf, size_t len)
 {
     cpu_ctx *ctx = inst->ctx;
+    if (hb_dtype_is_quant(c->dtype)) { /* the fused kernels, on the whole team (cpu_qmatmul.c) */
+        snprintf(buf, len, "{\"impl\":\"%s\",\"threads\":%d}", hb_cpu_qmatmul_impl(c), ctx ? ctx->threads : 0);
+        return HB_OK;
+    }
     json_t *o = json_pack("{s:s, s:i}", "impl", hb_cpu_kernel_impl(c), "threads", ctx ? hb_cpu_kernel_threads(c) : 0);
     /* conv2d: how the shape's path (oneDNN or the own im2col + sgemm) was chosen */
     if (o && c->op == HB_OP_CONV2D && conv_note(c))

@@ -201,6 +201,18 @@ int plan_threads(int p, int64_t m, int64_t n, int64_t k); /* threads plan p runs
 int bmm_plan(int64_t batch, int64_t m, int64_t n, int64_t k); /* 0 serial, 1 over the batch, 2 per product */
 hb_status k_bmm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *A, const float *B,
                 float *C);             /* batched C = A B */
+/* cpu_qmatmul.c: matmul with quantized weights (c->dtype q8_0, q4_k, q5_k, q6_k; core/quant.h):
+ * C[m,n] = A[m,k] x W^T, A and C f32 row-major (caller-owned), W the n rows' blocks (hb_quant_bytes(
+ * dtype, n*k) bytes). check: HB_OK, or HB_ESKIP with the reason (not matmul, k no whole number of
+ * blocks, sizes). run: isa 256 the AVX2 kernels (HB_EINVAL where the CPU lacks AVX2/FMA/F16C), 0 the
+ * scalar ones, -1 the process's choice (hb_cpu_qmatmul_isa); HB_OK, HB_EINVAL (a shape check refuses, a
+ * NULL pointer), HB_ENOMEM (A's quantized copy, m x k x 1.25 bytes at most, in the shared scratch).
+ * isa: 256 where the CPU has AVX2+FMA+F16C, else 0; HB_CPU_QMM_ISA=scalar forces 0 (read once).
+ * impl: "own-<dtype>-avx2" or "own-<dtype>-scalar" (static string). */
+hb_status hb_cpu_qmatmul_check(const hb_case *c, char *reason, size_t reasonlen);
+hb_status hb_cpu_qmatmul_run(const hb_case *c, const float *A, const void *W, float *C, int isa);
+int hb_cpu_qmatmul_isa(void);
+const char *hb_cpu_qmatmul_impl(const hb_case *c);
 /* cpu_attn.c */
 hb_status k_attention(const struct hbk_attn *a, const float *q, const float *k, const float *v,
                       float *o);       /* causal/GQA attention, fused and tiled (online softmax) */

@@ -34,6 +34,29 @@ static void fill_nan(double *p, int64_t n)
         p[i] = NAN;
 }
 
+/* C[m, n] = A[m, k] x W^T with W[n, k] row-major (a quantized matmul's weight layout, core/quant.h;
+ * W holds its exact dequantized values), every m-th row multiple of step computed, the others NAN. */
+static void ref_gemm_nt(const double *A, const double *W, double *C, int64_t m, int64_t n, int64_t k, int64_t step)
+{
+    int par = (double)m * (double)n * (double)k > REF_PAR_MIN_WORK;
+#pragma omp parallel for schedule(dynamic, 1) if (par)
+    for (int64_t i = 0; i < m; i++) {
+        double *c = C + i * n;
+        if (i % step) {
+            fill_nan(c, n);
+            continue;
+        }
+        const double *a = A + i * k;
+        for (int64_t j = 0; j < n; j++) {
+            const double *w = W + j * k;
+            double acc = 0.0;
+            for (int64_t kk = 0; kk < k; kk++)
+                acc += a[kk] * w[kk];
+            c[j] = acc;
+        }
+    }
+}
+
 /* C[rows, n] = A[rows, k] x B[k, n] for one matrix; global row index of row 0 is r0. */
 static void ref_gemm(const double *A, const double *B, double *C, int64_t rows, int64_t n, int64_t k,
                      int64_t r0, int64_t step)
@@ -300,7 +323,10 @@ hb_status hb_ref_compute(const hb_case *c, const double *const *in, double *out,
     case HB_OP_MATMUL:
         if (s->m <= 0 || s->n <= 0 || s->k <= 0)
             return HB_EINVAL;
-        ref_gemm(in[0], in[1], out, s->m, s->n, s->k, 0, step);
+        if (hb_dtype_is_quant(c->dtype)) /* in[1]: the weights W[n,k] dequantized (ref.h) */
+            ref_gemm_nt(in[0], in[1], out, s->m, s->n, s->k, step);
+        else
+            ref_gemm(in[0], in[1], out, s->m, s->n, s->k, 0, step);
         return HB_OK;
     case HB_OP_BMM: {
         const int64_t b = hbk_def(s->batch, 1);

@@ -9,7 +9,9 @@
 /* The cpu-ref backend (ref_backend.c), listed in measure/registry.c. */
 extern const hb_backend_ops hb_cpu_ref_ops;
 
-/* Compute case c's op in f64: in[i] holds hb_op_input_elems(c->op,&c->shape,i) doubles, out holds
+/* Compute case c's op in f64: in[i] holds hb_op_input_elems(c->op,&c->shape,i) doubles (a quantized
+ * matmul, c->dtype q8_0..q6_k: in[1] is the weight W[n,k] dequantized, hb_quant_dequantize_f64, and
+ * out = in[0] x W^T; core/quant.h), out holds
  * hb_op_output_elems doubles (caller-owned). row_step >= 1 subsamples the expensive ops: only every
  * row_step-th "row" is computed and the others are set to NAN (matmul: rows of C; bmm: rows over
  * batch*m; conv2d: output planes over batch*oc, with layout=nhwc output pixels over batch*oh*ow; attention: query rows over batch*heads*seq). Cheap

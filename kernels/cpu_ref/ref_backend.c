@@ -6,7 +6,9 @@
  * upload/download do nothing. run converts the f32 inputs to f64 temporaries (hb_convert), calls
  * hb_ref_compute with row_step 1 (every output element) and rounds the result to f32 into the
  * output buffer; the temporaries are allocated and freed inside run, so the timing includes them.
- * Supports compute dtype f32 only and route pageable only; everything else is HB_ESKIP.
+ * Supports compute dtype f32 and, for matmul, the quantized dtypes (q8_0, q4_k, q5_k, q6_k: input 1
+ * holds the weight's blocks, W[n,k], dequantized into the f64 temporary by hb_quant_dequantize_f64,
+ * then C = A x W^T in f64; core/quant.h), route pageable only; everything else is HB_ESKIP.
  * No ceilings hook: the host ceilings belong to the "cpu" backend.
  */
 #include <omp.h>
@@ -17,6 +19,7 @@
 
 #include "core/backend.h"
 #include "core/convert.h"
+#include "core/quant.h"
 #include "cpu/cpu.h"
 #include "cpu/hostmem.h"
 #include "cpu_ref/kshape.h"
@@ -124,8 +127,16 @@ static int ref_shape_ok(const hb_case *c)
 static hb_status ref_supports(hb_instance *inst, const hb_case *c, char *reason, size_t reasonlen)
 {
     (void)inst;
-    if (c->dtype != HB_F32) {
-        snprintf(reason, reasonlen, "cpu-ref computes f32 cases only (in f64)");
+    if (hb_dtype_is_quant(c->dtype) && c->op != HB_OP_MATMUL) {
+        snprintf(reason, reasonlen, "cpu-ref computes quantized weights for matmul only");
+        return HB_ESKIP;
+    }
+    if (hb_dtype_is_quant(c->dtype) && (c->shape.k <= 0 || c->shape.k % hb_quant_block_elems(c->dtype))) {
+        snprintf(reason, reasonlen, "%s: k must be a positive multiple of %d", hb_dtype_name(c->dtype), hb_quant_block_elems(c->dtype));
+        return HB_ESKIP;
+    }
+    if (c->dtype != HB_F32 && !hb_dtype_is_quant(c->dtype)) {
+        snprintf(reason, reasonlen, "cpu-ref computes f32 cases (and matmul with quantized weights) only (in f64)");
         return HB_ESKIP;
     }
     if (c->route != HB_ROUTE_PAGEABLE) {
@@ -160,7 +171,8 @@ static void ref_buf_free(hb_instance *inst, hb_buf *b)
 static hb_status ref_run(hb_instance *inst, const hb_case *c, hb_buf *const *in, hb_buf *out)
 {
     ref_ctx *ctx = inst->ctx;
-    if (c->dtype != HB_F32 || c->route != HB_ROUTE_PAGEABLE)
+    const int quant = hb_dtype_is_quant(c->dtype);
+    if ((c->dtype != HB_F32 && !(quant && c->op == HB_OP_MATMUL)) || c->route != HB_ROUTE_PAGEABLE)
         return HB_ESKIP;
     if ((unsigned)c->op >= HB_OP_COUNT || !ref_shape_ok(c) || !out)
         return HB_EINVAL;
@@ -170,7 +182,8 @@ static hb_status ref_run(hb_instance *inst, const hb_case *c, hb_buf *const *in,
     hb_status st = HB_OK;
     for (int i = 0; i < nin; i++) {
         int64_t n = hb_op_input_elems(c->op, &c->shape, i);
-        if (n <= 0 || !in[i] || in[i]->bytes < (size_t)n * sizeof(float)) {
+        const size_t need = hb_case_input_bytes(c, i); /* a quantized weight: its blocks */
+        if (n <= 0 || need == 0 || !in[i] || in[i]->bytes < need) {
             st = HB_EINVAL;
             goto done;
         }
@@ -179,7 +192,12 @@ static hb_status ref_run(hb_instance *inst, const hb_case *c, hb_buf *const *in,
             st = HB_ENOMEM;
             goto done;
         }
-        hb_convert(din[i], HB_ELEM_F64, in[i]->host, HB_ELEM_F32, (size_t)n);
+        if (quant && i == 1)
+            st = hb_quant_dequantize_f64(c->dtype, in[i]->host, din[i], n);
+        else
+            hb_convert(din[i], HB_ELEM_F64, in[i]->host, HB_ELEM_F32, (size_t)n);
+        if (st != HB_OK)
+            goto done;
     }
     int64_t no = hb_op_output_elems(c->op, &c->shape);
     if (no <= 0 || out->bytes < (size_t)no * sizeof(float)) {
