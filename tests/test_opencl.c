@@ -34,6 +34,7 @@
 #include "core/backend.h"
 #include "core/convert.h"
 #include "cpu_ref/ref.h"
+#include "test_qmatmul.h"
 
 static void *g_lib;
 static const hb_backend_ops *g_ops;
@@ -743,6 +744,46 @@ static void test_errors(void **state)
     inst.ops->close(&inst);
 }
 
+/* ---- quantized weights (hb_qmatmul.cl) ---- */
+
+/* Every format at m = 1, 5, 64, 300, odd n, k of 1..3 blocks and one longer, over the routes, against
+ * the f64 reference of the dequantized weights (tests/test_qmatmul.h); case_info names the kernel; the
+ * skips: another op, a k that is no whole number of blocks, mode convert-device; a weight buffer
+ * smaller than the blocks is refused. */
+static void test_qmatmul(void **state)
+{
+    (void)state;
+    hb_instance inst = open_inst();
+    int ran = 0;
+    const int failures = qm_run_all(inst.ops, &inst, "qmatmul", "\"qmatmul_impl\":\"hb_qmm_", &ran);
+    printf("%d quantized matmul cases ran, %d failed\n", ran, failures);
+    assert_int_equal(failures, 0);
+    char reason[256];
+    for (int d = HB_Q8_0; d <= HB_Q6_K; d++) {
+        hb_case c = mk(HB_OP_MATMUL, "m=5 n=7 k=48", (hb_dtype)d, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+        reason[0] = 0;
+        assert_int_equal(inst.ops->supports(&inst, &c, reason, sizeof reason), HB_ESKIP);
+        assert_non_null(strstr(reason, "block"));
+        c = mk(HB_OP_BMM, "batch=2 m=5 n=7 k=256", (hb_dtype)d, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+        assert_int_equal(inst.ops->supports(&inst, &c, reason, sizeof reason), HB_ESKIP);
+        c = mk(HB_OP_MATMUL, "m=5 n=7 k=256", (hb_dtype)d, HB_MODE_CONVERT_DEVICE, HB_ROUTE_PAGEABLE);
+        assert_int_equal(inst.ops->supports(&inst, &c, reason, sizeof reason), HB_ESKIP);
+        c.mode = HB_MODE_RESIDENT;
+        assert_int_equal(inst.ops->supports(&inst, &c, reason, sizeof reason), HB_OK);
+        /* the weight buffer one byte short of the blocks */
+        hb_buf a, w, o;
+        assert_int_equal(inst.ops->buf_alloc(&inst, 5 * 256 * 4, HB_ROUTE_PAGEABLE, &a), HB_OK);
+        assert_int_equal(inst.ops->buf_alloc(&inst, hb_quant_bytes((hb_dtype)d, 7 * 256) - 1, HB_ROUTE_PAGEABLE, &w), HB_OK);
+        assert_int_equal(inst.ops->buf_alloc(&inst, 5 * 7 * 4, HB_ROUTE_PAGEABLE, &o), HB_OK);
+        hb_buf *in[2] = {&a, &w};
+        assert_int_equal(inst.ops->run(&inst, &c, in, &o), HB_EINVAL);
+        inst.ops->buf_free(&inst, &a);
+        inst.ops->buf_free(&inst, &w);
+        inst.ops->buf_free(&inst, &o);
+    }
+    inst.ops->close(&inst);
+}
+
 /* ---- convert-device: f64 crosses as f64 and is converted on the device ---- */
 
 static void test_convert_device(void **state)
@@ -864,6 +905,7 @@ int main(void)
         cmocka_unit_test_setup(test_ops_f16, reset_env),
         cmocka_unit_test_setup(test_broken_kernel_source, reset_env),
         cmocka_unit_test_setup(test_errors, reset_env),
+        cmocka_unit_test_setup(test_qmatmul, reset_env),
         cmocka_unit_test_setup(test_convert_device, reset_env),
         cmocka_unit_test_setup(test_ceilings, reset_env),
     };
