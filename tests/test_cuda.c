@@ -795,5 +795,8 @@ int main(void)
         cmocka_unit_test(test_ceilings_gpu),
         cmocka_unit_test(test_plant_delay_gpu),
     };
+    /* HB_TEST_FILTER: run only the tests whose name matches (cmocka's wildcards), e.g. "*qmatmul*" */
+    const char *filter = getenv("HB_TEST_FILTER");
+    if (filter && *filter) cmocka_set_test_filter(filter);
     return cmocka_run_group_tests(tests, setup, teardown);
 }
