@@ -191,7 +191,7 @@ $(CUDNN_FE_DIR)/.fetched:
 	@mkdir -p $(CUDNN_FE_DIR)
 	-./tools/fetch_cudnn_frontend.sh $(CUDNN_FE_DIR)
 	@touch $@
-$(BUILD)/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(wildcard kernels/cuda/*.h) harness/core/hybench.h harness/core/opdesc.h harness/core/backend.h harness/core/launch.h harness/core/rendezvous.h | $(CUDNN_FE_DIR)/.fetched
+$(BUILD)/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(wildcard kernels/cuda/*.h) harness/core/hybench.h harness/core/opdesc.h harness/core/quant.h harness/core/backend.h harness/core/launch.h harness/core/rendezvous.h | $(CUDNN_FE_DIR)/.fetched
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -isystem $(CUDNN_FE_DIR)/include -c $< -o $@
 # Host-only C++ of the plugin (the cudnn-frontend users): g++, not nvcc, since nvcc would also run the

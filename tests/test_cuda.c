@@ -43,6 +43,7 @@
 #include "cuda/hb_cuda.h"
 #include "core/stats.h"
 #include "test_cuda_fixture.h"
+#include "test_qmatmul.h"
 
 static void test_plugin_loads(void **state)
 {
@@ -119,6 +120,7 @@ static void test_supports(void **state)
         char r[256];
         hb_case c;
         for (int d = 0; d < HB_DTYPE_COUNT; d++) {
+            if (hb_dtype_is_quant((hb_dtype)d)) continue; /* below */
             c = mk(HB_OP_MATMUL, "m=64 n=64 k=64", (hb_dtype)d, HB_ROUTE_PINNED);
             r[0] = 0;
             assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_OK);
@@ -129,6 +131,23 @@ static void test_supports(void **state)
         r[0] = 0;
         assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_ESKIP);
         assert_non_null(strstr(r, "tf32"));
+        /* quantized weights: matmul with k a whole number of blocks, modes f32 and resident */
+        for (int d = HB_Q8_0; d <= HB_Q6_K; d++) {
+            c = mk(HB_OP_MATMUL, "m=5 n=7 k=512", (hb_dtype)d, HB_ROUTE_PINNED);
+            assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_OK);
+            c.mode = HB_MODE_RESIDENT;
+            assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_OK);
+            c.mode = HB_MODE_CONVERT_DEVICE;
+            r[0] = 0;
+            assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_ESKIP);
+            assert_true(strlen(r) > 0);
+            c = mk(HB_OP_MATMUL, "m=5 n=7 k=48", (hb_dtype)d, HB_ROUTE_PINNED);
+            r[0] = 0;
+            assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_ESKIP);
+            assert_non_null(strstr(r, "block"));
+            c = mk(HB_OP_BMM, "batch=2 m=5 n=7 k=256", (hb_dtype)d, HB_ROUTE_PINNED);
+            assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_ESKIP);
+        }
         c = mk(HB_OP_ATTENTION, "batch=1 heads=2 seq=8 head_dim=512", HB_F16, HB_ROUTE_PAGEABLE);
         r[0] = 0;
         assert_int_equal(g_ops->supports(in, &c, r, sizeof r), HB_ESKIP);
@@ -325,6 +344,101 @@ static void test_ops_gpu(void **state)
     printf("%d GPU cases ran, %d failed\n", ran, failures);
     assert_true(ran > 60);
     assert_int_equal(failures, 0);
+}
+
+/* Quantized-weight matmul (cuda_qmatmul.cu): every format at m = 1, 5 (gemv kernels) and 64, 300 (f16
+ * dequantization + cuBLAS), odd n, k of 1..3 blocks and one longer, against the f64 reference of the
+ * dequantized weights; case_info names the kernel (qmatmul_impl). */
+static void test_qmatmul_gpu(void **state)
+{
+    (void)state;
+    need_gpu();
+    int ran = 0;
+    const int failures = qm_run_all(g_ops, &g_inst[0], "qmatmul", "\"qmatmul_impl\":\"", &ran);
+    /* the path follows m: gemv up to 8 rows, the f16 dequantization beyond */
+    char info[2048];
+    hb_case c = qm_case(HB_Q4_K, 8, 9, 512, HB_ROUTE_PINNED);
+    double err;
+    int64_t bad;
+    assert_int_equal(qm_run(g_ops, &g_inst[0], &c, 7, &err, &bad), HB_OK);
+    assert_int_equal(g_ops->case_info(&g_inst[0], &c, info, sizeof info), HB_OK);
+    assert_non_null(strstr(info, "gemv_q4_k"));
+    assert_true(err < 1e-5); /* f32 throughout */
+    c = qm_case(HB_Q6_K, 9, 9, 512, HB_ROUTE_PINNED);
+    assert_int_equal(qm_run(g_ops, &g_inst[0], &c, 8, &err, &bad), HB_OK);
+    assert_int_equal(g_ops->case_info(&g_inst[0], &c, info, sizeof info), HB_OK);
+    assert_non_null(strstr(info, "dequant_f16_q6_k"));
+    printf("%d quantized matmul cases ran, %d failed\n", ran, failures);
+    assert_int_equal(failures, 0);
+}
+
+/* HB_QBENCH=1 only: device time of the quantized matmul kernels (the run hook between timer_begin and
+ * timer_end: launch-gated CUDA events around the op's kernels), median of 200 warm samples (W may sit
+ * in L2) and of 30 cold ones (flush_cache before each), at n=4096 k=14336 and TinyLlama's projections
+ * (2048x2048, 5632x2048, 2048x5632), m = 1, 8, 512. Random blocks of scale 1/64. */
+static double qb_median(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) { double t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+static void test_qmatmul_bench(void **state)
+{
+    (void)state;
+    const char *on = getenv("HB_QBENCH");
+    if (!on || strcmp(on, "1")) { printf("HB_QBENCH unset: timing skipped\n"); skip(); }
+    need_gpu();
+    hb_instance *inst = &g_inst[0];
+    static const int64_t shapes[4][2] = {{4096, 14336}, {2048, 2048}, {5632, 2048}, {2048, 5632}};
+    static const int64_t ms[3] = {1, 8, 512};
+    static const hb_dtype fmts[4] = {HB_Q4_K, HB_Q8_0, HB_Q6_K, HB_Q5_K};
+    printf("device: %s\n", inst->description);
+    printf("%-5s %5s %5s %6s %10s %10s %9s  %s\n", "fmt", "m", "n", "k", "warm_us", "cold_us", "GB/s_cold", "impl");
+    for (int f = 0; f < 4; f++)
+        for (int s = 0; s < 4; s++) {
+            const int64_t n = shapes[s][0], k = shapes[s][1];
+            const size_t wb = hb_quant_bytes(fmts[f], n * k);
+            hb_buf a, w, o;
+            assert_int_equal(g_ops->buf_alloc(inst, (size_t)(512 * k) * 4, HB_ROUTE_PINNED, &a), HB_OK);
+            assert_int_equal(g_ops->buf_alloc(inst, wb, HB_ROUTE_PINNED, &w), HB_OK);
+            assert_int_equal(g_ops->buf_alloc(inst, (size_t)(512 * n) * 4, HB_ROUTE_PINNED, &o), HB_OK);
+            for (int64_t i = 0; i < 512 * k; i++) ((float *)a.host)[i] = qm_unif();
+            assert_int_equal(hb_quant_fill_random(fmts[f], w.host, n * k, 42, (unsigned long long)s, 1.0 / 64), HB_OK);
+            assert_int_equal(g_ops->upload(inst, &a), HB_OK);
+            assert_int_equal(g_ops->upload(inst, &w), HB_OK);
+            hb_buf *in[2] = {&a, &w};
+            for (int mi = 0; mi < 3; mi++) {
+                hb_case c = qm_case(fmts[f], ms[mi], n, k, HB_ROUTE_PINNED);
+                for (int r = 0; r < 3; r++) assert_int_equal(g_ops->run(inst, &c, (hb_buf *const *)in, &o), HB_OK);
+                double warm[200], cold[30];
+                for (int r = 0; r < 200; r++) {
+                    assert_int_equal(g_ops->timer_begin(inst), HB_OK);
+                    assert_int_equal(g_ops->run(inst, &c, (hb_buf *const *)in, &o), HB_OK);
+                    assert_int_equal(g_ops->timer_end(inst, &warm[r]), HB_OK);
+                }
+                for (int r = 0; r < 30; r++) {
+                    g_ops->flush_cache(inst);
+                    assert_int_equal(g_ops->timer_begin(inst), HB_OK);
+                    assert_int_equal(g_ops->run(inst, &c, (hb_buf *const *)in, &o), HB_OK);
+                    assert_int_equal(g_ops->timer_end(inst, &cold[r]), HB_OK);
+                }
+                assert_int_equal(g_ops->download(inst, &o), HB_OK);
+                int64_t nonfinite = 0;
+                for (int64_t i = 0; i < ms[mi] * n; i++) nonfinite += !isfinite(((float *)o.host)[i]);
+                assert_int_equal(nonfinite, 0);
+                char info[2048] = "", *q;
+                g_ops->case_info(inst, &c, info, sizeof info);
+                q = strstr(info, "\"qmatmul_impl\":\"");
+                char impl[64] = "";
+                if (q) sscanf(q + 16, "%63[^\"]", impl);
+                const double wu = qb_median(warm, 200) * 1e6, cu = qb_median(cold, 30) * 1e6;
+                printf("%-5s %5lld %5lld %6lld %10.2f %10.2f %9.0f  %s\n", hb_dtype_name(fmts[f]), (long long)ms[mi], (long long)n,
+                       (long long)k, wu, cu, (double)(wb + (size_t)(ms[mi] * (k + n)) * 4) / (cu * 1e3), impl);
+            }
+            g_ops->buf_free(inst, &o);
+            g_ops->buf_free(inst, &w);
+            g_ops->buf_free(inst, &a);
+        }
 }
 
 /* ---- the algorithm-choice cache (HB_ALGO_CACHE): fresh instances stand for later processes ---- */
@@ -673,11 +787,16 @@ int main(void)
         cmocka_unit_test(test_enumerate),
         cmocka_unit_test(test_supports),
         cmocka_unit_test(test_ops_gpu),
+        cmocka_unit_test(test_qmatmul_gpu),
+        cmocka_unit_test(test_qmatmul_bench),
         cmocka_unit_test(test_algo_cache_gpu),
         cmocka_unit_test(test_convert_device_gpu),
         cmocka_unit_test(test_info_and_timer_gpu),
         cmocka_unit_test(test_ceilings_gpu),
         cmocka_unit_test(test_plant_delay_gpu),
     };
+    /* HB_TEST_FILTER: run only the tests whose name matches (cmocka's wildcards), e.g. "*qmatmul*" */
+    const char *filter = getenv("HB_TEST_FILTER");
+    if (filter && *filter) cmocka_set_test_filter(filter);
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -34,6 +34,7 @@
 #include "core/backend.h"
 #include "core/convert.h"
 #include "cpu_ref/ref.h"
+#include "test_qmatmul.h"
 
 static void *g_lib;
 static const hb_backend_ops *g_ops;
@@ -743,6 +744,87 @@ static void test_errors(void **state)
     inst.ops->close(&inst);
 }
 
+/* ---- quantized weights (hb_qmatmul.cl) ---- */
+
+/* Every format at m = 1, 5, 64, 300, odd n, k of 1..3 blocks and one longer, over the routes, against
+ * the f64 reference of the dequantized weights (tests/test_qmatmul.h); case_info names the kernel; the
+ * skips: another op, a k that is no whole number of blocks, mode convert-device; a weight buffer
+ * smaller than the blocks is refused. */
+static void test_qmatmul(void **state)
+{
+    (void)state;
+    hb_instance inst = open_inst();
+    int ran = 0;
+    const int failures = qm_run_all(inst.ops, &inst, "qmatmul", "\"qmatmul_impl\":\"hb_qmm_", &ran);
+    printf("%d quantized matmul cases ran, %d failed\n", ran, failures);
+    assert_int_equal(failures, 0);
+    char reason[256];
+    for (int d = HB_Q8_0; d <= HB_Q6_K; d++) {
+        hb_case c = mk(HB_OP_MATMUL, "m=5 n=7 k=48", (hb_dtype)d, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+        reason[0] = 0;
+        assert_int_equal(inst.ops->supports(&inst, &c, reason, sizeof reason), HB_ESKIP);
+        assert_non_null(strstr(reason, "block"));
+        c = mk(HB_OP_BMM, "batch=2 m=5 n=7 k=256", (hb_dtype)d, HB_MODE_F32, HB_ROUTE_PAGEABLE);
+        assert_int_equal(inst.ops->supports(&inst, &c, reason, sizeof reason), HB_ESKIP);
+        c = mk(HB_OP_MATMUL, "m=5 n=7 k=256", (hb_dtype)d, HB_MODE_CONVERT_DEVICE, HB_ROUTE_PAGEABLE);
+        assert_int_equal(inst.ops->supports(&inst, &c, reason, sizeof reason), HB_ESKIP);
+        c.mode = HB_MODE_RESIDENT;
+        assert_int_equal(inst.ops->supports(&inst, &c, reason, sizeof reason), HB_OK);
+        /* the weight buffer one byte short of the blocks */
+        hb_buf a, w, o;
+        assert_int_equal(inst.ops->buf_alloc(&inst, 5 * 256 * 4, HB_ROUTE_PAGEABLE, &a), HB_OK);
+        assert_int_equal(inst.ops->buf_alloc(&inst, hb_quant_bytes((hb_dtype)d, 7 * 256) - 1, HB_ROUTE_PAGEABLE, &w), HB_OK);
+        assert_int_equal(inst.ops->buf_alloc(&inst, 5 * 7 * 4, HB_ROUTE_PAGEABLE, &o), HB_OK);
+        hb_buf *in[2] = {&a, &w};
+        assert_int_equal(inst.ops->run(&inst, &c, in, &o), HB_EINVAL);
+        inst.ops->buf_free(&inst, &a);
+        inst.ops->buf_free(&inst, &w);
+        inst.ops->buf_free(&inst, &o);
+    }
+    inst.ops->close(&inst);
+}
+
+/* HB_QBENCH=1 only: host time of the run hook (blocking) for each format at TinyLlama's 2048x2048
+ * projection, m = 1, 8, 64: the median of 9 runs after one warm-up. */
+static void test_qmatmul_bench(void **state)
+{
+    (void)state;
+    const char *on = getenv("HB_QBENCH");
+    if (!on || strcmp(on, "1")) { printf("HB_QBENCH unset: timing skipped\n"); skip(); }
+    hb_instance inst = open_inst();
+    static const hb_dtype fmts[4] = {HB_Q8_0, HB_Q4_K, HB_Q5_K, HB_Q6_K};
+    const int64_t n = 2048, k = 2048;
+    for (int f = 0; f < 4; f++)
+        for (int64_t m = 1; m <= 64; m *= 8) {
+            hb_case c = mk(HB_OP_MATMUL, "m=1 n=2048 k=2048", fmts[f], HB_MODE_F32, HB_ROUTE_PAGEABLE);
+            c.shape.m = m;
+            hb_buf a, w, o;
+            assert_int_equal(inst.ops->buf_alloc(&inst, (size_t)(m * k) * 4, HB_ROUTE_PAGEABLE, &a), HB_OK);
+            assert_int_equal(inst.ops->buf_alloc(&inst, hb_quant_bytes(fmts[f], n * k), HB_ROUTE_PAGEABLE, &w), HB_OK);
+            assert_int_equal(inst.ops->buf_alloc(&inst, (size_t)(m * n) * 4, HB_ROUTE_PAGEABLE, &o), HB_OK);
+            for (int64_t i = 0; i < m * k; i++) ((float *)a.host)[i] = qm_unif();
+            assert_int_equal(hb_quant_fill_random(fmts[f], w.host, n * k, 3, 0, 1.0 / 64), HB_OK);
+            assert_int_equal(inst.ops->upload(&inst, &a), HB_OK);
+            assert_int_equal(inst.ops->upload(&inst, &w), HB_OK);
+            hb_buf *in[2] = {&a, &w};
+            double t[9];
+            assert_int_equal(inst.ops->run(&inst, &c, in, &o), HB_OK);
+            for (int r = 0; r < 9; r++) {
+                const double t0 = now_s();
+                assert_int_equal(inst.ops->run(&inst, &c, in, &o), HB_OK);
+                t[r] = now_s() - t0;
+            }
+            for (int i = 1; i < 9; i++)
+                for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
+            printf("opencl qmatmul %-5s m=%-3lld n=%lld k=%lld: %.3f ms (%.2f GFLOP/s)\n", fmts[f] == HB_Q8_0 ? "q8_0" : fmts[f] == HB_Q4_K ? "q4_k" : fmts[f] == HB_Q5_K ? "q5_k" : "q6_k",
+                   (long long)m, (long long)n, (long long)k, t[4] * 1e3, 2.0 * (double)(m * n * k) / t[4] * 1e-9);
+            inst.ops->buf_free(&inst, &a);
+            inst.ops->buf_free(&inst, &w);
+            inst.ops->buf_free(&inst, &o);
+        }
+    inst.ops->close(&inst);
+}
+
 /* ---- convert-device: f64 crosses as f64 and is converted on the device ---- */
 
 static void test_convert_device(void **state)
@@ -850,6 +932,9 @@ static void test_ceilings(void **state)
 
 int main(void)
 {
+    /* HB_TEST_FILTER: run only the tests whose name matches (cmocka's wildcards), e.g. "*qmatmul*" */
+    const char *filter = getenv("HB_TEST_FILTER");
+    if (filter && *filter) cmocka_set_test_filter(filter);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_enumerate_describe, reset_env),
         cmocka_unit_test_setup(test_routes_roundtrip, reset_env),
@@ -864,6 +949,8 @@ int main(void)
         cmocka_unit_test_setup(test_ops_f16, reset_env),
         cmocka_unit_test_setup(test_broken_kernel_source, reset_env),
         cmocka_unit_test_setup(test_errors, reset_env),
+        cmocka_unit_test_setup(test_qmatmul, reset_env),
+        cmocka_unit_test_setup(test_qmatmul_bench, reset_env),
         cmocka_unit_test_setup(test_convert_device, reset_env),
         cmocka_unit_test_setup(test_ceilings, reset_env),
     };

@@ -10,7 +10,7 @@
  * (cuda_conv_pool.cu), the ceilings (cuda_ceilings.cu), describe, case_info and mem_info with NVML
  * (cuda_info.cu), collectives (cuda_collective.cu).
  *
- * Ops: matmul and bmm through cuBLAS (cublasGemmEx / cublasGemmStridedBatchedEx; f32 with
+ * Ops: matmul with quantized weights (q8_0, q4_k, q5_k, q6_k) through cuda_qmatmul.cu; matmul and bmm through cuBLAS (cublasGemmEx / cublasGemmStridedBatchedEx; f32 with
  * CUBLAS_COMPUTE_32F, tf32 with CUBLAS_COMPUTE_32F_FAST_TF32, f16/bf16 storage with f32
  * accumulation); conv2d through cuDNN's legacy API (algorithm chosen once per shape and dtype with
  * cudnnFindConvolutionForwardAlgorithmEx, FMA math for f32, tensor-op math for tf32/f16/bf16,
@@ -31,6 +31,7 @@
 #include "cuda/cuda_collective.h"
 #include "core/launch.h"
 #include "core/opdesc.h"
+#include "core/quant.h"
 
 #include <time.h>
 #include <cublasLt.h>
@@ -307,6 +308,8 @@ static void cuda_close(hb_instance *inst)
         dev_free(c, &c->scratch, &c->scratch_bytes);
         dev_free(c, &c->flush_buf, &c->flush_bytes);
         dev_free(c, &c->conv_tmp, &c->conv_tmp_bytes);
+        dev_free(c, &c->qw16, &c->qw16_bytes);
+        dev_free(c, &c->qa16, &c->qa16_bytes);
         hbc_sdpa_free(c);
         for (int i = 0; i < HBC_CONV_CACHE; i++) conv_choice_clear(&c->conv[i]);
         if (c->blas) cublasDestroy(c->blas);
@@ -333,9 +336,25 @@ static hb_status cuda_supports(hb_instance *inst, const hb_case *cs, char *reaso
         snprintf(reason, reasonlen, "unknown dtype, route or mode");
         return HB_ESKIP;
     }
-    if (hb_dtype_is_quant(cs->dtype)) {
-        snprintf(reason, reasonlen, "quantized weights: no CUDA kernel");
-        return HB_ESKIP;
+    if (hb_quant_block_elems(cs->dtype) > 0) { /* quantized weights: matmul only (cuda_qmatmul.cu) */
+        const hb_shape *s = &cs->shape;
+        if (op != HB_OP_MATMUL) { snprintf(reason, reasonlen, "quantized weights: matmul only"); return HB_ESKIP; }
+        if (cs->mode == HB_MODE_CONVERT || cs->mode == HB_MODE_CONVERT_DEVICE) {
+            snprintf(reason, reasonlen, "quantized weights: no f64 form of the blocks (modes f32 and resident only)");
+            return HB_ESKIP;
+        }
+        if (s->m <= 0 || s->n <= 0 || s->k <= 0 || s->m > INT_MAX || s->n > INT_MAX || s->k > INT_MAX) {
+            snprintf(reason, reasonlen, "quantized matmul: m, n, k must be in 1..INT_MAX");
+            return HB_ESKIP;
+        }
+        if (s->k % hb_quant_block_elems(cs->dtype)) {
+            snprintf(reason, reasonlen, "quantized matmul: k=%lld is no multiple of the format's block (%d)", (long long)s->k,
+                     hb_quant_block_elems(cs->dtype));
+            return HB_ESKIP;
+        }
+        if (c && cs->route == HB_ROUTE_MAPPED && !c->prop.canMapHostMemory) { snprintf(reason, reasonlen, "device cannot map host memory"); return HB_ESKIP; }
+        if (c) c->hint_dtype = cs->dtype;
+        return HB_OK;
     }
     if (c) c->hint_dtype = cs->dtype;
     if (hbc_is_coll(op)) return hbc_coll_supports(c, cs, reason, reasonlen); /* cuda_collective.cu */
@@ -439,12 +458,18 @@ static hb_status run_op(hb_instance *inst, const hb_case *cs, hb_buf *const *in,
     const size_t es = hbc_esize(cs->dtype);
     const int nin = op_ninputs(op);
     if (!out || !out->dev) return HB_EINVAL;
-    for (int i = 0; i < nin; i++)
-        if (!in || !in[i] || !in[i]->dev || in[i]->bytes < (size_t)op_elems(op, &cs->shape, i) * es) return HB_EINVAL;
+    const bool quant = hb_quant_block_elems(cs->dtype) > 0;
+    for (int i = 0; i < nin; i++) {
+        /* a quantized case's weights (input 1) are its blocks: hb_quant_bytes of n k weights */
+        const size_t need = quant && i == 1 ? hb_quant_bytes(cs->dtype, cs->shape.n * cs->shape.k)
+                                            : (size_t)op_elems(op, &cs->shape, i) * es;
+        if (!in || !in[i] || !in[i]->dev || in[i]->bytes < need) return HB_EINVAL;
+    }
     if (out->bytes < (size_t)op_elems(op, &cs->shape, -1) * es) return HB_EINVAL;
     const hbc_elem e = hbc_elem_of(cs->dtype);
     const hb_shape *s = &cs->shape;
     c->last_algo[0] = 0;
+    c->last_qimpl[0] = 0;
     c->last_ws = 0;
     c->last_conv = nullptr;
     c->last_cache = HBC_CACHE_NONE;
@@ -460,7 +485,8 @@ static hb_status run_op(hb_instance *inst, const hb_case *cs, hb_buf *const *in,
         st = hbc_elementwise(c, op, e, in[0]->dev, nin > 1 ? in[1]->dev : nullptr, out->dev, s->n);
     } else switch (op) {
     case HB_OP_MATMUL:
-        st = gemm(c, cs->dtype, in[0]->dev, in[1]->dev, out->dev, s->m, s->n, s->k, 1);
+        st = quant ? hbc_qmatmul(c, cs->dtype, in[0]->dev, in[1]->dev, out->dev, s->m, s->n, s->k)
+                   : gemm(c, cs->dtype, in[0]->dev, in[1]->dev, out->dev, s->m, s->n, s->k, 1);
         break;
     case HB_OP_BMM:
         st = gemm(c, cs->dtype, in[0]->dev, in[1]->dev, out->dev, s->m, s->n, s->k, def1(s->batch, 1));

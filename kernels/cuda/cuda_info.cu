@@ -103,6 +103,7 @@ hb_status cuda_case_info(hb_instance *inst, const hb_case *cs, char *buf, size_t
     if (!c || !buf || len < 3) return HB_EINVAL;
     size_t j = (size_t)snprintf(buf, len, "{\"impl\":\"%s\"", c->last_impl);
     if (c->last_algo[0] && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"algo\":\"%s\"", c->last_algo);
+    if (c->last_qimpl[0] && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"qmatmul_impl\":\"%s\"", c->last_qimpl);
     if (cs && (cs->op == HB_OP_CONV2D || cs->op == HB_OP_ATTENTION) && j < len) j += (size_t)snprintf(buf + j, len - j, ",\"workspace_bytes\":%zu", c->last_ws);
     if (cs && cs->op == HB_OP_CONV2D && c->last_conv && j < len) {
         /* the one-off choice's timings (ms, launch-gated events, best of 3; 0 = not available) and

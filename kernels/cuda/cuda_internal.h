@@ -93,6 +93,8 @@ struct hbc_ctx {
     void *scratch; size_t scratch_bytes;       /* reductions' partials, f64 staging, grown on demand */
     void *flush_buf; size_t flush_bytes;       /* 2 x L2, written by flush_cache */
     void *conv_tmp; size_t conv_tmp_bytes;     /* NHWC copies of x, w, y for the NHWC conv path */
+    void *qw16; size_t qw16_bytes;             /* quantized matmul, m > 8: W dequantized to f16 [n,k] */
+    void *qa16; size_t qa16_bytes;             /* ... and A rounded to f16 [m,k] (cuda_qmatmul.cu) */
     int64_t dev_bytes;                         /* device bytes allocated by this instance now */
     int64_t pinned_bytes;                      /* page-locked host bytes allocated now */
     hb_dtype hint_dtype;                       /* dtype of the last case seen by supports/run: tells
@@ -104,6 +106,7 @@ struct hbc_ctx {
     /* Facts about the last run, for case_info. */
     char last_impl[64];
     char last_algo[512];
+    char last_qimpl[64];       /* quantized matmul's kernel (case_info "qmatmul_impl"); "" for other ops */
     void *sdpa;                /* cuDNN SDPA graph cache (cuda_sdpa.cpp), freed by hbc_sdpa_free */
     size_t last_ws;
     /* the last run's one-off choice and the algorithm-choice cache (case_info's "algo_cache"):
@@ -321,6 +324,18 @@ hb_status hbc_triad(hbc_ctx *c, float *a, const float *b, const float *cc, int64
 hb_status hbc_read_probe(hbc_ctx *c, const void *src, size_t bytes, uint32_t *sink);
 /* Write a pattern to every 16-byte word of dst. */
 hb_status hbc_write_probe(hbc_ctx *c, void *dst, size_t bytes);
+
+/* ---- matmul with quantized weights (cuda_qmatmul.cu) ---- */
+/* The largest m that takes the gemv kernels; larger m dequantizes W to f16 and calls cuBLAS. */
+#define HBC_QGEMV_MAX_M 8
+/* Enqueue C[m,n] = A[m,k] x W^T on c->stream for quantized dtype dt (HB_Q8_0, HB_Q4_K, HB_Q5_K, HB_Q6_K):
+ * A, C f32 row-major device pointers, W the n rows of k / block GGUF blocks each (core/quant.h's
+ * layout, hb_quant_bytes(dt, n k) bytes); k a multiple of the format's block, m, n, k <= INT_MAX. No
+ * synchronization. m <= HBC_QGEMV_MAX_M: the own gemv kernel (f32 throughout); else W dequantized into
+ * c->qw16 and A rounded into c->qa16 (f16, grown on demand) and cublasGemmEx with f32 accumulation.
+ * Sets c->last_impl, last_algo, last_qimpl. HB_EINVAL for another dtype or a bad shape; else the
+ * launch's or cuBLAS's status (HBC_LAUNCHED, HBC_BLAS), HB_ENOMEM for the scratch. */
+hb_status hbc_qmatmul(hbc_ctx *c, hb_dtype dt, const void *A, const void *W, void *C, int64_t m, int64_t n, int64_t k);
 
 /* ---- attention (cuda_attention.cu) ---- */
 /* o = softmax(q k^T / sqrt(d) + mask) v, layouts of hybench.h (GQA, end-aligned causal mask; a

@@ -28,10 +28,10 @@
 /* Everything below is internal to the plugin: hidden from its dynamic symbol table. */
 #pragma GCC visibility push(hidden)
 
-/* Programs: one per .cl file (hb_common.cl is prepended to each), in two storage variants (probe and
- * convert: f32 variant only; convert only on devices with cl_khr_fp64). */
+/* Programs: one per .cl file (hb_common.cl is prepended to each), in two storage variants (probe,
+ * convert and qmatmul: f32 variant only; convert only on devices with cl_khr_fp64). */
 typedef enum ocl_prog {
-    OCL_P_ELEMENTWISE, OCL_P_MATMUL, OCL_P_CONV_POOL, OCL_P_REDUCE, OCL_P_PROBE, OCL_P_CONVERT, OCL_P_COUNT
+    OCL_P_ELEMENTWISE, OCL_P_MATMUL, OCL_P_CONV_POOL, OCL_P_REDUCE, OCL_P_PROBE, OCL_P_CONVERT, OCL_P_QMATMUL, OCL_P_COUNT
 } ocl_prog;
 /* Storage variant index: 0 f32, 1 f16. */
 #define OCL_NVAR 2
@@ -163,6 +163,9 @@ const char *ocl_gemm_kernel_name(const ocl_ctx *c, int var);
 void ocl_gemm_choose(ocl_ctx *c);
 /* 1 when CLBlast was compiled in. */
 int ocl_have_clblast(void);
+
+/* The hb_qmatmul.cl kernel of a quantized dtype ("hb_qmm_q4_k", ...), or NULL for another dtype (ocl_run.c). */
+const char *ocl_qmm_kernel(hb_dtype d);
 
 /* ---- convert-device (ocl_convert.c) ---- */
 /* Hooks of backend.h: f64 host data -> device f64 scratch (clEnqueueWriteBuffer, *copy_s) -> kernel

@@ -22,6 +22,7 @@
  */
 #include "opencl/ocl.h"
 #include "core/opdesc.h"
+#include "core/quant.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -386,8 +387,14 @@ static hb_status ocl_supports(hb_instance *inst, const hb_case *cs, char *reason
         return skip(reason, reasonlen, "tf32: OpenCL 1.2 has no tf32 type or extension (%s)", "no tensor-float path");
     case HB_BF16:
         return skip(reason, reasonlen, "bf16: OpenCL 1.2 has no bf16 arithmetic extension (%s)", "no cl_*_bfloat16 path");
-    case HB_Q8_0: case HB_Q4_K: case HB_Q5_K: case HB_Q6_K:
-        return skip(reason, reasonlen, "quantized weights: no OpenCL kernel%s", "");
+    case HB_Q8_0: case HB_Q4_K: case HB_Q5_K: case HB_Q6_K: /* hb_qmatmul.cl */
+        if (cs->op != HB_OP_MATMUL) return skip(reason, reasonlen, "quantized weights: matmul only%s", "");
+        if (cs->mode == HB_MODE_CONVERT || cs->mode == HB_MODE_CONVERT_DEVICE)
+            return skip(reason, reasonlen, "quantized weights: no f64 form of the blocks (%s)", "modes f32 and resident only");
+        if (s->m <= 0 || s->n <= 0 || s->k <= 0 || s->k % hb_quant_block_elems(cs->dtype))
+            return skip(reason, reasonlen, "quantized matmul: k must be a positive multiple of the format's block (%s)",
+                        cs->dtype == HB_Q8_0 ? "32" : "256");
+        break;
     default: return skip(reason, reasonlen, "unknown dtype%s", "");
     }
     if ((unsigned)cs->route >= HB_ROUTE_COUNT || (unsigned)cs->mode >= HB_MODE_COUNT)
@@ -442,12 +449,12 @@ static const char *type_name(cl_device_type t)
 static hb_status ocl_describe(hb_instance *inst, char *buf, size_t len)
 {
     ocl_ctx *c = CTX(inst);
-    static const char *const pname[OCL_P_COUNT] = {"elementwise", "matmul", "conv_pool", "reduce", "probe", "convert"};
+    static const char *const pname[OCL_P_COUNT] = {"elementwise", "matmul", "conv_pool", "reduce", "probe", "convert", "qmatmul"};
     json_t *failed = json_array();
     for (int p = 0; p < OCL_P_COUNT; p++)
         for (int v = 0; v < OCL_NVAR; v++)
             if (!c->prog[p][v] && (p != OCL_P_CONVERT || c->fp64) &&
-                (v == 0 || (c->f16_ok && p != OCL_P_PROBE && p != OCL_P_CONVERT))) {
+                (v == 0 || (c->f16_ok && p != OCL_P_PROBE && p != OCL_P_CONVERT && p != OCL_P_QMATMUL))) {
                 char s[64];
                 snprintf(s, sizeof s, "%s/%s: %s", pname[p], v ? "f16" : "f32", ocl_errname(c->prog_err[p][v]));
                 json_array_append_new(failed, json_string(s));
@@ -482,12 +489,18 @@ static hb_status ocl_case_info(hb_instance *inst, const hb_case *cs, char *buf, 
      * matrix product (matmul, bmm, and conv2d's im2col product), hybench's own OpenCL kernels else */
     {
         int mm = cs->op == HB_OP_MATMUL || cs->op == HB_OP_BMM || cs->op == HB_OP_CONV2D;
-        int clb = mm && !strcmp(ocl_gemm_impl_name(c, var), "clblast");
+        int clb = mm && !strcmp(ocl_gemm_impl_name(c, var), "clblast") && hb_quant_block_elems(cs->dtype) == 0;
         json_object_set_new(o, "impl", json_string(clb ? (cs->op == HB_OP_CONV2D ? "clblast-im2col" : "clblast") : "own-cl"));
     }
     if (cs->op == HB_OP_CONV2D)
         json_object_set_new(o, "conv_algo", json_string(cs->shape.layout == HB_LAYOUT_NHWC ? "nhwc im2col+gemm (W^T)" : "im2col+gemm"));
     if (cs->op == HB_OP_ATTENTION) json_object_set_new(o, "attention_kernel", json_string("fused, online softmax, one work-item per query row"));
+    if (hb_quant_block_elems(cs->dtype) > 0 && cs->op == HB_OP_MATMUL) {
+        const char *kn = ocl_qmm_kernel(cs->dtype);
+        json_object_set_new(o, "matmul_impl", json_string("own-cl"));
+        json_object_set_new(o, "matmul_kernel", json_string(kn));
+        json_object_set_new(o, "qmatmul_impl", json_string(kn));
+    }
     if (var) json_object_set_new(o, "f16_arith", json_string(c->fp16 ? "f32 (f16 storage)" : "f32 (f16 storage; forced, no cl_khr_fp16)"));
     return dump_json(o, buf, len);
 }

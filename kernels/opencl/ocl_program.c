@@ -108,7 +108,7 @@ static char *read_source(const char *dir, const char *name)
 static const char *const prog_file[OCL_P_COUNT] = {
     [OCL_P_ELEMENTWISE] = "hb_elementwise.cl", [OCL_P_MATMUL] = "hb_matmul.cl",
     [OCL_P_CONV_POOL] = "hb_conv_pool.cl", [OCL_P_REDUCE] = "hb_reduce.cl", [OCL_P_PROBE] = "hb_probe.cl",
-    [OCL_P_CONVERT] = "hb_convert.cl",
+    [OCL_P_CONVERT] = "hb_convert.cl", [OCL_P_QMATMUL] = "hb_qmatmul.cl",
 };
 
 /* Build hb_common.cl + file with options; returns the program or NULL (*err set; log printed). */
@@ -161,7 +161,7 @@ void ocl_build_all(ocl_ctx *c)
         for (int v = 0; v < OCL_NVAR; v++) {
             c->prog[p][v] = NULL;
             c->prog_err[p][v] = CL_INVALID_PROGRAM;
-            if (v == 1 && (!c->f16_ok || p == OCL_P_PROBE || p == OCL_P_CONVERT)) continue;
+            if (v == 1 && (!c->f16_ok || p == OCL_P_PROBE || p == OCL_P_CONVERT || p == OCL_P_QMATMUL)) continue;
             if (p == OCL_P_CONVERT && !c->fp64) continue;
             c->prog[p][v] = build_one(c, prog_file[p], NULL, v, &c->prog_err[p][v]);
         }

@@ -10,6 +10,7 @@
  */
 #include "opencl/ocl.h"
 #include "core/opdesc.h"
+#include "core/quant.h"
 
 #include <math.h>
 #include <string.h>
@@ -265,6 +266,32 @@ static hb_status run_rmsnorm(ocl_ctx *c, int var, const hb_case *cs, hb_buf *con
     return st_of(ocl_launch(c, k, 2, gw, l));
 }
 
+const char *ocl_qmm_kernel(hb_dtype d)
+{
+    switch (d) {
+    case HB_Q8_0: return "hb_qmm_q8_0";
+    case HB_Q4_K: return "hb_qmm_q4_k";
+    case HB_Q5_K: return "hb_qmm_q5_k";
+    case HB_Q6_K: return "hb_qmm_q6_k";
+    default: return NULL;
+    }
+}
+
+/* C[m,n] = A[m,k] x W^T with W in quantized blocks (hb_qmatmul.cl): work-item (j, t) computes C[4 t ..
+ * 4 t + 3, j]; work-groups of 8 rows of W. */
+static hb_status run_qmatmul(ocl_ctx *c, const hb_case *cs, hb_buf *const *in, hb_buf *out)
+{
+    const int var = 0;
+    cl_kernel k;
+    GET_KERNEL(k, OCL_P_QMATMUL, ocl_qmm_kernel(cs->dtype));
+    cl_mem a = DEV(in[0]), w = DEV(in[1]), y = DEV(out);
+    int m = (int)cs->shape.m, n = (int)cs->shape.n, kk = (int)cs->shape.k;
+    cl_int e = ocl_set_args(k, 6, OCL_ARG(a), OCL_ARG(w), OCL_ARG(y), OCL_ARG(m), OCL_ARG(n), OCL_ARG(kk));
+    if (e != CL_SUCCESS) return st_of(e);
+    size_t l[2] = {8, 1}, g[2] = {round_up((size_t)n, 8), ((size_t)m + 3) / 4};
+    return st_of(ocl_launch(c, k, 2, g, l));
+}
+
 static hb_status run_attention(ocl_ctx *c, int var, const hb_case *cs, hb_buf *const *in, hb_buf *out)
 {
     const hb_shape *s = &cs->shape;
@@ -296,13 +323,17 @@ hb_status ocl_run(hb_instance *inst, const hb_case *cs0, hb_buf *const *in, hb_b
     if (!hb_shape_computable(cl.op, &cl.shape)) return HB_EINVAL;
     const hb_case *cs = &cl;
     const hb_shape *s = &cl.shape;
-    if (cs->dtype != HB_F32 && !(cs->dtype == HB_F16 && c->f16_ok)) return HB_ESKIP;
+    const int quant = hb_quant_block_elems(cs->dtype) > 0;
+    if (quant && (cs->op != HB_OP_MATMUL || s->k % hb_quant_block_elems(cs->dtype))) return HB_ESKIP;
+    if (!quant && cs->dtype != HB_F32 && !(cs->dtype == HB_F16 && c->f16_ok)) return HB_ESKIP;
     const int var = cs->dtype == HB_F16;
     const size_t es = var ? 2 : 4;
-    /* buffers must exist and be large enough for the shape */
+    /* buffers must exist and be large enough for the shape (a quantized case's input 1: its blocks) */
     if (!out || !out->priv || out->bytes < (size_t)hb_op_elems(cs->op, s, -1) * es) return HB_EINVAL;
     for (int i = 0; i < ni; i++)
-        if (!in || !in[i] || !in[i]->priv || in[i]->bytes < (size_t)hb_op_elems(cs->op, s, i) * es) return HB_EINVAL;
+        if (!in || !in[i] || !in[i]->priv ||
+            in[i]->bytes < (quant && i == 1 ? hb_quant_bytes(cs->dtype, s->n * s->k) : (size_t)hb_op_elems(cs->op, s, i) * es))
+            return HB_EINVAL;
     /* the device must own every buffer (mapped route: unmap what the host holds) */
     for (int i = 0; i < ni; i++) {
         hb_status st = ocl_buf_to_device(c, in[i]);
@@ -314,6 +345,7 @@ hb_status ocl_run(hb_instance *inst, const hb_case *cs0, hb_buf *const *in, hb_b
     if (info->kind == HB_SK_EW) st = run_elementwise(c, var, cs, in, out);
     else switch (cs->op) {
     case HB_OP_MATMUL:
+        if (quant) { st = run_qmatmul(c, cs, in, out); break; }
         st = ocl_gemm(c, var, (int)s->m, (int)s->n, (int)s->k, DEV(in[0]), 0, (int)s->k, 0, DEV(in[1]), 0, (int)s->n, 0,
                       DEV(out), 0, (int)s->n, 0, 1);
         break;
