@@ -19,8 +19,9 @@
 #                 groups); per group a folder first-N/ or others-N/ with its hybench ab outputs
 #                 (gate.md, gate.json, gate.xml, base.jsonl, cur.jsonl, rounds/)
 #   GATE_BUDGET   seconds for the whole gate, builds included (default 900): each group gets what is
-#                 left as --time-budget (unless one is given) and is stopped 60 s after it; a group
-#                 not started or stopped for lack of time makes the gate inconclusive (exit 11)
+#                 left as --time-budget (unless one is given) and is stopped GATE_GRACE s (default 60)
+#                 after it; a group not started (under 30 s left) or stopped for lack of time makes the
+#                 gate inconclusive (exit 11)
 #   GATE_CHANGED_FIRST=0  one hybench ab over every case (as when --op is among the options)
 #   GATE_ARGS     hybench ab options used when none follow "--"
 #                 (default: --quick --budget 0.01)
@@ -29,7 +30,8 @@
 #   GATE_KEEP=1   keep the worktrees and builds (default: removed at the end)
 #   GATE_TMP      parent of the temporary folder (default: $TMPDIR or /tmp)
 set -u
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
+GMAP=$(cd "$(dirname "$0")" && pwd)/gate_map.sh   # the map's reader beside this script (before any cd)
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in -h|--help) usage; exit 0;; esac
 BASE_REF=$1; shift
@@ -105,7 +107,6 @@ else GBK=$("$TMP/head/build/hybench" list 2>/dev/null | awk '$2 == "available" {
   [ -n "$GBK" ] || { echo "gate.sh: hybench list of the HEAD build names no available backend" >&2; exit 2; }
 fi
 BUDGET=${GATE_BUDGET:-900}
-GMAP=$(cd "$(dirname "$0")" && pwd)/gate_map.sh
 PH_KIND=() PH_BK=() PH_FAM=()
 git -C "$REPO" diff --no-renames --name-only "$base_sha" "$head_sha" > "$OUT/changed.txt" || exit 2
 if [ "${GATE_CHANGED_FIRST:-1}" = 0 ] || [ $has_op = 1 ]; then
@@ -139,24 +140,24 @@ fi
 PH_DIR=() PH_RC=() PH_SECS=() PH_NOTE=()
 rc=0 nfirst=0 nother=0 stopped=0
 for ((j = 0; j < ${#PH_KIND[@]}; j++)); do
-  k=${PH_KIND[$j]}
+  k=${PH_KIND[$j]}; lab=$k; [ "$k" = first ] && lab="changed first"
   case "$k" in all) d="$OUT";; first) nfirst=$((nfirst + 1)); d="$OUT/first-$nfirst";; *) nother=$((nother + 1)); d="$OUT/others-$nother";; esac
   PH_DIR[$j]=$d PH_RC[$j]="" PH_SECS[$j]=0 PH_NOTE[$j]=""
   FILT=(--backend "${PH_BK[$j]}")
   [ "${PH_FAM[$j]}" = '*' ] || FILT+=(--op "${PH_FAM[$j]}")
   # a group the case list has no case of has nothing to decide (hybench run --dry-run counts them)
   n=$("$TMP/head/build/hybench" run --dry-run "${RUNARGS[@]}" "${FILT[@]}" 2>/dev/null | sed -n 's/.* \([0-9][0-9]*\) cases per backend.*/\1/p' | tail -1)
-  if [ "${n:-1}" = 0 ]; then PH_RC[$j]=0; PH_NOTE[$j]="no case of the list"; echo "gate.sh: $k: ${PH_BK[$j]}: $(fams "${PH_FAM[$j]}"): no case of the list" >&2; continue; fi
+  if [ "${n:-1}" = 0 ]; then PH_RC[$j]=0; PH_NOTE[$j]="no case of the list"; echo "gate.sh: $lab: ${PH_BK[$j]}: $(fams "${PH_FAM[$j]}"): no case of the list" >&2; continue; fi
   rem=$((BUDGET - ($(date +%s) - t0)))
   if [ $rem -lt 30 ]; then
     PH_RC[$j]=11; PH_NOTE[$j]="not run: the gate's budget (GATE_BUDGET=$BUDGET s) was spent"; stopped=1
-    echo "gate.sh: $k: ${PH_BK[$j]}: $(fams "${PH_FAM[$j]}"): ${PH_NOTE[$j]}" >&2; continue
+    echo "gate.sh: $lab: ${PH_BK[$j]}: $(fams "${PH_FAM[$j]}"): ${PH_NOTE[$j]}" >&2; continue
   fi
   TB=(); [ $has_tb = 1 ] || TB=(--time-budget "$rem")
   mkdir -p "$d" || exit 7
-  echo "gate.sh: $k: ${PH_BK[$j]}: $(fams "${PH_FAM[$j]}") (${rem} s left; outputs in $d)" >&2
+  echo "gate.sh: $lab: ${PH_BK[$j]}: $(fams "${PH_FAM[$j]}") (${rem} s left; outputs in $d)" >&2
   p0=$(date +%s)
-  timeout --signal=TERM --kill-after=30 $((rem + 60)) "$TMP/head/build/hybench" ab "$TMP/base" "$TMP/head" --out-dir "$d" \
+  timeout --signal=TERM --kill-after=30 $((rem + ${GATE_GRACE:-60})) "$TMP/head/build/hybench" ab "$TMP/base" "$TMP/head" --out-dir "$d" \
     --markdown "$d/gate.md" --json "$d/gate.json" --junit "$d/gate.xml" "${PASS[@]}" "${FILT[@]}" "${TB[@]}"
   r=$?
   PH_SECS[$j]=$(($(date +%s) - p0))
@@ -232,7 +233,8 @@ else
   echo "gate.sh: changed first: $(describe first)" >&2
   echo "gate.sh: others: $(describe others)" >&2
   for ((j = 0; j < ${#PH_KIND[@]}; j++)); do
-    echo "gate.sh:   ${PH_KIND[$j]}: ${PH_BK[$j]}: $(fams "${PH_FAM[$j]}"): exit ${PH_RC[$j]} ($(vname "${PH_RC[$j]}"))${PH_NOTE[$j]:+, ${PH_NOTE[$j]}}, ${PH_SECS[$j]} s" >&2
+    k=${PH_KIND[$j]}; [ "$k" = first ] && k="changed first"
+    echo "gate.sh:   $k: ${PH_BK[$j]}: $(fams "${PH_FAM[$j]}"): exit ${PH_RC[$j]} ($(vname "${PH_RC[$j]}"))${PH_NOTE[$j]:+, ${PH_NOTE[$j]}}, ${PH_SECS[$j]} s" >&2
   done
 fi
 echo "gate.sh: exit $rc ($verdict); builds $((t1 - t0)) s, hybench ab $((t2 - t1)) s; outputs in $OUT" >&2
