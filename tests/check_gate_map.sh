@@ -113,7 +113,7 @@ gate() { # name base head [env...] : run the gate, its exit in $T/name.rc
 gate g1 gemm~1 gemm
 [ "$(cat $T/g1.rc)" = 0 ] || fail "gemm diff, all pass: exit $(cat $T/g1.rc), wanted 0: $(tail -3 $T/g1.err)"
 [ "$(wc -l < $T/g1.log)" -eq 3 ] || fail "gemm diff: $(wc -l < $T/g1.log) hybench ab runs, wanted 3 (changed first; others: cpu-ref, cpu)"
-sed -n 1p $T/g1.log | grep -q -- "--backend cpu --op matmul,chain --time-budget" || fail "the first ab is not matmul,chain on cpu: $(sed -n 1p $T/g1.log)"
+sed -n 1p $T/g1.log | grep -q -- "--markdown [^ ]*/g1/first-1/gate.md --instructions tests/data/l.ini --backend cpu --op matmul,chain --time-budget" || fail "the first ab is not matmul,chain on cpu: $(sed -n 1p $T/g1.log)"
 sed -n 2p $T/g1.log | grep -q -- "--backend cpu-ref,cpu --time-budget" && fail "others ran cpu's matmul again"
 grep -q "^gate.sh: changed first: cpu: matmul, chain$" $T/g1.err || fail "no 'changed first' line: $(cat $T/g1.err)"
 grep -q "^gate.sh: others: cpu-ref: every family; cpu: elementwise, conv2d, pooling, reduction, attention, collective$" $T/g1.err || fail "no 'others' line"

@@ -81,7 +81,7 @@ AB_VALUED=" rounds min-rounds time-budget threshold alpha confidence bootstrap r
   instr-calls instr-threshold "
 RUN_VALUED=" backend op mode route dtype filter batch budget ci-target min-samples max-samples ref-max-gflop
   case-timeout repetitions seed passes "
-PASS=() RUNARGS=() USER_BK="" has_op=0 has_tb=0 instr=0
+PASS=() RUNARGS=() USER_BK="" has_op=0 has_tb=0 instr=0 wtime=0
 i=0
 while [ $i -lt ${#ARGS[@]} ]; do
   a=${ARGS[$i]} v="" nm=""
@@ -92,6 +92,7 @@ while [ $i -lt ${#ARGS[@]} ]; do
     op) has_op=1; PASS+=("--op" "$v"); RUNARGS+=("--op" "$v");;
     time-budget) has_tb=1; PASS+=("--time-budget" "$v");;
     instructions) instr=1; PASS+=("$a");;
+    with-time) wtime=1; PASS+=("$a");;
     quick|cold) PASS+=("$a"); RUNARGS+=("$a");;
     "") PASS+=("$a"); RUNARGS+=("$a");;    # a workload file
     *) if [[ $RUN_VALUED == *" $nm "* ]]; then PASS+=("--$nm" "$v"); RUNARGS+=("--$nm" "$v");
@@ -154,11 +155,13 @@ for ((j = 0; j < ${#PH_KIND[@]}; j++)); do
     echo "gate.sh: $lab: ${PH_BK[$j]}: $(fams "${PH_FAM[$j]}"): ${PH_NOTE[$j]}" >&2; continue
   fi
   TB=(); [ $has_tb = 1 ] || TB=(--time-budget "$rem")
+  OUTS=(--markdown "$d/gate.md")   # --instructions alone writes Markdown only
+  [ $instr = 1 ] && [ $wtime = 0 ] || OUTS+=(--json "$d/gate.json" --junit "$d/gate.xml")
   mkdir -p "$d" || exit 7
   echo "gate.sh: $lab: ${PH_BK[$j]}: $(fams "${PH_FAM[$j]}") (${rem} s left; outputs in $d)" >&2
   p0=$(date +%s)
   timeout --signal=TERM --kill-after=30 $((rem + ${GATE_GRACE:-60})) "$TMP/head/build/hybench" ab "$TMP/base" "$TMP/head" --out-dir "$d" \
-    --markdown "$d/gate.md" --json "$d/gate.json" --junit "$d/gate.xml" "${PASS[@]}" "${FILT[@]}" "${TB[@]}"
+    "${OUTS[@]}" "${PASS[@]}" "${FILT[@]}" "${TB[@]}"
   r=$?
   PH_SECS[$j]=$(($(date +%s) - p0))
   if [ $r -eq 124 ] || [ $r -eq 137 ]; then r=11; PH_NOTE[$j]="stopped at the gate's budget (GATE_BUDGET=$BUDGET s) before its cases were decided"; stopped=1; fi
