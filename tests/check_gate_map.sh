@@ -119,6 +119,7 @@ grep -q "^gate.sh: changed first: cpu: matmul, chain$" $T/g1.err || fail "no 'ch
 grep -q "^gate.sh: others: cpu-ref: every family; cpu: elementwise, conv2d, pooling, reduction, attention, collective$" $T/g1.err || fail "no 'others' line"
 grep -q '^- \*\*changed first\*\*: cpu: matmul, chain$' $T/g1/gate.md && grep -q '^| changed first | cpu | matmul, chain | 0 | pass |' $T/g1/gate.md || fail "gate.md lacks the changed-first group"
 grep -q '^| `kernels/cpu/cpu_gemm.c` | `kernels/cpu/cpu_gemm.c` | cpu | matmul,chain |$' $T/g1/gate.md || fail "gate.md lacks the file's rule"
+[ "$(grep -c '^### hybench ab --instructions' $T/g1/gate.md)" -eq 3 ] && grep -q '^## changed first: cpu: matmul, chain$' $T/g1/gate.md || fail "gate.md lacks a group's own table under its heading"
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['exit']==0 and [p['phase'] for p in j['phases']]==['first','others','others'], j" $T/g1/gate.json || fail "gate.json"
 gate g2 gemm~1 gemm STUB_FAIL_ON="--op matmul,chain"
 [ "$(cat $T/g2.rc)" = 1 ] || fail "a failure in the first group: exit $(cat $T/g2.rc), wanted 1"

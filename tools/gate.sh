@@ -209,7 +209,7 @@ else
       echo
       echo "## $k: ${PH_BK[$j]//,/, }: $(fams "${PH_FAM[$j]}")"
       echo
-      sed 's/^#/##/' "${PH_DIR[$j]}/gate.md"
+      sed 's/^#/###/' "${PH_DIR[$j]}/gate.md"   # its headings under the group's
     done
   } > "$OUT/gate.md"
   {
