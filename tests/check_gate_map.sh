@@ -89,11 +89,12 @@ cat > $R/stub/hybench <<'EOF'
 case "$1" in
   list) printf 'BACKEND STATUS\ncpu-ref      available  x\ncpu          available  y\ncuda         unavailable z\n'; exit 0;;
   run) echo "1 workload entries, 4 cases per backend before per-backend filtering"; exit 0;;
-  ab) shift; echo "ab $*" >> "$STUB_LOG"; md=""; a="$*"
-      while [ $# -gt 0 ]; do [ "$1" = --markdown ] && md=$2; shift; done
+  ab) shift; echo "ab $*" >> "$STUB_LOG"; md="" ju=""; a="$*"
+      while [ $# -gt 0 ]; do [ "$1" = --markdown ] && md=$2; [ "$1" = --junit ] && ju=$2; shift; done
       rc=0; [ -n "${STUB_FAIL_ON:-}" ] && [[ $a == *"$STUB_FAIL_ON"* ]] && rc=1
       [ -n "${STUB_SLEEP_ON:-}" ] && [[ $a == *"$STUB_SLEEP_ON"* ]] && sleep "${STUB_SLEEP:-0}"
       printf '# hybench ab --instructions: %s\n\n| case | verdict |\n| --- | --- |\n| stub | %s |\n' "$rc" "$rc" > "$md"
+      [ -n "$ju" ] && printf '<?xml version="1.0"?>\n<testsuites name="hybench compare">\n  <testsuite name="hybench.compare.stub">\n    <testcase name="%s"/>\n  </testsuite>\n</testsuites>\n' "$rc" > "$ju"
       exit $rc;;
 esac
 exit 2
@@ -107,7 +108,7 @@ echo 'int gemm;' > $R/kernels/cpu/cpu_gemm.c; echo 'x' > $R/docs/a.md; echo '[x]
 G=../../../../tools/gate.sh   # relative, as a CI job calls it (the script finds its map from there)
 gate() { # name base head [env...] : run the gate, its exit in $T/name.rc
   local n=$1 b=$2 h=$3; shift 3
-  (cd $R && env STUB_LOG="$ROOT/$T/$n.log" GATE_OUT="$ROOT/$T/$n" GATE_TMP="$ROOT/$T" "$@" "$G" "$b" "$h" -- --instructions tests/data/l.ini \
+  (cd $R && env STUB_LOG="$ROOT/$T/$n.log" GATE_OUT="$ROOT/$T/$n" GATE_TMP="$ROOT/$T" "$@" "$G" "$b" "$h" -- ${GARGS:---instructions} tests/data/l.ini \
      > "$ROOT/$T/$n.out" 2> "$ROOT/$T/$n.err"); echo $? > $T/$n.rc
 }
 gate g1 gemm~1 gemm
@@ -128,6 +129,12 @@ grep -q '^# tools/gate.sh: FAIL$' $T/g2/gate.md || fail "gate.md's verdict"
 gate g3 docs~1 docs
 [ "$(cat $T/g3.rc)" = 0 ] && [ "$(wc -l < $T/g3.log)" -eq 1 ] || fail "docs diff: exit $(cat $T/g3.rc), $(wc -l < $T/g3.log) ab runs, wanted 0 and 1"
 grep -q -- "--backend cpu-ref,cpu --time-budget" $T/g3.log && grep -q "^gate.sh: changed first: nothing$" $T/g3.err || fail "docs diff: not one group of every case: $(cat $T/g3.log)"
+# a time gate (no --instructions): the backends from HEAD's `hybench list`, JSON and JUnit per group, one gate.xml
+GARGS="--quick" gate g5 gemm~1 gemm
+[ "$(cat $T/g5.rc)" = 0 ] && sed -n 1p $T/g5.log | grep -q -- "--json [^ ]*/first-1/gate.json --junit [^ ]*/first-1/gate.xml --quick tests/data/l.ini --backend cpu --op matmul,chain" \
+  || fail "time gate: exit $(cat $T/g5.rc), first ab: $(sed -n 1p $T/g5.log)"
+grep -q "^gate.sh: others: cpu-ref: every family; cpu: elementwise" $T/g5.err || fail "time gate: the backends are not hybench list's available ones: $(grep others: $T/g5.err)"
+[ "$(grep -c '<testsuite name=' $T/g5/gate.xml)" -eq 3 ] && python3 -c "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])" $T/g5/gate.xml || fail "time gate: gate.xml does not gather the 3 groups' suites"
 t0=$(date +%s)
 gate g4 gemm~1 gemm GATE_BUDGET=31 GATE_GRACE=0 STUB_SLEEP_ON="--op matmul" STUB_SLEEP=120
 [ "$(cat $T/g4.rc)" = 11 ] || fail "first group stopped at the budget: exit $(cat $T/g4.rc), wanted 11"
