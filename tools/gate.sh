@@ -229,7 +229,10 @@ else
   xs=(); for d in "${PH_DIR[@]}"; do [ -s "$d/gate.xml" ] && xs+=("$d/gate.xml"); done
   if [ ${#xs[@]} -gt 0 ]; then
     { echo '<?xml version="1.0" encoding="UTF-8"?>'; echo '<testsuites name="tools/gate.sh">'
-      for x in "${xs[@]}"; do sed -n '/^  <testsuite/,/^  <\/testsuite>/p' "$x"; done
+      for x in "${xs[@]}"; do   # each suite named after its group's folder: first-1.hybench.compare.cpu
+        g=$(basename "$(dirname "$x")")
+        sed -n '/^  <testsuite/,/^  <\/testsuite>/p' "$x" | sed "s|^  <testsuite name=\"|  <testsuite name=\"$g.|"
+      done
       echo '</testsuites>'; } > "$OUT/gate.xml"
   fi
   cat "$OUT/gate.md"

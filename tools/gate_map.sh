@@ -110,7 +110,7 @@ ordered() { # "set" [invert]: the families of the set (or not in it), comma-join
   if [ "$n" -eq ${#UF[@]} ]; then echo '*'; else (IFS=,; echo "${out[*]}"); fi
 }
 emit() { # kind invert
-  local -A grp=() order=()
+  local -A grp=()
   local keys=() b fl
   for b in "${G[@]}"; do
     fl=$(ordered "${TOUCH[$b]}" ${2:+inv})
