@@ -39,7 +39,7 @@ HEAD_REF=HEAD
 if [ $# -ge 1 ] && [ "$1" != "--" ]; then HEAD_REF=$1; shift; fi
 [ "${1:-}" = "--" ] && shift
 REPO=$(git rev-parse --show-toplevel) || { echo "gate.sh: not inside a git repository" >&2; exit 2; }
-cd "$REPO"
+cd "$REPO" || exit 2
 base_sha=$(git rev-parse --verify "$BASE_REF^{commit}" 2>/dev/null) || { echo "gate.sh: unknown commit $BASE_REF" >&2; exit 2; }
 head_sha=$(git rev-parse --verify "$HEAD_REF^{commit}" 2>/dev/null) || { echo "gate.sh: unknown commit $HEAD_REF" >&2; exit 2; }
 OUT=${GATE_OUT:-$REPO/results/gate-$(date -u +%Y%m%d-%H%M%S)}
@@ -73,7 +73,7 @@ fi
 build base "$base_sha" || exit 9
 build head "$head_sha" || exit 9
 t1=$(date +%s)
-cd "$TMP/head"
+cd "$TMP/head" || exit 2
 # ---- changed code first (docs/compare.md "Changed code first"): the diff through tools/gate_map.txt ----
 # ARGS read for what the split needs: the gate's backends, a user's --op, the run options (dry runs)
 AB_VALUED=" rounds min-rounds time-budget threshold alpha confidence bootstrap rule metric min-delta max-rows out-dir
@@ -139,7 +139,7 @@ if [ "${PH_KIND[0]}" != all ]; then
 fi
 # ---- the phases: each group one hybench ab, in order, while time remains ----
 PH_DIR=() PH_RC=() PH_SECS=() PH_NOTE=()
-rc=0 nfirst=0 nother=0 stopped=0
+rc=0 nfirst=0 nother=0
 for ((j = 0; j < ${#PH_KIND[@]}; j++)); do
   k=${PH_KIND[$j]}; lab=$k; [ "$k" = first ] && lab="changed first"
   case "$k" in all) d="$OUT";; first) nfirst=$((nfirst + 1)); d="$OUT/first-$nfirst";; *) nother=$((nother + 1)); d="$OUT/others-$nother";; esac
@@ -151,7 +151,7 @@ for ((j = 0; j < ${#PH_KIND[@]}; j++)); do
   if [ "${n:-1}" = 0 ]; then PH_RC[$j]=0; PH_NOTE[$j]="no case of the list"; echo "gate.sh: $lab: ${PH_BK[$j]}: $(fams "${PH_FAM[$j]}"): no case of the list" >&2; continue; fi
   rem=$((BUDGET - ($(date +%s) - t0)))
   if [ $rem -lt 30 ]; then
-    PH_RC[$j]=11; PH_NOTE[$j]="not run: the gate's budget (GATE_BUDGET=$BUDGET s) was spent"; stopped=1
+    PH_RC[$j]=11; PH_NOTE[$j]="not run: the gate's budget (GATE_BUDGET=$BUDGET s) was spent"
     echo "gate.sh: $lab: ${PH_BK[$j]}: $(fams "${PH_FAM[$j]}"): ${PH_NOTE[$j]}" >&2; continue
   fi
   TB=(); [ $has_tb = 1 ] || TB=(--time-budget "$rem")
@@ -164,7 +164,7 @@ for ((j = 0; j < ${#PH_KIND[@]}; j++)); do
     "${OUTS[@]}" "${PASS[@]}" "${FILT[@]}" "${TB[@]}"
   r=$?
   PH_SECS[$j]=$(($(date +%s) - p0))
-  if [ $r -eq 124 ] || [ $r -eq 137 ]; then r=11; PH_NOTE[$j]="stopped at the gate's budget (GATE_BUDGET=$BUDGET s) before its cases were decided"; stopped=1; fi
+  if [ $r -eq 124 ] || [ $r -eq 137 ]; then r=11; PH_NOTE[$j]="stopped at the gate's budget (GATE_BUDGET=$BUDGET s) before its cases were decided"; fi
   PH_RC[$j]=$r
 done
 t2=$(date +%s)
