@@ -312,7 +312,8 @@ size_t hb_case_output_bytes(const hb_case *c);
 /* Minimal bytes one call of case c moves through memory (its records' "bytes", the GB/s figures):
  * hb_op_bytes at the dtype's element size, except that a quantized matmul counts its weight's block
  * bytes (hb_case_input_bytes) and its f32 activations and output at 4 bytes. The one place a case's
- * bytes are computed. */
+ * bytes are computed. A quantized chain counts each step as it runs (hb_chain_step_case: the projections in
+ * the layer's mix, the other steps in f32). */
 double hb_case_bytes(const hb_case *c);
 
 /* ---- the decoder-layer chain (the HB_OP_CHAIN row; core/chain.c) ----

@@ -516,6 +516,18 @@ size_t hb_case_output_bytes(const hb_case *c)
 
 double hb_case_bytes(const hb_case *c)
 {
+    if (c->op == HB_OP_CHAIN && hb_dtype_is_quant(c->dtype)) {
+        /* a quantized layer: each step as it runs (its projections' blocks in the layer's mix, the rest f32) */
+        hb_case ch = *c;
+        if (ch.shape.ranks > 0) { ch.shape.ranks = 1; ch.shape.rank = 0; }
+        double b = 0;
+        int in[3];
+        for (int i = 0; i < hb_chain_nsteps(&ch.shape); i++) {
+            hb_case st = hb_chain_step_case(&ch, i, in);
+            b += hb_case_bytes(&st);
+        }
+        return b;
+    }
     if (!quant_matmul(c)) return hb_op_bytes(c->op, &c->shape, hb_dtype_size(c->dtype));
     return (double)hb_case_input_bytes(c, 0) + (double)hb_case_input_bytes(c, 1) + (double)hb_case_output_bytes(c);
 }

@@ -185,12 +185,12 @@ int hb_quant_case_skip(const hb_case *c, char *reason, size_t rlen)
 {
     if (!hb_dtype_is_quant(c->dtype)) return 0;
     const char *q = hb_dtype_name(c->dtype);
-    if (c->op != HB_OP_MATMUL)
-        snprintf(reason, rlen, "%s is a quantized-weight dtype: matmul only (docs/quantized.md)", q);
+    if (c->op != HB_OP_MATMUL && c->op != HB_OP_CHAIN)
+        snprintf(reason, rlen, "%s is a quantized-weight dtype: matmul and the decoder-layer chain only (docs/quantized.md)", q);
     else if (c->mode == HB_MODE_CONVERT || c->mode == HB_MODE_CONVERT_DEVICE)
         snprintf(reason, rlen, "%s weights have no f64 form to convert from: %s mode does not apply to quantized dtypes "
                  "(f32 and resident do; docs/quantized.md)", q, hb_mode_name(c->mode));
-    else if (c->shape.k % hb_quant_block_elems(c->dtype))
+    else if (c->op == HB_OP_MATMUL && c->shape.k % hb_quant_block_elems(c->dtype))
         snprintf(reason, rlen, "%s weights come in blocks of %d along k: k=%lld is not a multiple", q,
                  hb_quant_block_elems(c->dtype), (long long)c->shape.k);
     else

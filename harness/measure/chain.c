@@ -599,7 +599,7 @@ static json_t *chain_close(chain_var *v, const hb_options *o, const hb_ceiling *
         }
         if (in_group > 1 && !o->verify_only) json_object_set_new(rec, "interleaved_with", json_integer(in_group - 1));
         json_object_set_new(rec, "ci_target", json_real(o->ci_target));
-        double flops = hb_chain_flops(&c->shape), bytes = hb_chain_bytes(&c->shape, v->x.es);
+        double flops = hb_chain_flops(&c->shape), bytes = hb_case_bytes(c);
         double tc = sp[P_COMP].median, tt = sp[P_TOTAL].median;
         json_object_set_new(rec, "gflops", json_real(tc > 0 ? flops / tc / 1e9 : 0));
         json_object_set_new(rec, "gbps", json_real(tc > 0 ? bytes / tc / 1e9 : 0));
