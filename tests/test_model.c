@@ -90,11 +90,11 @@ static int write_file(const char *path, const spec *sp)
             if (!p) return -1;
             blobs[nblobs++ % 32] = p;
             if (hb_dtype_is_quant(d)) {
-                hb_quant_fill_random(d, p, n, 7, (unsigned long long)(100 * l + t), 1.0 / 16);
+                hb_quant_fill_random(d, p, n, 7, (unsigned long long)(100 * l + t), 1.0 / 64);
             } else {
                 float *f = malloc((size_t)n * sizeof(float));
                 if (!f) return -1;
-                for (int64_t j = 0; j < n; j++) f[j] = (float)(((j * 7919 + t * 31 + l) % 2001) - 1000) / 1000.0f;
+                for (int64_t j = 0; j < n; j++) f[j] = (float)(((j * 7919 + t * 31 + l) % 2001) - 1000) / 64000.0f;
                 if (g == HB_GGUF_F16) hb_convert(p, HB_ELEM_F16, f, HB_ELEM_F32, (size_t)n);
                 else memcpy(p, f, bytes);
                 free(f);

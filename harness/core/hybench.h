@@ -264,7 +264,8 @@ double hb_op_flops(hb_op op, const hb_shape *s);
 double hb_op_bytes(hb_op op, const hb_shape *s, size_t elem_size);
 /* Verification tolerance on ||out-ref||_2 / ||ref||_2 for this op, shape and compute dtype.
  * f32: 1e-5 x sqrt(reduction length) floor 1e-5 capped 1e-3; tf32: 5e-3; f16: 1e-2; bf16: 3e-2;
- * the quantized dtypes (matmul over the exactly dequantized weights): 1e-2 (ops.c says why). */
+ * the quantized dtypes (matmul over the exactly dequantized weights): 1e-2, the layer with quantized weights (chain)
+ * 3e-2 (ops.c says why). */
 double hb_op_tolerance(hb_op op, const hb_shape *s, hb_dtype d);
 
 /* ---- collectives (nccl-tests' doc/PERFORMANCE.md) ----

@@ -445,7 +445,10 @@ static double reduction_length(hb_op op, const hb_shape *s)
 
 double hb_op_tolerance(hb_op op, const hb_shape *s, hb_dtype d)
 {
-    if (hb_dtype_is_quant(d)) return HB_QUANT_TOLERANCE;
+    /* the layer with quantized weights: seven projections in sequence, each free to round its
+     * activations to 8 bits; the residual adds keep their errors from multiplying, not from adding
+     * (the cpu's int8 kernels read 4e-3 to 9e-3 on TinyLlama-sized layers, H100 2026-11-28) */
+    if (hb_dtype_is_quant(d)) return op == HB_OP_CHAIN ? 3 * HB_QUANT_TOLERANCE : HB_QUANT_TOLERANCE;
     switch (d) {
     case HB_TF32: return 5e-3;
     case HB_F16: return 1e-2;
