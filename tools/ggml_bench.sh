@@ -28,7 +28,8 @@
 #   GGML_CUDA_ARCH (90); GGML_TYPES ("q4_K q8_0 q6_K q5_K f16 f32"); GGML_SHAPES ("n:k:m ...", m = tokens;
 #   default below); GGML_BACKENDS (default: CUDA0 CPU when built with CUDA, else CPU); GGML_SINGLE (0);
 #   GGML_THREADS (ggml_mm's CPU threads; default nproc; test-backend-ops always uses all);
-#   GGML_PERF_TIMEOUT (300 s per backend); GGML_BUDGET_S (0 = none: no step starts after this many
+#   GGML_CASES ("type:n:k:m ...": exactly these timing cases instead of GGML_TYPES x GGML_SHAPES);
+#   GGML_AGREE (1; 0 skips step 2); GGML_PERF_TIMEOUT (300 s per backend); GGML_BUDGET_S (0 = none: no step starts after this many
 #   seconds from the start); GGML_BUILD_ONLY=1.
 # Exit: 0 timings written; 1 an agreement check failed (timings still written); 2 usage; 3 no cmake or
 #   build failed; 5 no timing came out.
@@ -129,7 +130,7 @@ desc_of() { sed -n "s/^device name=$1 description=\"\(.*\)\"$/\1/p" "$OUT/BUILD_
 # 2. agreement with the f64 product of ggml's own dequantization (and CPU against CUDA0)
 agree_rc=0
 : > "$OUT/agree.txt"
-for t in $TYPES; do
+[ "${GGML_AGREE:-1}" = 1 ] && for t in $TYPES; do
   for m in 1 8 64; do
     prev=""
     for b in $BACKENDS; do
@@ -150,12 +151,14 @@ grep 'FAIL' "$OUT/agree.txt" || true
 # ---------------------------------------------------------------------------------------------------
 # 3. test-backend-ops perf on the shapes above
 CASES=$WORK/cases.txt
+LIST=${GGML_CASES:-}
+if [ -z "$LIST" ]; then
+  for t in $TYPES; do for s in $SHAPES; do LIST="$LIST $t:$s"; done; done
+fi
 : > "$CASES"
-for t in $TYPES; do
-  for s in $SHAPES; do
-    IFS=: read -r n k m <<< "$s"
-    "$MM" --perf-line "hb_${t}_n${n}_k${k}_m${m}" --type "$t" --n "$n" --k "$k" --m "$m" >> "$CASES"
-  done
+for c in $LIST; do
+  IFS=: read -r t n k m <<< "$c"
+  "$MM" --perf-line "hb_${t}_n${n}_k${k}_m${m}" --type "$t" --n "$n" --k "$k" --m "$m" >> "$CASES"
 done
 CSV=$OUT/ggml_perf.csv
 echo "source,backend,device,type,n,k,m,us_per_call,min_us,runs,threads,ggml_commit" > "$CSV"
@@ -167,23 +170,7 @@ for b in $BACKENDS; do
   tp=$SECONDS
   rc=0; timeout -k 10 "$PT" stdbuf -oL "$TBO" perf -b "$b" -o MUL_MAT --test-file "$CASES" --output sql > "$raw" 2>&1 || rc=$?
   th=$NPROC; case $b in CPU*) ;; *) th="";; esac
-  python3 - "$raw" "$b" "$(desc_of "$b")" "$th" "$COMMIT" >> "$CSV" <<'EOF'
-import re, sys
-raw, backend, desc, threads, commit = sys.argv[1:6]
-for line in open(raw, errors="replace"):
-    if not line.startswith("INSERT INTO"):
-        continue
-    vals = re.findall(r"'((?:[^']|'')*)'", line.split(" VALUES ", 1)[1])
-    if len(vals) < 14:
-        continue
-    params, supported, time_us, runs = vals[4], vals[6], vals[9], vals[13]
-    m = re.search(r"name=hb_([A-Za-z0-9_]+?)_n(\d+)_k(\d+)_m(\d+)", params)
-    if not m:
-        continue
-    t, n, k, mm = m.groups()
-    us = "%.3f" % float(time_us) if supported == "1" else "unsupported"
-    print("test-backend-ops,%s,%s,%s,%s,%s,%s,%s,,%s,%s,%s" % (backend, desc.replace(",", ";"), t, n, k, mm, us, runs, threads, commit))
-EOF
+  python3 "$TOOLS/ggml_compare.py" sql "$raw" "$b" "$(desc_of "$b")" "$th" "$COMMIT" >> "$CSV"
   say "  rc=$rc $((SECONDS - tp)) s, $(grep -c "^test-backend-ops,$b," "$CSV" || true) cases"
 done
 
@@ -191,16 +178,14 @@ done
 # 4. single synchronous calls (optional)
 if [ "${GGML_SINGLE:-0}" = 1 ]; then
   for b in $BACKENDS; do
-    for t in $TYPES; do
-      for s in $SHAPES; do
-        over_budget && { say "single calls stopped: budget of $BUDGET s spent"; break 3; }
-        IFS=: read -r n k m <<< "$s"
+    for c in $LIST; do
+        over_budget && { say "single calls stopped: budget of $BUDGET s spent"; break 2; }
+        IFS=: read -r t n k m <<< "$c"
         line=$("$MM" --bench --type "$t" --n "$n" --k "$k" --m "$m" --backend "$b" --threads "$THREADS" --time-ms 300 | grep '^ggml_mm: time' || true)
         med=$(sed -n 's/.*median_us=\([0-9.]*\).*/\1/p' <<< "$line"); runs=$(sed -n 's/.*samples=\([0-9]*\).*/\1/p' <<< "$line")
         mn=$(sed -n 's/.*min_us=\([0-9.]*\).*/\1/p' <<< "$line")
         th=$THREADS; case $b in CPU*) ;; *) th="";; esac
         [ -n "$med" ] && echo "ggml_mm-single,$b,$(desc_of "$b" | tr ',' ';'),$t,$n,$k,$m,$med,$mn,$runs,$th,$COMMIT" >> "$CSV"
-      done
     done
   done
 fi
