@@ -372,75 +372,6 @@ static void test_qmatmul_gpu(void **state)
     assert_int_equal(failures, 0);
 }
 
-/* HB_QBENCH=1 only: device time of the quantized matmul kernels (the run hook between timer_begin and
- * timer_end: launch-gated CUDA events around the op's kernels), median of 200 warm samples (W may sit
- * in L2) and of 30 cold ones (flush_cache before each), at n=4096 k=14336 and TinyLlama's projections
- * (2048x2048, 5632x2048, 2048x5632), m = 1, 8, 512. Random blocks of scale 1/64. */
-static double qb_median(double *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) { double t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-static void test_qmatmul_bench(void **state)
-{
-    (void)state;
-    const char *on = getenv("HB_QBENCH");
-    if (!on || strcmp(on, "1")) { printf("HB_QBENCH unset: timing skipped\n"); skip(); }
-    need_gpu();
-    hb_instance *inst = &g_inst[0];
-    static const int64_t shapes[4][2] = {{4096, 14336}, {2048, 2048}, {5632, 2048}, {2048, 5632}};
-    static const int64_t ms[3] = {1, 8, 512};
-    static const hb_dtype fmts[4] = {HB_Q4_K, HB_Q8_0, HB_Q6_K, HB_Q5_K};
-    printf("device: %s\n", inst->description);
-    printf("%-5s %5s %5s %6s %10s %10s %9s  %s\n", "fmt", "m", "n", "k", "warm_us", "cold_us", "GB/s_cold", "impl");
-    for (int f = 0; f < 4; f++)
-        for (int s = 0; s < 4; s++) {
-            const int64_t n = shapes[s][0], k = shapes[s][1];
-            const size_t wb = hb_quant_bytes(fmts[f], n * k);
-            hb_buf a, w, o;
-            assert_int_equal(g_ops->buf_alloc(inst, (size_t)(512 * k) * 4, HB_ROUTE_PINNED, &a), HB_OK);
-            assert_int_equal(g_ops->buf_alloc(inst, wb, HB_ROUTE_PINNED, &w), HB_OK);
-            assert_int_equal(g_ops->buf_alloc(inst, (size_t)(512 * n) * 4, HB_ROUTE_PINNED, &o), HB_OK);
-            for (int64_t i = 0; i < 512 * k; i++) ((float *)a.host)[i] = qm_unif();
-            assert_int_equal(hb_quant_fill_random(fmts[f], w.host, n * k, 42, (unsigned long long)s, 1.0 / 64), HB_OK);
-            assert_int_equal(g_ops->upload(inst, &a), HB_OK);
-            assert_int_equal(g_ops->upload(inst, &w), HB_OK);
-            hb_buf *in[2] = {&a, &w};
-            for (int mi = 0; mi < 3; mi++) {
-                hb_case c = qm_case(fmts[f], ms[mi], n, k, HB_ROUTE_PINNED);
-                for (int r = 0; r < 3; r++) assert_int_equal(g_ops->run(inst, &c, (hb_buf *const *)in, &o), HB_OK);
-                double warm[200], cold[30];
-                for (int r = 0; r < 200; r++) {
-                    assert_int_equal(g_ops->timer_begin(inst), HB_OK);
-                    assert_int_equal(g_ops->run(inst, &c, (hb_buf *const *)in, &o), HB_OK);
-                    assert_int_equal(g_ops->timer_end(inst, &warm[r]), HB_OK);
-                }
-                for (int r = 0; r < 30; r++) {
-                    g_ops->flush_cache(inst);
-                    assert_int_equal(g_ops->timer_begin(inst), HB_OK);
-                    assert_int_equal(g_ops->run(inst, &c, (hb_buf *const *)in, &o), HB_OK);
-                    assert_int_equal(g_ops->timer_end(inst, &cold[r]), HB_OK);
-                }
-                assert_int_equal(g_ops->download(inst, &o), HB_OK);
-                int64_t nonfinite = 0;
-                for (int64_t i = 0; i < ms[mi] * n; i++) nonfinite += !isfinite(((float *)o.host)[i]);
-                assert_int_equal(nonfinite, 0);
-                char info[2048] = "", *q;
-                g_ops->case_info(inst, &c, info, sizeof info);
-                q = strstr(info, "\"qmatmul_impl\":\"");
-                char impl[64] = "";
-                if (q) sscanf(q + 16, "%63[^\"]", impl);
-                const double wu = qb_median(warm, 200) * 1e6, cu = qb_median(cold, 30) * 1e6;
-                printf("%-5s %5lld %5lld %6lld %10.2f %10.2f %9.0f  %s\n", hb_dtype_name(fmts[f]), (long long)ms[mi], (long long)n,
-                       (long long)k, wu, cu, (double)(wb + (size_t)(ms[mi] * (k + n)) * 4) / (cu * 1e3), impl);
-            }
-            g_ops->buf_free(inst, &o);
-            g_ops->buf_free(inst, &w);
-            g_ops->buf_free(inst, &a);
-        }
-}
-
 /* ---- the algorithm-choice cache (HB_ALGO_CACHE): fresh instances stand for later processes ---- */
 
 typedef struct ac_case { hb_op op; const char *shape; hb_dtype dt; const char *env; } ac_case;
@@ -788,7 +719,6 @@ int main(void)
         cmocka_unit_test(test_supports),
         cmocka_unit_test(test_ops_gpu),
         cmocka_unit_test(test_qmatmul_gpu),
-        cmocka_unit_test(test_qmatmul_bench),
         cmocka_unit_test(test_algo_cache_gpu),
         cmocka_unit_test(test_convert_device_gpu),
         cmocka_unit_test(test_info_and_timer_gpu),

@@ -784,47 +784,6 @@ static void test_qmatmul(void **state)
     inst.ops->close(&inst);
 }
 
-/* HB_QBENCH=1 only: host time of the run hook (blocking) for each format at TinyLlama's 2048x2048
- * projection, m = 1, 8, 64: the median of 9 runs after one warm-up. */
-static void test_qmatmul_bench(void **state)
-{
-    (void)state;
-    const char *on = getenv("HB_QBENCH");
-    if (!on || strcmp(on, "1")) { printf("HB_QBENCH unset: timing skipped\n"); skip(); }
-    hb_instance inst = open_inst();
-    static const hb_dtype fmts[4] = {HB_Q8_0, HB_Q4_K, HB_Q5_K, HB_Q6_K};
-    const int64_t n = 2048, k = 2048;
-    for (int f = 0; f < 4; f++)
-        for (int64_t m = 1; m <= 64; m *= 8) {
-            hb_case c = mk(HB_OP_MATMUL, "m=1 n=2048 k=2048", fmts[f], HB_MODE_F32, HB_ROUTE_PAGEABLE);
-            c.shape.m = m;
-            hb_buf a, w, o;
-            assert_int_equal(inst.ops->buf_alloc(&inst, (size_t)(m * k) * 4, HB_ROUTE_PAGEABLE, &a), HB_OK);
-            assert_int_equal(inst.ops->buf_alloc(&inst, hb_quant_bytes(fmts[f], n * k), HB_ROUTE_PAGEABLE, &w), HB_OK);
-            assert_int_equal(inst.ops->buf_alloc(&inst, (size_t)(m * n) * 4, HB_ROUTE_PAGEABLE, &o), HB_OK);
-            for (int64_t i = 0; i < m * k; i++) ((float *)a.host)[i] = qm_unif();
-            assert_int_equal(hb_quant_fill_random(fmts[f], w.host, n * k, 3, 0, 1.0 / 64), HB_OK);
-            assert_int_equal(inst.ops->upload(&inst, &a), HB_OK);
-            assert_int_equal(inst.ops->upload(&inst, &w), HB_OK);
-            hb_buf *in[2] = {&a, &w};
-            double t[9];
-            assert_int_equal(inst.ops->run(&inst, &c, in, &o), HB_OK);
-            for (int r = 0; r < 9; r++) {
-                const double t0 = now_s();
-                assert_int_equal(inst.ops->run(&inst, &c, in, &o), HB_OK);
-                t[r] = now_s() - t0;
-            }
-            for (int i = 1; i < 9; i++)
-                for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
-            printf("opencl qmatmul %-5s m=%-3lld n=%lld k=%lld: %.3f ms (%.2f GFLOP/s)\n", fmts[f] == HB_Q8_0 ? "q8_0" : fmts[f] == HB_Q4_K ? "q4_k" : fmts[f] == HB_Q5_K ? "q5_k" : "q6_k",
-                   (long long)m, (long long)n, (long long)k, t[4] * 1e3, 2.0 * (double)(m * n * k) / t[4] * 1e-9);
-            inst.ops->buf_free(&inst, &a);
-            inst.ops->buf_free(&inst, &w);
-            inst.ops->buf_free(&inst, &o);
-        }
-    inst.ops->close(&inst);
-}
-
 /* ---- convert-device: f64 crosses as f64 and is converted on the device ---- */
 
 static void test_convert_device(void **state)
@@ -950,7 +909,6 @@ int main(void)
         cmocka_unit_test_setup(test_broken_kernel_source, reset_env),
         cmocka_unit_test_setup(test_errors, reset_env),
         cmocka_unit_test_setup(test_qmatmul, reset_env),
-        cmocka_unit_test_setup(test_qmatmul_bench, reset_env),
         cmocka_unit_test_setup(test_convert_device, reset_env),
         cmocka_unit_test_setup(test_ceilings, reset_env),
     };
