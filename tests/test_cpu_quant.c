@@ -28,6 +28,7 @@
 #include "cpu/cpu_qmm.h"
 #include "cpu_ref/ref.h"
 #include "test_case.h"
+#include "test_qmatmul.h"
 #include "test_run.h"
 
 static const hb_dtype fmts[4] = {HB_Q8_0, HB_Q4_K, HB_Q5_K, HB_Q6_K};
@@ -197,6 +198,11 @@ static void test_backends(void **state)
         assert_int_equal(cpu.ops->supports(&cpu, &odd, reason, sizeof reason), HB_ESKIP);
         assert_int_equal(ref.ops->supports(&ref, &odd, reason, sizeof reason), HB_ESKIP);
     }
+    /* op dequantize: every format, bit for bit against core/quant.c (test_qmatmul.h) */
+    int ran = 0;
+    assert_int_equal(qm_dequant_all(&hb_cpu_ops, &cpu, 1, &ran), 0);
+    assert_int_equal(qm_dequant_all(&hb_cpu_ref_ops, &ref, 1, &ran), 0);
+    assert_int_equal(ran, 24);
     hb_test_close(&cpu);
     hb_test_close(&ref);
 }

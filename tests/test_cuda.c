@@ -354,7 +354,8 @@ static void test_qmatmul_gpu(void **state)
     (void)state;
     need_gpu();
     int ran = 0;
-    const int failures = qm_run_all(g_ops, &g_inst[0], "qmatmul", "\"qmatmul_impl\":\"", &ran);
+    int failures = qm_run_all(g_ops, &g_inst[0], "qmatmul", "\"qmatmul_impl\":\"", &ran);
+    failures += qm_dequant_all(g_ops, &g_inst[0], HB_ROUTE_COUNT, &ran);
     /* the path follows m: gemv up to 8 rows, the f16 dequantization beyond */
     char info[2048];
     hb_case c = qm_case(HB_Q4_K, 8, 9, 512, HB_ROUTE_PINNED);

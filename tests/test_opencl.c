@@ -755,7 +755,8 @@ static void test_qmatmul(void **state)
     (void)state;
     hb_instance inst = open_inst();
     int ran = 0;
-    const int failures = qm_run_all(inst.ops, &inst, "qmatmul", "\"qmatmul_impl\":\"hb_qmm_", &ran);
+    int failures = qm_run_all(inst.ops, &inst, "qmatmul", "\"qmatmul_impl\":\"hb_qmm_", &ran);
+    failures += qm_dequant_all(inst.ops, &inst, HB_ROUTE_COUNT, &ran);
     printf("%d quantized matmul cases ran, %d failed\n", ran, failures);
     assert_int_equal(failures, 0);
     char reason[256];

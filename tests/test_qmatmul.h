@@ -12,6 +12,7 @@
  */
 #ifndef HB_TEST_QMATMUL_H
 #define HB_TEST_QMATMUL_H
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -100,7 +101,7 @@ static hb_status qm_run(const hb_backend_ops *ops, hb_instance *inst, const hb_c
  * 5 blocks, several chunks per row), rotating the routes; print each line with tag and the case's
  * case_info (when info_len > 0). Returns the failures; *ran counts the runs. want_impl (may be NULL):
  * a case_info key that every run must carry. */
-static int qm_run_all(const hb_backend_ops *ops, hb_instance *inst, const char *tag, const char *want_impl, int *ran)
+static inline int qm_run_all(const hb_backend_ops *ops, hb_instance *inst, const char *tag, const char *want_impl, int *ran)
 {
     static const hb_dtype fmts[4] = {HB_Q8_0, HB_Q4_K, HB_Q5_K, HB_Q6_K};
     static const int64_t ms[4] = {1, 5, 64, 300};
@@ -128,4 +129,66 @@ static int qm_run_all(const hb_backend_ops *ops, hb_instance *inst, const char *
     }
     return failures;
 }
+
+/* Op dequantize through the plugin's hooks: for every format, random blocks of n = 1, 3 and 37 blocks
+ * (the first nroutes routes rotating: 1 for a host backend, HB_ROUTE_COUNT for a device), the f32 output poisoned with NaN first, then compared element by element with
+ * hb_quant_dequantize (core/quant.c, the format's definition): every value must be equal (a device may
+ * contract d*q - m into one FMA: allowed up to 2 ulp of the largest |value|). Returns the failures;
+ * *ran counts the runs. */
+static inline int qm_dequant_all(const hb_backend_ops *ops, hb_instance *inst, int nroutes, int *ran)
+{
+    static const hb_dtype fmts[4] = {HB_Q8_0, HB_Q4_K, HB_Q5_K, HB_Q6_K};
+    static const int nbl[3] = {1, 3, 37};
+    int failures = 0, r = 0;
+    for (int f = 0; f < 4; f++)
+        for (int t = 0; t < 3; t++) {
+            const hb_dtype d = fmts[f];
+            const int64_t n = (int64_t)nbl[t] * hb_quant_block_elems(d);
+            hb_case c;
+            memset(&c, 0, sizeof c);
+            c.op = HB_OP_DEQUANTIZE;
+            c.dtype = d;
+            c.mode = HB_MODE_F32;
+            c.route = (hb_route)(r++ % nroutes);
+            c.shape.n = n;
+            char why[256] = "";
+            if (ops->supports(inst, &c, why, sizeof why) != HB_OK) {
+                printf("FAIL dequantize %s n=%lld: skipped: %s\n", hb_dtype_name(d), (long long)n, why);
+                failures++;
+                continue;
+            }
+            const size_t wb = hb_quant_bytes(d, n);
+            hb_buf w, y;
+            float *want = malloc((size_t)n * sizeof(float));
+            if (!want || ops->buf_alloc(inst, wb, c.route, &w) != HB_OK) { free(want); failures++; continue; }
+            if (ops->buf_alloc(inst, (size_t)n * 4, c.route, &y) != HB_OK) { ops->buf_free(inst, &w); free(want); failures++; continue; }
+            w.dtype = d;
+            y.dtype = HB_F32;
+            hb_quant_fill_random(d, w.host, n, 77, (unsigned long long)(10 * f + t), 1.0);
+            hb_quant_dequantize(d, w.host, want, n);
+            for (int64_t i = 0; i < n; i++) ((float *)y.host)[i] = NAN;
+            hb_buf *in[1] = {&w};
+            hb_status st = ops->upload(inst, &w);
+            if (st == HB_OK) st = ops->upload(inst, &y);
+            if (st == HB_OK) st = ops->run(inst, &c, (hb_buf *const *)in, &y);
+            if (st == HB_OK) st = ops->download(inst, &y);
+            float amax = 0;
+            for (int64_t i = 0; i < n; i++) amax = fabsf(want[i]) > amax ? fabsf(want[i]) : amax;
+            int64_t bad = 0;
+            for (int64_t i = 0; st == HB_OK && i < n; i++) {
+                const float v = ((float *)y.host)[i];
+                bad += !(fabsf(v - want[i]) <= 2 * FLT_EPSILON * amax);
+            }
+            const int ok = st == HB_OK && bad == 0;
+            printf("%-4s dequantize %-5s n=%-7lld %-8s %lld of %lld values differ\n", ok ? "ok" : "FAIL", hb_dtype_name(d), (long long)n,
+                   hb_route_name(c.route), (long long)bad, (long long)n);
+            failures += !ok;
+            (*ran)++;
+            ops->buf_free(inst, &y);
+            ops->buf_free(inst, &w);
+            free(want);
+        }
+    return failures;
+}
+
 #endif

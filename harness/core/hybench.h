@@ -6,6 +6,9 @@
  * Every tensor is dense and row-major (C order). Layouts per op:
  *   elementwise  in0,in1,out: [n]                      (the activations: one input;
  *                sigmoid(x) = 1 / (1 + exp(-x)), exp, add, div, neg: 4 FLOPs)
+ *   dequantize   in0: [n] weights in a quantized dtype's blocks (core/quant.h; n whole blocks) -> out: [n]
+ *                f32, each value as the format defines it (a multiply and a subtract: 2 FLOPs); the
+ *                one-time cost of keeping a model's weights in f32 (docs/quantized.md); q dtypes only
  *   matmul       A[m,k] x B[k,n] -> C[m,n]
  *   bmm          A[batch,m,k] x B[batch,k,n] -> C[batch,m,n]
  *   conv2d       x[batch,c,h,w] (NCHW), w[oc,c/g,kh,kw] (OIHW) -> y[batch,oc,oh,ow], no bias
@@ -136,6 +139,7 @@ typedef enum hb_shape_kind {
     X(GELU,      "gelu",      HB_FAM_ELEMENTWISE, 1, 0, HB_SK_EW,        1, 8, 0)       \
     X(SILU,      "silu",      HB_FAM_ELEMENTWISE, 1, 0, HB_SK_EW,        1, 4, 0)       \
     X(SIGMOID,   "sigmoid",   HB_FAM_ELEMENTWISE, 1, 0, HB_SK_EW,        1, 4, 0)       \
+    X(DEQUANTIZE, "dequantize", HB_FAM_ELEMENTWISE, 1, 0, HB_SK_EW,      0, 2, 0)       \
     X(MATMUL,    "matmul",    HB_FAM_MATMUL,      2, 1, HB_SK_MATMUL,    0, 2, 1)       \
     X(BMM,       "bmm",       HB_FAM_MATMUL,      2, 1, HB_SK_BMM,       0, 2, 1)       \
     X(CONV2D,    "conv2d",    HB_FAM_CONV2D,      2, 1, HB_SK_CONV2D,    0, 2, 1)       \
@@ -165,7 +169,8 @@ typedef enum hb_op {
 /* ---- compute dtype, host mode, transfer route ---- */
 /* The quantized dtypes (core/quant.h) are matmul with its weight operand in a GGUF block format
  * (q8_0, q4_k, q5_k, q6_k), stored as ggml does, W[n,k] with blocks along k (C = A W^T), and f32
- * activations and output; every other op skips them. */
+ * activations and output; dequantize (blocks in, f32 out); the chain with such weights; every other op
+ * skips them. */
 typedef enum hb_dtype { HB_F32, HB_TF32, HB_F16, HB_BF16, HB_Q8_0, HB_Q4_K, HB_Q5_K, HB_Q6_K, HB_DTYPE_COUNT } hb_dtype;
 /* convert-device: f64 host tensors uploaded as f64 and converted on the device (backends with the
  * upload_f64/download_f64 hooks); a design option measured beside `convert`. */
@@ -175,6 +180,13 @@ typedef enum hb_route { HB_ROUTE_PAGEABLE, HB_ROUTE_PINNED, HB_ROUTE_MAPPED, HB_
 const char *hb_dtype_name(hb_dtype d);  /* "f32","tf32","f16","bf16","q8_0","q4_k","q5_k","q6_k" */
 /* 1 for the quantized-weight dtypes (HB_Q8_0 .. HB_Q6_K), else 0 (inline: the plugins use it too). */
 static inline int hb_dtype_is_quant(hb_dtype d) { return d == HB_Q8_0 || d == HB_Q4_K || d == HB_Q5_K || d == HB_Q6_K; }
+/* The input of case (op, d) stored in d's blocks: 1 for a quantized matmul (the weight), 0 for
+ * dequantize, -1 otherwise (every operand in d's element type, f32 for a quantized d). */
+static inline int hb_quant_input(hb_op op, hb_dtype d)
+{
+    if (!hb_dtype_is_quant(d)) return -1;
+    return op == HB_OP_MATMUL ? 1 : op == HB_OP_DEQUANTIZE ? 0 : -1;
+}
 const char *hb_mode_name(hb_mode m);    /* "convert","f32","resident","convert-device" */
 const char *hb_route_name(hb_route r);  /* "pageable","pinned","mapped" */
 /* Parse a name; return the enum value, or -1 if unknown. */

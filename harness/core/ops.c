@@ -502,13 +502,14 @@ char *hb_case_key(const hb_case *c, const char *backend, char *buf, size_t len)
 }
 
 /* a quantized matmul: its weight (input 1) in blocks, activations and output f32 */
-static int quant_matmul(const hb_case *c) { return hb_dtype_is_quant(c->dtype) && c->op == HB_OP_MATMUL; }
+static int quant_matmul(const hb_case *c) { return hb_quant_input(c->op, c->dtype) >= 0; }
 
 size_t hb_case_input_bytes(const hb_case *c, int i)
 {
     const hb_op_info *info = hb_op_get(c->op);
     if (!info || i < 0 || i >= info->ninputs) return 0;
-    if (quant_matmul(c) && i == 1) return hb_quant_bytes(c->dtype, c->shape.n * c->shape.k);
+    if (quant_matmul(c) && i == hb_quant_input(c->op, c->dtype))
+        return hb_quant_bytes(c->dtype, hb_op_input_elems(c->op, &c->shape, i));
     return (size_t)hb_op_input_elems(c->op, &c->shape, i) * hb_dtype_size(c->dtype);
 }
 

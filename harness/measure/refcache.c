@@ -173,7 +173,8 @@ void hb_ref_cache_free(hb_ref_cache *r)
 
 hb_status hb_ref_cache_get(hb_ref_cache *r, const hb_case *c, int item, const hb_options *o)
 {
-    const hb_dtype wq = hb_dtype_is_quant(c->dtype) && c->op == HB_OP_MATMUL ? c->dtype : HB_F32;
+    const int qi = hb_quant_input(c->op, c->dtype); /* the input held in blocks, or -1 */
+    const hb_dtype wq = qi >= 0 ? c->dtype : HB_F32;
     if (r->item == item && r->out && r->wq == wq) return HB_OK;
     hb_ref_cache_free(r);
     r->wq = wq;
@@ -185,9 +186,9 @@ hb_status hb_ref_cache_get(hb_ref_cache *r, const hb_case *c, int item, const hb
         nel[i] = (size_t)hb_op_input_elems(c->op, &c->shape, i);
         r->in[i] = malloc(nel[i] * sizeof(double));
         if (!r->in[i]) { hb_ref_cache_free(r); return HB_ENOMEM; }
-        if (wq != HB_F32 && i == 1) {
+        if (i == qi) {
             /* the weight: random blocks of the format, and for the reference their exact values */
-            r->qw_bytes = hb_case_input_bytes(c, 1);
+            r->qw_bytes = hb_case_input_bytes(c, i);
             r->qw = r->qw_bytes ? malloc(r->qw_bytes) : NULL;
             if (!r->qw) { hb_ref_cache_free(r); return r->qw_bytes ? HB_ENOMEM : HB_EINVAL; }
             if (hb_quant_fill_random(wq, r->qw, (int64_t)nel[i], seed, stream0 + (unsigned long long)i, HB_QUANT_FILL_SCALE) != HB_OK ||

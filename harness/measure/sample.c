@@ -53,8 +53,10 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
         ib[i] = hb_case_input_bytes(c, i);
     }
     x->nout = (size_t)hb_op_output_elems(c->op, &c->shape);
-    if (quant && (c->op != HB_OP_MATMUL || !rc->qw || rc->qw_bytes != ib[1] || x->el != HB_ELEM_F32)) {
-        snprintf(reason, rlen, "quantized %s: no weight blocks of %zu bytes from the reference", hb_dtype_name(c->dtype), ib[1]);
+    const int qi = hb_quant_input(c->op, c->dtype);
+    if (quant && (qi < 0 || !rc->qw || rc->qw_bytes != ib[qi] || x->el != HB_ELEM_F32)) {
+        snprintf(reason, rlen, "quantized %s: no weight blocks of %zu bytes from the reference", hb_dtype_name(c->dtype),
+                 qi >= 0 ? ib[qi] : 0);
         return HB_EINVAL;
     }
     /* refuse what cannot fit in host memory before touching it */
@@ -114,7 +116,7 @@ static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const
     } else {
         /* conversion-free: the f32 host tensors (a quantized weight's blocks) are the buffers' host memory */
         for (int i = 0; i < x->nin; i++) {
-            if (quant && i == 1) memcpy(x->in[i].host, rc->qw, ib[i]);
+            if (i == qi) memcpy(x->in[i].host, rc->qw, ib[i]);
             else hb_convert(x->in[i].host, HB_ELEM_F32, inputs[i], HB_ELEM_F64, x->nel[i]);
         }
         x->host_bytes = (long long)total_b;

@@ -116,7 +116,7 @@ static hb_status cpu_supports(hb_instance *inst, const hb_case *c, char *reason,
             snprintf(reason, reasonlen, "host-memory backend: no transfer routes");
             return HB_ESKIP;
         }
-        return hb_cpu_qmatmul_check(c, reason, reasonlen);
+        return c->op == HB_OP_DEQUANTIZE ? hb_cpu_dequant_check(c, reason, reasonlen) : hb_cpu_qmatmul_check(c, reason, reasonlen);
     }
     if (c->dtype != HB_F32) {
         snprintf(reason, reasonlen, "cpu backend computes in f32 (and matmul with quantized weights) only");
@@ -144,6 +144,13 @@ static void cpu_buf_free(hb_instance *inst, hb_buf *b)
 static hb_status cpu_run(hb_instance *inst, const hb_case *c, hb_buf *const *in, hb_buf *out)
 {
     (void)inst;
+    if (hb_dtype_is_quant(c->dtype) && c->op == HB_OP_DEQUANTIZE && c->route == HB_ROUTE_PAGEABLE) {
+        /* blocks in, f32 out (cpu_dequant.c) */
+        const size_t wb = hb_case_input_bytes(c, 0);
+        if (wb == 0 || !in[0] || !in[0]->host || in[0]->bytes < wb || !out || !out->host || out->bytes < (size_t)c->shape.n * sizeof(float))
+            return HB_EINVAL;
+        return hb_cpu_dequant_run(c, in[0]->host, out->host);
+    }
     if (hb_dtype_is_quant(c->dtype) && c->op == HB_OP_MATMUL && c->route == HB_ROUTE_PAGEABLE) {
         /* A f32, W its blocks, C f32 (cpu_qmatmul.c) */
         const int64_t na = hb_op_input_elems(c->op, &c->shape, 0), no = hb_op_output_elems(c->op, &c->shape);
@@ -191,8 +198,9 @@ static void cpu_mem_info(hb_instance *inst, int64_t *allocated, int64_t *free_b,
 static hb_status cpu_case_info(hb_instance *inst, const hb_case *c, char *buf, size_t len)
 {
     cpu_ctx *ctx = inst->ctx;
-    if (hb_dtype_is_quant(c->dtype)) { /* the fused kernels, on the whole team (cpu_qmatmul.c) */
-        snprintf(buf, len, "{\"impl\":\"%s\",\"threads\":%d}", hb_cpu_qmatmul_impl(c), ctx ? ctx->threads : 0);
+    if (hb_dtype_is_quant(c->dtype)) { /* the fused kernels, on the whole team (cpu_qmatmul.c); dequantize (cpu_dequant.c) */
+        snprintf(buf, len, "{\"impl\":\"%s\",\"threads\":%d}", c->op == HB_OP_DEQUANTIZE ? "own-dequant-omp" : hb_cpu_qmatmul_impl(c),
+                 ctx ? ctx->threads : 0);
         return HB_OK;
     }
     json_t *o = json_pack("{s:s, s:i}", "impl", hb_cpu_kernel_impl(c), "threads", ctx ? hb_cpu_kernel_threads(c) : 0);

@@ -210,6 +210,10 @@ hb_status k_bmm(int64_t batch, int64_t m, int64_t n, int64_t k, const float *A, 
  * isa: 256 where the CPU has AVX2+FMA+F16C, else 0; HB_CPU_QMM_ISA=scalar forces 0 (read once).
  * impl: "own-<dtype>-avx2" or "own-<dtype>-scalar" (static string). */
 hb_status hb_cpu_qmatmul_check(const hb_case *c, char *reason, size_t reasonlen);
+/* cpu_dequant.c: op dequantize (blocks of c->dtype, c->shape.n values, to f32 out[n]): HB_OK or HB_ESKIP
+ * with the reason (check); HB_OK or HB_EINVAL (run). */
+hb_status hb_cpu_dequant_check(const hb_case *c, char *reason, size_t reasonlen);
+hb_status hb_cpu_dequant_run(const hb_case *c, const void *blocks, float *out);
 hb_status hb_cpu_qmatmul_run(const hb_case *c, const float *A, const void *W, float *C, int isa);
 int hb_cpu_qmatmul_isa(void);
 const char *hb_cpu_qmatmul_impl(const hb_case *c);

@@ -256,9 +256,12 @@ static double ew_gelu(double x, double y)
 }
 static double ew_silu(double x, double y) { (void)y; return x / (1.0 + exp(-x)); }
 static double ew_sigmoid(double x, double y) { (void)y; return 1.0 / (1.0 + exp(-x)); }
+static double ew_ident(double x, double y) { (void)y; return x; }
+
 static const struct { hb_op op; double (*f)(double, double); } ew_rows[] = {
     {HB_OP_ADD, ew_add}, {HB_OP_MUL, ew_mul}, {HB_OP_RELU, ew_relu}, {HB_OP_GELU, ew_gelu}, {HB_OP_SILU, ew_silu},
     {HB_OP_SIGMOID, ew_sigmoid},
+    {HB_OP_DEQUANTIZE, ew_ident}, /* its f64 input is the blocks' exact values (core/quant.c) */
 };
 
 /* out[i] = f(x[i], y[i]) over n elements, the row of op; HB_EINVAL for an op without a row. */

@@ -127,12 +127,20 @@ static int ref_shape_ok(const hb_case *c)
 static hb_status ref_supports(hb_instance *inst, const hb_case *c, char *reason, size_t reasonlen)
 {
     (void)inst;
-    if (hb_dtype_is_quant(c->dtype) && c->op != HB_OP_MATMUL) {
-        snprintf(reason, reasonlen, "cpu-ref computes quantized weights for matmul only");
+    if (c->op == HB_OP_DEQUANTIZE && hb_dtype_is_quant(c->dtype)) {
+        if (c->shape.n <= 0 || c->shape.n % hb_quant_block_elems(c->dtype)) {
+            snprintf(reason, reasonlen, "%s: n must be a positive multiple of %d", hb_dtype_name(c->dtype), hb_quant_block_elems(c->dtype));
+            return HB_ESKIP;
+        }
+    } else if (hb_dtype_is_quant(c->dtype) && c->op != HB_OP_MATMUL) {
+        snprintf(reason, reasonlen, "cpu-ref computes quantized weights for matmul and dequantize only");
+        return HB_ESKIP;
+    } else if (hb_dtype_is_quant(c->dtype) && (c->shape.k <= 0 || c->shape.k % hb_quant_block_elems(c->dtype))) {
+        snprintf(reason, reasonlen, "%s: k must be a positive multiple of %d", hb_dtype_name(c->dtype), hb_quant_block_elems(c->dtype));
         return HB_ESKIP;
     }
-    if (hb_dtype_is_quant(c->dtype) && (c->shape.k <= 0 || c->shape.k % hb_quant_block_elems(c->dtype))) {
-        snprintf(reason, reasonlen, "%s: k must be a positive multiple of %d", hb_dtype_name(c->dtype), hb_quant_block_elems(c->dtype));
+    if (c->op == HB_OP_DEQUANTIZE && !hb_dtype_is_quant(c->dtype)) {
+        snprintf(reason, reasonlen, "dequantize takes a quantized dtype");
         return HB_ESKIP;
     }
     if (c->dtype != HB_F32 && !hb_dtype_is_quant(c->dtype)) {
@@ -171,8 +179,8 @@ static void ref_buf_free(hb_instance *inst, hb_buf *b)
 static hb_status ref_run(hb_instance *inst, const hb_case *c, hb_buf *const *in, hb_buf *out)
 {
     ref_ctx *ctx = inst->ctx;
-    const int quant = hb_dtype_is_quant(c->dtype);
-    if ((c->dtype != HB_F32 && !(quant && c->op == HB_OP_MATMUL)) || c->route != HB_ROUTE_PAGEABLE)
+    const int qi = hb_quant_input(c->op, c->dtype);
+    if ((c->dtype != HB_F32 && qi < 0) || (c->op == HB_OP_DEQUANTIZE && qi < 0) || c->route != HB_ROUTE_PAGEABLE)
         return HB_ESKIP;
     if ((unsigned)c->op >= HB_OP_COUNT || !ref_shape_ok(c) || !out)
         return HB_EINVAL;
@@ -192,7 +200,7 @@ static hb_status ref_run(hb_instance *inst, const hb_case *c, hb_buf *const *in,
             st = HB_ENOMEM;
             goto done;
         }
-        if (quant && i == 1)
+        if (i == qi)
             st = hb_quant_dequantize_f64(c->dtype, in[i]->host, din[i], n);
         else
             hb_convert(din[i], HB_ELEM_F64, in[i]->host, HB_ELEM_F32, (size_t)n);

@@ -336,12 +336,26 @@ static hb_status cuda_supports(hb_instance *inst, const hb_case *cs, char *reaso
         snprintf(reason, reasonlen, "unknown dtype, route or mode");
         return HB_ESKIP;
     }
-    if (hb_quant_block_elems(cs->dtype) > 0) { /* quantized weights: matmul only (cuda_qmatmul.cu) */
+    if (op == HB_OP_DEQUANTIZE && hb_quant_block_elems(cs->dtype) <= 0) {
+        snprintf(reason, reasonlen, "dequantize takes a quantized dtype");
+        return HB_ESKIP;
+    }
+    if (hb_quant_block_elems(cs->dtype) > 0) { /* quantized weights: matmul and dequantize (cuda_qmatmul.cu) */
         const hb_shape *s = &cs->shape;
-        if (op != HB_OP_MATMUL) { snprintf(reason, reasonlen, "quantized weights: matmul only"); return HB_ESKIP; }
+        if (op != HB_OP_MATMUL && op != HB_OP_DEQUANTIZE) { snprintf(reason, reasonlen, "quantized weights: matmul and dequantize only"); return HB_ESKIP; }
         if (cs->mode == HB_MODE_CONVERT || cs->mode == HB_MODE_CONVERT_DEVICE) {
             snprintf(reason, reasonlen, "quantized weights: no f64 form of the blocks (modes f32 and resident only)");
             return HB_ESKIP;
+        }
+        if (op == HB_OP_DEQUANTIZE) {
+            if (s->n <= 0 || s->n > INT_MAX || s->n % hb_quant_block_elems(cs->dtype)) {
+                snprintf(reason, reasonlen, "dequantize: n must be a multiple of the format's block (%d) in 1..INT_MAX",
+                         hb_quant_block_elems(cs->dtype));
+                return HB_ESKIP;
+            }
+            if (c && cs->route == HB_ROUTE_MAPPED && !c->prop.canMapHostMemory) { snprintf(reason, reasonlen, "device cannot map host memory"); return HB_ESKIP; }
+            if (c) c->hint_dtype = cs->dtype;
+            return HB_OK;
         }
         if (s->m <= 0 || s->n <= 0 || s->k <= 0 || s->m > INT_MAX || s->n > INT_MAX || s->k > INT_MAX) {
             snprintf(reason, reasonlen, "quantized matmul: m, n, k must be in 1..INT_MAX");
@@ -460,9 +474,9 @@ static hb_status run_op(hb_instance *inst, const hb_case *cs, hb_buf *const *in,
     if (!out || !out->dev) return HB_EINVAL;
     const bool quant = hb_quant_block_elems(cs->dtype) > 0;
     for (int i = 0; i < nin; i++) {
-        /* a quantized case's weights (input 1) are its blocks: hb_quant_bytes of n k weights */
-        const size_t need = quant && i == 1 ? hb_quant_bytes(cs->dtype, cs->shape.n * cs->shape.k)
-                                            : (size_t)op_elems(op, &cs->shape, i) * es;
+        /* a quantized case's weights (hb_quant_input: matmul's input 1, dequantize's input 0) are its blocks */
+        const size_t need = quant && i == hb_quant_input(op, cs->dtype) ? hb_quant_bytes(cs->dtype, op_elems(op, &cs->shape, i))
+                                                                        : (size_t)op_elems(op, &cs->shape, i) * es;
         if (!in || !in[i] || !in[i]->dev || in[i]->bytes < need) return HB_EINVAL;
     }
     if (out->bytes < (size_t)op_elems(op, &cs->shape, -1) * es) return HB_EINVAL;
@@ -479,7 +493,9 @@ static hb_status run_op(hb_instance *inst, const hb_case *cs, hb_buf *const *in,
     /* conv2d, pooling, attention and collectives mark the timer's start themselves, after their host-side setup */
     if (op != HB_OP_CONV2D && op != HB_OP_MAXPOOL && op != HB_OP_AVGPOOL && op != HB_OP_ATTENTION && !hbc_is_coll(op))
         HBC_TRY(tmark_begin_gated(c));
-    if (hb_op_is_ew(op)) { /* the elementwise ops: cuda_kernels.cu's kernel table */
+    if (op == HB_OP_DEQUANTIZE) {
+        st = hbc_dequant(c, cs->dtype, in[0]->dev, out->dev, s->n);
+    } else if (hb_op_is_ew(op)) { /* the elementwise ops: cuda_kernels.cu's kernel table */
         snprintf(c->last_impl, sizeof c->last_impl, "own-kernel");
         snprintf(c->last_algo, sizeof c->last_algo, "own_elementwise_vec16");
         st = hbc_elementwise(c, op, e, in[0]->dev, nin > 1 ? in[1]->dev : nullptr, out->dev, s->n);

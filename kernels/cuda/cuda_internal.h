@@ -336,6 +336,9 @@ hb_status hbc_write_probe(hbc_ctx *c, void *dst, size_t bytes);
  * Sets c->last_impl, last_algo, last_qimpl. HB_EINVAL for another dtype or a bad shape; else the
  * launch's or cuBLAS's status (HBC_LAUNCHED, HBC_BLAS), HB_ENOMEM for the scratch. */
 hb_status hbc_qmatmul(hbc_ctx *c, hb_dtype dt, const void *A, const void *W, void *C, int64_t m, int64_t n, int64_t k);
+/* Op dequantize (cuda_qmatmul.cu): the n weights (a whole number of blocks of dt) at W to f32 Y[n] on
+ * c->stream, each value as core/quant.h defines it. HB_OK (launched), HB_EINVAL, or the launch's error. */
+hb_status hbc_dequant(hbc_ctx *c, hb_dtype dt, const void *W, void *Y, int64_t n);
 
 /* ---- attention (cuda_attention.cu) ---- */
 /* o = softmax(q k^T / sqrt(d) + mask) v, layouts of hybench.h (GQA, end-aligned causal mask; a

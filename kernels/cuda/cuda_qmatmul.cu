@@ -320,9 +320,13 @@ __global__ void __launch_bounds__(QNW * 32) k_gemv(const float *__restrict__ A, 
     }
 }
 
-/* W[n,k] blocks -> f16 Wh[n,k] row-major: one warp per (row, chunk), 8 warps per block. */
-template <class F>
-__global__ void __launch_bounds__(256) k_deq_f16(const uint8_t *__restrict__ W, __half *__restrict__ Wh, int n, int k)
+__device__ __forceinline__ void put(__half *o, float v) { *o = __float2half_rn(v); }
+__device__ __forceinline__ void put(float *o, float v) { *o = v; }
+
+/* W[n,k] blocks -> T Wh[n,k] row-major (T: __half for the prefill's cuBLAS, float for op dequantize):
+ * one warp per (row, chunk), 8 warps per block. */
+template <class F, class T>
+__global__ void __launch_bounds__(256) k_deq(const uint8_t *__restrict__ W, T *__restrict__ Wh, int n, int k)
 {
     const int L = threadIdx.x & 31;
     const int nb = k / (F::dt == HB_Q8_0 ? HB_QK8_0 : HB_QK_K);
@@ -333,9 +337,9 @@ __global__ void __launch_bounds__(256) k_deq_f16(const uint8_t *__restrict__ W, 
     if (!F::valid(ch, L, nb)) return;
     float y[8];
     F::decode(W + (size_t)row * nb * F::BB, ch, L, nb, y);
-    __half *o = Wh + (size_t)row * k;
+    T *o = Wh + (size_t)row * k;
 #pragma unroll
-    for (int j = 0; j < 8; j++) o[F::elem(ch, L, j)] = __float2half_rn(y[j]);
+    for (int j = 0; j < 8; j++) put(&o[F::elem(ch, L, j)], y[j]);
 }
 
 __global__ void k_f32_to_f16(const float *__restrict__ x, __half *__restrict__ y, int64_t count)
@@ -390,7 +394,7 @@ hb_status run_fmt(hbc_ctx *c, const float *A, const uint8_t *W, float *C, int m,
     HBC_TRY(hbc_grow(c, &c->qa16, &c->qa16_bytes, abytes));
     const int nch = (k + F::CHW - 1) / F::CHW;
     const int64_t jobs = (int64_t)n * nch;
-    k_deq_f16<F><<<(unsigned)((jobs + 7) / 8), 256, 0, c->stream>>>(W, (__half *)c->qw16, n, k);
+    k_deq<F, __half><<<(unsigned)((jobs + 7) / 8), 256, 0, c->stream>>>(W, (__half *)c->qw16, n, k);
     HBC_TRY(HBC_LAUNCHED(c, "k_deq_f16"));
     const int64_t acount = (int64_t)m * k;
     int64_t g = (acount + 255) / 256;
@@ -408,7 +412,35 @@ hb_status run_fmt(hbc_ctx *c, const float *A, const uint8_t *W, float *C, int m,
                                     CUDA_R_16F, k, &beta, C, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
+/* op dequantize: the n weights as one row of k = n */
+template <class F>
+hb_status run_deq(hbc_ctx *c, const uint8_t *W, float *Y, int n)
+{
+    const int64_t jobs = (n + F::CHW - 1) / F::CHW;
+    k_deq<F, float><<<(unsigned)((jobs + 7) / 8), 256, 0, c->stream>>>(W, Y, 1, n);
+    snprintf(c->last_impl, sizeof c->last_impl, "own-kernel");
+    snprintf(c->last_qimpl, sizeof c->last_qimpl, "dequant_f32_%s", F::name);
+    snprintf(c->last_algo, sizeof c->last_algo, "%s (a warp per chunk of the blocks)", c->last_qimpl);
+    return HBC_LAUNCHED(c, "k_deq_f32");
+}
+
 } /* namespace */
+
+hb_status hbc_dequant(hbc_ctx *c, hb_dtype dt, const void *W, void *Y, int64_t n)
+{
+    const int be = hb_quant_block_elems(dt);
+    if (be <= 0 || n <= 0 || n % be || n > INT_MAX) return HB_EINVAL;
+    c->last_qimpl[0] = 0;
+    const uint8_t *w = (const uint8_t *)W;
+    float *y = (float *)Y;
+    switch (dt) {
+    case HB_Q8_0: return run_deq<FmtQ8_0>(c, w, y, (int)n);
+    case HB_Q4_K: return run_deq<FmtK45<false>>(c, w, y, (int)n);
+    case HB_Q5_K: return run_deq<FmtK45<true>>(c, w, y, (int)n);
+    case HB_Q6_K: return run_deq<FmtQ6>(c, w, y, (int)n);
+    default: return HB_EINVAL;
+    }
+}
 
 hb_status hbc_qmatmul(hbc_ctx *c, hb_dtype dt, const void *A, const void *W, void *C, int64_t m, int64_t n, int64_t k)
 {

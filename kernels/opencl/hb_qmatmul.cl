@@ -125,3 +125,57 @@ __kernel void hb_qmm_q6_k(const __global float *A, const __global uchar *W, __gl
     }
     HB_Q_EPILOGUE;
 }
+
+/* Op dequantize (the same values as above, written out): Y[n] f32 from the blocks W of n weights;
+ * work-item t writes the 32 weights of group t (elements 32 t .. 32 t + 31), ngroups = n / 32. */
+__kernel void hb_dq_q8_0(const __global uchar *W, __global float *Y, int ngroups)
+{
+    const int t = (int)get_global_id(0);
+    if (t >= ngroups) return;
+    const __global uchar *p = W + (size_t)t * 34;
+    const float d = vload_half(0, (const __global half *)p);
+    vstore16(d * convert_float16(as_char16(vload16(0, p + 2))), 0, Y + 32 * (size_t)t);
+    vstore16(d * convert_float16(as_char16(vload16(0, p + 18))), 1, Y + 32 * (size_t)t);
+}
+#define HB_DQ_K45(NAME, BYTES, Q5)                                                                     \
+    __kernel void NAME(const __global uchar *W, __global float *Y, int ngroups)                        \
+    {                                                                                                  \
+        const int t = (int)get_global_id(0);                                                           \
+        if (t >= ngroups) return;                                                                      \
+        const int b = t >> 3, g = t & 7;                                                               \
+        const __global uchar *p = W + (size_t)b * (BYTES);                                             \
+        const float d = vload_half(0, (const __global half *)p), dmin = vload_half(1, (const __global half *)p); \
+        const __global uchar *qs = p + ((Q5) ? 48 : 16);                                               \
+        float sc, mn;                                                                                  \
+        hb_q_scale_min(g, p + 4, &sc, &mn);                                                            \
+        const float dl = d * sc, ml = dmin * mn;                                                       \
+        const uchar16 b0 = vload16(0, qs + 32 * (g >> 1)), b1 = vload16(1, qs + 32 * (g >> 1));         \
+        const uchar sh = (uchar)(4 * (g & 1));                                                         \
+        uchar16 q0 = (b0 >> sh) & (uchar)0xF, q1 = (b1 >> sh) & (uchar)0xF;                            \
+        if (Q5) {                                                                                      \
+            const uchar16 h0 = vload16(0, p + 16), h1 = vload16(1, p + 16);                            \
+            q0 |= ((h0 >> (uchar)g) & (uchar)1) << (uchar)4;                                           \
+            q1 |= ((h1 >> (uchar)g) & (uchar)1) << (uchar)4;                                           \
+        }                                                                                              \
+        vstore16(dl * convert_float16(q0) - ml, 0, Y + 32 * (size_t)t);                                \
+        vstore16(dl * convert_float16(q1) - ml, 1, Y + 32 * (size_t)t);                                \
+    }
+HB_DQ_K45(hb_dq_q4_k, 144, 0)
+HB_DQ_K45(hb_dq_q5_k, 176, 1)
+__kernel void hb_dq_q6_k(const __global uchar *W, __global float *Y, int ngroups)
+{
+    const int t0 = (int)get_global_id(0);
+    if (t0 >= ngroups) return;
+    const int b = t0 >> 3, g = t0 & 7, h = g >> 2, t = g & 3;
+    const __global uchar *p = W + (size_t)b * 210;
+    const float d = vload_half(104, (const __global half *)p);
+    const __global char *sc = (const __global char *)(p + 192);
+    const __global uchar *ql = p + 64 * h + ((t & 1) ? 32 : 0), *qh = p + 128 + 32 * h;
+    const uchar sl = (uchar)((t >> 1) * 4), shh = (uchar)(2 * t);
+    const uchar16 q0 = ((vload16(0, ql) >> sl) & (uchar)0xF) | (((vload16(0, qh) >> shh) & (uchar)3) << (uchar)4);
+    const uchar16 q1 = ((vload16(1, ql) >> sl) & (uchar)0xF) | (((vload16(1, qh) >> shh) & (uchar)3) << (uchar)4);
+    const float d0 = d * (float)sc[8 * h + 2 * t], d1 = d * (float)sc[8 * h + 2 * t + 1];
+    __global float *y = Y + 256 * (size_t)b + 128 * h + 32 * t;
+    vstore16(d0 * (convert_float16(q0) - 32.0f), 0, y);
+    vstore16(d1 * (convert_float16(q1) - 32.0f), 1, y);
+}

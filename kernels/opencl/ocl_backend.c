@@ -388,7 +388,15 @@ static hb_status ocl_supports(hb_instance *inst, const hb_case *cs, char *reason
     case HB_BF16:
         return skip(reason, reasonlen, "bf16: OpenCL 1.2 has no bf16 arithmetic extension (%s)", "no cl_*_bfloat16 path");
     case HB_Q8_0: case HB_Q4_K: case HB_Q5_K: case HB_Q6_K: /* hb_qmatmul.cl */
-        if (cs->op != HB_OP_MATMUL) return skip(reason, reasonlen, "quantized weights: matmul only%s", "");
+        if (cs->op == HB_OP_DEQUANTIZE) {
+            if (cs->mode == HB_MODE_CONVERT || cs->mode == HB_MODE_CONVERT_DEVICE)
+                return skip(reason, reasonlen, "quantized weights: no f64 form of the blocks (%s)", "modes f32 and resident only");
+            if (s->n <= 0 || s->n % hb_quant_block_elems(cs->dtype) || s->n / 32 > INT_MAX)
+                return skip(reason, reasonlen, "dequantize: n must be a positive multiple of the format's block (%s)",
+                            cs->dtype == HB_Q8_0 ? "32" : "256");
+            break;
+        }
+        if (cs->op != HB_OP_MATMUL) return skip(reason, reasonlen, "quantized weights: matmul and dequantize only%s", "");
         if (cs->mode == HB_MODE_CONVERT || cs->mode == HB_MODE_CONVERT_DEVICE)
             return skip(reason, reasonlen, "quantized weights: no f64 form of the blocks (%s)", "modes f32 and resident only");
         if (s->m <= 0 || s->n <= 0 || s->k <= 0 || s->k % hb_quant_block_elems(cs->dtype))
@@ -405,6 +413,8 @@ static hb_status ocl_supports(hb_instance *inst, const hb_case *cs, char *reason
     const int64_t *f = &s->n;
     for (size_t i = 0; i < sizeof *s / sizeof *f; i++)
         if (f[i] > INT_MAX) return skip(reason, reasonlen, "a shape dimension exceeds 2^31-1 (%s)", "int kernel arguments");
+    if (cs->op == HB_OP_DEQUANTIZE) /* hb_qmatmul.cl's hb_dq_*: a quantized dtype only (checked above) */
+        return hb_dtype_is_quant(cs->dtype) ? HB_OK : skip(reason, reasonlen, "dequantize takes a quantized dtype%s", "");
     if (hb_op_is_ew(cs->op)) /* ocl_run.c's kernel table */
         return ocl_ew_kernel(cs->op) ? HB_OK : skip(reason, reasonlen, "no OpenCL kernel for this elementwise op%s", "");
     switch (cs->op) {

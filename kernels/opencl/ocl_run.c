@@ -277,6 +277,22 @@ const char *ocl_qmm_kernel(hb_dtype d)
     }
 }
 
+/* Op dequantize (hb_qmatmul.cl's hb_dq_*): a work-item per group of 32 weights. */
+static hb_status run_dequant(ocl_ctx *c, const hb_case *cs, hb_buf *const *in, hb_buf *out)
+{
+    const int var = 0;
+    cl_kernel k;
+    static const char *const names[] = {"hb_dq_q8_0", "hb_dq_q4_k", "hb_dq_q5_k", "hb_dq_q6_k"};
+    const int f = cs->dtype == HB_Q8_0 ? 0 : cs->dtype == HB_Q4_K ? 1 : cs->dtype == HB_Q5_K ? 2 : 3;
+    GET_KERNEL(k, OCL_P_QMATMUL, names[f]);
+    cl_mem w = DEV(in[0]), y = DEV(out);
+    int ng = (int)(cs->shape.n / 32);
+    cl_int e = ocl_set_args(k, 3, OCL_ARG(w), OCL_ARG(y), OCL_ARG(ng));
+    if (e != CL_SUCCESS) return st_of(e);
+    size_t l = 64, g = round_up((size_t)ng, l);
+    return st_of(ocl_launch(c, k, 1, &g, &l));
+}
+
 /* C[m,n] = A[m,k] x W^T with W in quantized blocks (hb_qmatmul.cl): work-item (j, t) computes C[4 t ..
  * 4 t + 3, j]; work-groups of 8 rows of W. */
 static hb_status run_qmatmul(ocl_ctx *c, const hb_case *cs, hb_buf *const *in, hb_buf *out)
@@ -313,7 +329,7 @@ hb_status ocl_run(hb_instance *inst, const hb_case *cs0, hb_buf *const *in, hb_b
     ocl_ctx *c = inst->ctx;
     const hb_op_info *info = hb_op_row(cs0->op);
     if (!info || info->kind == HB_SK_CHAIN || info->family == HB_FAM_COLLECTIVE) return HB_ESKIP;
-    if (info->kind == HB_SK_EW && !ocl_ew_kernel(cs0->op)) return HB_ESKIP;
+    if (info->kind == HB_SK_EW && !ocl_ew_kernel(cs0->op) && cs0->op != HB_OP_DEQUANTIZE) return HB_ESKIP;
     const int ni = info->ninputs;
     hb_case cl = *cs0;
     /* the defaults hb_shape_normalize fills (an unnormalized shape still computes what hybench.h
@@ -324,7 +340,11 @@ hb_status ocl_run(hb_instance *inst, const hb_case *cs0, hb_buf *const *in, hb_b
     const hb_case *cs = &cl;
     const hb_shape *s = &cl.shape;
     const int quant = hb_quant_block_elems(cs->dtype) > 0;
-    if (quant && (cs->op != HB_OP_MATMUL || s->k % hb_quant_block_elems(cs->dtype))) return HB_ESKIP;
+    const int qi = hb_quant_input(cs->op, cs->dtype); /* the input in blocks */
+    if (quant && (qi < 0 || (cs->op == HB_OP_MATMUL && s->k % hb_quant_block_elems(cs->dtype)) ||
+                  (cs->op == HB_OP_DEQUANTIZE && s->n % hb_quant_block_elems(cs->dtype))))
+        return HB_ESKIP;
+    if (!quant && cs->op == HB_OP_DEQUANTIZE) return HB_ESKIP;
     if (!quant && cs->dtype != HB_F32 && !(cs->dtype == HB_F16 && c->f16_ok)) return HB_ESKIP;
     const int var = cs->dtype == HB_F16;
     const size_t es = var ? 2 : 4;
@@ -332,7 +352,7 @@ hb_status ocl_run(hb_instance *inst, const hb_case *cs0, hb_buf *const *in, hb_b
     if (!out || !out->priv || out->bytes < (size_t)hb_op_elems(cs->op, s, -1) * es) return HB_EINVAL;
     for (int i = 0; i < ni; i++)
         if (!in || !in[i] || !in[i]->priv ||
-            in[i]->bytes < (quant && i == 1 ? hb_quant_bytes(cs->dtype, s->n * s->k) : (size_t)hb_op_elems(cs->op, s, i) * es))
+            in[i]->bytes < (i == qi ? hb_quant_bytes(cs->dtype, hb_op_elems(cs->op, s, i)) : (size_t)hb_op_elems(cs->op, s, i) * es))
             return HB_EINVAL;
     /* the device must own every buffer (mapped route: unmap what the host holds) */
     for (int i = 0; i < ni; i++) {
@@ -342,7 +362,8 @@ hb_status ocl_run(hb_instance *inst, const hb_case *cs0, hb_buf *const *in, hb_b
     hb_status st = ocl_buf_to_device(c, out);
     if (st != HB_OK) return st;
 
-    if (info->kind == HB_SK_EW) st = run_elementwise(c, var, cs, in, out);
+    if (cs->op == HB_OP_DEQUANTIZE) st = run_dequant(c, cs, in, out);
+    else if (info->kind == HB_SK_EW) st = run_elementwise(c, var, cs, in, out);
     else switch (cs->op) {
     case HB_OP_MATMUL:
         if (quant) { st = run_qmatmul(c, cs, in, out); break; }
