@@ -5,8 +5,11 @@
  * its weight memory (hb_chain_weight_bytes: the format's blocks) and, on a device, the layer launched
  * step by step (record "layer") beside the layer captured as one graph (record "graph"); which device
  * runs the seeds' model (Q4_K_M) fastest and by how much; and the quantized matmuls against f32 of the
- * same shape (m n k) on the same device: the time of the fused kernel (dequantizing in every call)
- * against the conversion-free f32 kernel over weights dequantized once, and the weight memory of each.
+ * same shape (m n k), device, mode and route: the time of the fused kernel (dequantizing in every call)
+ * against the conversion-free f32 kernel over weights dequantized once, the weight memory of each, the
+ * one-time dequantization (op dequantize of the n x k weights) and the number of calls after which it
+ * pays back; cards for Q1 (dequantize once or in every op), Q3 (memory) and Q5 (the fastest device).
+ * cpu-ref (the reference) is left out.
  * Emits nothing when no record has a quantized dtype.
  */
 #include "report/common.h"
@@ -58,7 +61,7 @@ static void decode_table(ctx *c, json_t *cards)
         const hb_rrow *w = &rp->rows[i];
         double g, e, lt = layer_time(w, &g, &e);
         int f = fmt_index(w->dtype);
-        if (!(lt > 0) || f < 0) continue;
+        if (!(lt > 0) || f < 0 || !strcmp(rp->devs[w->dev].type, "cpu-ref")) continue;
         double *cell = &t[(w->dev * NFMT + f) * 4];
         /* the record's weight_bytes (the layer's weights as stored), else the synthetic layer's */
         double wb = hb_rec_num(w->rec, "weight_bytes");
@@ -108,18 +111,44 @@ static void decode_table(ctx *c, json_t *cards)
                                : F("For the seeds' model (TinyLlama-1.1B, Q4_K_M) only %s (%s) ran the decode layer: %s.",
                                    rp->devs[best].id, rp->devs[best].description, hb_report_fmt_time(best_t));
         hb_doc_p(rp, "%s", text);
-        card_add(cards, 3, "Quantized weights: the decode layer", "Q4_K_M", "good", text);
+        card_add(cards, 5, "Quantized weights: the decode layer", "Q4_K_M", "good", text);
+        /* memory (Q3): the layer's weights in Q4_K_M against f32 */
+        hb_shape sh = {0};
+        sh.seq = 1;
+        const double wq = hb_chain_weight_bytes(&sh, HB_Q4_K), wf = hb_chain_weight_bytes(&sh, HB_F32);
+        card_add(cards, 3, "Quantized weights: memory", "Q4_K_M", "good",
+                 F("A TinyLlama layer's weights take %s in Q4_K_M against %s in f32 (%.1fx less); dequantized once to run in f32, "
+                   "a device holds the f32 size.", hb_report_fmt_bytes(wq), hb_report_fmt_bytes(wf), wf / wq));
     }
 }
 
+/* The compute median of op dequantize of n weights in dtype dt on device dev and mode (the weight of a
+ * matmul dequantized once); NaN when not measured. */
+static double dequant_time(const hb_report *rp, int dev, const char *dt, const char *mode, const char *route, double n)
+{
+    for (size_t j = 0; j < rp->nrows; j++) {
+        const hb_rrow *w = &rp->rows[j];
+        if (w->ok && w->dev == dev && !strcmp(w->op, "dequantize") && !strcmp(w->dtype, dt) && !strcmp(w->mode, mode) &&
+            !strcmp(w->route, route) &&
+            hb_rec_num(json_object_get(w->rec, "shape"), "n") == n)
+            return w->t[HB_PH_COMPUTE];
+    }
+    return NAN;
+}
+
 /* the quantized matmuls against f32 of the same m n k on the same device */
-static void matmul_table(ctx *c)
+static void matmul_table(ctx *c, json_t *cards)
 {
     hb_report *rp = c->rp;
     json_t *rows = NULL;
+    int nfused = 0, nall = 0, nbe = 0;
+    double be[512];
     for (size_t i = 0; i < rp->nrows; i++) {
         const hb_rrow *q = &rp->rows[i];
-        if (!q->ok || strcmp(q->op, "matmul") || !hb_dtype_is_quant((hb_dtype)hb_dtype_parse(q->dtype))) continue;
+        /* cpu-ref is the reference, not a device a model would run on */
+        if (!q->ok || strcmp(q->op, "matmul") || !hb_dtype_is_quant((hb_dtype)hb_dtype_parse(q->dtype)) ||
+            !strcmp(rp->devs[q->dev].type, "cpu-ref"))
+            continue;
         json_t *s = json_object_get(q->rec, "shape");
         double m = hb_rec_num(s, "m"), n = hb_rec_num(s, "n"), k = hb_rec_num(s, "k");
         const hb_rrow *f = NULL;
@@ -127,23 +156,52 @@ static void matmul_table(ctx *c)
             const hb_rrow *w = &rp->rows[j];
             json_t *s2 = json_object_get(w->rec, "shape");
             if (w->ok && w->dev == q->dev && !strcmp(w->op, "matmul") && !strcmp(w->dtype, "f32") && !strcmp(w->mode, q->mode) &&
+                !strcmp(w->route, q->route) &&
                 hb_rec_num(s2, "m") == m && hb_rec_num(s2, "n") == n && hb_rec_num(s2, "k") == k)
                 f = w;
         }
         if (!rows)
-            rows = hb_doc_table(rp, "Quantized matmul (fused dequantization) against f32 over weights dequantized once", 0, 8, "device",
+            rows = hb_doc_table(rp, "Quantized matmul (fused dequantization) against f32 over weights dequantized once", 0, 10, "device",
                                 "mode", "m n k", "weights", "weight memory", "fused (compute)", "f32, dequantized once (compute)",
-                                "fused against f32");
+                                "fused against f32", "dequantize once", "break-even");
         const double wq = (double)hb_quant_bytes((hb_dtype)hb_dtype_parse(q->dtype), (int64_t)(n * k));
         const double tq = q->t[HB_PH_COMPUTE], tf = f ? f->t[HB_PH_COMPUTE] : (double)NAN;
-        hb_doc_row(rows, 8, rp->devs[q->dev].id, q->mode, F("%.0f %.0f %.0f", m, n, k), q->dtype,
+        /* dequantizing once pays back after dq / (tq - tf) calls when f32 is faster per call; never when the
+         * fused kernel is (it also keeps the weights 3.6-7x smaller) */
+        const double dq = dequant_time(rp, q->dev, q->dtype, q->mode, q->route, n * k);
+        const char *becell = "-";
+        if (f && tq > 0 && tf > 0) {
+            nall++;
+            if (tq <= tf) { nfused++; becell = "never: fused is faster"; }
+            else if (isfinite(dq)) {
+                const double calls = dq / (tq - tf);
+                becell = F("after %.0f calls", ceil(calls));
+                if (nbe < 512) be[nbe++] = calls;
+            } else becell = "dequantize not measured";
+        }
+        hb_doc_row(rows, 10, rp->devs[q->dev].id, q->mode, F("%.0f %.0f %.0f", m, n, k), q->dtype,
                    F("%s (f32: %s)", hb_report_fmt_bytes(wq), hb_report_fmt_bytes(n * k * 4)), hb_report_fmt_time(tq),
                    f ? hb_report_fmt_time(tf) : "not measured",
                    !f || !(tq > 0) ? "-"
                    : tq < 0.97 * tf ? tone_cell("good", F("%.2fx", tf / tq))
                    : tq > 1.03 * tf ? tone_cell("bad", F("%.2fx", tf / tq))
-                                    : F("%.2fx", tf / tq));
+                                    : F("%.2fx", tf / tq),
+                   isfinite(dq) ? hb_report_fmt_time(dq) : "not measured", becell);
     }
+    if (!nall) return;
+    /* Q1 (the conversion question: convert once or in every op) and Q3 (memory) cards */
+    char text[400];
+    if (nbe) {
+        for (int i = 1; i < nbe; i++)
+            for (int j = i; j > 0 && be[j] < be[j - 1]; j--) { double t = be[j]; be[j] = be[j - 1]; be[j - 1] = t; }
+        snprintf(text, sizeof text, "Quantized weights: the fused kernel is faster than f32 over weights dequantized once in %d of %d "
+                 "matmuls; where f32 is faster, dequantizing once pays back after %.0f calls (median; %.0f to %.0f).", nfused, nall,
+                 ceil(be[nbe / 2]), ceil(be[0]), ceil(be[nbe - 1]));
+    } else {
+        snprintf(text, sizeof text, "Quantized weights: the fused kernel is faster than f32 over weights dequantized once in %d of %d "
+                 "matmuls%s.", nfused, nall, nfused == nall ? ": dequantizing once never pays back" : "");
+    }
+    card_add(cards, 1, "Quantized weights: dequantize once or in every op", nfused * 2 >= nall ? "fused" : "f32", "good", text);
 }
 
 hb_status hb_report_quantized(ctx *c, json_t *cards)
@@ -160,6 +218,6 @@ hb_status hb_report_quantized(ctx *c, json_t *cards)
                  "reaches the layer's time, launches bound the layer); the layer as one graph is the same steps captured once and "
                  "launched as one CUDA graph, as llama.cpp and vLLM run decode: what the GPU needs without the launches.");
     decode_table(c, cards);
-    matmul_table(c);
+    matmul_table(c, cards);
     return HB_OK;
 }
