@@ -122,6 +122,15 @@ static void decode_table(ctx *c, json_t *cards)
     }
 }
 
+/* The CI of row w's compute median (seconds); the median itself at both ends when the record has none. */
+static void compute_ci(const hb_rrow *w, double *lo, double *hi)
+{
+    json_t *cp = json_object_get(json_object_get(w->rec, "phases"), "compute");
+    *lo = hb_rec_num(cp, "ci_lo");
+    *hi = hb_rec_num(cp, "ci_hi");
+    if (!isfinite(*lo) || !isfinite(*hi)) *lo = *hi = w->t[HB_PH_COMPUTE];
+}
+
 /* The compute median of op dequantize of n weights in dtype dt on device dev and mode (the weight of a
  * matmul dequantized once); NaN when not measured. */
 static double dequant_time(const hb_report *rp, int dev, const char *dt, const char *mode, const char *route, double n)
@@ -141,7 +150,7 @@ static void matmul_table(ctx *c, json_t *cards)
 {
     hb_report *rp = c->rp;
     json_t *rows = NULL;
-    int nfused = 0, nall = 0, nbe = 0;
+    int nfused = 0, nall = 0, nbe = 0, nsame = 0;
     double be[512];
     for (size_t i = 0; i < rp->nrows; i++) {
         const hb_rrow *q = &rp->rows[i];
@@ -171,8 +180,13 @@ static void matmul_table(ctx *c, json_t *cards)
         const double dq = dequant_time(rp, q->dev, q->dtype, q->mode, q->route, n * k);
         const char *becell = "-";
         if (f && tq > 0 && tf > 0) {
+            /* which is faster, by the compute medians' 95% CIs: overlapping ones decide nothing */
+            double qlo, qhi, flo, fhi;
+            compute_ci(q, &qlo, &qhi);
+            compute_ci(f, &flo, &fhi);
             nall++;
-            if (tq <= tf) { nfused++; becell = "never: fused is faster"; }
+            if (qhi < flo) { nfused++; becell = "never: fused is faster"; }
+            else if (!(qlo > fhi)) { nsame++; becell = "no significant difference"; }
             else if (isfinite(dq)) {
                 const double calls = dq / (tq - tf);
                 becell = F("after %.0f calls", ceil(calls));
@@ -195,11 +209,11 @@ static void matmul_table(ctx *c, json_t *cards)
         for (int i = 1; i < nbe; i++)
             for (int j = i; j > 0 && be[j] < be[j - 1]; j--) { double t = be[j]; be[j] = be[j - 1]; be[j - 1] = t; }
         snprintf(text, sizeof text, "Quantized weights: the fused kernel is faster than f32 over weights dequantized once in %d of %d "
-                 "matmuls; where f32 is faster, dequantizing once pays back after %.0f calls (median; %.0f to %.0f).", nfused, nall,
-                 ceil(be[nbe / 2]), ceil(be[0]), ceil(be[nbe - 1]));
+                 "matmuls (%d within the CIs); where f32 is faster, dequantizing once pays back after %.0f calls (median; %.0f to %.0f).",
+                 nfused, nall, nsame, ceil(be[nbe / 2]), ceil(be[0]), ceil(be[nbe - 1]));
     } else {
         snprintf(text, sizeof text, "Quantized weights: the fused kernel is faster than f32 over weights dequantized once in %d of %d "
-                 "matmuls%s.", nfused, nall, nfused == nall ? ": dequantizing once never pays back" : "");
+                 "matmuls (%d within the CIs)%s.", nfused, nall, nsame, nfused == nall ? ": dequantizing once never pays back" : "");
     }
     card_add(cards, 1, "Quantized weights: dequantize once or in every op", nfused * 2 >= nall ? "fused" : "f32", "good", text);
 }
