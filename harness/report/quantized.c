@@ -170,9 +170,9 @@ static void matmul_table(ctx *c, json_t *cards)
                 f = w;
         }
         if (!rows)
-            rows = hb_doc_table(rp, "Quantized matmul (fused dequantization) against f32 over weights dequantized once", 0, 10, "device",
-                                "mode", "m n k", "weights", "weight memory", "fused (compute)", "f32, dequantized once (compute)",
-                                "fused against f32", "dequantize once", "break-even");
+            rows = hb_doc_table(rp, "Quantized matmul (fused dequantization) against f32 over weights dequantized once: compute medians; "
+                                "weight memory quantized / f32; dequantize: the one-time conversion of those weights", 0, 10, "device",
+                                "mode", "m n k", "weights", "weight memory", "fused", "f32", "speed-up", "dequantize", "break-even");
         const double wq = (double)hb_quant_bytes((hb_dtype)hb_dtype_parse(q->dtype), (int64_t)(n * k));
         const double tq = q->t[HB_PH_COMPUTE], tf = f ? f->t[HB_PH_COMPUTE] : (double)NAN;
         /* dequantizing once pays back after dq / (tq - tf) calls when f32 is faster per call; never when the
@@ -185,16 +185,16 @@ static void matmul_table(ctx *c, json_t *cards)
             compute_ci(q, &qlo, &qhi);
             compute_ci(f, &flo, &fhi);
             nall++;
-            if (qhi < flo) { nfused++; becell = "never: fused is faster"; }
-            else if (!(qlo > fhi)) { nsame++; becell = "no significant difference"; }
+            if (qhi < flo) { nfused++; becell = "never (fused faster)"; }
+            else if (!(qlo > fhi)) { nsame++; becell = "no difference (CIs)"; }
             else if (isfinite(dq)) {
                 const double calls = dq / (tq - tf);
-                becell = F("after %.0f calls", ceil(calls));
+                becell = F("%.0f calls", ceil(calls));
                 if (nbe < 512) be[nbe++] = calls;
             } else becell = "dequantize not measured";
         }
         hb_doc_row(rows, 10, rp->devs[q->dev].id, q->mode, F("%.0f %.0f %.0f", m, n, k), q->dtype,
-                   F("%s (f32: %s)", hb_report_fmt_bytes(wq), hb_report_fmt_bytes(n * k * 4)), hb_report_fmt_time(tq),
+                   F("%s / %s", hb_report_fmt_bytes(wq), hb_report_fmt_bytes(n * k * 4)), hb_report_fmt_time(tq),
                    f ? hb_report_fmt_time(tf) : "not measured",
                    !f || !(tq > 0) ? "-"
                    : tq < 0.97 * tf ? tone_cell("good", F("%.2fx", tf / tq))
