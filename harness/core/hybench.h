@@ -187,6 +187,7 @@ static inline int hb_quant_input(hb_op op, hb_dtype d)
     if (!hb_dtype_is_quant(d)) return -1;
     return op == HB_OP_MATMUL ? 1 : op == HB_OP_DEQUANTIZE ? 0 : -1;
 }
+
 const char *hb_mode_name(hb_mode m);    /* "convert","f32","resident","convert-device" */
 const char *hb_route_name(hb_route r);  /* "pageable","pinned","mapped" */
 /* Parse a name; return the enum value, or -1 if unknown. */
@@ -315,6 +316,12 @@ typedef struct hb_case {
 /* Stable key of a case for matching across runs:
  * "op|shape|backend|mode|route|dtype". buf must hold 256 bytes. */
 char *hb_case_key(const hb_case *c, const char *backend, char *buf, size_t len);
+/* 1 (reason written, size rlen) when case c cannot run on any backend for its quantized dtype: the q
+ * dtypes are for matmul (k whole blocks), dequantize (n whole blocks; and dequantize takes nothing else)
+ * and the chain; the modes that start from f64 host tensors (convert, convert-device) have no f64 form
+ * of a block format to convert from. The driver skips those once (measure/sample.c). 0 for every other
+ * case. Defined in core/ops.c. */
+int hb_quant_case_skip(const hb_case *c, char *reason, size_t rlen);
 /* Bytes of input i (0..ninputs-1) of case c as a backend's buffer holds it: elements x
  * hb_dtype_size(dtype), except a quantized matmul's weight (input 1), which holds its blocks:
  * hb_quant_bytes(dtype, n*k) (core/quant.h). 0 for an index out of range, or a quantized weight whose

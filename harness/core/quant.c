@@ -181,26 +181,3 @@ hb_status hb_quant_fill_random(hb_dtype d, void *blocks, int64_t n, unsigned lon
 }
 
 /* quant.h */
-int hb_quant_case_skip(const hb_case *c, char *reason, size_t rlen)
-{
-    if (c->op == HB_OP_DEQUANTIZE && !hb_dtype_is_quant(c->dtype)) {
-        snprintf(reason, rlen, "dequantize takes a quantized dtype (q8_0, q4_k, q5_k, q6_k), not %s", hb_dtype_name(c->dtype));
-        return 1;
-    }
-    if (!hb_dtype_is_quant(c->dtype)) return 0;
-    const char *q = hb_dtype_name(c->dtype);
-    if (c->op != HB_OP_MATMUL && c->op != HB_OP_CHAIN && c->op != HB_OP_DEQUANTIZE)
-        snprintf(reason, rlen, "%s is a quantized-weight dtype: matmul, dequantize and the decoder-layer chain only (docs/quantized.md)", q);
-    else if (c->mode == HB_MODE_CONVERT || c->mode == HB_MODE_CONVERT_DEVICE)
-        snprintf(reason, rlen, "%s weights have no f64 form to convert from: %s mode does not apply to quantized dtypes "
-                 "(f32 and resident do; docs/quantized.md)", q, hb_mode_name(c->mode));
-    else if (c->op == HB_OP_MATMUL && c->shape.k % hb_quant_block_elems(c->dtype))
-        snprintf(reason, rlen, "%s weights come in blocks of %d along k: k=%lld is not a multiple", q,
-                 hb_quant_block_elems(c->dtype), (long long)c->shape.k);
-    else if (c->op == HB_OP_DEQUANTIZE && c->shape.n % hb_quant_block_elems(c->dtype))
-        snprintf(reason, rlen, "%s weights come in blocks of %d: n=%lld is not a multiple", q, hb_quant_block_elems(c->dtype),
-                 (long long)c->shape.n);
-    else
-        return 0;
-    return 1;
-}

@@ -128,11 +128,6 @@ hb_status hb_quant_dequantize_f64(hb_dtype d, const void *blocks, double *out, i
  * rounding of the block scales (2^-11 relative, 2^-25 absolute where the f16 scale is subnormal) (scale
  * > 0; TinyLlama-like weights use 1/64); quants, 6-bit scales and mins uniform (tests/test_quant.c).
  * HB_OK or HB_EINVAL (as above, or scale <= 0). Deterministic, single-threaded. */
-/* 1 (reason written, size rlen) when case c has a quantized dtype and no backend can run it: the q
- * dtypes are matmul's weights only, k must be whole blocks, and the modes that start from f64 host
- * tensors (convert, convert-device) have no f64 form of a block format to convert from (the driver
- * skips those once, measure/sample.c). 0 for every other case. */
-int hb_quant_case_skip(const hb_case *c, char *reason, size_t rlen);
 hb_status hb_quant_fill_random(hb_dtype d, void *blocks, int64_t n, unsigned long long seed, unsigned long long stream,
                                double scale);
 #ifdef __cplusplus
