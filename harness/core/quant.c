@@ -11,7 +11,6 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 #include "core/quant.h"
-#include <stdio.h>
 #include <string.h>
 #include "core/convert.h"
 
