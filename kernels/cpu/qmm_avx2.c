@@ -16,6 +16,7 @@
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define QT __attribute__((target("avx2,fma,f16c")))
@@ -215,8 +216,11 @@ int qmm_avx2_usable(void)
 {
     static int known = -1;
     if (known < 0) {
+        /* f16c from cpuid leaf 1 (ECX bit 29): clang's __builtin_cpu_supports does not know "f16c" */
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        const int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
         __builtin_cpu_init();
-        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
     }
     return known;
 }
