@@ -308,6 +308,12 @@ int card_device(const ctx *c, int dev, const int *has)
     return has[dev] && (!any_nonref || !c->rp->devs[dev].is_reference);
 }
 
+const char *enqueue_cell(double enq, double t)
+{
+    if (!isfinite(enq)) return "-";
+    return enq >= 0.9 * t ? tone_cell("warn", F("%s: launch-bound", hb_report_fmt_time(enq))) : hb_report_fmt_time(enq);
+}
+
 void card_add(json_t *cards, int q, const char *title, const char *badge, const char *tone, const char *text)
 {
     json_array_append_new(cards, json_pack("{s:i,s:s,s:s,s:s,s:s}", "q", q, "title", title, "badge", badge,

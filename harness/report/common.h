@@ -72,6 +72,10 @@ const char *verdict_q3(double pct, const char **tone);
 const char *verdict_q2(double pct, const char **tone);
 const char *saving_words(double pct);
 const char *tone_cell(const char *tone, const char *text);
+/* The host's time enq (seconds) to enqueue a layer that takes t on the device, as a cell: marked
+ * "launch-bound" (tone warn) from 90% of t on, where launching, not the device, bounds the layer; "-"
+ * when enq is not finite. Rotating buffer (F). */
+const char *enqueue_cell(double enq, double t);
 json_t *plot_ids_new(void);
 void plot_id_add(json_t *ids, const hb_plot *p);
 int card_device(const ctx *c, int dev, const int *has);

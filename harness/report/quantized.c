@@ -88,9 +88,7 @@ static void decode_table(ctx *c, json_t *cards)
             const char *vs = !(f32 > 0) || f == 0 ? "-" : F("%.2fx", f32 / cell[0]);
             hb_doc_row(rows, 7, rp->devs[d].id, fmt_label(fmts[f]),
                        hb_report_fmt_bytes(cell[3]), hb_report_fmt_time(cell[0]),
-                       isfinite(cell[2]) ? (cell[2] >= 0.9 * cell[0] ? tone_cell("warn", F("%s: launch-bound", hb_report_fmt_time(cell[2])))
-                                                                     : hb_report_fmt_time(cell[2]))
-                                         : "-",
+                       enqueue_cell(cell[2], cell[0]),
                        isfinite(cell[1]) ? hb_report_fmt_time(cell[1]) : "-", tone ? tone_cell(tone, vs) : vs);
             if (!strcmp(fmts[f], "q4_k")) q4[d] = isfinite(cell[1]) && cell[1] < cell[0] ? cell[1] : cell[0];
         }

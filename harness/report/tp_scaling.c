@@ -120,9 +120,7 @@ hb_status hb_report_tp_scaling(ctx *c)
                 snprintf(tcell, sizeof tcell, "%s%s%s", hb_report_fmt_time(tr[r]),
                          isfinite(lo[r]) && isfinite(hi[r]) ? F(" [%s, %s]", hb_report_fmt_time(lo[r]), hb_report_fmt_time(hi[r])) : "",
                          r == 1 && isfinite(chain) ? F(" (one-device chain %s)", hb_report_fmt_time(chain)) : "");
-                const char *ecell = !isfinite(enq[r]) ? "-"
-                                    : enq[r] >= 0.9 * tr[r] ? tone_cell("warn", F("%s: launch-bound", hb_report_fmt_time(enq[r])))
-                                                            : hb_report_fmt_time(enq[r]);
+                const char *ecell = enqueue_cell(enq[r], tr[r]);
                 hb_doc_row(rows, 10, v[g].machine, v[g].gpu, v[g].layer, dts[di], F("%d", r), tcell,
                            isfinite(sp) ? (tone ? tone_cell(tone, F("%.2fx", sp)) : F("%.2fx", sp)) : "no 1-GPU run",
                            isfinite(sp) ? F("%.0f%%", 100 * eff) : "-", isfinite(share[r]) ? F("%.0f%%", 100 * share[r]) : "-", ecell);

@@ -41,6 +41,44 @@ inline void hb_q_scale_min(int j, const __global uchar *q, float *sc, float *mn)
     }
 }
 
+/* The 32 weights of group g (0..7) of a Q4_K (q5 = 0) or Q5_K (q5 = 1) super-block at p, elements
+ * 32 g .. 32 g + 31, as w0 (the first 16) and w1: low nibbles of qs[32 (g/2) ..] for even g, high for
+ * odd, the fifth bit of element l bit g of qh[l]; d * sc * q - dmin * mn. Matmul and dequantize read it. */
+inline void hb_q_k45_group(const __global uchar *p, int g, int q5, float16 *w0, float16 *w1)
+{
+    const float d = vload_half(0, (const __global half *)p), dmin = vload_half(1, (const __global half *)p);
+    const __global uchar *qs = p + (q5 ? 48 : 16);
+    float sc, mn;
+    hb_q_scale_min(g, p + 4, &sc, &mn);
+    const float dl = d * sc, ml = dmin * mn;
+    const uchar16 b0 = vload16(0, qs + 32 * (g >> 1)), b1 = vload16(1, qs + 32 * (g >> 1));
+    const uchar sh = (uchar)(4 * (g & 1));
+    uchar16 q0 = (b0 >> sh) & (uchar)0xF, q1 = (b1 >> sh) & (uchar)0xF;
+    if (q5) {
+        const uchar16 h0 = vload16(0, p + 16), h1 = vload16(1, p + 16);
+        q0 |= ((h0 >> (uchar)g) & (uchar)1) << (uchar)4;
+        q1 |= ((h1 >> (uchar)g) & (uchar)1) << (uchar)4;
+    }
+    *w0 = dl * convert_float16(q0) - ml;
+    *w1 = dl * convert_float16(q1) - ml;
+}
+
+/* The 32 weights of group g (0..7) of a Q6_K super-block at p (the group layout: hb_qmm_q6_k's comment),
+ * elements 128 (g / 4) + 32 (g % 4) .. + 31, as w0 and w1: d * sc * (q - 32). */
+inline void hb_q_q6_group(const __global uchar *p, int g, float16 *w0, float16 *w1)
+{
+    const int h = g >> 2, t = g & 3;
+    const float d = vload_half(104, (const __global half *)p); /* byte 208 */
+    const __global char *sc = (const __global char *)(p + 192);
+    const __global uchar *ql = p + 64 * h + ((t & 1) ? 32 : 0), *qh = p + 128 + 32 * h;
+    const uchar sl = (uchar)((t >> 1) * 4), shh = (uchar)(2 * t);
+    const uchar16 q0 = ((vload16(0, ql) >> sl) & (uchar)0xF) | (((vload16(0, qh) >> shh) & (uchar)3) << (uchar)4);
+    const uchar16 q1 = ((vload16(1, ql) >> sl) & (uchar)0xF) | (((vload16(1, qh) >> shh) & (uchar)3) << (uchar)4);
+    const float d0 = d * (float)sc[8 * h + 2 * t], d1 = d * (float)sc[8 * h + 2 * t + 1];
+    *w0 = d0 * (convert_float16(q0) - 32.0f);
+    *w1 = d1 * (convert_float16(q1) - 32.0f);
+}
+
 /* The start of the kernels: which row j and which rows of A; returns from out-of-range items. */
 #define HB_Q_PROLOGUE(BLOCK_BYTES, BLOCK_ELEMS)                                                \
     const int j = (int)get_global_id(0), i0 = (int)get_global_id(1) * QMB;                     \
@@ -78,21 +116,9 @@ __kernel void hb_qmm_q8_0(const __global float *A, const __global uchar *W, __gl
         HB_Q_PROLOGUE(BYTES, 256);                                                                          \
         for (int b = 0; b < nb; b++) {                                                                      \
             const __global uchar *p = row + (size_t)b * (BYTES);                                            \
-            const float d = vload_half(0, (const __global half *)p), dmin = vload_half(1, (const __global half *)p); \
-            const __global uchar *qs = p + ((Q5) ? 48 : 16);                                                \
             for (int g = 0; g < 8; g++) {                                                                   \
-                float sc, mn;                                                                               \
-                hb_q_scale_min(g, p + 4, &sc, &mn);                                                         \
-                const float dl = d * sc, ml = dmin * mn;                                                    \
-                const uchar16 b0 = vload16(0, qs + 32 * (g >> 1)), b1 = vload16(1, qs + 32 * (g >> 1));      \
-                const uchar sh = (uchar)(4 * (g & 1));                                                      \
-                uchar16 q0 = (b0 >> sh) & (uchar)0xF, q1 = (b1 >> sh) & (uchar)0xF;                         \
-                if (Q5) {                                                                                   \
-                    const uchar16 h0 = vload16(0, p + 16), h1 = vload16(1, p + 16);                         \
-                    q0 |= ((h0 >> (uchar)g) & (uchar)1) << (uchar)4;                                        \
-                    q1 |= ((h1 >> (uchar)g) & (uchar)1) << (uchar)4;                                        \
-                }                                                                                           \
-                const float16 w0 = dl * convert_float16(q0) - ml, w1 = dl * convert_float16(q1) - ml;       \
+                float16 w0, w1;                                                                             \
+                hb_q_k45_group(p, g, (Q5), &w0, &w1);                                                       \
                 HB_Q_ACC(w0, w1, 256 * b + 32 * g);                                                         \
             }                                                                                               \
         }                                                                                                   \
@@ -110,17 +136,10 @@ __kernel void hb_qmm_q6_k(const __global float *A, const __global uchar *W, __gl
     HB_Q_PROLOGUE(210, 256);
     for (int b = 0; b < nb; b++) {
         const __global uchar *p = row + (size_t)b * 210;
-        const float d = vload_half(104, (const __global half *)p); /* byte 208 */
-        const __global char *sc = (const __global char *)(p + 192);
         for (int g = 0; g < 8; g++) {
-            const int h = g >> 2, t = g & 3;
-            const __global uchar *ql = p + 64 * h + ((t & 1) ? 32 : 0), *qh = p + 128 + 32 * h;
-            const uchar sl = (uchar)((t >> 1) * 4), shh = (uchar)(2 * t);
-            const uchar16 q0 = ((vload16(0, ql) >> sl) & (uchar)0xF) | (((vload16(0, qh) >> shh) & (uchar)3) << (uchar)4);
-            const uchar16 q1 = ((vload16(1, ql) >> sl) & (uchar)0xF) | (((vload16(1, qh) >> shh) & (uchar)3) << (uchar)4);
-            const float d0 = d * (float)sc[8 * h + 2 * t], d1 = d * (float)sc[8 * h + 2 * t + 1];
-            const float16 w0 = d0 * (convert_float16(q0) - 32.0f), w1 = d1 * (convert_float16(q1) - 32.0f);
-            HB_Q_ACC(w0, w1, 256 * b + 128 * h + 32 * t);
+            float16 w0, w1;
+            hb_q_q6_group(p, g, &w0, &w1);
+            HB_Q_ACC(w0, w1, 256 * b + 128 * (g >> 2) + 32 * (g & 3));
         }
     }
     HB_Q_EPILOGUE;
@@ -142,40 +161,21 @@ __kernel void hb_dq_q8_0(const __global uchar *W, __global float *Y, int ngroups
     {                                                                                                  \
         const int t = (int)get_global_id(0);                                                           \
         if (t >= ngroups) return;                                                                      \
-        const int b = t >> 3, g = t & 7;                                                               \
-        const __global uchar *p = W + (size_t)b * (BYTES);                                             \
-        const float d = vload_half(0, (const __global half *)p), dmin = vload_half(1, (const __global half *)p); \
-        const __global uchar *qs = p + ((Q5) ? 48 : 16);                                               \
-        float sc, mn;                                                                                  \
-        hb_q_scale_min(g, p + 4, &sc, &mn);                                                            \
-        const float dl = d * sc, ml = dmin * mn;                                                       \
-        const uchar16 b0 = vload16(0, qs + 32 * (g >> 1)), b1 = vload16(1, qs + 32 * (g >> 1));         \
-        const uchar sh = (uchar)(4 * (g & 1));                                                         \
-        uchar16 q0 = (b0 >> sh) & (uchar)0xF, q1 = (b1 >> sh) & (uchar)0xF;                            \
-        if (Q5) {                                                                                      \
-            const uchar16 h0 = vload16(0, p + 16), h1 = vload16(1, p + 16);                            \
-            q0 |= ((h0 >> (uchar)g) & (uchar)1) << (uchar)4;                                           \
-            q1 |= ((h1 >> (uchar)g) & (uchar)1) << (uchar)4;                                           \
-        }                                                                                              \
-        vstore16(dl * convert_float16(q0) - ml, 0, Y + 32 * (size_t)t);                                \
-        vstore16(dl * convert_float16(q1) - ml, 1, Y + 32 * (size_t)t);                                \
+        float16 w0, w1;                                                                                \
+        hb_q_k45_group(W + (size_t)(t >> 3) * (BYTES), t & 7, (Q5), &w0, &w1);                         \
+        vstore16(w0, 0, Y + 32 * (size_t)t);                                                           \
+        vstore16(w1, 1, Y + 32 * (size_t)t);                                                           \
     }
 HB_DQ_K45(hb_dq_q4_k, 144, 0)
 HB_DQ_K45(hb_dq_q5_k, 176, 1)
 __kernel void hb_dq_q6_k(const __global uchar *W, __global float *Y, int ngroups)
 {
-    const int t0 = (int)get_global_id(0);
-    if (t0 >= ngroups) return;
-    const int b = t0 >> 3, g = t0 & 7, h = g >> 2, t = g & 3;
-    const __global uchar *p = W + (size_t)b * 210;
-    const float d = vload_half(104, (const __global half *)p);
-    const __global char *sc = (const __global char *)(p + 192);
-    const __global uchar *ql = p + 64 * h + ((t & 1) ? 32 : 0), *qh = p + 128 + 32 * h;
-    const uchar sl = (uchar)((t >> 1) * 4), shh = (uchar)(2 * t);
-    const uchar16 q0 = ((vload16(0, ql) >> sl) & (uchar)0xF) | (((vload16(0, qh) >> shh) & (uchar)3) << (uchar)4);
-    const uchar16 q1 = ((vload16(1, ql) >> sl) & (uchar)0xF) | (((vload16(1, qh) >> shh) & (uchar)3) << (uchar)4);
-    const float d0 = d * (float)sc[8 * h + 2 * t], d1 = d * (float)sc[8 * h + 2 * t + 1];
-    __global float *y = Y + 256 * (size_t)b + 128 * h + 32 * t;
-    vstore16(d0 * (convert_float16(q0) - 32.0f), 0, y);
-    vstore16(d1 * (convert_float16(q1) - 32.0f), 1, y);
+    const int t = (int)get_global_id(0);
+    if (t >= ngroups) return;
+    const int b = t >> 3, g = t & 7;
+    float16 w0, w1;
+    hb_q_q6_group(W + (size_t)b * 210, g, &w0, &w1);
+    __global float *y = Y + 256 * (size_t)b + 128 * (g >> 2) + 32 * (g & 3);
+    vstore16(w0, 0, y);
+    vstore16(w1, 1, y);
 }
