@@ -70,11 +70,10 @@ static int write_file(const char *path, const spec *sp)
     hb_gguf_add_u32(w, "llama.attention.head_count", (uint32_t)sp->heads);
     hb_gguf_add_u32(w, "llama.attention.head_count_kv", (uint32_t)sp->kv_heads);
     hb_gguf_add_u32(w, "llama.block_count", (uint32_t)sp->layers);
-    static const int ts[] = {HB_CT_G1, HB_CT_WQ, HB_CT_WK, HB_CT_WV, HB_CT_WO, HB_CT_G2, HB_CT_WG, HB_CT_WU, HB_CT_WD};
     nblobs = 0;
     for (int l = 0; l < sp->layers; l++)
-        for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) {
-            const int t = ts[i];
+        for (int i = 0; i < HB_MODEL_NTENSORS; i++) {
+            const int t = hb_model_tensors[i];
             if (t == sp->skip_t) continue;
             int64_t ne[2] = {H, 1};
             if (t == HB_CT_WQ || t == HB_CT_WO) ne[1] = H;

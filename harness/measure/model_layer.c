@@ -52,9 +52,8 @@ hb_status hb_model_layer_load(const hb_case *c, double *t[HB_CT_COUNT], unsigned
     hb_gguf *g = NULL;
     hb_status st = hb_gguf_open(path, &g, err, errlen);
     if (st != HB_OK) return st;
-    static const int ts[] = {HB_CT_G1, HB_CT_WQ, HB_CT_WK, HB_CT_WV, HB_CT_WO, HB_CT_G2, HB_CT_WG, HB_CT_WU, HB_CT_WD};
-    for (size_t i = 0; i < sizeof ts / sizeof *ts && st == HB_OK; i++) {
-        const int k = ts[i];
+    for (int i = 0; i < HB_MODEL_NTENSORS && st == HB_OK; i++) {
+        const int k = hb_model_tensors[i];
         char name[80];
         const hb_gguf_tensor *x = NULL;
         hb_model_tensor_name(k, layer, name, sizeof name);

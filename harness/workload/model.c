@@ -27,6 +27,9 @@ const char *hb_model_tensor_name(int t, int layer, char *buf, size_t len)
     return buf;
 }
 
+const int hb_model_tensors[HB_MODEL_NTENSORS] = {HB_CT_G1, HB_CT_WQ, HB_CT_WK, HB_CT_WV, HB_CT_WO,
+                                                  HB_CT_G2, HB_CT_WG, HB_CT_WU, HB_CT_WD};
+
 static hb_status u64_key(const hb_gguf *g, const char *key, int64_t *out, char *err, size_t errlen)
 {
     uint64_t v = 0;
@@ -75,10 +78,9 @@ hb_status hb_model_inspect(const char *path, int layer, hb_model_info *mi, char 
     mi->nlayers = (int)nl;
     mi->head_dim = mi->hidden / mi->heads;
     const int64_t H = mi->hidden, KV = mi->kv_heads * mi->head_dim, I = mi->inter;
-    static const int ts[] = {HB_CT_G1, HB_CT_WQ, HB_CT_WK, HB_CT_WV, HB_CT_WO, HB_CT_G2, HB_CT_WG, HB_CT_WU, HB_CT_WD};
     int nquant = 0, nfloat = 0;
-    for (size_t i = 0; i < sizeof ts / sizeof *ts && st == HB_OK; i++) {
-        const int t = ts[i];
+    for (int i = 0; i < HB_MODEL_NTENSORS && st == HB_OK; i++) {
+        const int t = hb_model_tensors[i];
         char name[80];
         const hb_gguf_tensor *x = NULL;
         hb_model_tensor_name(t, layer, name, sizeof name);

@@ -29,6 +29,9 @@ typedef struct hb_model_info {
 /* The GGUF name of chain input tensor t (HB_CT_G1 ... HB_CT_WD) of layer into buf (size len):
  * "blk.N.attn_q.weight"; NULL for a tensor no file holds (x, the KV cache, intermediates). */
 const char *hb_model_tensor_name(int t, int layer, char *buf, size_t len);
+/* The nine chain tensors (HB_CT_*) a llama layer holds, in the file's usual order. */
+#define HB_MODEL_NTENSORS 9
+extern const int hb_model_tensors[HB_MODEL_NTENSORS];
 
 /* Read and check layer `layer` of the llama GGUF file at path into *mi. HB_OK; HB_EINVAL with err
  * (size errlen) "PATH: ..." (offset N where the reader gives one) for a file that is not GGUF, not
