@@ -69,7 +69,7 @@ hb_status hb_report_tp_scaling(ctx *c)
                  "Host enqueue: the host's time to launch the layer's steps (rank 0); where it reaches the layer's time, launches bound "
                  "the layer, not the GPU. As one graph: the same layer captured once as a CUDA graph, its all_reduce steps inside, and "
                  "launched as one (how llama.cpp and vLLM run decode; over several ranks the mean over the ranks): what the GPUs need "
-                 "without the host's launches. "
+                 "without the host's launches, and in brackets its speedup over the same graph on one GPU. "
                  "One-device chain: the layer of workloads/tinyllama.ini on one GPU of the same machine, for reference.");
     json_t *rows = hb_doc_table(rp, "Time per layer by number of GPUs (mode resident)", 0, 11, "machine", "GPU", "layer", "dtype", "GPUs",
                                 "time per layer", "as one graph", "speedup", "efficiency", "all_reduce share", "host enqueue");
@@ -126,7 +126,8 @@ hb_status hb_report_tp_scaling(ctx *c)
                          r == 1 && isfinite(chain) ? F(" (one-device chain %s)", hb_report_fmt_time(chain)) : "");
                 const char *ecell = enqueue_cell(enq[r], tr[r]);
                 hb_doc_row(rows, 11, v[g].machine, v[g].gpu, v[g].layer, dts[di], F("%d", r), tcell,
-                           isfinite(gt[r]) ? hb_report_fmt_time(gt[r]) : "not captured",
+                           !isfinite(gt[r]) ? "not captured"
+                           : r > 1 && isfinite(gt[1]) ? F("%s (%.2fx)", hb_report_fmt_time(gt[r]), gt[1] / gt[r]) : hb_report_fmt_time(gt[r]),
                            isfinite(sp) ? (tone ? tone_cell(tone, F("%.2fx", sp)) : F("%.2fx", sp)) : "no 1-GPU run",
                            isfinite(sp) ? F("%.0f%%", 100 * eff) : "-", isfinite(share[r]) ? F("%.0f%%", 100 * share[r]) : "-", ecell);
                 json_array_append_new(summary, json_pack("{s:s,s:s,s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "machine", v[g].machine, "gpu",
