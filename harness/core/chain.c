@@ -114,8 +114,8 @@ int hb_chain_qshard(int t, const hb_shape *s, hb_dtype wd, const void *whole, vo
         return -1;
     }
     if (b.r0 % be || b.rows % be) {
-        snprintf(why, whylen, "over %lld ranks a rank's share of k (%lld of %lld) in tensor %d is no whole number of %s blocks (%d)",
-                 (long long)s->ranks, (long long)b.rows, (long long)b.full_rows, t, hb_dtype_name(wd), be);
+        snprintf(why, whylen, "over %lld ranks a rank's share of k (%lld of %lld) in tensor %d is no whole number of its format's blocks (%d)",
+                 (long long)s->ranks, (long long)b.rows, (long long)b.full_rows, t, be);
         return -1;
     }
     if (!whole || !dst) return 0;
