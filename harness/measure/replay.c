@@ -430,43 +430,27 @@ static void in_sequence(replay *r)
     free(col);
 }
 
-/* The output's relative L2 error against the reference (inf when an element is not finite). Makes a
- * host copy of the output first in mode f32. */
+/* The output's relative L2 error against the reference, under verify.h's rule (the reference is
+ * computed in full: no element skipped). Brings the output to the host first in mode f32. */
 static double out_err(replay *r)
 {
     rtensor *x = &r->t[r->n];
-    double *y = x->h64, *tmp = NULL;
-    if (r->mode != HB_MODE_CONVERT) {
-        double ph[P_N] = {0};
-        if (ensure(r, r->n, 0, ph) != HB_OK || !(tmp = malloc(x->elems * sizeof(double)))) return INFINITY;
-        hb_convert(tmp, HB_ELEM_F64, x->hloc, HB_ELEM_F32, x->elems);
-        y = tmp;
-    }
-    double num = 0, den = 0;
-    int bad = 0;
-    for (size_t k = 0; k < x->elems; k++) {
-        if (!isfinite(y[k])) { bad = 1; break; }
-        num += (y[k] - r->ref[k]) * (y[k] - r->ref[k]);
-        den += r->ref[k] * r->ref[k];
-    }
-    free(tmp);
-    return bad ? (double)INFINITY : sqrt(num / (den > 0 ? den : 1));
+    if (r->mode == HB_MODE_CONVERT) return hb_verify_rel_error(x->h64, HB_ELEM_F64, r->ref, x->elems, 0, NULL);
+    double ph[P_N] = {0};
+    if (ensure(r, r->n, 0, ph) != HB_OK) return INFINITY;
+    return hb_verify_rel_error(x->hloc, HB_ELEM_F32, r->ref, x->elems, 0, NULL);
 }
 
-/* NaN into every activation (host views, device buffers, f64 copies) but the input. */
+/* NaN into every activation (host views, device buffers, f64 copies) but the input (verify.h). */
 static hb_status poison(replay *r)
 {
     for (int t = 1; t <= r->n; t++) {
         rtensor *x = &r->t[t];
-        float *h = x->hmem;
-        for (size_t k = 0; h && k < x->elems; k++) h[k] = NAN;
-        for (size_t k = 0; x->h64 && k < x->elems; k++) x->h64[k] = NAN;
+        hb_verify_poison(x->hmem, HB_ELEM_F32, x->elems);
+        hb_verify_poison(x->h64, HB_ELEM_F64, x->elems);
         for (int mm = 1; mm < r->c->nmem; mm++) {
             if (!x->have[mm]) continue;
-            float *d = x->dbuf[mm].host;
-            for (size_t k = 0; k < x->elems; k++) d[k] = NAN;
-            hb_instance *in = &r->inst[r->owner[mm]];
-            hb_status st = in->ops->upload(in, &x->dbuf[mm]);
+            hb_status st = hb_verify_poison_buf(&r->inst[r->owner[mm]], &x->dbuf[mm], HB_ELEM_F32, x->elems, 1);
             if (st != HB_OK) return st;
         }
     }
