@@ -129,7 +129,7 @@ typedef struct chain_ctx {
     size_t es;         /* its bytes */
     int coll_step;     /* over several ranks: a collective step (for coll_vote); -1 on one device */
     int stream;        /* resident on a device with a device timer: the layer is also timed as one stream (chain_stream_once) */
-    void *graph;       /* the layer captured as one graph (backend graph hooks; one device): also timed (chain_graph_once) */
+    void *graph;       /* the layer captured as one graph (backend graph hooks; over several ranks on all or none): also timed (chain_graph_once) */
     char graph_why[160]; /* why the capture failed, when it did ("" otherwise) */
     int want_impl;     /* the verified run: each step's implementation read from the backend (step_impl) */
     char impl[HB_CHAIN_MAXSTEPS][48];
@@ -276,7 +276,12 @@ static hb_status chain_stream_once(chain_ctx *x, double *dev, double *enq)
 static void chain_graph_capture(chain_ctx *x)
 {
     hb_status st = x->inst->ops->graph_capture(x->inst, 1, &x->graph);
-    if (st != HB_OK) { snprintf(x->graph_why, sizeof x->graph_why, "capture did not start: %s", hb_status_name(st)); x->graph = NULL; return; }
+    if (st != HB_OK) {
+        snprintf(x->graph_why, sizeof x->graph_why, "capture did not start: %s", hb_status_name(st));
+        x->graph = NULL;
+        if (x->coll_step >= 0) (void)x->inst->ops->coll_vote(x->inst, &x->sc[x->coll_step], 1); /* the others' vote below */
+        return;
+    }
     hb_status (*run)(hb_instance *, const hb_case *, hb_buf *const *, hb_buf *) =
         x->inst->ops->run_async ? x->inst->ops->run_async : x->inst->ops->run;
     int failed = -1;
@@ -296,6 +301,13 @@ static void chain_graph_capture(chain_ctx *x)
         if (x->graph && st2 == HB_OK) x->inst->ops->graph_free(x->inst, x->graph);
         x->graph = NULL;
     }
+    /* over several ranks: a graph on every rank or on none (a rank launching its graph's all_reduce
+     * alone would wait for the others for ever) */
+    if (x->coll_step >= 0 && x->inst->ops->coll_vote(x->inst, &x->sc[x->coll_step], x->graph == NULL) && x->graph) {
+        x->inst->ops->graph_free(x->inst, x->graph);
+        x->graph = NULL;
+        snprintf(x->graph_why, sizeof x->graph_why, "another rank could not capture the layer");
+    }
 }
 
 /* One launch of the captured layer: x uploaded (untimed), the graph enqueued under the device timer;
@@ -305,6 +317,7 @@ static hb_status chain_graph_once(chain_ctx *x, double *dev, double *enq)
     *dev = *enq = 0;
     hb_status st = x->inst->ops->upload(x->inst, &x->buf[HB_CT_X]);
     if (st != HB_OK) return st;
+    if (x->coll_step >= 0) (void)x->inst->ops->coll_vote(x->inst, &x->sc[x->coll_step], 0); /* aligned start, as chain_stream_once */
     st = x->inst->ops->timer_begin(x->inst);
     const double t0 = hb_now();
     if (st == HB_OK) st = x->inst->ops->graph_launch(x->inst, x->graph);
@@ -482,8 +495,8 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
             double r2 = y_rel_err(x);
             if (!(r2 <= v->rel)) v->rel = r2;
             ph[P_LAYER] = dev;
-            /* the layer as one graph (one device: the collectives' votes are no graph's), verified too */
-            if (x->coll_step < 0 && inst->ops->graph_capture && inst->ops->graph_launch && inst->ops->graph_free) {
+            /* the layer as one graph (over several ranks its all_reduce steps in it), verified too */
+            if (inst->ops->graph_capture && inst->ops->graph_launch && inst->ops->graph_free) {
                 chain_graph_capture(x);
                 if (x->graph) {
                     st = y_poison(x);
@@ -660,6 +673,8 @@ static json_t *chain_close(chain_var *v, const hb_options *o, const hb_ceiling *
             json_t *tp = json_pack("{s:i,s:i,s:f,s:f,s:f,s:f}", "ranks", (int)c->shape.ranks, "rank", (int)c->shape.rank, "time_s", tl,
                                    "steps_s", tc, "allreduce_s", sp[P_COLL].median, "allreduce_share",
                                    tc > 0 ? sp[P_COLL].median / tc : 0.0);
+            /* the layer as one graph on this rank, its all_reduce steps in it (where captured) */
+            if (v->x.graph) json_object_set_new(tp, "graph_s", json_real(sp[P_GRAPH].median));
             json_object_set_new(rec, "tensor_parallel", tp);
         }
         if (!(v->rel <= tol)) { st = HB_EWRONG; snprintf(v->reason, sizeof v->reason, "relative error %.3g over tolerance %.3g", v->rel, tol); }
