@@ -387,11 +387,9 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
         snprintf(reason, rl, "quantized weights have no f64 host form to convert at every op (a model file holds the blocks): modes f32 and resident");
         goto out;
     }
-    if (quant && c->shape.ranks > 0) {
-        st = HB_ESKIP;
-        snprintf(reason, rl, "the tensor-parallel layer runs f32, f16 and bf16 weights; quantized weights run on one device (ranks absent)");
-        goto out;
-    }
+    if (quant && c->shape.ranks > 0)
+        for (int t = HB_CT_WQ; t <= HB_CT_WD; t++)
+            if (hb_chain_qshard(t, &c->shape, chain_wtype(c, t), NULL, NULL, reason, rl) != 0) { st = HB_ESKIP; goto out; }
     if (c->shape.ranks > 0 && c->shape.ranks != hb_launch_ranks()) {
         st = HB_ESKIP;
         snprintf(reason, rl, "the case has ranks=%lld, the launch has %d process%s (core/launch.h)", (long long)c->shape.ranks,
@@ -437,7 +435,8 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
         x->have[t] = 1;
         if (x->device) v->dev_bytes += (long long)bytes;
         if (qbytes) {
-            memcpy(x->buf[t].host, ref.q[t], qbytes);
+            if (c->shape.ranks > 0) (void)hb_chain_qshard(t, &c->shape, chain_wtype(c, t), ref.q[t], x->buf[t].host, reason, rl);
+            else memcpy(x->buf[t].host, ref.q[t], qbytes);
             v->host_bytes += (long long)qbytes;
             continue;
         }

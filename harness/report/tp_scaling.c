@@ -74,7 +74,9 @@ hb_status hb_report_tp_scaling(ctx *c)
     json_t *rows = hb_doc_table(rp, "Time per layer by number of GPUs (mode resident)", 0, 11, "machine", "GPU", "layer", "dtype", "GPUs",
                                 "time per layer", "as one graph", "speedup", "efficiency", "all_reduce share", "host enqueue");
     json_t *ids = plot_ids_new(), *summary = json_array();
-    static const char *const dts[] = {"f32", "f16", "bf16"};
+    /* the layer's dtypes: f32, f16, bf16, and the quantized weights' mixes (core/chain.c) */
+    static const char *const dts[] = {"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"};
+    const int ndts = (int)(sizeof dts / sizeof *dts);
     unsigned char *done = calloc(n + 1, 1);
     if (!done) { free(v); json_decref(ids); json_decref(summary); return HB_ENOMEM; }
     for (size_t g = 0; g < n; g++) {
@@ -83,7 +85,7 @@ hb_status hb_report_tp_scaling(ctx *c)
         hb_plot *p = NULL;
         hb_sb body = {0};
         int nser = 0;
-        for (int di = 0; di < 3; di++) {
+        for (int di = 0; di < ndts; di++) {
             /* this group's rows of one dtype: the split layer by ranks, and the one-device chain */
             double t1 = NAN, tr[5] = {NAN, NAN, NAN, NAN, NAN}, share[5] = {NAN, NAN, NAN, NAN, NAN}, enq[5] = {NAN, NAN, NAN, NAN, NAN},
                    lo[5] = {NAN, NAN, NAN, NAN, NAN}, hi[5] = {NAN, NAN, NAN, NAN, NAN}, gt[5] = {NAN, NAN, NAN, NAN, NAN}, chain = NAN;

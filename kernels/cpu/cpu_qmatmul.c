@@ -223,8 +223,9 @@ hb_status hb_cpu_qmatmul_check(const hb_case *c, char *reason, size_t reasonlen)
         snprintf(reason, reasonlen, "cpu computes %s weights for matmul only", q);
         return HB_ESKIP;
     }
-    if (s->m <= 0 || s->n <= 0 || s->k <= 0 || s->k % hb_quant_block_elems(c->dtype)) {
-        snprintf(reason, reasonlen, "%s matmul needs positive m, n and k a multiple of %d", q, hb_quant_block_elems(c->dtype));
+    if (!hb_quant_blocks_whole(c, reason, reasonlen)) return HB_ESKIP;
+    if (s->m <= 0 || s->n <= 0) {
+        snprintf(reason, reasonlen, "%s matmul needs positive m and n", q);
         return HB_ESKIP;
     }
     /* A's quantized blocks (at most 320 bytes per 256 elements) must be addressable */
