@@ -326,41 +326,21 @@ static hb_status chain_graph_once(chain_ctx *x, double *dev, double *enq)
     return st != HB_OK ? st : s2;
 }
 
-/* Relative L2 error of the layer's output y (host, or its f64 copy in convert) against the reference;
- * infinity when an element is not finite. */
+/* Relative L2 error of the layer's output y (host buffer, or its f64 copy in convert) against the
+ * reference, under verify.h's rule (the reference is computed in full: no element skipped). */
 static double y_rel_err(const chain_ctx *x)
 {
-    const hb_case *c = x->c;
-    size_t ny = hb_chain_tensor_elems(HB_CT_Y, &c->shape);
-    double *y64 = c->mode == HB_MODE_CONVERT ? NULL : malloc(ny * sizeof(double));
-    if (c->mode != HB_MODE_CONVERT) {
-        if (!y64) return INFINITY;
-        hb_convert(y64, HB_ELEM_F64, x->buf[HB_CT_Y].host, x->el, ny);
-    }
-    const double *y = y64 ? y64 : x->h64[HB_CT_Y];
-    double num = 0, den = 0;
-    long long bad = 0;
-    for (size_t i = 0; i < ny; i++) {
-        if (!isfinite(y[i])) { bad++; continue; }
-        num += (y[i] - ref.t[HB_CT_Y][i]) * (y[i] - ref.t[HB_CT_Y][i]);
-        den += ref.t[HB_CT_Y][i] * ref.t[HB_CT_Y][i];
-    }
-    free(y64);
-    return bad ? (double)INFINITY : sqrt(num / (den > 0 ? den : 1));
+    size_t ny = hb_chain_tensor_elems(HB_CT_Y, &x->c->shape);
+    if (x->c->mode == HB_MODE_CONVERT) return hb_verify_rel_error(x->h64[HB_CT_Y], HB_ELEM_F64, ref.t[HB_CT_Y], ny, 0, NULL);
+    return hb_verify_rel_error(x->buf[HB_CT_Y].host, x->el, ref.t[HB_CT_Y], ny, 0, NULL);
 }
 
-/* Poison y on the host (NaN in the compute dtype) and on the device. */
+/* Poison y on the host (NaN in the compute dtype, and its f64 copy) and on the device. */
 static hb_status y_poison(chain_ctx *x)
 {
     size_t ny = hb_chain_tensor_elems(HB_CT_Y, &x->c->shape);
-    double *nan64 = malloc(ny * sizeof(double));
-    if (!nan64) return HB_ENOMEM;
-    for (size_t i = 0; i < ny; i++) nan64[i] = NAN;
-    hb_convert(x->buf[HB_CT_Y].host, x->el, nan64, HB_ELEM_F64, ny);
-    if (x->h64[HB_CT_Y]) memcpy(x->h64[HB_CT_Y], nan64, ny * sizeof(double));
-    free(nan64);
-    if (x->device && x->c->route != HB_ROUTE_MAPPED) return x->inst->ops->upload(x->inst, &x->buf[HB_CT_Y]);
-    return HB_OK;
+    hb_verify_poison(x->h64[HB_CT_Y], HB_ELEM_F64, ny);
+    return hb_verify_poison_buf(x->inst, &x->buf[HB_CT_Y], x->el, ny, x->device && x->c->route != HB_ROUTE_MAPPED);
 }
 
 /* One mode of a chain case, from set-up to its record: chain_open (buffers, parameters, the
