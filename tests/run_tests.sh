@@ -54,8 +54,6 @@ done
 # A crash inside one case is recorded as `crashed` and the run goes on (exit 8, later cases ok).
 # matmul with quantized weights through the driver: random blocks, their reference, bytes, skips
 check "quant-matmul-run" sh -c 'R=build/test-results/quant.jsonl; rm -f $R; build/hybench run --backend cpu-ref,cpu --op matmul --dtype q8_0,q4_k,q5_k,q6_k --mode convert,f32 --budget 0.01 --out $R tests/data/quant_small.ini >/dev/null 2>&1 || { echo "run failed"; exit 1; }; python3 tests/check_quant_run.py $R'
-# Settings reach the code below the command line as hb_config, not getenv (docs/environment.md)
-check "getenv-at-cli-only" tests/check_getenv.sh
 check "crash-is-recorded" sh -c 'HB_INJECT_CRASH="mul|n=4099" build/hybench verify --backend cpu --op add,mul,relu --out build/test-results/crash.jsonl tests/data/verify_all.ini >/dev/null 2>&1; rc=$?; [ $rc -eq 8 ] || { echo "exit $rc, wanted 8"; exit 1; }; grep -q "\"status\":\"crashed\"" build/test-results/crash.jsonl && grep -q "\"op\":\"relu\",.*\"status\":\"ok\"" build/test-results/crash.jsonl && grep -q "\"type\":\"end\"" build/test-results/crash.jsonl'
 # The opencl backend process re-executes itself with libgomp's throttled spin count (child.c, "OpenMP
 # wait policy"): its backend record says so, the cpu one keeps the default, and a crash inside an
