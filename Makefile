@@ -191,7 +191,7 @@ $(CUDNN_FE_DIR)/.fetched:
 	@mkdir -p $(CUDNN_FE_DIR)
 	-./tools/fetch_cudnn_frontend.sh $(CUDNN_FE_DIR)
 	@touch $@
-$(BUILD)/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(wildcard kernels/cuda/*.h) harness/core/hybench.h harness/core/opdesc.h harness/core/quant.h harness/core/backend.h harness/core/launch.h harness/core/rendezvous.h | $(CUDNN_FE_DIR)/.fetched
+$(BUILD)/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(wildcard kernels/cuda/*.h) harness/core/hybench.h harness/core/opdesc.h harness/core/quant.h harness/core/backend.h harness/core/config.h harness/core/launch.h harness/core/rendezvous.h | $(CUDNN_FE_DIR)/.fetched
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -isystem $(CUDNN_FE_DIR)/include -c $< -o $@
 # Host-only C++ of the plugin (the cudnn-frontend users): g++, not nvcc, since nvcc would also run the
@@ -200,7 +200,7 @@ $(BUILD)/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(wildcard kernels/cuda/*.h) har
 # and guards every feature by the loaded cuDNN's version (headers 9.19 here, 9.14 on the GPU machine);
 # it also keeps NVRTC (used only by its experimental sm100 engines) out of the plugin's link.
 CUDA_CXXSRC := $(wildcard kernels/cuda/*.cpp)
-$(BUILD)/kernels/cuda/%.cpp.o: kernels/cuda/%.cpp $(wildcard kernels/cuda/*.h) harness/core/hybench.h harness/core/backend.h | $(CUDNN_FE_DIR)/.fetched
+$(BUILD)/kernels/cuda/%.cpp.o: kernels/cuda/%.cpp $(wildcard kernels/cuda/*.h) harness/core/hybench.h harness/core/backend.h harness/core/config.h | $(CUDNN_FE_DIR)/.fetched
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O2 -fPIC -Wall -Wextra -Wno-unused-parameter -Iharness -Ikernels -I$(CUDA_HOME)/include \
 	  -DNV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING $(CUDA_CXXDEFS) \

@@ -34,6 +34,11 @@
 #include <cmocka.h>
 
 #include "cuda/cuda_algocache.h"
+#include "test_config.h"
+
+/* The plugin's settings accessor (cuda_backend.cu, not linked here): the process's configuration,
+ * which test_config.h's setenv refreshes. */
+const hb_config *hbc_cfg(void) { return hb_config_get(); }
 
 static char g_dir[256];
 static uint64_t g_rng = 0x9e3779b97f4a7c15ULL;

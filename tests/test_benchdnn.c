@@ -35,6 +35,7 @@
 #include "cpu_ref/ref.h"
 #include "workload/benchdnn.h"
 #include "workload/workload.h"
+#include "test_config.h"
 
 #define SHARED "workloads/benchdnn/"
 
@@ -586,6 +587,7 @@ static hb_instance open_backend(const hb_backend_ops *ops)
     char reason[256] = "";
     memset(inst, 0, sizeof inst);
     assert_int_equal(hb_backend_validate(ops), HB_OK);
+    if (ops->configure) ops->configure(hb_config_get());
     int n = ops->enumerate(inst, 1, reason, sizeof reason);
     if (n != 1) fail_msg("%s: %s", ops->type, reason);
     return inst[0];

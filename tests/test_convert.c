@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "core/convert.h"
+#include "test_config.h"
 
 static float f_of(uint32_t b)
 {

@@ -41,6 +41,7 @@
 #define ATTN_VW 16
 #define ATTN_RUN attn_run_test16
 #include "cpu/attn_body.h"
+#include "test_config.h"
 
 static hb_instance g_cpu;
 
@@ -286,6 +287,9 @@ static int teardown(void **state)
 
 int main(void)
 {
+    /* the run's settings from the environment, as cli/main.c reads them (core/config.h) */
+    hb_config_from_env(hb_config_boundary());
+    hb_cpu_ops.configure(hb_config_get());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pick_width),
         cmocka_unit_test(test_dispatch_this_cpu),

@@ -29,6 +29,7 @@
 #include "cpu_ref/ref.h"
 #include "test_case.h"
 #include "test_run.h"
+#include "test_config.h"
 
 static hb_instance g_cpu;
 
@@ -160,6 +161,9 @@ static int teardown(void **state)
 
 int main(void)
 {
+    /* the run's settings from the environment, as cli/main.c reads them (core/config.h) */
+    hb_config_from_env(hb_config_boundary());
+    hb_cpu_ops.configure(hb_config_get());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dnnl_conv),
         cmocka_unit_test(test_choice_cached),

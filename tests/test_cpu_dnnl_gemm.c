@@ -34,6 +34,7 @@
 #include "cpu_ref/ref.h"
 #include "test_case.h"
 #include "test_run.h"
+#include "test_config.h"
 
 static hb_instance g_cpu;
 
@@ -155,6 +156,33 @@ static void test_gemm_paths(void **state)
     unsetenv("HB_CPU_GEMM");
 }
 
+/* The configuration reaches the backend as a struct (core/config.h, the configure hook), not through
+ * the environment: a struct of the test's own that forces OpenBLAS is obeyed while the environment
+ * asks for something else, and a struct with the setting unset gives the probe's choice although the
+ * environment still forces a path. */
+static void test_config_struct_reaches_backend(void **state)
+{
+    (void)state;
+    const hb_case c = hb_test_case(HB_OP_MATMUL, "m=48 n=40 k=56");
+    setenv("HB_CPU_GEMM", "onednn-sgemm", 1); /* refreshes hb_config_get(), which the backend no longer reads */
+    hb_config mine = {0};
+    mine.cpu_gemm = "openblas";
+    hb_cpu_ops.configure(&mine);
+    ran o = run_check(&c, "struct: openblas", 31);
+    assert_int_equal(strncmp(o.impl, "openblas-", 9), 0);
+    assert_non_null(strstr(o.choice, "forced by HB_CPU_GEMM=openblas"));
+    mine.cpu_gemm = NULL; /* kept by pointer: the change is seen on the next call */
+    ran a = run_check(&c, "struct: unset", 32);
+    assert_null(strstr(a.choice, "forced"));
+    hb_cpu_ops.configure(hb_config_get());
+    ran e = run_check(&c, "process config: onednn-sgemm", 33);
+    if (have_dnnl()) assert_string_equal(e.impl, "onednn-sgemm");
+    unsetenv("HB_CPU_GEMM");
+    ran_free(&o);
+    ran_free(&a);
+    ran_free(&e);
+}
+
 /* A forced path is its own cache entry: after oneDNN was forced, HB_CPU_GEMM=openblas runs OpenBLAS
  * for the same shape, and unset again the probe's entry (one probe, the same note) comes back. */
 static void test_force_switches(void **state)
@@ -233,9 +261,13 @@ static int teardown(void **state)
 
 int main(void)
 {
+    /* the run's settings from the environment, as cli/main.c reads them (core/config.h) */
+    hb_config_from_env(hb_config_boundary());
+    hb_cpu_ops.configure(hb_config_get());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_paths),
         cmocka_unit_test(test_force_switches),
+        cmocka_unit_test(test_config_struct_reaches_backend),
         cmocka_unit_test(test_team_still_bound),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -27,6 +27,7 @@
 #include "cpu_ref/ref.h"
 #include "test_case.h"
 #include "test_run.h"
+#include "test_config.h"
 
 #define REL_TOL 1e-4
 
@@ -931,6 +932,9 @@ static int teardown(void **state)
 
 int main(void)
 {
+    /* the run's settings from the environment, as cli/main.c reads them (core/config.h) */
+    hb_config_from_env(hb_config_boundary());
+    hb_cpu_ops.configure(hb_config_get());
     /* Streaming stores in the cpu backend from 1 MiB of output (default: the last-level cache), so
      * that the large elementwise cases above run that path too. */
     setenv("HB_CPU_NT_MIN", "1048576", 1);

@@ -44,6 +44,11 @@
 #include "core/stats.h"
 #include "test_cuda_fixture.h"
 #include "test_qmatmul.h"
+#include "test_config.h"
+
+/* The plugin's settings accessor for this file's own copy of cuda_algocache.o (the plugin has its
+ * own, cuda_backend.cu): the process's configuration, which test_config.h's setenv refreshes. */
+const hb_config *hbc_cfg(void) { return hb_config_get(); }
 
 static void test_plugin_loads(void **state)
 {

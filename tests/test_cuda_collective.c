@@ -47,6 +47,8 @@ static int setup(void **state)
     g_ops = dlsym(lib, "hb_cuda_ops");
     if (!g_ops) return 0;
     memset(g_inst, 0, sizeof g_inst);
+    hb_config_from_env(hb_config_boundary()); /* the run's settings (core/config.h), as cli/main.c reads them */
+    if (g_ops->configure) g_ops->configure(hb_config_get());
     g_n = g_ops->enumerate(g_inst, 8, g_reason, sizeof g_reason);
     return 0;
 }

@@ -69,6 +69,9 @@ static int setup(void **state)
     g_ops = (const hb_backend_ops *)dlsym(g_lib, "hb_cuda_ops");
     if (g_ops && g_ops->enumerate) {
         g_reason[0] = 0;
+        /* the run's settings (core/config.h): the environment, as cli/main.c reads it */
+        hb_config_from_env(hb_config_boundary());
+        if (g_ops->configure) g_ops->configure(hb_config_get());
         g_n = g_ops->enumerate(g_inst, 8, g_reason, sizeof g_reason);
         for (int i = 0; i < g_n; i++)
             if (!g_inst[i].ops) g_inst[i].ops = g_ops;

@@ -35,6 +35,7 @@
 #include "core/convert.h"
 #include "cpu_ref/ref.h"
 #include "test_qmatmul.h"
+#include "test_config.h"
 
 static void *g_lib;
 static const hb_backend_ops *g_ops;
@@ -121,6 +122,8 @@ static hb_instance open_inst(void)
         fail_msg("plugin present but unusable: %s", g_why);
     }
     memset(inst, 0, sizeof inst);
+    hb_config_from_env(hb_config_boundary());
+    if (g_ops->configure) g_ops->configure(hb_config_get()); /* the run's settings (core/config.h) */
     int n = g_ops->enumerate(inst, 8, reason, sizeof reason);
     if (n <= 0) {
         printf("SKIP: no OpenCL device: %s\n", reason);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "measure/replay.h"
+#include "test_config.h"
 
 static hb_model g_model;
 static hb_plan_costs g_c;

@@ -38,6 +38,7 @@ static inline double hb_test_unif(void) /* [-1, 1) */
 static inline int hb_test_open(const hb_backend_ops *ops, hb_instance *inst)
 {
     char reason[200] = "";
+    if (ops->configure) ops->configure(hb_config_get()); /* the process's settings (core/config.h) */
     if (ops->enumerate(inst, 1, reason, sizeof reason) == 1) return 0;
     fprintf(stderr, "no instance of the backend: %s\n", reason);
     return -1;

@@ -2,6 +2,7 @@
  * baseline files, promoting a run to its machine's baseline and showing it, and appending a run to the
  * history that `hybench trend` plots. */
 #include "analysis/baseline.h"
+#include "core/config.h"
 #include "results/machine.h"
 #include <dirent.h>
 #include <errno.h>
@@ -232,7 +233,7 @@ int hb_baseline_set(const char *results, const char *dir, int force)
         return HB_EXIT_IO;
     }
     utc_now(now, sizeof now);
-    const char *user = getenv("USER");
+    const char *user = hb_config_get()->user;
     json_t *p = json_pack("{s:s, s:i, s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:b, s:s}",
                           "tool", "hybench", "schema", HB_SCHEMA_VERSION, "host", host,
                           "cpu_model", hb_rec_str(json_object_get(r.meta, "cpu"), "model"),

@@ -276,13 +276,12 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         }
     }
     if (!o.ref_cache && getenv("HB_REF_CACHE") && *getenv("HB_REF_CACHE")) o.ref_cache = getenv("HB_REF_CACHE");
-    /* the CUDA plugin reads HB_ALGO_CACHE itself (kernels/cuda/cuda_algocache.h), in this process and in
-     * every backend process and rank started from it, which inherit the environment */
-    if (o.algo_cache && !bad && setenv("HB_ALGO_CACHE", o.algo_cache, 1)) {
-        fprintf(stderr, "hybench %s: --algo-cache: cannot set HB_ALGO_CACHE\n", cmd);
-        bad = 1;
-    }
     if (!o.algo_cache && getenv("HB_ALGO_CACHE") && *getenv("HB_ALGO_CACHE")) o.algo_cache = getenv("HB_ALGO_CACHE");
+    /* the run's settings (core/config.h) that come from options: the backends read them there, in this
+     * process and in every backend process forked from it (a re-executed one and each rank parse the
+     * same options again) */
+    hb_config_boundary()->algo_cache = o.algo_cache;
+    hb_config_boundary()->case_timeout_s = o.case_timeout_s;
     if (o.quick) {
         /* --quick: a smaller per-case budget, cpu-ref timed only on small cases, and the pinned route
          * left out by default (pageable and zero-copy mapped remain), unless the options say otherwise */

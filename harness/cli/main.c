@@ -1,5 +1,6 @@
 /* main.c - `hybench` command-line entry: dispatches the subcommand (commands.h). */
 #include "cli/commands.h"
+#include "core/config.h"
 #include "core/hybench.h"
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* the command-line boundary: the one place the environment is read into the run's configuration
+     * (core/config.h, docs/environment.md); commands add their options to it */
+    hb_config_from_env(hb_config_boundary());
     if (argc < 2) { usage(stderr); return HB_EXIT_USAGE; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return HB_EXIT_OK; }
     if (!strcmp(argv[1], "--version")) { printf("hybench %s (results schema %d)\n", HB_VERSION, HB_SCHEMA_VERSION); return 0; }

@@ -16,12 +16,13 @@
 #ifndef HB_BACKEND_H
 #define HB_BACKEND_H
 
+#include "core/config.h"
 #include "core/hybench.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define HB_BACKEND_ABI 6 /* 2: hb_case.seq; 3: run_async; 4: plant_delay; 5: graph_capture, graph_launch, graph_free; 6: hb_shape.inter */
+#define HB_BACKEND_ABI 7 /* 2: hb_case.seq; 3: run_async; 4: plant_delay; 5: graph_capture, graph_launch, graph_free; 6: hb_shape.inter; 7: configure */
 
 /* A tensor's memory for one backend. `host` is the host-side tensor/staging memory the driver
  * reads and writes, allocated according to `route`:
@@ -139,6 +140,13 @@ typedef struct hb_backend_ops {
     hb_status (*graph_capture)(hb_instance *inst, int begin, void **graph);
     hb_status (*graph_launch)(hb_instance *inst, void *graph);
     void (*graph_free)(hb_instance *inst, void *graph);
+    /* Optional (the run's settings, core/config.h, docs/environment.md): called by the registry
+     * before enumerate, with the process's configuration, which the backend reads from then on instead
+     * of the environment. The backend keeps the pointer, not a copy: the caller keeps *cfg alive for
+     * the backend's life (hb_config_get's struct lives as long as the process; a test may change its
+     * own struct between calls and call configure again). cfg NULL: every setting unset (defaults).
+     * Until it is called the backend uses every setting's default. NULL: the backend reads no setting. */
+    void (*configure)(const hb_config *cfg);
 } hb_backend_ops;
 
 struct hb_instance {

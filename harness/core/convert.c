@@ -20,6 +20,7 @@
  * where streaming them would evict the result the next op is about to read.
  */
 #include "core/convert.h"
+#include "core/config.h"
 
 #include <math.h>
 #include <omp.h>
@@ -351,7 +352,7 @@ static size_t nt_min_bytes(void)
     if (v)
         return v - 1;
     size_t r = HB_CONVERT_NT_MIN_DEFAULT;
-    const char *e = getenv("HB_CONVERT_NT_MIN");
+    const char *e = hb_config_get()->convert_nt_min;
     if (e && *e) {
         if (strcmp(e, "off") == 0)
             r = (size_t)-2;

@@ -206,7 +206,7 @@ int hb_measure_child_from_env(const hb_options *o, const hb_case_list *cases)
  * nogroup_until (the retry after a group's process died), and cases a fault injection names. */
 static int injected(const hb_instance *inst, const hb_case *c)
 {
-    const char *v[2] = {getenv("HB_INJECT_CRASH"), getenv("HB_INJECT_KILL")};
+    const char *v[2] = {hb_config_get()->inject_crash, hb_config_get()->inject_kill};
     if (!(v[0] && *v[0]) && !(v[1] && *v[1])) return 0;
     char key[512];
     hb_case_key(c, inst->name, key, sizeof key);
@@ -249,12 +249,11 @@ static int group_of(const hb_instance *inst, const child_args *a, size_t j, size
  * the same host's STREAM and sgemm ceilings for cpu-ref and for cpu in each of its 3 passes). Every
  * host-memory child that measures them sends them to the parent ("K <json array>"); a later
  * host-memory child without a ceilings hook of its own (cpu-ref, whose ceilings are the host's)
- * gets the latest in HB_HOST_CEILINGS and uses them, saying so in each ceiling's "how". A backend
- * with its own hook (cpu: the same probes, perhaps more) always measures. Returns the number taken
- * from the environment, 0 if none. */
-static int host_ceilings_from_env(hb_ceiling_set *cl)
+ * gets the latest from the parent (child_args.host_ceilings, inherited through fork) and uses them, saying
+ * so in each ceiling's "how". A backend with its own hook (cpu: the same probes, perhaps more) always
+ * measures. Returns the number taken from e (NULL: none), 0 if none. */
+static int host_ceilings_from(const char *e, hb_ceiling_set *cl)
 {
-    const char *e = getenv("HB_HOST_CEILINGS");
     cl->n = 0;
     if (!e || !*e) return 0;
     json_t *a = json_loads(e, 0, NULL);
@@ -311,14 +310,14 @@ int child_main(const child_args *a)
         if (!a->o->verify_only || a->write_backend_records) {
             say(a->pipe_w, "C %d\n", i);
             /* HB_INJECT_KILL=ceilings: the test suite's death outside a case */
-            if (getenv("HB_INJECT_KILL") && !strcmp(getenv("HB_INJECT_KILL"), "ceilings")) raise(SIGKILL);
+            if (hb_config_get()->inject_kill && !strcmp(hb_config_get()->inject_kill, "ceilings")) raise(SIGKILL);
             int reused = a->o->ceilings_from && !a->o->verify_only ? ceilings_from_file(a->o->ceilings_from, inst[i].name, &cl) : 0;
             if (reused) { /* --ceilings-from: measured by an earlier run on this machine (hybench ab's rounds) */ }
             else if (inst[i].ops->ceilings) {
                 cl.n = inst[i].ops->ceilings(&inst[i], cl.v, HB_MAX_CEILINGS);
                 if (inst[i].host_memory) host_ceilings_send(a->pipe_w, &cl);
             } else if (inst[i].host_memory && !a->o->verify_only) {
-                if (host_ceilings_from_env(&cl) <= 0) {
+                if (host_ceilings_from(a->host_ceilings, &cl) <= 0) {
                     cl.n = hb_cpu_ceilings(cl.v, HB_MAX_CEILINGS);
                     host_ceilings_send(a->pipe_w, &cl);
                 }
@@ -368,13 +367,13 @@ int child_main(const child_args *a)
             /* fault injection for the test suite: HB_INJECT_CRASH=TEXT kills the child inside every case
              * whose key contains TEXT, to check that the run records `crashed` and goes on; the group
              * was formed without such cases (group_of), so the case is alone here */
-            const char *inject = getenv("HB_INJECT_CRASH");
+            const char *inject = hb_config_get()->inject_crash;
             if (inject && *inject) {
                 char key[512];
                 if (strstr(hb_case_key(&hc[0], inst[i].name, key, sizeof key), inject)) raise(SIGSEGV);
             }
             /* HB_INJECT_KILL=TEXT: the same with SIGKILL, as a kill from outside (kill -9) would end it */
-            const char *inject_kill = getenv("HB_INJECT_KILL");
+            const char *inject_kill = hb_config_get()->inject_kill;
             if (inject_kill && *inject_kill) {
                 char key[512];
                 if (strstr(hb_case_key(&hc[0], inst[i].name, key, sizeof key), inject_kill)) raise(SIGKILL);

@@ -138,6 +138,8 @@ typedef struct child_args {
     int write_backend_records;
     int pass;          /* 1-based; records of a pass after the first are written as pass_* records */
     int nogroup_until; /* cases up to this index are measured one by one (the retry after a group died) */
+    const char *host_ceilings; /* the host ceilings an earlier child of this pass measured (JSON array,
+                                * host_ceilings_send), or NULL; the parent's, read after fork */
 } child_args;
 
 /* Append the record rec (consumed, may be NULL: ENOMEM) to the results file fd as one write; in pass

@@ -1,5 +1,6 @@
 /* plant.c - planted slowdowns for testing the merge gate (plant.h; built only with make PLANT=1). */
 #include "measure/plant.h"
+#include "core/config.h"
 typedef int hb_plant_unit_not_empty; /* ISO C wants a declaration in every translation unit */
 #ifdef HB_PLANT
 #include "core/stats.h"
@@ -17,9 +18,9 @@ static void parse(void)
 {
     for (int i = 0; i < HB_OP_COUNT; i++) g_factor[i] = 0, g_work[i] = 0;
     g_parsed = 1;
-    const char *env = getenv("HB_PLANT");
+    const char *env = hb_config_get()->plant;
     if (!env || !*env) return;
-    const char *wenv = getenv("HB_PLANT_WORK");
+    const char *wenv = hb_config_get()->plant_work;
     int work = wenv && !strcmp(wenv, "1");
     if (wenv && *wenv && strcmp(wenv, "1") && strcmp(wenv, "0"))
         fprintf(stderr, "hybench: HB_PLANT_WORK=\"%s\" ignored: want 1 (real work) or 0 (the timed spin)\n", wenv);

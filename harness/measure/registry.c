@@ -38,7 +38,7 @@ const hb_backend_entry *hb_backend_find(const char *type)
 
 static void plugin_dir(char *dir, size_t len)
 {
-    const char *env = getenv("HB_PLUGIN_DIR");
+    const char *env = hb_config_get()->plugin_dir;
     if (env && *env) { snprintf(dir, len, "%s", env); return; }
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -79,6 +79,8 @@ int hb_backend_open(const hb_backend_entry *e, hb_instance *out, int max, char *
     reason[0] = 0;
     const hb_backend_ops *ops = hb_backend_load(e, reason, reasonlen);
     if (!ops) return 0;
+    /* the run's settings, filled at the command-line boundary (core/config.h) */
+    if (ops->configure) ops->configure(hb_config_get());
     int n = ops->enumerate(out, max, reason, reasonlen);
     if (n <= 0 && !reason[0]) snprintf(reason, reasonlen, "no device found");
     for (int i = 0; i < n; i++)

@@ -180,8 +180,6 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
         const char *oom_src = NULL;
         long long oom0 = oom_kill_count(&oom_src);
         if (pipe(pfd)) { perror("pipe"); return HB_EXIT_IO; }
-        if (pg->host_ceilings) setenv("HB_HOST_CEILINGS", pg->host_ceilings, 1);
-        else unsetenv("HB_HOST_CEILINGS");
         /* for the ranks' per-case agreement (core/rendezvous.h): the process that stands for this
          * rank (children come and go with crashes; this one lives as long as the rank) and how long
          * a rank waits for the others, at a case's start and inside it (the backend's watchdog) */
@@ -189,11 +187,6 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
             char pidtxt[32];
             snprintf(pidtxt, sizeof pidtxt, "%d", (int)getpid());
             setenv("HB_RANK_PID", pidtxt, 1);
-        }
-        {
-            char tmo[32];
-            snprintf(tmo, sizeof tmo, "%g", o->case_timeout_s);
-            setenv("HB_CASE_TIMEOUT", tmo, 1);
         }
         fflush(NULL);
         pid_t pid = fork();
@@ -203,7 +196,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() == 1) _exit(HB_EXIT_INTERRUPTED);
             close(pfd[0]);
-            child_args a = {e, o, cases, fd, pfd[1], start_inst, start_case, first, pass, nogroup_until};
+            child_args a = {e, o, cases, fd, pfd[1], start_inst, start_case, first, pass, nogroup_until, pg->host_ceilings};
             child_reexec(&a); /* returns when this backend keeps the inherited OpenMP wait policy */
             _exit(child_main(&a));
         }
@@ -439,7 +432,6 @@ int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fdp, con
     }
     free(pg.host_ceilings);
     pg.host_ceilings = NULL;
-    unsetenv("HB_HOST_CEILINGS");
     if (g_stop) fprintf(stderr, "\nhybench %s: interrupted; keeping what was measured\n", cmd);
     sigaction(SIGINT, &sa_int, NULL);
     sigaction(SIGTERM, &sa_term, NULL);

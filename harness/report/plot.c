@@ -1,6 +1,7 @@
 /* plot.c - plot files (data + gnuplot script per plot), running gnuplot in parallel
  * batches, and inlining the SVGs. See report.h. */
 #include "report/report.h"
+#include "core/config.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -191,7 +192,7 @@ hb_status hb_report_plots_run(hb_report *rp, int jobs)
     /* gnuplot's logs go to a directory of their own outside the report (issue 17: the report
      * folder holds the report); a failed plot's last lines are kept in its err, shown in the page */
     char logdir[4096];
-    const char *tmpd = getenv("TMPDIR");
+    const char *tmpd = hb_config_get()->tmpdir;
     snprintf(logdir, sizeof logdir, "%s/hb_gnuplot_logs.XXXXXX", tmpd && *tmpd ? tmpd : "/tmp");
     if (!mkdtemp(logdir)) snprintf(logdir, sizeof logdir, "%s", "/tmp");
     char **names = calloc((size_t)rp->nplots, sizeof *names);

@@ -2,6 +2,7 @@
  * beside the workload file, in its benchdnn/ folder, in $HB_BENCHDNN_DIR (also in a oneDNN checkout's
  * KIND/NAME layout) and in the workloads/benchdnn/ shipped beside the running executable. */
 #include "workload/benchdnn.h"
+#include "core/config.h"
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ hb_status hb_benchdnn_find(const char *name, const char *base_dir, char *buf, si
     char tried[1024] = "";
     size_t tl = 0;
     char cand[4096], exe[4096];
-    const char *env = getenv("HB_BENCHDNN_DIR");
+    const char *env = hb_config_get()->benchdnn_dir;
     /* a oneDNN checkout names the list KIND/REST where hybench's shipped copy says KIND_REST */
     char sub[512] = "";
     const char *us = strchr(name, '_');

@@ -66,6 +66,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cpu/cpu_priv.h" /* hb_cpu_cfg: the tiling settings */
 
 #if defined(HB_HAVE_SLEEF) && (defined(__x86_64__) || defined(__i386__)) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -225,17 +226,17 @@ typedef struct attn_plan {
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-static int64_t env_int(const char *name, int64_t dflt, int64_t lo)
+/* A tiling setting's text e (core/config.h; NULL: unset) as an integer: dflt below lo. */
+static int64_t cfg_int(const char *e, int64_t dflt, int64_t lo)
 {
-    const char *e = getenv(name);
     int64_t v = e ? atoll(e) : 0;
     return v >= lo ? v : dflt;
 }
 
 static void attn_plan_make(const hbk_attn *a, int T, attn_plan *pl)
 {
-    const int64_t tq = env_int("HB_CPU_ATTN_TQ", 64, 1);
-    pl->bk = round_up(env_int("HB_CPU_ATTN_TK", 64, 1), MR);
+    const int64_t tq = cfg_int(hb_cpu_cfg()->cpu_attn_tq, 64, 1);
+    pl->bk = round_up(cfg_int(hb_cpu_cfg()->cpu_attn_tk, 64, 1), MR);
     pl->bq = a->seq < tq ? a->seq : tq;
     pl->nh = 1; /* the largest divisor of rep with nh * bq <= tq */
     for (int64_t n = a->rep; n >= 1; n--)
@@ -269,7 +270,7 @@ static void attn_plan_make(const hbk_attn *a, int T, attn_plan *pl)
     pl->nks = 1;
     pl->ksl = round_up(a->kvs, pl->bk);
     const int64_t kblocks = (a->kvs + pl->bk - 1) / pl->bk;
-    if (pl->uniform && pl->items < 2 * (int64_t)T && kblocks > 1 && !env_int("HB_CPU_ATTN_NOSPLIT", 0, 1)) {
+    if (pl->uniform && pl->items < 2 * (int64_t)T && kblocks > 1 && !cfg_int(hb_cpu_cfg()->cpu_attn_nosplit, 0, 1)) {
         int64_t want = (2 * (int64_t)T + pl->items - 1) / pl->items;
         if (want > kblocks)
             want = kblocks;

@@ -52,8 +52,8 @@ int attn_pick_width(int cpu_avx512, int built, const char *force)
 /* The force knob: HB_CPU_ATTN_ISA, else HB_CPU_ISA, else NULL (read per call). */
 static const char *attn_force(void)
 {
-    const char *e = getenv("HB_CPU_ATTN_ISA");
-    return e && *e ? e : getenv("HB_CPU_ISA");
+    const char *e = hb_cpu_cfg()->cpu_attn_isa;
+    return e && *e ? e : hb_cpu_cfg()->cpu_isa;
 }
 
 int attn_width(void)

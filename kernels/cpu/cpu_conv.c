@@ -294,7 +294,7 @@ static int64_t col_block_bytes(void)
     if (v)
         return v;
     v = 512 * 1024;
-    const char *e = getenv("HB_CPU_COL_KIB");
+    const char *e = hb_cpu_cfg()->cpu_col_kib;
     if (e && atoll(e) > 0)
         v = atoll(e) * 1024;
     __atomic_store_n(&cached, v, __ATOMIC_RELAXED);

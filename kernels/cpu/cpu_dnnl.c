@@ -62,7 +62,7 @@ enum { V_PLAIN, V_WANY, V_ANY, NVAR };
 
 static int conv_force(void)
 {
-    const char *e = getenv("HB_CPU_CONV");
+    const char *e = hb_cpu_cfg()->cpu_conv;
     if (!e || !*e || !strcmp(e, "auto")) return F_AUTO;
     if (!strcmp(e, "own")) return F_OWN;
     if (!strcmp(e, "onednn")) return F_DNNL;

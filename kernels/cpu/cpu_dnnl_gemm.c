@@ -61,7 +61,7 @@ enum { C_SGEMM, C_MATMUL, NCAND };
 
 static int gemm_force(void)
 {
-    const char *e = getenv("HB_CPU_GEMM");
+    const char *e = hb_cpu_cfg()->cpu_gemm;
     if (!e || !*e || !strcmp(e, "auto")) return G_AUTO;
     if (!strcmp(e, "openblas")) return G_BLAS;
     if (!strcmp(e, "onednn")) return G_DNNL;

@@ -38,7 +38,7 @@ static size_t nt_min_bytes(void)
     size_t r = hb_cpu_llc_bytes();
     if (r == 0)
         r = (size_t)32 << 20;
-    const char *e = getenv("HB_CPU_NT_MIN");
+    const char *e = hb_cpu_cfg()->cpu_nt_min;
     if (e && *e)
         r = strcmp(e, "off") == 0 ? (size_t)-2 : (size_t)strtoull(e, NULL, 10);
     __atomic_store_n(&cached, r + 1, __ATOMIC_RELAXED);
@@ -374,7 +374,7 @@ static int ew_stream(const float *b, int64_t n)
     static size_t cached; /* the threshold + 1; 0 = not decided yet (read once, as nt_min_bytes) */
     size_t lim = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (!lim) {
-        const char *e = getenv("HB_CPU_NT_MIN");
+        const char *e = hb_cpu_cfg()->cpu_nt_min;
         lim = nt_min_bytes();
         if (!(e && *e) && lim > ((size_t)32 << 20))
             lim = (size_t)32 << 20;

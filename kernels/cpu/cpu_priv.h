@@ -6,7 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "core/config.h"
 #include "core/hybench.h"
+/* The run's settings (core/config.h) as the backend's configure hook gave them (cpu_backend.c);
+ * every setting unset until it is called. Never NULL. */
+const hb_config *hb_cpu_cfg(void);
+/* Set the settings the cpu kernels read (NULL: all unset); kept by pointer. For the configure hook
+ * and for tests that call the kernels directly. */
+void hb_cpu_set_cfg(const hb_config *cfg);
 
 /* Host topology from hwloc, loaded once per process (again after a fork). */
 int hb_cpu_ncores(void);           /* physical cores this process may run on (>= 1) */

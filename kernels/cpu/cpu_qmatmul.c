@@ -205,7 +205,7 @@ int hb_cpu_qmatmul_isa(void)
 {
     static int isa = -1;
     if (isa < 0) {
-        const char *e = getenv("HB_CPU_QMM_ISA");
+        const char *e = hb_cpu_cfg()->cpu_qmm_isa;
         isa = (e && !strcmp(e, "scalar")) || !qmm_avx2_usable() ? 0 : 256;
     }
     return isa;

@@ -64,7 +64,7 @@ int hb_cpu_ew_isa(void)
     else
         isa = 256;
 #endif
-    const char *e = getenv("HB_CPU_ISA");
+    const char *e = hb_cpu_cfg()->cpu_isa;
     if (e && !strcmp(e, "avx2") && isa == 512) {
 #if defined(__AVX2__) && defined(__FMA__)
         isa = 256;

@@ -4,6 +4,7 @@
  * no CUDA and no harness call: built into hb_cuda.so and linked alone into tests/test_algocache.
  */
 #include "cuda/cuda_algocache.h"
+#include "cuda/cuda_config.h"
 #include <jansson.h>
 
 #include <errno.h>
@@ -27,7 +28,7 @@ static void say(char *why, size_t whylen, const char *fmt, const char *a, const 
 
 const char *hbac_dir(void)
 {
-    const char *d = getenv("HB_ALGO_CACHE");
+    const char *d = hbc_cfg()->algo_cache;
     return d && *d ? d : NULL;
 }
 

@@ -592,9 +592,9 @@ template <typename T> hb_status launch_split(hbc_ctx *c, const attn_args &a, int
     return HB_OK;
 }
 
-int env_int(const char *name, int dflt)
+/* A setting's text s (core/config.h; NULL: unset) as an integer, else dflt. */
+int cfg_int(const char *s, int dflt)
 {
-    const char *s = getenv(name);
     return (s && *s) ? atoi(s) : dflt;
 }
 
@@ -622,17 +622,17 @@ hb_status hbc_attention(hbc_ctx *c, hb_dtype dt, const void *q, const void *k, c
     const long long rows = (long long)batch * heads * seq;
     /* HB_CUDA_ATTN=split forces the generic kernel (tests); HB_CUDA_ATTN_WARPS=4|8 picks the
      * tensor-core kernel's query tile (64 or 128 rows). */
-    const char *force = getenv("HB_CUDA_ATTN");
+    const char *force = hbc_cfg()->cuda_attn;
     const bool fused_ok = (hd == 64 || hd == 128) && seq >= 16 && !(force && !strcmp(force, "split"));
-    const int nw = env_int("HB_CUDA_ATTN_WARPS", 4) == 8 ? 8 : 4;
+    const int nw = cfg_int(hbc_cfg()->cuda_attn_warps, 4) == 8 ? 8 : 4;
     if (dt == HB_F32) {
         /* 3xTF32 on the tensor cores from sm_80 on (cuda_attn_tf32.cu); HB_CUDA_ATTN_F32=simt keeps FFMA */
-        const char *f32k = getenv("HB_CUDA_ATTN_F32");
+        const char *f32k = hbc_cfg()->cuda_attn_f32;
         if (fused_ok && c->prop.major >= 8 && !(f32k && !strcmp(f32k, "simt"))) return launch_tf32x3(c, a, (int)batch, (int)hd);
         if (fused_ok) return hd == 64 ? launch_simt<64>(c, a, (int)batch) : launch_simt<128>(c, a, (int)batch);
         return launch_split<float>(c, a, (int)hd, rows);
     }
-    const int mt = env_int("HB_CUDA_ATTN_MT", 2) == 1 ? 1 : 2;
+    const int mt = cfg_int(hbc_cfg()->cuda_attn_mt, 2) == 1 ? 1 : 2;
     if (dt == HB_F16) {
         if (fused_ok) return launch_mma_for<__half>(c, a, (int)batch, (int)hd, nw, mt);
         return launch_split<__half>(c, a, (int)hd, rows);

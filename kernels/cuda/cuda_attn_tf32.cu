@@ -282,7 +282,7 @@ hb_status launch_tf32x3(hbc_ctx *c, const attn_args &a, int batch, int head_dim)
      * against 64 single was b8 h32 s2048 d64, 6402 against 6182 us (+3.5%). (Those runs split with
      * cvt; with the split below, a later call: 8 warps for d128, 845 against 861 us, within 2%.)
      * HB_CUDA_ATTN_TF32=BN or BNd (32, 64, 32d, 64d: key tile, d = double-buffered) for measurements. */
-    const char *e = getenv("HB_CUDA_ATTN_TF32");
+    const char *e = hbc_cfg()->cuda_attn_tf32;
     const int bn = e && atoi(e) == 64 ? 64 : 32;
     const bool db = !e || !*e || strchr(e, 'd');
     if (e && !strcmp(e, "cvt")) /* the default variant with the operands split by cvt.rna (split) */

@@ -149,7 +149,7 @@ hb_status ensure_ready(hbc_ctx *c)
     HBC_TRY(HBC_DNN(c, cudnnCreate(&c->dnn)));
     HBC_TRY(HBC_DNN(c, cudnnSetStream(c->dnn, c->stream)));
     c->nvml = nvml_open(c->dev);
-    const char *g = getenv("HB_CUDA_GATE");
+    const char *g = hbc_cfg()->cuda_gate;
     c->gate_on = !(g && !strcmp(g, "0"));
     if (c->gate_on) {
         if (cudaHostAlloc((void **)&c->gate_h, 64, cudaHostAllocMapped) != cudaSuccess ||
@@ -619,6 +619,15 @@ static void cuda_flush_cache(hb_instance *inst)
     (void)sync(c);
 }
 
+/* ------------------------------------------------------------------ settings (core/config.h) */
+
+static const hb_config g_unset_cfg = {};
+static const hb_config *g_cfg = &g_unset_cfg;
+
+extern "C" const hb_config *hbc_cfg(void) { return g_cfg; }
+
+static void cuda_configure(const hb_config *cfg) { g_cfg = cfg ? cfg : &g_unset_cfg; }
+
 /* ------------------------------------------------------------------ the ops table */
 
 extern "C" {
@@ -650,5 +659,6 @@ const hb_backend_ops hb_cuda_ops = {
     hbc_graph_capture,  /* graph_capture (cuda_graph.cu) */
     hbc_graph_launch,   /* graph_launch */
     hbc_graph_free,     /* graph_free */
+    cuda_configure,     /* configure */
 };
 }

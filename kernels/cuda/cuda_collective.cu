@@ -98,7 +98,7 @@ static nccl_api *api_load(void)
 {
     if (g.tried) return g.api.lib ? &g.api : nullptr;
     g.tried = 1;
-    const char *name = getenv("HB_NCCL_LIB");
+    const char *name = hbc_cfg()->nccl_lib;
     void *lib = dlopen(name && *name ? name : "libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         snprintf(g.api.why, sizeof g.api.why, "NCCL not found: dlopen(%s) failed (install libnccl2, or set HB_NCCL_LIB)",
@@ -228,17 +228,16 @@ static hb_status get_unique_id(int rank, int ranks, ncclUniqueId *id)
 
 /* How long a collective may make no progress before the watchdog aborts the communicator, and how
  * long a non-blocking call may stay in progress: HB_COLL_TIMEOUT seconds, else half of
- * --case-timeout (HB_CASE_TIMEOUT, which the run sets), between 1 and 60 s. */
-/* --case-timeout in seconds (HB_CASE_TIMEOUT, which the run sets), or 0 when unset. */
+ * --case-timeout (hb_config.case_timeout_s, from the run's option), between 1 and 60 s. */
+/* --case-timeout in seconds (hb_config.case_timeout_s, from the run's option), or 0 when unset. */
 static double case_timeout(void)
 {
-    const char *ct = getenv("HB_CASE_TIMEOUT");
-    return ct && atof(ct) > 0 ? atof(ct) : 0;
+    return hbc_cfg()->case_timeout_s > 0 ? hbc_cfg()->case_timeout_s : 0;
 }
 
 static double coll_timeout(void)
 {
-    const char *e = getenv("HB_COLL_TIMEOUT");
+    const char *e = hbc_cfg()->coll_timeout;
     if (e && atof(e) > 0) return atof(e);
     double t = case_timeout() > 0 ? case_timeout() / 2 : 60;
     return t > 60 ? 60 : t < 1 ? 1 : t;
@@ -327,7 +326,7 @@ static hb_status comm_make(hbc_ctx *c, const ncclUniqueId *id)
         /* non-blocking, so that the watchdog's ncclCommAbort can end a collective a rank left;
          * HB_NCCL_BLOCKING=1 makes a blocking one (its calls return once enqueued) to measure what the
          * non-blocking calls' polling costs the host */
-        const char *bl = getenv("HB_NCCL_BLOCKING");
+        const char *bl = hbc_cfg()->nccl_blocking;
         cfg.blocking = bl && !strcmp(bl, "1") ? 1 : 0;
         r = g.api.comm_init_config(&comm, g.ranks, *id, g.rank, &cfg);
         double t0 = mono_s();
@@ -408,7 +407,7 @@ static hb_status comm_rebuild(hbc_ctx *c, long long seq, char *why, size_t whyle
 /* HB_INJECT_SKIP="R:SEQ[,SEQ...]" (the tests' fault injection): rank R skips the cases of those seqs. */
 static int injected_skip(long long seq)
 {
-    const char *e = getenv("HB_INJECT_SKIP");
+    const char *e = hbc_cfg()->inject_skip;
     if (!e || !*e) return 0;
     char *end;
     long r = strtol(e, &end, 10);

@@ -85,7 +85,7 @@ fe::error_t make_graph(hbc_ctx *c, hb_dtype dt, int nhwc, const int64_t dims[16]
     if (r.is_good()) (void)(r = gr->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}));
     if (r.is_good()) {
         if (dt == HB_F32) gr->deselect_numeric_notes({fe::NumericalNote_t::TENSOR_CORE});
-        const char *rtc = getenv("HB_CUDA_CONV_RTC");
+        const char *rtc = hbc_cfg()->cuda_conv_rtc;
         if (!(rtc && *rtc == '1')) gr->deselect_behavior_notes({fe::BehaviorNote_t::RUNTIME_COMPILATION});
         gr->deselect_workspace_greater_than((int64_t)ws_cap);
         (void)(r = gr->check_support(c->dnn));

@@ -224,7 +224,7 @@ static hb_status conv_exec_nhwc(hbc_ctx *c, const conv_nhwc &n, const hbc_conv_c
  * 0.0168 vs 0.0174 ms), see NOTES.md. Grid limits of cuda_transpose.cu: 65535 tiles of 32 rows. */
 static bool own_tr_fits(const conv_p &p)
 {
-    const char *e = getenv("HB_CUDA_CONV_OWN_TRANSPOSE");
+    const char *e = hbc_cfg()->cuda_conv_own_transpose;
     const int64_t lim = (int64_t)65535 * 32;
     return e && *e == '1' && p.b <= 65535 && p.c <= lim && p.oc <= lim && p.h * p.w <= lim && p.oh * p.ow <= lim;
 }
@@ -239,7 +239,7 @@ void conv_choice_clear(hbc_conv_choice *ch)
  * read back without it). */
 static bool gemm_timed(const conv_p &p)
 {
-    const char *ge = getenv("HB_CUDA_CONV_GEMM");
+    const char *ge = hbc_cfg()->cuda_conv_gemm;
     return !(ge && !strcmp(ge, "0")) && hbc_conv_gemm_fits(p);
 }
 
@@ -275,7 +275,7 @@ static hb_status conv_choose_timed(hbc_ctx *c, const hb_case *cs, const conv_p &
                                    const void *w, void *y, size_t cap, bool force_other, hbc_conv_choice *out)
 {
     const bool native_nhwc = cs->shape.layout == HB_LAYOUT_NHWC;
-    const char *api = getenv("HB_CUDA_CONV_API");
+    const char *api = hbc_cfg()->cuda_conv_api;
     const bool use_legacy = !(api && !strcmp(api, "graph")), use_graph = !(api && !strcmp(api, "legacy"));
     const int64_t dims[16] = {p.b, p.c, p.h, p.w, p.oc, p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw, p.g, p.oh, p.ow};
     char why[200];
@@ -317,7 +317,7 @@ static hb_status conv_choose_timed(hbc_ctx *c, const hb_case *cs, const conv_p &
     if (gn) hbc_conv_graph_free(gn);
     if (c->sticky) { conv_choice_clear(&ch); return HB_EDEVICE; }
     /* the other layout: the convolution alone in both APIs, then the faster inside the transform pipeline */
-    if (!getenv("HB_CUDA_CONV_NATIVE_ONLY") && (native_nhwc || !getenv("HB_CUDA_CONV_NCHW_ONLY"))) {
+    if (!hbc_cfg()->cuda_conv_native_only && (native_nhwc || !hbc_cfg()->cuda_conv_nchw_only)) {
         conv_nhwc n;
         if (conv_nhwc_make(c, p, cs->dtype, native_nhwc, &n) == HB_OK) {
             const float one = 1.0f, zero = 0.0f;
@@ -369,7 +369,7 @@ static hb_status conv_choose_timed(hbc_ctx *c, const hb_case *cs, const conv_p &
     /* a pointwise convolution as one cuBLAS gemm, on the case's tensors (gemm_timed; =force: taken
      * wherever it runs, for tests, like the other FORCE knobs never kept) */
     float gm = 0;
-    const char *ge = getenv("HB_CUDA_CONV_GEMM");
+    const char *ge = hbc_cfg()->cuda_conv_gemm;
     const bool force_gemm = ge && !strcmp(ge, "force");
     if (gemm_timed(p) && !force_other &&
         hbc_time_best(c, [&]() { return hbc_conv_gemm(c, cs->dtype, p, native_nhwc, x, w, y); }, &gm) == HB_OK) {
@@ -416,7 +416,7 @@ static bool conv_cache_key(hbc_ctx *c, const hb_case *cs, const conv_p &p, size_
 {
     char pre[700];
     if (!hbc_cache_key_prefix(c, "conv2d", pre, sizeof pre)) return false;
-    const char *api = getenv("HB_CUDA_CONV_API"), *rtc = getenv("HB_CUDA_CONV_RTC");
+    const char *api = hbc_cfg()->cuda_conv_api, *rtc = hbc_cfg()->cuda_conv_rtc;
     const char *apis = api && !strcmp(api, "graph") ? "graph" : api && !strcmp(api, "legacy") ? "legacy" : "both";
     const int k = snprintf(key, len,
                            "%s;b=%lld;c=%lld;hw=%lldx%lld;oc=%lld;k=%lldx%lld;s=%lldx%lld;p=%lldx%lld;d=%lldx%lld;g=%lld;"
@@ -425,8 +425,8 @@ static bool conv_cache_key(hbc_ctx *c, const hb_case *cs, const conv_p &p, size_
                            (long long)p.kw, (long long)p.sh, (long long)p.sw, (long long)p.ph, (long long)p.pw, (long long)p.dh,
                            (long long)p.dw, (long long)p.g, (long long)p.oh, (long long)p.ow, dtype_key(cs->dtype),
                            cs->shape.layout == HB_LAYOUT_NHWC ? "nhwc" : "nchw", cs->route == HB_ROUTE_MAPPED ? 1 : 0, cap, apis,
-                           rtc && *rtc == '1' ? 1 : 0, getenv("HB_CUDA_CONV_NATIVE_ONLY") ? 1 : 0,
-                           getenv("HB_CUDA_CONV_NCHW_ONLY") ? 1 : 0, own_tr_fits(p) ? 1 : 0, gemm_timed(p) ? 1 : 0);
+                           rtc && *rtc == '1' ? 1 : 0, hbc_cfg()->cuda_conv_native_only ? 1 : 0,
+                           hbc_cfg()->cuda_conv_nchw_only ? 1 : 0, own_tr_fits(p) ? 1 : 0, gemm_timed(p) ? 1 : 0);
     return k > 0 && (size_t)k < len;
 }
 
@@ -579,8 +579,8 @@ static hb_status conv_choose(hbc_ctx *c, const hb_case *cs, const conv_p &p, con
     /* tests: HB_CUDA_CONV_FORCE_NHWC=1 (NCHW cases) or HB_CUDA_CONV_FORCE_OTHER=1 (any case) take the
      * other-layout pipeline whenever it runs, chosen afresh and never cached, so that its transforms
      * are checked against the reference too */
-    const bool force_other = (!native_nhwc && getenv("HB_CUDA_CONV_FORCE_NHWC")) || getenv("HB_CUDA_CONV_FORCE_OTHER");
-    const char *ge = getenv("HB_CUDA_CONV_GEMM");
+    const bool force_other = (!native_nhwc && hbc_cfg()->cuda_conv_force_nhwc) || hbc_cfg()->cuda_conv_force_other;
+    const char *ge = hbc_cfg()->cuda_conv_gemm;
     const bool fresh = force_other || (ge && !strcmp(ge, "force"));
     for (int i = 0; i < c->nconv && i < HBC_CONV_CACHE && !fresh; i++)
         if (c->conv[i].valid && c->conv[i].dtype == cs->dtype && c->conv[i].mapped == (cs->route == HB_ROUTE_MAPPED) &&

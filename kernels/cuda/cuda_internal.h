@@ -28,6 +28,7 @@
 
 #include "core/backend.h"
 #include "cuda/cuda_algocache.h"
+#include "cuda/cuda_config.h"
 
 /* Storage element kinds on the device (tf32 stores f32). */
 enum hbc_elem { HBC_F32 = 0, HBC_F16 = 1, HBC_BF16 = 2 };

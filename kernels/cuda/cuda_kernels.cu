@@ -117,7 +117,7 @@ hb_status launch_ew(hbc_ctx *c, const void *a, const void *b, void *out, int64_t
         if (blocks > 0x7fffffff) return HB_EINVAL;
         static int small_grid = -1; /* HB_CUDA_EW_SMALL=0: always the large-n grid (measurements); read once */
         if (small_grid < 0) {
-            const char *ew = getenv("HB_CUDA_EW_SMALL");
+            const char *ew = hbc_cfg()->cuda_ew_small;
             small_grid = !(ew && !strcmp(ew, "0"));
         }
         if (blocks < c->prop.multiProcessorCount && small_grid) {
@@ -385,7 +385,7 @@ hb_status reduce_rows_t(hbc_ctx *c, const void *xv, void *yv, int64_t rows, int6
     constexpr int64_t VN = 16 / (int64_t)sizeof(T);
     /* HB_CUDA_REDUCE_SUB=0: the warp-per-row kernel for short rows too (read once per process, off the
      * timed call's enqueue path after the first) */
-    static const int sub_on = [] { const char *e = getenv("HB_CUDA_REDUCE_SUB"); return !(e && !strcmp(e, "0")); }();
+    static const int sub_on = [] { const char *e = hbc_cfg()->cuda_reduce_sub; return !(e && !strcmp(e, "0")); }();
     if (cols >= 4 * VN && cols <= 16 * VN && cols % VN == 0 && aligned16(x) && sub_on) {
         const int64_t nv = cols / VN;
         return nv <= 4 ? launch_reduce_sub<T, R, 4>(c, x, y, rows, cols, mul)

@@ -342,7 +342,7 @@ hb_status hbc_attn_prepare(hbc_ctx *c, hb_dtype dt, const void *q, const void *k
                            hbc_attn_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
-    const char *force = getenv("HB_CUDA_ATTN");
+    const char *force = hbc_cfg()->cuda_attn;
     const bool want_own = force && (!strcmp(force, "own") || !strcmp(force, "split"));
     const bool want_cudnn = force && !strcmp(force, "cudnn");
     if (dt != HB_F16 && dt != HB_BF16) {

@@ -108,7 +108,10 @@ cl_int ocl_check_at(cl_int e, const char *call, const char *file, int line);
 hb_status ocl_status(cl_int e);
 
 /* ---- programs and kernels (ocl_program.c) ---- */
-/* Find the kernel directory (HB_KERNEL_DIR, <dir of this plugin>/opencl, kernels/opencl) into dir.
+/* The run's settings (core/config.h) as the configure hook gave them (ocl_backend.c); every setting
+ * unset until it is called. Never NULL. */
+const hb_config *ocl_cfg(void);
+/* Find the kernel directory (setting HB_KERNEL_DIR, <dir of this plugin>/opencl, kernels/opencl) into dir.
  * Returns 0, or -1 when none holds hb_common.cl (dir then holds the last candidate). */
 int ocl_find_kernel_dir(char *dir, size_t len);
 /* Build every program of c (f32, and f16 when c->f16_ok) from c->kdir. A failed build prints the

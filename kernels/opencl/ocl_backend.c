@@ -215,11 +215,16 @@ static int dev_has_ext(cl_device_id d, const char *ext)
     return found;
 }
 
-static int env_is(const char *name, const char *val)
-{
-    const char *v = getenv(name);
-    return v && !strcmp(v, val);
-}
+/* The settings (core/config.h) the configure hook gave; all unset until then. */
+static const hb_config g_unset_cfg;
+static const hb_config *g_cfg = &g_unset_cfg;
+
+const hb_config *ocl_cfg(void) { return g_cfg; }
+
+static void ocl_configure(const hb_config *cfg) { g_cfg = cfg ? cfg : &g_unset_cfg; }
+
+/* Whether setting v (NULL: unset) reads val. */
+static int cfg_is(const char *v, const char *val) { return v && !strcmp(v, val); }
 
 static void ctx_destroy(ocl_ctx *c)
 {
@@ -268,8 +273,8 @@ static ocl_ctx *ctx_open(cl_platform_id plat, cl_device_id d, int pi, int di, co
     c->is_cpu = (c->type & CL_DEVICE_TYPE_CPU) != 0;
     c->fp16 = dev_has_ext(d, "cl_khr_fp16");
     c->fp64 = dev_has_ext(d, "cl_khr_fp64");
-    c->f16_ok = c->fp16 || env_is("HB_OPENCL_FORCE_F16", "1");
-    c->cpu_style = env_is("HB_OPENCL_STYLE", "gpu") ? 0 : env_is("HB_OPENCL_STYLE", "cpu") ? 1 : c->is_cpu;
+    c->f16_ok = c->fp16 || cfg_is(g_cfg->opencl_force_f16, "1");
+    c->cpu_style = cfg_is(g_cfg->opencl_style, "gpu") ? 0 : cfg_is(g_cfg->opencl_style, "cpu") ? 1 : c->is_cpu;
     if (c->cus == 0) c->cus = 1;
     snprintf(c->kdir, sizeof c->kdir, "%s", kdir);
 
@@ -558,6 +563,7 @@ __attribute__((visibility("default"))) const hb_backend_ops hb_opencl_ops = {
     .abi = HB_BACKEND_ABI,
     .type = "opencl",
     .enumerate = ocl_enumerate,
+    .configure = ocl_configure,
     .close = ocl_close,
     .supports = ocl_supports,
     .buf_alloc = ocl_buf_alloc,

@@ -32,8 +32,8 @@ int ocl_have_clblast(void) { return HB_HAVE_CLBLAST; }
 
 void ocl_gemm_choose(ocl_ctx *c)
 {
-    const char *m = getenv("HB_OPENCL_MATMUL");
-    const char *no = getenv("HB_OPENCL_NO_CLBLAST");
+    const char *m = ocl_cfg()->opencl_matmul;
+    const char *no = ocl_cfg()->opencl_no_clblast;
     if (no && !strcmp(no, "1")) {
         c->mm_impl = OCL_MM_TILED;
         snprintf(c->mm_why, sizeof c->mm_why, "HB_OPENCL_NO_CLBLAST=1");

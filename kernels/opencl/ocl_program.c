@@ -69,7 +69,7 @@ static int dir_has_common(const char *dir)
 
 int ocl_find_kernel_dir(char *dir, size_t len)
 {
-    const char *env = getenv("HB_KERNEL_DIR");
+    const char *env = ocl_cfg()->kernel_dir;
     if (env && *env) {
         snprintf(dir, len, "%s", env);
         return dir_has_common(dir) ? 0 : -1;
