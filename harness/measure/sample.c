@@ -290,6 +290,8 @@ typedef struct mvar {
                                  * added to its own figures (what it would hold alone) */
 } mvar;
 
+static long g_prepares; /* var_prepare calls in this process (hb_group_prepares) */
+
 /* The record of a variant that ends before sampling (skipped, unsupported, failed set-up). */
 static void var_status(mvar *v, const char *inst_name, hb_status st, const char *reason)
 {
@@ -326,6 +328,7 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
     v->tol = hb_op_tolerance(c->op, &c->shape, c->dtype);
     v->mem_before = v->mem_after = v->dfree = v->dtotal = -1;
     if (inst->ops->mem_info) inst->ops->mem_info(inst, &v->mem_before, &v->dfree, &v->dtotal);
+    g_prepares++;
     hb_rss_reset();
     long long rss0 = hb_rss_now();
     if (!group_buffers_fit(owner, c)) owner = NULL;
@@ -607,14 +610,31 @@ static void var_free(mvar *v)
     v->opened = 0;
 }
 
-int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, const char *skip, const hb_options *o,
-                     hb_ref_cache *rc, const hb_ceiling_set *cl, json_t **recs, hb_status *st_out)
+/* A group set up, verified and warmed (hb_group_prepare), ready to take rounds of samples. */
+struct hb_group {
+    hb_instance *inst;
+    hb_case cases[HB_MAX_GROUP]; /* the group's own copy: v[k].c points here */
+    int n, item, nready;
+    const char *skip;
+    hb_ref_cache *rc;
+    mvar *v;
+    json_t *base[HB_MAX_GROUP];  /* each variant's record as set-up left it (a complete one when final) */
+};
+
+long hb_group_prepares(void) { return g_prepares; }
+
+hb_group *hb_group_prepare(hb_instance *inst, const hb_case *cases, int n, int item, const char *skip, const hb_options *o,
+                           hb_ref_cache *rc, const hb_ceiling_set *cl)
 {
-    if (n < 1 || n > HB_MAX_GROUP) return -1;
-    mvar *v = calloc((size_t)n, sizeof *v);
-    if (!v) return -1;
+    (void)cl;
+    if (n < 1 || n > HB_MAX_GROUP) return NULL;
+    hb_group *g = calloc(1, sizeof *g);
+    mvar *v = g ? calloc((size_t)n, sizeof *v) : NULL;
+    if (!v) { free(g); return NULL; }
+    g->inst = inst; g->n = n; g->item = item; g->skip = skip; g->rc = rc; g->v = v;
+    memcpy(g->cases, cases, (size_t)n * sizeof *cases);
     int nready = 0;
-    for (int k = 0; k < n; k++) v[k].c = &cases[k];
+    for (int k = 0; k < n; k++) v[k].c = &g->cases[k];
     /* 0. what ends before any run: the item's skip, supports(), cpu-ref's size limit, the chain */
     for (int k = 0; k < n; k++) {
         const hb_case *c = v[k].c;
@@ -673,6 +693,23 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
         v[k].wall_setup = hb_now() - tp;
         if (!owner && v[k].opened && v[k].x.have_out && !v[k].deferred) owner = &v[k];
         nready += v[k].ready;
+    }
+    g->nready = nready;
+    for (int k = 0; k < n; k++) { g->base[k] = v[k].rec; v[k].rec = NULL; }
+    return g;
+}
+
+int hb_group_sample(hb_group *g, const hb_options *o, const hb_ceiling_set *cl, json_t **recs, hb_status *st_out)
+{
+    hb_instance *inst = g->inst;
+    hb_ref_cache *rc = g->rc;
+    mvar *v = g->v;
+    const int n = g->n, nready = g->nready;
+    for (int k = 0; k < n; k++) { /* a new round: the record as set-up left it, no samples yet */
+        v[k].rec = g->base[k] ? json_deep_copy(g->base[k]) : NULL;
+        if (g->base[k] && !v[k].rec) return -1;
+        v[k].best = v[k].ci_met = 0;
+        v[k].wall_sampling = 0;
     }
     /* 3. sampling until each variant's median CI is tight enough or its budget is spent, in
      * `repetitions` windows separated in time (each with budget/repetitions per variant). The
@@ -769,18 +806,38 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
         }
     }
     for (int k = 0; k < n; k++) {
-        if (v[k].deferred) continue;
+        if (v[k].deferred) { recs[k] = NULL; continue; }
+        hb_status st0 = v[k].st;
         if (!v[k].final) var_finish(&v[k], inst, o, cl, ck, nwin, n);
         recs[k] = v[k].rec;
+        v[k].rec = NULL;
         st_out[k] = v[k].st;
+        if (v[k].st == HB_EWRONG && st0 == HB_OK) v[k].st = HB_OK; /* judged again from rel in each round */
     }
-    for (int k = 0; k < n; k++) var_free(&v[k]);
-    /* variants that did not fit beside the others: alone, now that the group's memory is free */
-    for (int k = 0; k < n; k++)
-        if (v[k].deferred && hb_measure_group(inst, v[k].c, 1, item, skip, o, rc, cl, &recs[k], &st_out[k]) != 0) {
-            free(v);
-            return -1;
-        }
-    free(v);
     return 0;
+}
+
+void hb_group_free(hb_group *g)
+{
+    if (!g) return;
+    for (int k = 0; k < g->n; k++) { var_free(&g->v[k]); json_decref(g->base[k]); json_decref(g->v[k].rec); }
+    free(g->v);
+    free(g);
+}
+
+int hb_group_deferred(const hb_group *g, int k) { return g->v[k].deferred; }
+
+int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, const char *skip, const hb_options *o,
+                     hb_ref_cache *rc, const hb_ceiling_set *cl, json_t **recs, hb_status *st_out)
+{
+    hb_group *g = hb_group_prepare(inst, cases, n, item, skip, o, rc, cl);
+    if (!g) return -1;
+    int r = hb_group_sample(g, o, cl, recs, st_out);
+    int def[HB_MAX_GROUP];
+    for (int k = 0; k < n; k++) def[k] = hb_group_deferred(g, k);
+    hb_group_free(g);
+    /* variants that did not fit beside the others: alone, now that the group's memory is free */
+    for (int k = 0; k < n && r == 0; k++)
+        if (def[k] && hb_measure_group(inst, &cases[k], 1, item, skip, o, rc, cl, &recs[k], &st_out[k]) != 0) r = -1;
+    return r;
 }
