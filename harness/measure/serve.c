@@ -218,7 +218,10 @@ int hb_measure_serve(const hb_options *o, const hb_case_list *cases, const char 
         if (!rc && !g_stop) tok = hb_lockstep_mark(HB_LOCKSTEP_ROUND);
     }
     for (int k = 0; k < nk; k++) {
-        close(kids[k].ctl_w); /* end of file: the child frees its groups and ends */
+        /* "Q": the child frees its groups and ends (a later child inherited this pipe's write end, so
+         * closing it here alone would not end the file) */
+        if (kids[k].alive && write(kids[k].ctl_w, "Q\n", 2) != 2) { /* it ended already */ }
+        close(kids[k].ctl_w);
         if (kids[k].alive) {
             char line[512];
             while (fgets(line, sizeof line, kids[k].rp)) { }
