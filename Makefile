@@ -246,6 +246,7 @@ TEST_TOP_test_cuda_collective := kernels
 TEST_TOP_test_chain_tp   := measure
 TEST_TOP_test_replay     := measure
 TEST_TOP_test_refcache   := measure
+TEST_TOP_test_verify     := measure
 TEST_TOP_test_model      := measure
 # the CUDA plugin's algorithm-choice cache files (plain C, no CUDA): its object linked into the test
 TEST_TOP_test_algocache  := core
@@ -255,9 +256,10 @@ layers_upto  = $(firstword $(2))$(if $(filter $(1),$(firstword $(2))),, $(call l
 test_libs    = $(call lib_of,$(call reverse,$(call layers_upto,$(or $(TEST_TOP_$(1)),cli),$(LAYERS))))
 .SECONDEXPANSION:
 # tools/gguf_matmul.c: hybench's quantized matmul on a GGUF w/x pair for the output check against ggml
-# (docs/ggml.md; tests/check_ggml_agree.sh); the workload layer (the GGUF reader and writer) and below.
-$(BUILD)/gguf_matmul: tools/gguf_matmul.c $(BUILD)/libhb_workload.a $(BUILD)/libhb_kernels.a $(BUILD)/libhb_core.a
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libhb_workload.a $(BUILD)/libhb_kernels.a $(BUILD)/libhb_core.a $(LDLIBS)
+# (docs/ggml.md; tests/check_ggml_agree.sh); every layer up to cli's (the GGUF reader and writer, the
+# backend registry that loads the plugins).
+$(BUILD)/gguf_matmul: tools/gguf_matmul.c $(call test_libs,gguf_matmul)
+	$(CC) $(CFLAGS) -o $@ $< $(call test_libs,gguf_matmul) $(LDLIBS)
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $$(call test_libs,$$*) $$(TEST_OBJS_$$*)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Wno-missing-prototypes -Itests $(shell pkg-config --cflags libxml-2.0 2>/dev/null) -o $@ $< \

@@ -18,6 +18,7 @@
 
 #include "core/hybench.h"
 #include "core/convert.h"
+#include "core/quant.h"
 #include "cpu_ref/ref.h"
 #include "measure/measure.h"
 #include "test_case.h"
@@ -258,11 +259,70 @@ static void test_bad_shapes(void **state)
     assert_true(fabs(hb_chain_flops(&c1.shape) - hb_chain_flops(&c4.shape)) <= 1e-9 * hb_chain_flops(&c1.shape));
 }
 
+/* Quantized weights over ranks (hb_chain_qshard): each rank's blocks, dequantized, are exactly its
+ * block of the whole weight W[n,k] dequantized, for every projection, format and rank; a rank's share
+ * of k that is no whole number of blocks is refused (down-projection, k = 5632 over 4 ranks: 1408,
+ * 5.5 blocks of 256) and only then. */
+static void test_qshard(void **state)
+{
+    (void)state;
+    static const hb_dtype fm[3] = {HB_Q8_0, HB_Q4_K, HB_Q6_K};
+    int refused = 0;
+    for (int R = 2; R <= 4; R += 2)
+        for (int f = 0; f < 3; f++)
+            for (int t = HB_CT_WQ; t <= HB_CT_WD; t++) {
+                char sh[64];
+                snprintf(sh, sizeof sh, "seq=1 kv_seq=64 ranks=%d", R);
+                hb_case c0 = chain_case(sh, 0);
+                hb_chain_block b;
+                assert_int_equal(hb_chain_shard(t, &c0.shape, &b), 0);
+                const int64_t K = b.full_rows, N = b.full_cols; /* the f32 layout [k, n]; W is [n, k] */
+                const size_t wb = hb_quant_bytes(fm[f], N * K);
+                unsigned char *w = malloc(wb);
+                double *wd = malloc((size_t)(N * K) * sizeof(double));
+                assert_non_null(w);
+                assert_non_null(wd);
+                assert_int_equal(hb_quant_fill_random(fm[f], w, N * K, 77 + (uint64_t)t, 3, 1.0 / 64), HB_OK);
+                assert_int_equal(hb_quant_dequantize_f64(fm[f], w, wd, N * K), HB_OK);
+                for (int r = 0; r < R; r++) {
+                    hb_case c = chain_case(sh, r);
+                    char why[256] = "";
+                    assert_int_equal(hb_chain_shard(t, &c.shape, &b), 0);
+                    const int be = hb_quant_block_elems(fm[f]), whole = b.r0 % be == 0 && b.rows % be == 0;
+                    if (!whole) {
+                        assert_int_equal(hb_chain_qshard(t, &c.shape, fm[f], w, w, why, sizeof why), -1);
+                        assert_non_null(strstr(why, "no whole number"));
+                        refused++;
+                        continue;
+                    }
+                    const size_t pb = hb_quant_bytes(fm[f], b.rows * b.cols);
+                    unsigned char *d = malloc(pb);
+                    double *dd = malloc((size_t)(b.rows * b.cols) * sizeof(double));
+                    assert_non_null(d);
+                    assert_non_null(dd);
+                    memset(d, 0xff, pb); /* poison: 0xffff scales are NaN in f16 */
+                    assert_int_equal(hb_chain_qshard(t, &c.shape, fm[f], w, d, why, sizeof why), 0);
+                    assert_int_equal(hb_quant_dequantize_f64(fm[f], d, dd, b.rows * b.cols), HB_OK);
+                    for (int64_t j = 0; j < b.cols; j++)
+                        for (int64_t e = 0; e < b.rows; e++)
+                            if (dd[j * b.rows + e] != wd[(b.c0 + j) * K + b.r0 + e])
+                                fail_msg("%s tensor %d rank %d of %d: W[%lld,%lld] differs", hb_dtype_name(fm[f]), t, r, R,
+                                         (long long)(b.c0 + j), (long long)(b.r0 + e));
+                    free(d);
+                    free(dd);
+                }
+                free(w);
+                free(wd);
+            }
+    /* q4_k and q6_k's down-projection over 4 ranks, every rank */
+    assert_int_equal(refused, 2 * 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_decode),   cmocka_unit_test(test_split_prefill), cmocka_unit_test(test_shards_tile),
-        cmocka_unit_test(test_bshd_reference), cmocka_unit_test(test_bad_shapes),
+        cmocka_unit_test(test_bshd_reference), cmocka_unit_test(test_bad_shapes), cmocka_unit_test(test_qshard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

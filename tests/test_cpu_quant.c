@@ -8,9 +8,13 @@
  *     bound), and the two paths' integer sums the same (their outputs within 1e-5 of each other);
  *   - the same through the cpu and cpu-ref backends' hooks (supports, buf_alloc of the weight's block
  *     bytes, run), cpu-ref to f32 rounding;
- *   - their skips (another op, k no whole number of blocks) and a case's bytes (hb_case_bytes).
+ *   - their skips (another op, k no whole number of blocks) and a case's bytes (hb_case_bytes);
+ *   - the activations' rounding (qmm_round) against nearbyintf, ties and random values, and the fused
+ *     kernel's output at 1, 3 and 7 threads bit for bit the same (the rows' quantization is split in
+ *     runs of blocks over the team, which must not change a code).
  */
 #include <math.h>
+#include <omp.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -167,6 +171,51 @@ static double run_hooks(hb_instance *inst, const hb_case *c, const qdata *q)
     return e;
 }
 
+static void test_round(void **state)
+{
+    (void)state;
+    hb_test_seed(99);
+    for (int t = -255; t <= 255; t++) { /* every tie of the range: -127.5 .. 127.5 */
+        const float v = (float)t * 0.5f;
+        if (qmm_round(v) != (int8_t)nearbyintf(v)) fail_msg("qmm_round(%g) = %d, nearbyintf %g", (double)v, qmm_round(v), (double)nearbyintf(v));
+    }
+    for (int i = 0; i < 200000; i++) {
+        const float v = (float)(hb_test_unif() * 2 - 1) * 127.49f;
+        if (qmm_round(v) != (int8_t)nearbyintf(v)) fail_msg("qmm_round(%.9g) = %d, nearbyintf %g", (double)v, qmm_round(v), (double)nearbyintf(v));
+    }
+}
+
+/* the team's size must not change a bit of the output: decode (m = 1, one row cut into runs of blocks)
+ * and a few rows (m = 3, fewer rows than threads) */
+static void test_threads_same_bits(void **state)
+{
+    (void)state;
+    const int saved = omp_get_max_threads();
+    uint64_t seed = 101;
+    for (int f = 0; f < 4; f++)
+        for (int64_t m = 1; m <= 3; m += 2) {
+            const hb_case c = qcase(fmts[f], m, 9, 11 * hb_quant_block_elems(fmts[f]));
+            qdata q;
+            qdata_make(&c, seed++, &q);
+            const int64_t no = m * 9;
+            float *out[3];
+            static const int team[3] = {1, 3, 7};
+            for (int t = 0; t < 3; t++) {
+                out[t] = malloc((size_t)no * sizeof(float));
+                assert_non_null(out[t]);
+                for (int64_t i = 0; i < no; i++) out[t][i] = NAN;
+                omp_set_num_threads(team[t]);
+                assert_int_equal(hb_cpu_qmatmul_run(&c, q.a, q.w, out[t], qmm_avx2_usable() ? 256 : 0), HB_OK);
+                if (t && memcmp(out[t], out[0], (size_t)no * sizeof(float)))
+                    fail_msg("%s m=%lld: %d threads' output differs from 1 thread's", hb_dtype_name(c.dtype), (long long)m, team[t]);
+            }
+            (void)rel_err(out[0], q.ref, no, "threads");
+            for (int t = 0; t < 3; t++) free(out[t]);
+            qdata_free(&q);
+        }
+    omp_set_num_threads(saved);
+}
+
 static void test_backends(void **state)
 {
     (void)state;
@@ -231,6 +280,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kernels_every_format),
+        cmocka_unit_test(test_round),
+        cmocka_unit_test(test_threads_same_bits),
         cmocka_unit_test(test_backends),
         cmocka_unit_test(test_case_bytes),
     };

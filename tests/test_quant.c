@@ -20,6 +20,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -351,6 +352,36 @@ static void test_invalid(void **state)
     assert_int_equal(hb_quant_gguf_type(HB_Q6_K), 14);
 }
 
+/* hb_quant_blocks_whole: matmul's k and dequantize's n a positive whole number of blocks, on random
+ * values; other dtypes always pass; the reason names the axis and the value */
+static void test_blocks_whole(void **state)
+{
+    (void)state;
+    static const hb_dtype ds[5] = {HB_Q8_0, HB_Q4_K, HB_Q5_K, HB_Q6_K, HB_F32};
+    for (int it = 0; it < 4000; it++) {
+        hb_case c;
+        memset(&c, 0, sizeof c);
+        c.dtype = ds[next_u64() % 5];
+        c.op = next_u64() % 2 ? HB_OP_MATMUL : HB_OP_DEQUANTIZE;
+        const int be = hb_quant_block_elems(c.dtype);
+        /* often a multiple, sometimes off by one, sometimes zero or negative */
+        int64_t v = (int64_t)(next_u64() % 9) * (be ? be : 32) + (next_u64() % 3 == 0 ? (int64_t)(next_u64() % 5) - 2 : 0);
+        if (c.op == HB_OP_DEQUANTIZE) c.shape.n = v, c.shape.k = 7;
+        else c.shape.k = v, c.shape.n = 7;
+        char why[160] = "";
+        const int want = be == 0 || (v > 0 && v % be == 0);
+        assert_int_equal(hb_quant_blocks_whole(&c, why, sizeof why), want);
+        if (!want) {
+            char tag[64];
+            snprintf(tag, sizeof tag, "%s=%lld ", c.op == HB_OP_DEQUANTIZE ? "n" : "k", (long long)v);
+            if (!strstr(why, tag)) fail_msg("reason \"%s\" lacks \"%s\"", why, tag);
+        } else {
+            assert_string_equal(why, "");
+        }
+        assert_int_equal(hb_quant_blocks_whole(&c, NULL, 0), want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -361,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_fill_deterministic),
         cmocka_unit_test(test_fill_range),
         cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_blocks_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

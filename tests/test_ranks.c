@@ -122,7 +122,7 @@ static json_t *plain_rec(const char *op, long m, const char *be, double t)
 }
 
 /* The tensor-parallel decoder layer's record of rank `rank` (measure/chain.c): layer time t, all_reduce part ar. */
-static json_t *tp_rec(int ranks, int rank, const char *be, double t, double ar)
+static json_t *tp_rec(int ranks, int rank, const char *be, double t, double ar, double graph)
 {
     char key[256];
     snprintf(key, sizeof key, "chain|seq=1 kv_seq=512 ranks=%d|%s|resident|pageable|f16", ranks, be);
@@ -134,6 +134,7 @@ static json_t *tp_rec(int ranks, int rank, const char *be, double t, double ar)
     json_object_set_new(r, "samples", json_pack("{s:[f],s:[f]}", "total", t * 1.2, "compute", t));
     json_object_set_new(r, "tensor_parallel", json_pack("{s:i,s:i,s:f,s:f,s:f,s:f}", "ranks", ranks, "rank", rank, "time_s", t,
                                                         "steps_s", 2 * t, "allreduce_s", ar, "allreduce_share", ar / (2 * t)));
+    if (isfinite(graph)) json_object_set_new(json_object_get(r, "tensor_parallel"), "graph_s", json_real(graph));
     return r;
 }
 
@@ -264,14 +265,16 @@ static void test_tensor_parallel(void **state)
     (void)state;
     for (long seed = 1; seed <= 3; seed++) {
         srand48(seed * 7);
-        double t[2], ar[2];
+        double t[2], ar[2], gr[2];
         for (int r = 0; r < 2; r++) {
             char be[32], name[32];
             snprintf(be, sizeof be, "cuda:%d", r);
             snprintf(name, sizeof name, "tp%d.jsonl", r);
             t[r] = 5e-5 + drand48() * 1e-4;
             ar[r] = t[r] * (0.1 + 0.3 * drand48());
-            json_t *rf = json_pack("[o,o,o,o]", meta_rec(r, 2, name), backend_rec(be), tp_rec(2, r, be, t[r], ar[r]), end_rec(5));
+            /* seed 3: only rank 0 captured the layer as a graph, so the merged record has no graph mean */
+            gr[r] = seed == 3 && r == 1 ? (double)NAN : t[r] * (0.5 + 0.4 * drand48());
+            json_t *rf = json_pack("[o,o,o,o]", meta_rec(r, 2, name), backend_rec(be), tp_rec(2, r, be, t[r], ar[r], gr[r]), end_rec(5));
             write_records(name, rf);
         }
         const char *names[] = {"tp0.jsonl", "tp1.jsonl"};
@@ -290,6 +293,8 @@ static void test_tensor_parallel(void **state)
         assert_close(num(tp, "allreduce_s"), (ar[0] + ar[1]) / 2);
         assert_close(num(tp, "steps_s"), t[0] + t[1]);
         assert_close(num(tp, "allreduce_share"), (ar[0] + ar[1]) / (2 * (t[0] + t[1])));
+        if (seed == 3) assert_null(json_object_get(tp, "graph_s"));
+        else assert_close(num(tp, "graph_s"), (gr[0] + gr[1]) / 2);
         assert_null(json_object_get(tp, "busbw_gbps"));
         assert_null(json_object_get(c, "collective"));
         assert_close(num(c, "rel_err"), 2e-3);

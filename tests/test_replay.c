@@ -233,6 +233,36 @@ static void test_skipped_op_is_wrong(void **state)
     plan_free(&p);
 }
 
+/* Plans replayed together (hb_replay_plans): each gets its own record, sampled in rounds; the same
+ * plan twice computes the same output (the same relative error, bit for bit); a plan that cannot run
+ * gets its error and does not stop the others. */
+static void test_plans_in_rounds(void **state)
+{
+    (void)state;
+    hb_plan_named p[3];
+    plan_alternating(&p[0], 0, 1);
+    plan_alternating(&p[1], 0, 1);
+    plan_alternating(&p[2], 0, 1);
+    p[2].dev[2] = 5; /* no such device */
+    json_t *recs[3];
+    hb_status st[3];
+    hb_replay_plans(&g_c, p, 3, g_two_mem ? HB_ROUTE_PINNED : -1, HB_MODE_F32, g_inst, &g_o, "test", recs, st);
+    assert_int_equal(st[0], HB_OK);
+    assert_int_equal(st[1], HB_OK);
+    assert_int_equal(st[2], HB_EINVAL);
+    assert_non_null(strstr(json_string_value(json_object_get(recs[2], "reason")), g_model.nodes[2].label));
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(json_integer_value(json_object_get(recs[k], "interleaved_with")), 2);
+        json_t *tot = json_object_get(json_object_get(recs[k], "phases"), "total");
+        assert_true(json_integer_value(json_object_get(tot, "n")) >= g_o.min_samples);
+        assert_true(json_real_value(json_object_get(tot, "median")) > 0);
+    }
+    double r0 = json_real_value(json_object_get(recs[0], "rel_err")), r1 = json_real_value(json_object_get(recs[1], "rel_err"));
+    assert_true(r0 > 0 && r0 <= 1e-3);
+    assert_true(r0 == r1);
+    for (int k = 0; k < 3; k++) { json_decref(recs[k]); plan_free(&p[k]); }
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -269,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_two_instances),
         cmocka_unit_test(test_skipped_op_is_wrong),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_plans_in_rounds),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

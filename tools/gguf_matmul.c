@@ -2,30 +2,31 @@
  * gguf_matmul.c - hybench's quantized matmul on a GGUF weight/input pair, for the output check against
  * ggml (docs/ggml.md, "Output agreement"): reads FILE.gguf's tensors "w" (a weight in q8_0, q4_k, q5_k or
  * q6_k, ne [k, n]: W[n,k] as the q dtypes take it, core/quant.h) and "x" (f32, ne [k, m]: A[m,k]), runs
- * C = A W^T on one of hybench's host backends through the backend interface (core/backend.h), exactly as
+ * C = A W^T on one of hybench's backends through the backend interface (core/backend.h; a plugin such as
+ * opencl or cuda loaded as `hybench run` loads it, measure/registry.h), its first instance, exactly as
  * a `hybench run` case would, and writes OUT.gguf with "y" (f32, ne [n, m]: C[m,n]), which
  * `ggml_mm --compare OUT.gguf GGML_OUT.gguf` measures against ggml's own product of the same file.
  *
- * usage: gguf_matmul FILE.gguf OUT.gguf [cpu|cpu-ref]     (default cpu)
- * Exit 0; 2 on bad usage; 4 when FILE.gguf is unreadable or lacks a fitting w/x pair (the message names
- * the file and what is wrong); 8 when the backend refuses or fails the case (its reason printed).
- * Built by `make build/gguf_matmul` (not part of hybench; tests/check_ggml_agree.sh runs it).
+ * usage: gguf_matmul FILE.gguf OUT.gguf [BACKEND]     (cpu, cpu-ref, opencl, cuda; default cpu)
+ * Exit 0; 2 on bad usage or an unknown backend; 4 when FILE.gguf is unreadable or lacks a fitting w/x pair (the message names
+ * the file and what is wrong); 8 when the backend is unavailable (no device, no plugin), refuses or fails
+ * the case (its reason printed). Built by `make build/gguf_matmul` (not part of hybench;
+ * tests/check_ggml_agree.sh runs it).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/backend.h"
 #include "core/quant.h"
-#include "cpu/cpu.h"
-#include "cpu_ref/ref.h"
+#include "measure/registry.h"
 #include "workload/gguf.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || argc > 4) { fprintf(stderr, "usage: gguf_matmul FILE.gguf OUT.gguf [cpu|cpu-ref]\n"); return 2; }
+    if (argc < 3 || argc > 4) { fprintf(stderr, "usage: gguf_matmul FILE.gguf OUT.gguf [cpu|cpu-ref|opencl|cuda]\n"); return 2; }
     const char *which = argc == 4 ? argv[3] : "cpu";
-    const hb_backend_ops *ops = !strcmp(which, "cpu") ? &hb_cpu_ops : !strcmp(which, "cpu-ref") ? &hb_cpu_ref_ops : NULL;
-    if (!ops) { fprintf(stderr, "gguf_matmul: backend \"%s\": cpu or cpu-ref\n", which); return 2; }
+    const hb_backend_entry *be = hb_backend_find(which);
+    if (!be) { fprintf(stderr, "gguf_matmul: backend \"%s\": unknown (cpu, cpu-ref, opencl, cuda)\n", which); return 2; }
     char err[512];
     hb_gguf *g = NULL;
     if (hb_gguf_open(argv[1], &g, err, sizeof err) != HB_OK) { fprintf(stderr, "gguf_matmul: %s\n", err); return 4; }
@@ -46,12 +47,14 @@ int main(int argc, char **argv)
     c.shape.k = w->ne[0];
     c.shape.n = w->ne[1];
     c.shape.m = x->ne[1];
-    hb_instance inst;
-    memset(&inst, 0, sizeof inst);
+    enum { MAXI = 16 };
+    hb_instance insts[MAXI];
     char why[256] = "";
     int rc = 8;
-    if (ops->enumerate(&inst, 1, why, sizeof why) != 1) { fprintf(stderr, "gguf_matmul: %s: %s\n", which, why); hb_gguf_close(g); return 8; }
-    inst.ops = ops;
+    const int ninst = hb_backend_open(be, insts, MAXI, why, sizeof why);
+    if (ninst < 1) { fprintf(stderr, "gguf_matmul: %s: %s\n", which, why); hb_gguf_close(g); return 8; }
+    hb_instance inst = insts[0];
+    const hb_backend_ops *ops = inst.ops;
     hb_buf a = {0}, b = {0}, y = {0};
     const size_t ybytes = (size_t)(c.shape.m * c.shape.n) * 4;
     hb_status st = ops->supports(&inst, &c, why, sizeof why);
@@ -89,7 +92,8 @@ int main(int argc, char **argv)
     if (y.host) ops->buf_free(&inst, &y);
     if (b.host) ops->buf_free(&inst, &b);
     if (a.host) ops->buf_free(&inst, &a);
-    ops->close(&inst);
+    insts[0] = inst;
+    for (int i = 0; i < ninst; i++) insts[i].ops->close(&insts[i]);
     hb_gguf_close(g);
     return rc;
 }

@@ -37,7 +37,7 @@ if ! make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/hb_cuda.so"
     -Xlinker -rpath -Xlinker '$ORIGIN'
 fi
 make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/tests/test_cuda" "$B/tests/test_opencl" "$B/tests/test_cuda_collective" "$B/tests/test_collective" \
-  "$B/tests/test_cpu_attn_isa" "$B/tests/test_cpu_dnnl_gemm" >&2
+  "$B/tests/test_cpu_attn_isa" "$B/tests/test_cpu_dnnl_gemm" "$B/gguf_matmul" >&2
 BLAS_DIR=$(make -s --no-print-directory print-BLAS_DIR)
 LDLIBS="$(pkg-config --libs hwloc jansson inih 2>/dev/null) $(pkg-config --exists sleef && pkg-config --libs sleef) -L$BLAS_DIR -Wl,-rpath,$BLAS_DIR -lopenblas -lm -ldl -fopenmp"
 # oneDNN (kernels/cpu/cpu_dnnl.c, in libhb_kernels.a when the build found it); gathered below by ldd
@@ -50,7 +50,7 @@ cc -std=c11 -D_GNU_SOURCE -O2 $ARCH_FLAGS -fopenmp -Wall -Wextra -Iharness -Iker
 # Gather.
 rm -rf "$G/build" "$G/lib" "$G/workloads" "$G/benchdnn"
 mkdir -p "$G/build/tests" "$G/lib"
-for f in hybench hb_cuda.so hb_opencl.so cuda_selftest; do
+for f in hybench hb_cuda.so hb_opencl.so cuda_selftest gguf_matmul; do
   [ -e "$B/$f" ] && cp "$B/$f" "$G/build/"
 done
 cp "$B/tests/test_cuda" "$B/tests/test_opencl" "$B/tests/test_cuda_collective" "$B/tests/test_collective" "$B/tests/test_cpu_attn_isa" \

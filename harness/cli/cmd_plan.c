@@ -134,15 +134,20 @@ static int replay_begin(replay_args *ra, const hb_plan_costs *c, const char *cos
     return HB_EXIT_OK;
 }
 
-/* Replay every plan of one route in every mode asked; records to the file, rows to the table. */
+/* Replay every plan of one route in every mode asked (the plans of a mode together, in rounds:
+ * measure/replay.h hb_replay_plans); records to the file, rows to the table. */
 static void replay_route(replay_args *ra, const hb_plan_costs *c, int rt, const hb_plan_named *p, int np, const char *costs)
 {
     static const hb_mode modes[] = {HB_MODE_F32, HB_MODE_CONVERT};
-    for (int k = 0; k < np; k++)
-        for (size_t mi = 0; mi < sizeof modes / sizeof modes[0]; mi++) {
-            if (!(ra->modes & (1u << modes[mi]))) continue;
-            hb_status st;
-            json_t *rec = hb_replay_plan(c, &p[k], rt, modes[mi], ra->inst, &ra->o, costs, &st);
+    json_t **recs = calloc((size_t)(np > 0 ? np : 1), sizeof *recs);
+    hb_status *sts = calloc((size_t)(np > 0 ? np : 1), sizeof *sts);
+    if (!recs || !sts) { free(recs); free(sts); ra->nfail += np; return; }
+    for (size_t mi = 0; mi < sizeof modes / sizeof modes[0]; mi++) {
+        if (!(ra->modes & (1u << modes[mi]))) continue;
+        hb_replay_plans(c, p, np, rt, modes[mi], ra->inst, &ra->o, costs, recs, sts);
+        for (int k = 0; k < np; k++) {
+            json_t *rec = recs[k];
+            hb_status st = sts[k];
             if (!rec) { ra->nfail++; continue; }
             json_object_set_new(rec, "schema", json_integer(HB_SCHEMA_VERSION));
             json_dumpf(rec, ra->f, JSON_COMPACT);
@@ -158,6 +163,9 @@ static void replay_route(replay_args *ra, const hb_plan_costs *c, int rt, const 
             fputc('\n', stderr);
             json_array_append_new(ra->table, rec);
         }
+    }
+    free(recs);
+    free(sts);
 }
 
 /* The table of the replays, the end record, the file closed. Returns the exit status. */

@@ -133,7 +133,9 @@ typedef struct hb_backend_ops {
      * (HB_EDEVICE) when an op could not be recorded (one that synchronizes or allocates inside: the
      * ops must have run once before, with their workspaces in place). graph_launch enqueues the graph
      * without waiting, as run_async does: the armed timer's events bracket it and the next blocking
-     * hook waits for it. NULL: the driver times the launched stream only. */
+     * hook waits for it. Collective steps may be recorded too (over several ranks every rank records
+     * the same steps and launches its graph where it would have made the calls). NULL: the driver
+     * times the launched stream only. */
     hb_status (*graph_capture)(hb_instance *inst, int begin, void **graph);
     hb_status (*graph_launch)(hb_instance *inst, void *graph);
     void (*graph_free)(hb_instance *inst, void *graph);

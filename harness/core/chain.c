@@ -14,6 +14,7 @@
 #include "core/hybench.h"
 #include "core/opdesc.h"
 #include "core/quant.h"
+#include <stdio.h>
 #include <string.h>
 
 /* The layer's sizes (hb_chain_dims_of: the shape's, TinyLlama's by default). */
@@ -101,6 +102,26 @@ int hb_chain_shard(int t, const hb_shape *s, hb_chain_block *b)
     b->full_rows = rows; b->full_cols = cols;
     b->r0 = byrows ? r * (rows / R) : 0; b->rows = byrows ? rows / R : rows;
     b->c0 = bycols ? r * (cols / R) : 0; b->cols = bycols ? cols / R : cols;
+    return 0;
+}
+
+int hb_chain_qshard(int t, const hb_shape *s, hb_dtype wd, const void *whole, void *dst, char *why, size_t whylen)
+{
+    hb_chain_block b;
+    const int be = hb_quant_block_elems(wd);
+    if (t < HB_CT_WQ || t > HB_CT_WD || be <= 0 || hb_chain_shard(t, s, &b) != 0) {
+        snprintf(why, whylen, "tensor %d: no quantized shard", t);
+        return -1;
+    }
+    if (b.r0 % be || b.rows % be) {
+        snprintf(why, whylen, "over %lld ranks a rank's share of k (%lld of %lld) in tensor %d is no whole number of its format's blocks (%d)",
+                 (long long)s->ranks, (long long)b.rows, (long long)b.full_rows, t, be);
+        return -1;
+    }
+    if (!whole || !dst) return 0;
+    const size_t full = hb_quant_bytes(wd, b.full_rows), part = hb_quant_bytes(wd, b.rows), off = hb_quant_bytes(wd, b.r0);
+    for (int64_t j = 0; j < b.cols; j++) /* W's rows n = c0 .. c0 + cols */
+        memcpy((unsigned char *)dst + (size_t)j * part, (const unsigned char *)whole + (size_t)(b.c0 + j) * full + off, part);
     return 0;
 }
 

@@ -385,6 +385,13 @@ size_t hb_chain_tensor_elems(int t, const hb_shape *s);
  * tensor that is no input of this shape (the cache in prefill, an intermediate). */
 typedef struct hb_chain_block { int64_t full_rows, full_cols, r0, c0, rows, cols; } hb_chain_block;
 int hb_chain_shard(int t, const hb_shape *s, hb_chain_block *b);
+/* A quantized weight t (HB_CT_WQ..HB_CT_WD) in dtype wd over several ranks: this rank's shard (the
+ * block hb_chain_shard gives in the f32 weights' [k, n] layout) cut from the whole W[n,k] in wd's
+ * blocks along k (`whole`, hb_quant_bytes(wd, n * k) bytes) into dst (hb_quant_bytes of the shard):
+ * column-parallel shards are whole rows of W, row-parallel ones a run of each row's blocks. Returns 0;
+ * -1 with why when the run does not start and end on a block (a rank's share of k is no whole number
+ * of blocks) or t has no shard. whole/dst NULL: the check only. */
+int hb_chain_qshard(int t, const hb_shape *s, hb_dtype wd, const void *whole, void *dst, char *why, size_t whylen);
 /* The dtype tensor t (HB_CT_*) is stored in, in a chain of dtype d: d for f32, tf32, f16, bf16; for a
  * quantized d (the layer with quantized weights, core/quant.h) a projection's weight is in d's
  * llama.cpp mix (q4_k: Q4_K_M, attn_v and ffn_down in Q6_K as in layer 0; q5_k: Q5_K_M likewise;

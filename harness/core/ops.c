@@ -514,12 +514,8 @@ int hb_quant_case_skip(const hb_case *c, char *reason, size_t rlen)
     else if (c->mode == HB_MODE_CONVERT || c->mode == HB_MODE_CONVERT_DEVICE)
         snprintf(reason, rlen, "%s weights have no f64 form to convert from: %s mode does not apply to quantized dtypes "
                  "(f32 and resident do; docs/quantized.md)", q, hb_mode_name(c->mode));
-    else if (c->op == HB_OP_MATMUL && c->shape.k % hb_quant_block_elems(c->dtype))
-        snprintf(reason, rlen, "%s weights come in blocks of %d along k: k=%lld is not a multiple", q,
-                 hb_quant_block_elems(c->dtype), (long long)c->shape.k);
-    else if (c->op == HB_OP_DEQUANTIZE && c->shape.n % hb_quant_block_elems(c->dtype))
-        snprintf(reason, rlen, "%s weights come in blocks of %d: n=%lld is not a multiple", q, hb_quant_block_elems(c->dtype),
-                 (long long)c->shape.n);
+    else if (c->op != HB_OP_CHAIN && !hb_quant_blocks_whole(c, reason, rlen))
+        return 1;
     else
         return 0;
     return 1;

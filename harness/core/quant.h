@@ -27,6 +27,7 @@
 #define HB_QUANT_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "core/hybench.h"
 #ifdef __cplusplus
 extern "C" {
@@ -89,6 +90,23 @@ static inline size_t hb_quant_bytes(hb_dtype d, int64_t n)
     const int be = hb_quant_block_elems(d);
     if (be <= 0 || n < 0 || n % be) return 0;
     return (size_t)(n / be) * (size_t)hb_quant_block_bytes(d);
+}
+/* The block rule of a case with quantized weights: matmul's k (and the chain's) and dequantize's n are a
+ * positive whole number of blocks. 1 when c keeps it, or when c's dtype is not quantized (nothing to
+ * keep); else 0, with reason ("weights in blocks of 256 along k: k=300 is no positive multiple")
+ * when reason is not NULL. The one statement of the rule: the driver (core/ops.c hb_quant_case_skip)
+ * and every backend's supports read it (inline: the plugins link no harness symbol). */
+static inline int hb_quant_blocks_whole(const hb_case *c, char *reason, size_t rlen)
+{
+    const int be = hb_quant_block_elems(c->dtype);
+    if (be <= 0) return 1;
+    const int along_n = c->op == HB_OP_DEQUANTIZE;
+    const int64_t v = along_n ? c->shape.n : c->shape.k;
+    if (v > 0 && v % be == 0) return 1;
+    if (reason && rlen)
+        snprintf(reason, rlen, "weights in blocks of %d along %s: %s=%lld is no positive multiple", be, along_n ? "n" : "k",
+                 along_n ? "n" : "k", (long long)v);
+    return 0;
 }
 /* The GGUF type id of quantized dtype d; -1 for another dtype. */
 static inline int hb_quant_gguf_type(hb_dtype d)

@@ -129,7 +129,7 @@ typedef struct chain_ctx {
     size_t es;         /* its bytes */
     int coll_step;     /* over several ranks: a collective step (for coll_vote); -1 on one device */
     int stream;        /* resident on a device with a device timer: the layer is also timed as one stream (chain_stream_once) */
-    void *graph;       /* the layer captured as one graph (backend graph hooks; one device): also timed (chain_graph_once) */
+    void *graph;       /* the layer captured as one graph (backend graph hooks; over several ranks on all or none): also timed (chain_graph_once) */
     char graph_why[160]; /* why the capture failed, when it did ("" otherwise) */
     int want_impl;     /* the verified run: each step's implementation read from the backend (step_impl) */
     char impl[HB_CHAIN_MAXSTEPS][48];
@@ -276,7 +276,12 @@ static hb_status chain_stream_once(chain_ctx *x, double *dev, double *enq)
 static void chain_graph_capture(chain_ctx *x)
 {
     hb_status st = x->inst->ops->graph_capture(x->inst, 1, &x->graph);
-    if (st != HB_OK) { snprintf(x->graph_why, sizeof x->graph_why, "capture did not start: %s", hb_status_name(st)); x->graph = NULL; return; }
+    if (st != HB_OK) {
+        snprintf(x->graph_why, sizeof x->graph_why, "capture did not start: %s", hb_status_name(st));
+        x->graph = NULL;
+        if (x->coll_step >= 0) (void)x->inst->ops->coll_vote(x->inst, &x->sc[x->coll_step], 1); /* the others' vote below */
+        return;
+    }
     hb_status (*run)(hb_instance *, const hb_case *, hb_buf *const *, hb_buf *) =
         x->inst->ops->run_async ? x->inst->ops->run_async : x->inst->ops->run;
     int failed = -1;
@@ -296,6 +301,13 @@ static void chain_graph_capture(chain_ctx *x)
         if (x->graph && st2 == HB_OK) x->inst->ops->graph_free(x->inst, x->graph);
         x->graph = NULL;
     }
+    /* over several ranks: a graph on every rank or on none (a rank launching its graph's all_reduce
+     * alone would wait for the others for ever) */
+    if (x->coll_step >= 0 && x->inst->ops->coll_vote(x->inst, &x->sc[x->coll_step], x->graph == NULL) && x->graph) {
+        x->inst->ops->graph_free(x->inst, x->graph);
+        x->graph = NULL;
+        snprintf(x->graph_why, sizeof x->graph_why, "another rank could not capture the layer");
+    }
 }
 
 /* One launch of the captured layer: x uploaded (untimed), the graph enqueued under the device timer;
@@ -305,6 +317,7 @@ static hb_status chain_graph_once(chain_ctx *x, double *dev, double *enq)
     *dev = *enq = 0;
     hb_status st = x->inst->ops->upload(x->inst, &x->buf[HB_CT_X]);
     if (st != HB_OK) return st;
+    if (x->coll_step >= 0) (void)x->inst->ops->coll_vote(x->inst, &x->sc[x->coll_step], 0); /* aligned start, as chain_stream_once */
     st = x->inst->ops->timer_begin(x->inst);
     const double t0 = hb_now();
     if (st == HB_OK) st = x->inst->ops->graph_launch(x->inst, x->graph);
@@ -313,41 +326,21 @@ static hb_status chain_graph_once(chain_ctx *x, double *dev, double *enq)
     return st != HB_OK ? st : s2;
 }
 
-/* Relative L2 error of the layer's output y (host, or its f64 copy in convert) against the reference;
- * infinity when an element is not finite. */
+/* Relative L2 error of the layer's output y (host buffer, or its f64 copy in convert) against the
+ * reference, under verify.h's rule (the reference is computed in full: no element skipped). */
 static double y_rel_err(const chain_ctx *x)
 {
-    const hb_case *c = x->c;
-    size_t ny = hb_chain_tensor_elems(HB_CT_Y, &c->shape);
-    double *y64 = c->mode == HB_MODE_CONVERT ? NULL : malloc(ny * sizeof(double));
-    if (c->mode != HB_MODE_CONVERT) {
-        if (!y64) return INFINITY;
-        hb_convert(y64, HB_ELEM_F64, x->buf[HB_CT_Y].host, x->el, ny);
-    }
-    const double *y = y64 ? y64 : x->h64[HB_CT_Y];
-    double num = 0, den = 0;
-    long long bad = 0;
-    for (size_t i = 0; i < ny; i++) {
-        if (!isfinite(y[i])) { bad++; continue; }
-        num += (y[i] - ref.t[HB_CT_Y][i]) * (y[i] - ref.t[HB_CT_Y][i]);
-        den += ref.t[HB_CT_Y][i] * ref.t[HB_CT_Y][i];
-    }
-    free(y64);
-    return bad ? (double)INFINITY : sqrt(num / (den > 0 ? den : 1));
+    size_t ny = hb_chain_tensor_elems(HB_CT_Y, &x->c->shape);
+    if (x->c->mode == HB_MODE_CONVERT) return hb_verify_rel_error(x->h64[HB_CT_Y], HB_ELEM_F64, ref.t[HB_CT_Y], ny, 0, NULL);
+    return hb_verify_rel_error(x->buf[HB_CT_Y].host, x->el, ref.t[HB_CT_Y], ny, 0, NULL);
 }
 
-/* Poison y on the host (NaN in the compute dtype) and on the device. */
+/* Poison y on the host (NaN in the compute dtype, and its f64 copy) and on the device. */
 static hb_status y_poison(chain_ctx *x)
 {
     size_t ny = hb_chain_tensor_elems(HB_CT_Y, &x->c->shape);
-    double *nan64 = malloc(ny * sizeof(double));
-    if (!nan64) return HB_ENOMEM;
-    for (size_t i = 0; i < ny; i++) nan64[i] = NAN;
-    hb_convert(x->buf[HB_CT_Y].host, x->el, nan64, HB_ELEM_F64, ny);
-    if (x->h64[HB_CT_Y]) memcpy(x->h64[HB_CT_Y], nan64, ny * sizeof(double));
-    free(nan64);
-    if (x->device && x->c->route != HB_ROUTE_MAPPED) return x->inst->ops->upload(x->inst, &x->buf[HB_CT_Y]);
-    return HB_OK;
+    hb_verify_poison(x->h64[HB_CT_Y], HB_ELEM_F64, ny);
+    return hb_verify_poison_buf(x->inst, &x->buf[HB_CT_Y], x->el, ny, x->device && x->c->route != HB_ROUTE_MAPPED);
 }
 
 /* One mode of a chain case, from set-up to its record: chain_open (buffers, parameters, the
@@ -394,11 +387,9 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
         snprintf(reason, rl, "quantized weights have no f64 host form to convert at every op (a model file holds the blocks): modes f32 and resident");
         goto out;
     }
-    if (quant && c->shape.ranks > 0) {
-        st = HB_ESKIP;
-        snprintf(reason, rl, "the tensor-parallel layer runs f32, f16 and bf16 weights; quantized weights run on one device (ranks absent)");
-        goto out;
-    }
+    if (quant && c->shape.ranks > 0)
+        for (int t = HB_CT_WQ; t <= HB_CT_WD; t++)
+            if (hb_chain_qshard(t, &c->shape, chain_wtype(c, t), NULL, NULL, reason, rl) != 0) { st = HB_ESKIP; goto out; }
     if (c->shape.ranks > 0 && c->shape.ranks != hb_launch_ranks()) {
         st = HB_ESKIP;
         snprintf(reason, rl, "the case has ranks=%lld, the launch has %d process%s (core/launch.h)", (long long)c->shape.ranks,
@@ -444,7 +435,8 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
         x->have[t] = 1;
         if (x->device) v->dev_bytes += (long long)bytes;
         if (qbytes) {
-            memcpy(x->buf[t].host, ref.q[t], qbytes);
+            if (c->shape.ranks > 0) (void)hb_chain_qshard(t, &c->shape, chain_wtype(c, t), ref.q[t], x->buf[t].host, reason, rl);
+            else memcpy(x->buf[t].host, ref.q[t], qbytes);
             v->host_bytes += (long long)qbytes;
             continue;
         }
@@ -502,8 +494,8 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
             double r2 = y_rel_err(x);
             if (!(r2 <= v->rel)) v->rel = r2;
             ph[P_LAYER] = dev;
-            /* the layer as one graph (one device: the collectives' votes are no graph's), verified too */
-            if (x->coll_step < 0 && inst->ops->graph_capture && inst->ops->graph_launch && inst->ops->graph_free) {
+            /* the layer as one graph (over several ranks its all_reduce steps in it), verified too */
+            if (inst->ops->graph_capture && inst->ops->graph_launch && inst->ops->graph_free) {
                 chain_graph_capture(x);
                 if (x->graph) {
                     st = y_poison(x);
@@ -680,6 +672,8 @@ static json_t *chain_close(chain_var *v, const hb_options *o, const hb_ceiling *
             json_t *tp = json_pack("{s:i,s:i,s:f,s:f,s:f,s:f}", "ranks", (int)c->shape.ranks, "rank", (int)c->shape.rank, "time_s", tl,
                                    "steps_s", tc, "allreduce_s", sp[P_COLL].median, "allreduce_share",
                                    tc > 0 ? sp[P_COLL].median / tc : 0.0);
+            /* the layer as one graph on this rank, its all_reduce steps in it (where captured) */
+            if (v->x.graph) json_object_set_new(tp, "graph_s", json_real(sp[P_GRAPH].median));
             json_object_set_new(rec, "tensor_parallel", tp);
         }
         if (!(v->rel <= tol)) { st = HB_EWRONG; snprintf(v->reason, sizeof v->reason, "relative error %.3g over tolerance %.3g", v->rel, tol); }

@@ -12,6 +12,7 @@
 #include "measure/registry.h"
 #include "measure/prepare.h"
 #include "core/convert.h"
+#include "measure/verify.h"
 
 /* The reference cache: inputs and reference output of the last workload item seen. */
 typedef struct hb_ref_cache {
@@ -74,10 +75,10 @@ typedef struct run_ctx {
 } run_ctx;
 
 double ceiling_get(const hb_ceiling_set *cl, const char *name);
-/* ||out - ref|| / ||ref|| of x's output over the reference's computed (finite) elements (ref: x->nout
- * doubles, NaN where subsampled away); every output element must be finite: *nonfinite counts those
- * that are not (the result is then INFINITY), *verified_fraction the share compared. Reads the output
- * from where the mode leaves it (f64 tensor, f32 tensor or buffer). INFINITY when out of memory. */
+/* The relative L2 error of x's output against the reference (ref: x->nout doubles, NaN where
+ * subsampled away), under verify.h's rule with HB_VERIFY_SUBSAMPLED: *nonfinite counts the output's
+ * non-finite elements (the result is then INFINITY), *verified_fraction the share compared. Reads the
+ * output from where the mode leaves it (f64 tensor, f32 tensor or buffer). */
 double hb_case_rel_error(run_ctx *x, const double *ref, long long *nonfinite, double *verified_fraction);
 json_t *samples_json(const double *s, size_t n);
 /* A loop's stop decision, agreed across the ranks of a collective case (backend.h coll_vote): every

@@ -56,4 +56,12 @@ typedef struct hb_prep_state {
  * timed run's). A backend without a flush_cache hook runs cold cases warm. */
 hb_status hb_compute_prepare(hb_instance *inst, int cold, const hb_case *c, hb_buf *const *in, hb_buf *out,
                              hb_prep_state *ps, double *spent_s);
+/* The hot rule's loop over any unit of work (hb_compute_prepare's over one op; a plan replay's over
+ * its whole call): run(ctx, &t) runs it once, untimed for the caller, and gives its time t (seconds,
+ * on the clock that times the unit), until the rule above calls it settled against ps (updated:
+ * best_s or shared_best, runs), HB_SETTLE_MAX runs, or HB_SETTLE_MAX_S past t0 (hb_now() when the
+ * preparation began). vote (may be NULL) agrees each stop decision with other processes (a
+ * collective's ranks) and returns the agreed one. Returns HB_OK or the first run's error. */
+hb_status hb_settle(hb_status (*run)(void *ctx, double *t_s), int (*vote)(void *ctx, int stop), void *ctx, hb_prep_state *ps,
+                    double t0);
 #endif

@@ -24,7 +24,7 @@
  *   - before each op's timed run the hot rule (measure/prepare.h, as chain.c): its preparation is
  *     subtracted from the call's total;
  *   - one verified call on poisoned activations (relative L2 error of the output against the
- *     reference, tolerance HB_REPLAY_TOL), one warm-up call, then calls until the total median's 95%
+ *     reference, tolerance HB_REPLAY_TOL), the warm-up (below), then calls until the total median's 95%
  *     CI half-width is within o->ci_target of the median after o->min_samples, o->max_samples calls,
  *     or 4 x o->budget_s spent (chain.c's rule);
  *   - mode f32, after sampling: the in-sequence pass, HB_REPLAY_SEQ_CALLS more calls in which every op
@@ -32,7 +32,14 @@
  *     in host memory); per op the median is the record's steps[].in_sequence_s, and error_split
  *     divides measured - predicted into ops in sequence - ops alone (the start state the model's order
  *     leaves: caches, clocks), copies measured - predicted, and the rest (launch gaps, synchronisation,
- *     host overhead between ops). These calls are not samples.
+ *     host overhead between ops). These calls are not samples. Where the prediction misses
+ *     by more than HB_REPLAY_CAUSE_PCT, "error_cause" names the largest of the three terms;
+ *   - a plan whose ops all run on one device with its own memory, a device timer and run_async (mode
+ *     f32, hot) is enqueued as the chain's layer is (chain.c chain_stream_once: every op with
+ *     run_async, the device timer around them, its end the one wait) and its record adds the phase
+ *     "device": the device's seconds from the first op's start to the last op's end, the clock and
+ *     the span of the chain's layer figure it is set beside;
+ *   - warm-up: whole calls under the hot rule (prepare.h hb_settle) before the first sample.
  */
 #ifndef HB_REPLAY_H
 #define HB_REPLAY_H
@@ -42,6 +49,9 @@
 
 #define HB_REPLAY_SEQ_CALLS 5 /* calls of the in-sequence pass; the median of 5 per op is enough to
                                 * name the cause of an error of 10% or more */
+#define HB_REPLAY_CAUSE_PCT 10 /* a replay whose measured median differs from its prediction by more than
+                                * this (percent of the measured) names the split's largest term in its
+                                * record ("error_cause"; docs/results-schema.md) */
 #define HB_REPLAY_TOL 1e-3 /* relative L2 error of the model's output, f32 against f64: the chain case's
                             * tolerance (14 ops, reductions up to 5632 long), used for every model */
 
@@ -71,5 +81,16 @@ void hb_replay_wait_policy(const hb_plan_costs *c, int argc, char **argv);
  * only when out of memory for the record itself. */
 json_t *hb_replay_plan(const hb_plan_costs *c, const hb_plan_named *p, int route, hb_mode mode, hb_instance inst[HB_PLAN_MAXDEV],
                        const hb_options *o, const char *costs_from, hb_status *st);
+
+/* Replay the np plans p[0..np-1] together, as hb_replay_plan replays one: each is set up, verified
+ * and warmed (all held at once), then they take their sampled calls in rounds, the order rotating
+ * every round, each until its own stop rule; then each its in-sequence pass and record. The host's
+ * launch rate drifts by 20% and more over seconds on the GPU hosts (the decode layer replayed at
+ * 110 us and 130 us in two processes 16 s apart, 2x H200 host), so plans sampled one after the other
+ * are compared across that drift; in rounds they meet it alike (as hb_measure_group does for modes).
+ * recs[k] gets plan k's record (NULL when out of memory) with "interleaved_with": np - 1, st[k] its
+ * status. */
+void hb_replay_plans(const hb_plan_costs *c, const hb_plan_named *p, int np, int route, hb_mode mode, hb_instance inst[HB_PLAN_MAXDEV],
+                     const hb_options *o, const char *costs_from, json_t **recs, hb_status *st);
 
 #endif

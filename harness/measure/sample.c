@@ -240,16 +240,13 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
 /* One timed call for the instruction count (instr.h). */
 static hb_status instr_call(void *x) { double ph[HB_PH_COUNT], hc; return call_once(x, ph, &hc); }
 
-/* Fill the output (host and, for device backends, device memory) with NaN in the device dtype. */
+/* Poison the output (verify.h): the buffer in the device dtype (and its device copy), the f64 and
+ * f32 host tensors. */
 static hb_status poison_output(run_ctx *x)
 {
-    size_t es = hb_elem_size(x->el);
-    if (es == 4) { float *p = x->out.host; for (size_t i = 0; i < x->nout; i++) p[i] = NAN; }
-    else { uint16_t *p = x->out.host; uint16_t nanbits = x->el == HB_ELEM_F16 ? 0x7E00 : 0x7FC0; for (size_t i = 0; i < x->nout; i++) p[i] = nanbits; }
-    if (x->o64) for (size_t i = 0; i < x->nout; i++) x->o64[i] = NAN;
-    if (x->o32) for (size_t i = 0; i < x->nout; i++) x->o32[i] = NAN;
-    if (x->device && x->out.route != HB_ROUTE_MAPPED) return x->inst->ops->upload(x->inst, &x->out);
-    return HB_OK;
+    hb_verify_poison(x->o64, HB_ELEM_F64, x->nout);
+    hb_verify_poison(x->o32, HB_ELEM_F32, x->nout);
+    return hb_verify_poison_buf(x->inst, &x->out, x->el, x->nout, x->device && x->out.route != HB_ROUTE_MAPPED);
 }
 
 /* Samples per window: one (the verification run) under `hybench verify`, else --max-samples. */

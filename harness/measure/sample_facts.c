@@ -121,24 +121,13 @@ void measure_energy(run_ctx *x, json_t *rec, double t_compute)
 /* internal.h */
 double hb_case_rel_error(run_ctx *x, const double *ref, long long *nonfinite, double *verified_fraction)
 {
-    double *o = malloc(x->nout * sizeof *o);
-    if (!o) return INFINITY;
-    if (x->c->mode == HB_MODE_CONVERT || x->c->mode == HB_MODE_CONVERT_DEVICE) memcpy(o, x->o64, x->nout * sizeof *o);
-    else if (x->o32 && x->c->mode != HB_MODE_RESIDENT) hb_convert(o, HB_ELEM_F64, x->o32, HB_ELEM_F32, x->nout);
-    else hb_convert(o, HB_ELEM_F64, x->out.host, x->el, x->nout);
-    double num = 0, den = 0;
-    long long bad = 0, checked = 0;
-    for (size_t i = 0; i < x->nout; i++) {
-        if (!isfinite(o[i])) { bad++; continue; }
-        if (isnan(ref[i])) continue;
-        double d = o[i] - ref[i];
-        num += d * d;
-        den += ref[i] * ref[i];
-        checked++;
-    }
-    free(o);
-    *nonfinite = bad;
-    *verified_fraction = x->nout ? (double)checked / (double)x->nout : 0;
-    if (bad) return INFINITY;
-    return den > 0 ? sqrt(num / den) : sqrt(num);
+    hb_verify v;
+    if (x->c->mode == HB_MODE_CONVERT || x->c->mode == HB_MODE_CONVERT_DEVICE)
+        hb_verify_rel_error(x->o64, HB_ELEM_F64, ref, x->nout, HB_VERIFY_SUBSAMPLED, &v);
+    else if (x->o32 && x->c->mode != HB_MODE_RESIDENT)
+        hb_verify_rel_error(x->o32, HB_ELEM_F32, ref, x->nout, HB_VERIFY_SUBSAMPLED, &v);
+    else hb_verify_rel_error(x->out.host, x->el, ref, x->nout, HB_VERIFY_SUBSAMPLED, &v);
+    *nonfinite = v.nonfinite;
+    *verified_fraction = v.fraction;
+    return v.rel;
 }

@@ -148,8 +148,8 @@ static void matmul_table(ctx *c, json_t *cards)
 {
     hb_report *rp = c->rp;
     json_t *rows = NULL;
-    int nfused = 0, nall = 0, nbe = 0, nsame = 0;
-    double be[512];
+    int nfused = 0, nall = 0, nsame = 0;
+    vec be = {0}; /* the break-even call counts */
     for (size_t i = 0; i < rp->nrows; i++) {
         const hb_rrow *q = &rp->rows[i];
         /* cpu-ref is the reference, not a device a model would run on */
@@ -188,7 +188,7 @@ static void matmul_table(ctx *c, json_t *cards)
             else if (isfinite(dq)) {
                 const double calls = dq / (tq - tf);
                 becell = F("%.0f calls", ceil(calls));
-                if (nbe < 512) be[nbe++] = calls;
+                vec_push(&be, calls);
             } else becell = "dequantize not measured";
         }
         hb_doc_row(rows, 10, rp->devs[q->dev].id, q->mode, F("%.0f %.0f %.0f", m, n, k), q->dtype,
@@ -200,20 +200,20 @@ static void matmul_table(ctx *c, json_t *cards)
                                     : F("%.2fx", tf / tq),
                    isfinite(dq) ? hb_report_fmt_time(dq) : "not measured", becell);
     }
-    if (!nall) return;
+    if (!nall) { free(be.v); return; }
     /* Q1 (the conversion question: convert once or in every op) and Q3 (memory) cards */
     char text[400];
-    if (nbe) {
-        for (int i = 1; i < nbe; i++)
-            for (int j = i; j > 0 && be[j] < be[j - 1]; j--) { double t = be[j]; be[j] = be[j - 1]; be[j - 1] = t; }
+    if (be.n) {
+        const double med = vec_median(&be);
         snprintf(text, sizeof text, "Quantized weights: the fused kernel is faster than f32 over weights dequantized once in %d of %d "
                  "matmuls (%d within the CIs); where f32 is faster, dequantizing once pays back after %.0f calls (median; %.0f to %.0f).",
-                 nfused, nall, nsame, ceil(be[nbe / 2]), ceil(be[0]), ceil(be[nbe - 1]));
+                 nfused, nall, nsame, ceil(med), ceil(vec_min(&be)), ceil(vec_max(&be)));
     } else {
         snprintf(text, sizeof text, "Quantized weights: the fused kernel is faster than f32 over weights dequantized once in %d of %d "
                  "matmuls (%d within the CIs)%s.", nfused, nall, nsame, nfused == nall ? ": dequantizing once never pays back" : "");
     }
     card_add(cards, 1, "Quantized weights: dequantize once or in every op", nfused * 2 >= nall ? "fused" : "f32", "good", text);
+    free(be.v);
 }
 
 hb_status hb_report_quantized(ctx *c, json_t *cards)

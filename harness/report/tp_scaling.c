@@ -7,7 +7,7 @@
  * GPUs), the all_reduce share of the step-by-step time, and beside them the one-device chain of the same
  * machine (shape without ranks: the layer with the reinterpreted head layout). Time per layer is the
  * layer run as one stream (record "layer", or tensor_parallel.time_s); the compute median where a
- * record has no stream time. Emits nothing when no chain case has a tensor_parallel object.
+ * record has no stream time; beside it the layer launched as one captured CUDA graph (tensor_parallel.graph_s). Emits nothing when no chain case has a tensor_parallel object.
  */
 #include "report/common.h"
 
@@ -17,13 +17,14 @@ typedef struct tprow {
     int ranks;     /* 0: the one-device chain */
     double t, ci_lo, ci_hi, share;
     double enq;    /* the host's time to enqueue the layer (layer.enqueue_s), seconds; NaN when absent */
+    double graph;  /* the layer launched as one captured graph (tensor_parallel.graph_s, else graph.median), seconds; NaN */
 } tprow;
 
 static int tprow_get(const hb_report *rp, const hb_rrow *w, tprow *out)
 {
     if (!w->ok || strcmp(w->op, "chain") || strcmp(w->mode, "resident")) return 0;
     json_t *sh = json_object_get(w->rec, "shape"), *tp = json_object_get(w->rec, "tensor_parallel"),
-           *ly = json_object_get(w->rec, "layer");
+           *ly = json_object_get(w->rec, "layer"), *gr = json_object_get(w->rec, "graph");
     double seq = hb_rec_num(sh, "seq"), kv = hb_rec_num(sh, "kv_seq"), ranks = hb_rec_num(sh, "ranks");
     if (!(seq > 0)) return 0;
     memset(out, 0, sizeof *out);
@@ -41,6 +42,7 @@ static int tprow_get(const hb_report *rp, const hb_rrow *w, tprow *out)
     out->ci_hi = hb_rec_num(ly, "ci_hi");
     out->share = tp ? hb_rec_num(tp, "allreduce_share") : (double)NAN;
     out->enq = hb_rec_num(ly, "enqueue_s");
+    out->graph = tp ? hb_rec_num(tp, "graph_s") : hb_rec_num(gr, "median");
     return out->t > 0;
 }
 
@@ -65,12 +67,16 @@ hb_status hb_report_tp_scaling(ctx *c)
                  "device timer around it; over several ranks the mean over the ranks), median and, in brackets, rank 0's 95%% CI. Speedup: against the same split layer on one GPU; "
                  "efficiency: speedup / GPUs. all_reduce share: the all_reduce steps' part of the layer timed step by step. "
                  "Host enqueue: the host's time to launch the layer's steps (rank 0); where it reaches the layer's time, launches bound "
-                 "the layer, not the GPU. "
+                 "the layer, not the GPU. As one graph: the same layer captured once as a CUDA graph, its all_reduce steps inside, and "
+                 "launched as one (how llama.cpp and vLLM run decode; over several ranks the mean over the ranks): what the GPUs need "
+                 "without the host's launches, and in brackets its speedup over the same graph on one GPU. "
                  "One-device chain: the layer of workloads/tinyllama.ini on one GPU of the same machine, for reference.");
-    json_t *rows = hb_doc_table(rp, "Time per layer by number of GPUs (mode resident)", 0, 10, "machine", "GPU", "layer", "dtype", "GPUs",
-                                "time per layer", "speedup", "efficiency", "all_reduce share", "host enqueue");
+    json_t *rows = hb_doc_table(rp, "Time per layer by number of GPUs (mode resident)", 0, 11, "machine", "GPU", "layer", "dtype", "GPUs",
+                                "time per layer", "as one graph", "speedup", "efficiency", "all_reduce share", "host enqueue");
     json_t *ids = plot_ids_new(), *summary = json_array();
-    static const char *const dts[] = {"f32", "f16", "bf16"};
+    /* the layer's dtypes: f32, f16, bf16, and the quantized weights' mixes (core/chain.c) */
+    static const char *const dts[] = {"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"};
+    const int ndts = (int)(sizeof dts / sizeof *dts);
     unsigned char *done = calloc(n + 1, 1);
     if (!done) { free(v); json_decref(ids); json_decref(summary); return HB_ENOMEM; }
     for (size_t g = 0; g < n; g++) {
@@ -79,16 +85,16 @@ hb_status hb_report_tp_scaling(ctx *c)
         hb_plot *p = NULL;
         hb_sb body = {0};
         int nser = 0;
-        for (int di = 0; di < 3; di++) {
+        for (int di = 0; di < ndts; di++) {
             /* this group's rows of one dtype: the split layer by ranks, and the one-device chain */
             double t1 = NAN, tr[5] = {NAN, NAN, NAN, NAN, NAN}, share[5] = {NAN, NAN, NAN, NAN, NAN}, enq[5] = {NAN, NAN, NAN, NAN, NAN},
-                   lo[5] = {NAN, NAN, NAN, NAN, NAN}, hi[5] = {NAN, NAN, NAN, NAN, NAN}, chain = NAN;
+                   lo[5] = {NAN, NAN, NAN, NAN, NAN}, hi[5] = {NAN, NAN, NAN, NAN, NAN}, gt[5] = {NAN, NAN, NAN, NAN, NAN}, chain = NAN;
             for (size_t i = g; i < n; i++) {
                 if (!same_group(&v[g], &v[i]) || strcmp(v[i].dtype, dts[di])) continue;
                 done[i] = 1;
                 if (v[i].ranks == 0) chain = v[i].t;
                 else if (v[i].ranks <= 4) { tr[v[i].ranks] = v[i].t; share[v[i].ranks] = v[i].share; enq[v[i].ranks] = v[i].enq;
-                    lo[v[i].ranks] = v[i].ci_lo; hi[v[i].ranks] = v[i].ci_hi; }
+                    lo[v[i].ranks] = v[i].ci_lo; hi[v[i].ranks] = v[i].ci_hi; gt[v[i].ranks] = v[i].graph; }
             }
             t1 = tr[1];
             int any = 0;
@@ -121,16 +127,19 @@ hb_status hb_report_tp_scaling(ctx *c)
                          isfinite(lo[r]) && isfinite(hi[r]) ? F(" [%s, %s]", hb_report_fmt_time(lo[r]), hb_report_fmt_time(hi[r])) : "",
                          r == 1 && isfinite(chain) ? F(" (one-device chain %s)", hb_report_fmt_time(chain)) : "");
                 const char *ecell = enqueue_cell(enq[r], tr[r]);
-                hb_doc_row(rows, 10, v[g].machine, v[g].gpu, v[g].layer, dts[di], F("%d", r), tcell,
+                hb_doc_row(rows, 11, v[g].machine, v[g].gpu, v[g].layer, dts[di], F("%d", r), tcell,
+                           !isfinite(gt[r]) ? "not captured"
+                           : r > 1 && isfinite(gt[1]) ? F("%s (%.2fx)", hb_report_fmt_time(gt[r]), gt[1] / gt[r]) : hb_report_fmt_time(gt[r]),
                            isfinite(sp) ? (tone ? tone_cell(tone, F("%.2fx", sp)) : F("%.2fx", sp)) : "no 1-GPU run",
                            isfinite(sp) ? F("%.0f%%", 100 * eff) : "-", isfinite(share[r]) ? F("%.0f%%", 100 * share[r]) : "-", ecell);
-                json_array_append_new(summary, json_pack("{s:s,s:s,s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o}", "machine", v[g].machine, "gpu",
+                json_array_append_new(summary, json_pack("{s:s,s:s,s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "machine", v[g].machine, "gpu",
                                                          v[g].gpu, "layer", v[g].layer, "dtype", dts[di], "gpus", r, "time_s",
                                                          json_real(tr[r]), "speedup", isfinite(sp) ? json_real(sp) : json_null(),
                                                          "efficiency", isfinite(sp) ? json_real(eff) : json_null(), "allreduce_share",
                                                          isfinite(share[r]) ? json_real(share[r]) : json_null(), "one_device_chain_s",
                                                          r == 1 && isfinite(chain) ? json_real(chain) : json_null(), "host_enqueue_s",
-                                                         isfinite(enq[r]) ? json_real(enq[r]) : json_null()));
+                                                         isfinite(enq[r]) ? json_real(enq[r]) : json_null(), "graph_s",
+                                                         isfinite(gt[r]) ? json_real(gt[r]) : json_null()));
             }
         }
         if (p) {

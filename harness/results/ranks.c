@@ -273,8 +273,8 @@ static json_t *merge_collective(json_t **per, int N, rank_file **byrank, size_t 
         if (per[r]) proto = json_object_get(per[r], obj);
     json_t *co = proto ? json_deep_copy(proto) : json_object(), *pr = json_array();
     if (!m || !co || !pr) { json_decref(m); json_decref(co); json_decref(pr); return NULL; }
-    double sum = 0, tmax = 0, relmax = NAN, arsum = 0, stsum = 0;
-    int nt = 0, nar = 0, worst = -1, wrank = 0;
+    double sum = 0, tmax = 0, relmax = NAN, arsum = 0, stsum = 0, grsum = 0;
+    int nt = 0, nar = 0, ngr = 0, worst = -1, wrank = 0;
     const int tp = !strcmp(obj, "tensor_parallel");
     char wstatus[32] = "ok", wreason[600] = "";
     for (int r = 0; r < N; r++) {
@@ -306,6 +306,8 @@ static json_t *merge_collective(json_t **per, int N, rank_file **byrank, size_t 
             json_object_set_new(e, "steps_s", hb_json_num(sts));
             json_object_set_new(e, "allreduce_s", hb_json_num(ar));
             if (isfinite(ar) && isfinite(sts)) { arsum += ar; stsum += sts; nar++; }
+            double gr = num_or_nan(json_object_get(c, "graph_s")); /* the layer as one graph on this rank */
+            if (isfinite(gr)) { json_object_set_new(e, "graph_s", json_real(gr)); grsum += gr; ngr++; }
         } else {
             json_object_set_new(e, "busbw_gbps", hb_json_num(bw));
         }
@@ -345,6 +347,9 @@ static json_t *merge_collective(json_t **per, int N, rank_file **byrank, size_t 
             json_object_set_new(co, "steps_s", hb_json_num(sts));
             json_object_set_new(co, "allreduce_s", hb_json_num(ar));
             json_object_set_new(co, "allreduce_share", hb_json_num(sts > 0 ? ar / sts : (double)NAN));
+            /* the graph's mean only where every rank timed one (they capture on all ranks or none) */
+            if (ngr == N) json_object_set_new(co, "graph_s", json_real(grsum / ngr));
+            else json_object_del(co, "graph_s");
         } else {
             json_object_set_new(co, "algbw_gbps", hb_json_num(algbw));
             json_object_set_new(co, "busbw_gbps", hb_json_num(isfinite(fac) ? algbw * fac : (double)NAN));

@@ -13,10 +13,7 @@ hb_status hb_cpu_dequant_check(const hb_case *c, char *reason, size_t reasonlen)
 {
     const int be = hb_quant_block_elems(c->dtype);
     if (be <= 0) { snprintf(reason, reasonlen, "dequantize takes a quantized dtype"); return HB_ESKIP; }
-    if (c->shape.n <= 0 || c->shape.n % be) {
-        snprintf(reason, reasonlen, "%s: n must be a positive multiple of %d", hb_dtype_name(c->dtype), be);
-        return HB_ESKIP;
-    }
+    if (!hb_quant_blocks_whole(c, reason, reasonlen)) return HB_ESKIP;
     return HB_OK;
 }
 

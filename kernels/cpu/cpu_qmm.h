@@ -18,7 +18,21 @@
 #define HB_CPU_QMM_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "core/quant.h"
+
+/* nearbyintf(v) in the default rounding mode (to nearest, ties to even) for |v| <= 2^22, as an int8
+ * (the caller keeps |v| <= 127: the activations' 8-bit codes), without the libm call, so that the
+ * quantization loops vectorize: adding 1.5 * 2^23 leaves the rounded integer in the low mantissa bits,
+ * offset by 2^22. The trick of ggml's nearest_int (ggml-quants.c). tests/test_cpu_quant.c checks it
+ * against nearbyintf, ties included. */
+static inline int8_t qmm_round(float v)
+{
+    float f = v + 12582912.0f;
+    int32_t i;
+    memcpy(&i, &f, sizeof i);
+    return (int8_t)((i & 0x007fffff) - 0x00400000);
+}
 
 /* A's block against the K formats: 256 int8 quants, their sums per 16 and per 32, and the scale. */
 typedef struct qmm_a8k {

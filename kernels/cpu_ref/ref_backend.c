@@ -127,18 +127,11 @@ static int ref_shape_ok(const hb_case *c)
 static hb_status ref_supports(hb_instance *inst, const hb_case *c, char *reason, size_t reasonlen)
 {
     (void)inst;
-    if (c->op == HB_OP_DEQUANTIZE && hb_dtype_is_quant(c->dtype)) {
-        if (c->shape.n <= 0 || c->shape.n % hb_quant_block_elems(c->dtype)) {
-            snprintf(reason, reasonlen, "%s: n must be a positive multiple of %d", hb_dtype_name(c->dtype), hb_quant_block_elems(c->dtype));
-            return HB_ESKIP;
-        }
-    } else if (hb_dtype_is_quant(c->dtype) && c->op != HB_OP_MATMUL) {
+    if (hb_dtype_is_quant(c->dtype) && c->op != HB_OP_MATMUL && c->op != HB_OP_DEQUANTIZE) {
         snprintf(reason, reasonlen, "cpu-ref computes quantized weights for matmul and dequantize only");
         return HB_ESKIP;
-    } else if (hb_dtype_is_quant(c->dtype) && (c->shape.k <= 0 || c->shape.k % hb_quant_block_elems(c->dtype))) {
-        snprintf(reason, reasonlen, "%s: k must be a positive multiple of %d", hb_dtype_name(c->dtype), hb_quant_block_elems(c->dtype));
-        return HB_ESKIP;
     }
+    if (!hb_quant_blocks_whole(c, reason, reasonlen)) return HB_ESKIP;
     if (c->op == HB_OP_DEQUANTIZE && !hb_dtype_is_quant(c->dtype)) {
         snprintf(reason, reasonlen, "dequantize takes a quantized dtype");
         return HB_ESKIP;

@@ -347,10 +347,10 @@ static hb_status cuda_supports(hb_instance *inst, const hb_case *cs, char *reaso
             snprintf(reason, reasonlen, "quantized weights: no f64 form of the blocks (modes f32 and resident only)");
             return HB_ESKIP;
         }
+        if (!hb_quant_blocks_whole(cs, reason, reasonlen)) return HB_ESKIP;
         if (op == HB_OP_DEQUANTIZE) {
-            if (s->n <= 0 || s->n > INT_MAX || s->n % hb_quant_block_elems(cs->dtype)) {
-                snprintf(reason, reasonlen, "dequantize: n must be a multiple of the format's block (%d) in 1..INT_MAX",
-                         hb_quant_block_elems(cs->dtype));
+            if (s->n > INT_MAX) {
+                snprintf(reason, reasonlen, "dequantize: n must be in 1..INT_MAX");
                 return HB_ESKIP;
             }
             if (c && cs->route == HB_ROUTE_MAPPED && !c->prop.canMapHostMemory) { snprintf(reason, reasonlen, "device cannot map host memory"); return HB_ESKIP; }
@@ -359,11 +359,6 @@ static hb_status cuda_supports(hb_instance *inst, const hb_case *cs, char *reaso
         }
         if (s->m <= 0 || s->n <= 0 || s->k <= 0 || s->m > INT_MAX || s->n > INT_MAX || s->k > INT_MAX) {
             snprintf(reason, reasonlen, "quantized matmul: m, n, k must be in 1..INT_MAX");
-            return HB_ESKIP;
-        }
-        if (s->k % hb_quant_block_elems(cs->dtype)) {
-            snprintf(reason, reasonlen, "quantized matmul: k=%lld is no multiple of the format's block (%d)", (long long)s->k,
-                     hb_quant_block_elems(cs->dtype));
             return HB_ESKIP;
         }
         if (c && cs->route == HB_ROUTE_MAPPED && !c->prop.canMapHostMemory) { snprintf(reason, reasonlen, "device cannot map host memory"); return HB_ESKIP; }

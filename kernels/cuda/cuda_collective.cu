@@ -82,6 +82,8 @@ struct coll_state {
     double last_enqueue;       /* monotonic seconds of the last NCCL call; 0: nothing outstanding */
     double timeout_s;          /* HB_COLL_TIMEOUT, or half of --case-timeout (at most 60 s) */
     int aborted;               /* the watchdog aborted the communicator (the case fails; the next rebuilds) */
+    int capturing;             /* a graph capture is open on the stream (hbc_coll_capture): no query of it */
+    int captured;              /* NCCL calls recorded by the open capture */
 };
 static coll_state g;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER; /* guards comm against the watchdog's abort */
@@ -252,7 +254,8 @@ static void *watchdog(void *)
     for (;;) {
         usleep(100000);
         pthread_mutex_lock(&g_mu);
-        if (g.comm_ok && g.last_enqueue > 0 && g.stream) {
+        /* a capturing stream must not be queried (the query would invalidate the capture) */
+        if (g.comm_ok && g.last_enqueue > 0 && g.stream && !g.capturing) {
             cudaError_t q = cudaStreamQuery(g.stream);
             if (q == cudaSuccess) {
                 g.last_enqueue = 0; /* everything enqueued has finished */
@@ -278,7 +281,9 @@ static hb_status enqueue_begin(hbc_ctx *c)
 {
     pthread_mutex_lock(&g_mu);
     int ok = g.comm_ok;
-    if (ok) {
+    if (ok && g.capturing) {
+        g.captured++; /* recorded into a graph, not run: the graph's launch notes it (hbc_coll_graph_launch) */
+    } else if (ok) {
         g.stream = c->stream;
         g.last_enqueue = mono_s();
     }
@@ -539,6 +544,27 @@ hb_status hbc_coll_run(hbc_ctx *c, const hb_case *cs, const void *in, void *out,
     case HB_OP_BROADCAST: return HBC_NCCL(g.api.broadcast(send, out, n, t, 0, g.comm, c->stream));
     default: return HB_ESKIP;
     }
+}
+
+void hbc_coll_capture(int on)
+{
+    pthread_mutex_lock(&g_mu);
+    g.capturing = on;
+    if (on) g.captured = 0;
+    pthread_mutex_unlock(&g_mu);
+}
+
+int hbc_coll_captured(void)
+{
+    pthread_mutex_lock(&g_mu);
+    int n = g.captured;
+    pthread_mutex_unlock(&g_mu);
+    return n;
+}
+
+hb_status hbc_coll_graph_launch(hbc_ctx *c)
+{
+    return enqueue_begin(c);
 }
 
 int hbc_coll_vote(hb_instance *inst, const hb_case *cs, int stop)

@@ -31,6 +31,15 @@ hb_status hbc_coll_supports(hbc_ctx *c, const hb_case *cs, char *reason, size_t 
  * event and synchronizes. Writes the implementation into c->last_impl. HB_EDEVICE on NCCL errors
  * (logged with the call text, file and line). */
 hb_status hbc_coll_run(hbc_ctx *c, const hb_case *cs, const void *in, void *out, hb_status (*mark)(hbc_ctx *));
+/* Graph capture (cuda_graph.cu) of steps that may hold collectives. hbc_coll_capture(1) when a
+ * capture opens on the instance's stream, (0) when it ends: while it is open the watchdog does not
+ * query the stream (a query of a capturing stream invalidates the capture) and NCCL calls are counted,
+ * not noted as outstanding; hbc_coll_captured() is that count. hbc_coll_graph_launch(c): before each
+ * launch of a graph that holds collectives, notes them for the watchdog (which then aborts a hung
+ * launch as it does a hung call); HB_EDEVICE when the communicator was aborted. */
+void hbc_coll_capture(int on);
+int hbc_coll_captured(void);
+hb_status hbc_coll_graph_launch(hbc_ctx *c);
 /* coll_vote hook: 1 when any rank's stop is 1 (ncclAllReduce, ncclMax, one int), else 0. */
 int hbc_coll_vote(hb_instance *inst, const hb_case *cs, int stop);
 /* Ceilings of the collectives: p2p_gbps_<i>_<j> (cudaMemcpyPeer, 256 MiB, per ordered pair of

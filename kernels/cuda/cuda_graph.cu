@@ -7,11 +7,21 @@
  *
  * Capture: cudaStreamBeginCapture on the instance's stream in thread-local mode, so any call that would
  * synchronize or allocate inside the capture fails the capture instead of running (cudaStreamEndCapture
- * then reports the capture invalidated and no graph is made). The timer is disarmed for the capture: no
+ * then reports the capture invalidated and no graph is made). NCCL calls are captured too (NCCL 2.9 and
+ * later): the tensor-parallel layer's all_reduce steps enter the graph, and every rank must then launch
+ * its graph as it would have made the calls (measure/chain.c votes on the capture and aligns the
+ * launches). The timer is disarmed for the capture: no
  * event record and no launch-gate kernel enter the graph. The ops must have run once before (their
  * workspaces grown, their plans built), which the driver's verified runs do.
  */
-#include "cuda_internal.h"
+#include "cuda/cuda_collective.h"
+
+/* A captured sequence: the instantiated graph, and whether it holds NCCL calls (its launches are then
+ * noted for the collectives' watchdog, cuda_collective.h). */
+struct hbc_graph {
+    cudaGraphExec_t ex;
+    int colls;
+};
 
 extern "C" hb_status hbc_graph_capture(hb_instance *inst, int begin, void **graph)
 {
@@ -21,17 +31,29 @@ extern "C" hb_status hbc_graph_capture(hb_instance *inst, int begin, void **grap
         if (!graph) return HB_EINVAL;
         *graph = nullptr;
         c->tarmed = c->tstarted = c->tend_pending = 0;
-        return HBC_RT(c, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
+        hbc_coll_capture(1);
+        hb_status st = HBC_RT(c, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
+        if (st != HB_OK) hbc_coll_capture(0);
+        return st;
     }
     cudaGraph_t g = nullptr;
-    HBC_TRY(HBC_RT(c, cudaStreamEndCapture(c->stream, &g)));
+    hb_status st = HBC_RT(c, cudaStreamEndCapture(c->stream, &g));
+    const int colls = hbc_coll_captured();
+    hbc_coll_capture(0);
+    HBC_TRY(st);
     if (!g) return HB_EDEVICE;
     cudaGraphExec_t ex = nullptr;
-    hb_status st = HBC_RT(c, cudaGraphInstantiate(&ex, g, 0));
+    st = HBC_RT(c, cudaGraphInstantiate(&ex, g, 0));
     (void)cudaGraphDestroy(g);
     if (st != HB_OK) return st;
-    if (graph) *graph = (void *)ex;
-    else (void)cudaGraphExecDestroy(ex);
+    hbc_graph *h = graph ? (hbc_graph *)malloc(sizeof *h) : nullptr;
+    if (!h) {
+        (void)cudaGraphExecDestroy(ex);
+        return graph ? HB_ENOMEM : HB_OK;
+    }
+    h->ex = ex;
+    h->colls = colls;
+    *graph = (void *)h;
     return HB_OK;
 }
 
@@ -42,8 +64,10 @@ extern "C" hb_status hbc_graph_launch(hb_instance *inst, void *graph)
     hbc_ctx *c;
     HBC_TRY(enter(inst, &c));
     if (!graph) return HB_EINVAL;
+    hbc_graph *h = (hbc_graph *)graph;
+    if (h->colls) HBC_TRY(hbc_coll_graph_launch(c));
     HBC_TRY(tmark_begin(c));
-    HBC_TRY(HBC_RT(c, cudaGraphLaunch((cudaGraphExec_t)graph, c->stream)));
+    HBC_TRY(HBC_RT(c, cudaGraphLaunch(h->ex, c->stream)));
     if (c->tarmed && c->tstarted) c->tend_pending = 1;
     return HB_OK;
 }
@@ -52,6 +76,8 @@ extern "C" void hbc_graph_free(hb_instance *inst, void *graph)
 {
     hbc_ctx *c;
     if (!graph || enter(inst, &c) != HB_OK) return;
+    hbc_graph *h = (hbc_graph *)graph;
     (void)cudaStreamSynchronize(c->stream);
-    (void)cudaGraphExecDestroy((cudaGraphExec_t)graph);
+    (void)cudaGraphExecDestroy(h->ex);
+    free(h);
 }

@@ -341,9 +341,7 @@ hb_status ocl_run(hb_instance *inst, const hb_case *cs0, hb_buf *const *in, hb_b
     const hb_shape *s = &cl.shape;
     const int quant = hb_quant_block_elems(cs->dtype) > 0;
     const int qi = hb_quant_input(cs->op, cs->dtype); /* the input in blocks */
-    if (quant && (qi < 0 || (cs->op == HB_OP_MATMUL && s->k % hb_quant_block_elems(cs->dtype)) ||
-                  (cs->op == HB_OP_DEQUANTIZE && s->n % hb_quant_block_elems(cs->dtype))))
-        return HB_ESKIP;
+    if (quant && (qi < 0 || !hb_quant_blocks_whole(cs, NULL, 0))) return HB_ESKIP;
     if (!quant && cs->op == HB_OP_DEQUANTIZE) return HB_ESKIP;
     if (!quant && cs->dtype != HB_F32 && !(cs->dtype == HB_F16 && c->f16_ok)) return HB_ESKIP;
     const int var = cs->dtype == HB_F16;
