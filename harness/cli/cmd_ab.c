@@ -1,7 +1,10 @@
 /*
  * cmd_ab.c - `hybench ab BASE CUR [run options] [WORKLOAD.ini ...]`: the merge gate that runs two
  * builds interleaved (docs/compare.md "hybench ab"). Rounds: each runs the case list once under
- * each build (`EXE run --passes 1 ...`, a fresh process tree per build and round), the two in an
+ * each build: by default one served run per build for the whole gate (`EXE run --serve-rounds N`,
+ * measure/serve.h: every case set up once, a round costs only its samples; docs/compare.md "Served
+ * rounds"), else (an older build, --no-serve) `EXE run --passes 1 ...`, a fresh process tree per build
+ * and round; the two in an
  * ABBA order whose first letter is drawn per pair of rounds; from round 2 on (after the first run
  * measured the ceilings) both runs of a round start at once and take turns case group by case group
  * (hb_ab_run_lockstep in ab_builds.c, measure/lockstep.h), one thread each, pinned to one CPU by default; the decision
