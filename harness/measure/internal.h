@@ -74,6 +74,16 @@ typedef struct run_ctx {
 #endif
 } run_ctx;
 
+/* Set up case c's data path on inst into x (context.c): its buffers (allocated, or, when group is not
+ * NULL, that variant's, which must be the same op, shape, dtype and route: one set for the modes of a
+ * group, x->borrowed), the mode's host tensors from rc's f64 inputs (convert modes read rc's inputs in
+ * place: rc must outlive x; a quantized weight's blocks copied from rc->qw), and the memory figures
+ * (host, staging, device bytes). HB_OK; HB_ENOMEM (host memory short, refused before touching it when
+ * it cannot fit: reason says how much), HB_EINVAL (a quantized case without its blocks) or the
+ * backend's buf_alloc error, reason (rlen bytes) saying which. hb_ctx_free frees what x owns. */
+hb_status hb_ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const hb_options *o, const hb_ref_cache *rc,
+                      char *reason, size_t rlen, const run_ctx *group);
+void hb_ctx_free(run_ctx *x);
 double ceiling_get(const hb_ceiling_set *cl, const char *name);
 /* The relative L2 error of x's output against the reference (ref: x->nout doubles, NaN where
  * subsampled away), under verify.h's rule with HB_VERIFY_SUBSAMPLED: *nonfinite counts the output's
