@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # check_ab.sh - `hybench ab` end to end (run by tests/run_tests.sh): small case lists, few rounds.
+# (Sections 1 and the older build run --no-serve, a run per round: tests/check_serve.sh tests the served
+# rounds, the default, which 2, 2b and 3 use.)
 #  1. A/A (one build against itself, 3 rounds): exit 0; rounds 2-3 in lockstep (the same number of
 #     turns for both builds), and an older build that does not take turns still completes a round;
 #     both builds' merged results files carry the pair id; compare of the two says nothing about interleaving, compare of two round files says
@@ -23,7 +25,7 @@ rm -rf "$T"; mkdir -p "$T"
 fail() { echo "check_ab: $*"; exit 1; }
 L="--backend cpu --budget 0.01 tests/data/ab_small.ini"
 # 1. A/A
-$HB ab $HB $HB --rounds 3 --min-rounds 3 --out-dir $T/aa --json $T/aa/gate.json --junit $T/aa/gate.xml --markdown $T/aa/gate.md $L 2> $T/aa.err
+$HB ab $HB $HB --no-serve --rounds 3 --min-rounds 3 --out-dir $T/aa --json $T/aa/gate.json --junit $T/aa/gate.xml --markdown $T/aa/gate.md $L 2> $T/aa.err
 # 3 rounds cannot clear every case (the smallest signed-rank p is 2/8): pass (0) or inconclusive (11),
 # never a failure
 rc=$?; [ $rc -eq 0 ] || [ $rc -eq 11 ] || { cat $T/aa.err; fail "A/A: exit $rc, wanted 0 or 11"; }
@@ -56,7 +58,7 @@ grep -q "2 of them in lockstep" $T/aa-re.md || fail "redecide: the lockstep roun
 # an older build that does not take turns (HB_LOCKSTEP dropped by a wrapper): the round still ends,
 # that build running alone in its first turn
 printf '#!/bin/sh\nunset HB_LOCKSTEP\nexec "%s" "$@"\n' "$PWD/$HB" > $T/oldbuild; chmod +x $T/oldbuild
-timeout 300 $HB ab $T/oldbuild $HB --rounds 2 --min-rounds 2 --out-dir $T/old --json $T/old/gate.json --quiet $L 2> $T/old.err
+timeout 300 $HB ab $T/oldbuild $HB --no-serve --rounds 2 --min-rounds 2 --out-dir $T/old --json $T/old/gate.json --quiet $L 2> $T/old.err
 rc=$?; [ $rc -eq 0 ] || [ $rc -eq 11 ] || { cat $T/old.err; fail "old BASE: exit $rc, wanted 0 or 11"; }
 grep -q "round 2 (lockstep.*base exit 0.*0 turns; cur exit 0" $T/old.err || { cat $T/old.err; fail "old BASE: round 2 not run with 0 turns for base"; }
 $HB report -q --svg-only --out $T/aa-report $T/aa/cur.jsonl >/dev/null 2>&1 || fail "report cannot read cur.jsonl"
@@ -73,7 +75,7 @@ bad = [(c["key"], c["verdict"]) for c in g["cases"] if (c["op"] == "add") != (c[
 print("\n".join("%s: %s" % b for b in bad))
 sys.exit(1 if bad else 0)
 PY
-  grep -q "PLANTED SLOWDOWN active" $T/pl/rounds/cur-r01.log || fail "planted: the plant does not announce itself"
+  grep -q "PLANTED SLOWDOWN active" $T/pl/rounds/cur-*.log || fail "planted: the plant does not announce itself"
   # 2a. the same rounds, only the first 2: the planted 50% cannot be decided (the smallest signed-rank
   # p is 2/4): inconclusive, exit 11, the add cases named as undecided, no PASS in any output
   mkdir -p $T/pl2/rounds; cp $T/pl/rounds/*-r0[12].jsonl $T/pl2/rounds/
@@ -83,7 +85,7 @@ PY
   grep -q "PASS" $T/pl2/gate.md $T/pl2/gate.json $T/pl2/gate.xml $T/pl2.err && fail "2 planted rounds: an output says PASS"
   grep -q '"verdict": "inconclusive"' $T/pl2/gate.json && grep -q 'name="verdict" value="inconclusive"' $T/pl2/gate.xml || fail "2 planted rounds: JSON or JUnit not inconclusive"
   grep -q "### Undecided cases" $T/pl2/gate.md && grep -q "Smallest slowdown this run could detect" $T/pl2/gate.md || fail "2 planted rounds: undecided cases or MDE missing"
-  grep -q "PLANTED" $T/pl/rounds/base-r01.log && fail "planted: BASE got the plant"
+  grep -q "PLANTED" $T/pl/rounds/base-*.log && fail "planted: BASE got the plant"
   # 2b. after --subset-from rounds a round runs only the cases still undecided (run --cases-from):
   # the cleared and the flagged ones stop; the verdicts stay right
   $PL ab $PL $PL --cur-env HB_PLANT=add:1.5 --threads 1 --threshold 5% --rounds 12 --min-rounds 12 --subset-from 4 --out-dir $T/pr --json $T/pr/gate.json --quiet $L 2> $T/pr.err
@@ -129,7 +131,8 @@ for r in range(1, rounds + 1):
     flagged = {c["key"] for c in gs["cases"] if c["verdict"] == "regression"}
     seen_flagged_stop = seen_flagged_stop or bool(flagged)
 m = json.loads(open("%s/rounds/base-r05.jsonl" % d).readline())
-assert m["options"]["cases_from"].endswith("cases-r05.txt"), m["options"]
+# a per-round run names its list; a served run (the default) ran the list it was told to read
+assert m.get("serve") or m["options"]["cases_from"].endswith("cases-r05.txt"), m["options"]
 assert seen_flagged_stop, "no round after a case was flagged"  # the add cases, flagged by round 7-8, stopped
 PY
   $HB ab --redecide $T/pr --out-dir $T/pr-re --json $T/pr-re.json --markdown $T/pr-re.md --quiet >/dev/null 2>&1

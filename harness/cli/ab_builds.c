@@ -249,3 +249,80 @@ void hb_ab_run_lockstep(const hb_ab_build *args, char **fwd, int nfwd, const hb_
     }
     signal(SIGPIPE, old_pipe);
 }
+
+/* ---- served rounds (ab_builds.h) ---- */
+void hb_ab_serve_start(hb_ab_served *sv, const hb_ab_build *args, char **fwd, int nfwd, const hb_ab_noise no[2], int rounds,
+                       const char *casesf)
+{
+    char rtxt[16], *f2[AB_MAX_FWD + 8];
+    int n = 0;
+    snprintf(rtxt, sizeof rtxt, "%d", rounds);
+    for (int i = 0; i < nfwd && n < AB_MAX_FWD; i++) f2[n++] = fwd[i];
+    f2[n++] = (char *)"--serve-rounds";
+    f2[n++] = rtxt;
+    f2[n++] = (char *)"--serve-cases";
+    f2[n++] = (char *)casesf;
+    signal(SIGPIPE, SIG_IGN); /* a run that ended: EPIPE on its pipe, not this process's death */
+    for (int s = 0; s < 2; s++) {
+        sv->pid[s] = -1;
+        sv->go[s] = sv->done[s] = -1;
+        sv->active[s] = 0;
+        int go[2], done[2];
+        if (pipe2(go, O_CLOEXEC)) continue;
+        if (pipe2(done, O_CLOEXEC)) { close(go[0]); close(go[1]); continue; }
+        int ls[2] = {go[0], done[1]};
+        const hb_ab_build *a = &args[s];
+        sv->pid[s] = spawn_build(a->exe, f2, n, NULL, a->path, a->log, &no[s], a->env, a->nenv, ls);
+        close(go[0]);
+        close(done[1]);
+        sv->go[s] = go[1];
+        sv->done[s] = done[0];
+        sv->active[s] = sv->pid[s] > 0;
+    }
+}
+
+void hb_ab_serve_step(hb_ab_served *sv, int first, char tok, char mark[2], double secs[2], long steps[2])
+{
+    int sent[2] = {0, 0};
+    for (int s = 0; s < 2; s++) { mark[s] = 0; secs[s] = 0; steps[s] = 0; }
+    for (long step = 0; (sv->active[0] && !mark[0]) || (sv->active[1] && !mark[1]); step++) {
+        int lead = (step % 4 == 0 || step % 4 == 3) ? first : !first;
+        for (int k = 0; k < 2; k++) {
+            int s = k == 0 ? lead : !lead;
+            if (!sv->active[s] || mark[s]) continue;
+            double t0 = hb_now();
+            char c = sent[s]++ ? 'g' : tok;
+            ssize_t r;
+            do r = write(sv->go[s], &c, 1); while (r < 0 && errno == EINTR);
+            if (r == 1) {
+                do r = read(sv->done[s], &c, 1); while (r < 0 && errno == EINTR);
+            }
+            secs[s] += hb_now() - t0;
+            if (r != 1) sv->active[s] = 0; /* the run ended */
+            else if (c == 'y') steps[s]++;
+            else mark[s] = c;
+        }
+    }
+}
+
+void hb_ab_serve_end(hb_ab_served *sv, int x[2])
+{
+    for (int s = 0; s < 2; s++) {
+        x[s] = -1;
+        if (sv->go[s] >= 0) {
+            char c = 'q';
+            if (sv->active[s] && write(sv->go[s], &c, 1) < 0) { /* it ended already */ }
+            close(sv->go[s]);
+            sv->go[s] = -1;
+        }
+        if (sv->done[s] >= 0) {
+            char c;
+            while (read(sv->done[s], &c, 1) > 0) { } /* until its write ends close: the run is over */
+            close(sv->done[s]);
+            sv->done[s] = -1;
+        }
+        if (sv->pid[s] > 0) x[s] = wait_build(sv->pid[s]);
+        sv->pid[s] = -1;
+        sv->active[s] = 0;
+    }
+}

@@ -8,6 +8,7 @@
 #define HB_AB_BUILDS_H
 #include <sched.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* At most this many run arguments are passed on to a build (cmd_ab.c's fwd[]). */
 #define AB_MAX_FWD 160
@@ -61,4 +62,26 @@ int hb_ab_run_build(const char *exe, char **fwd, int nfwd, const char *ceilf, co
  * token; steps[s] its hand-backs (0: it did not take turns). */
 void hb_ab_run_lockstep(const hb_ab_build *args, char **fwd, int nfwd, const hb_ab_noise no[2], int first, int duet,
                         int x[2], double secs[2], long steps[2]);
+
+/* ---- served rounds (`run --serve-rounds`, measure/serve.h; docs/compare.md "Served rounds") ----
+ * Both builds' runs started once, each setting every case up once and then measuring a round each
+ * time the gate asks, in lockstep as hb_ab_run_lockstep's rounds. */
+typedef struct hb_ab_served { pid_t pid[2]; int go[2], done[2], active[2]; } hb_ab_served;
+
+/* Starts both sides' `exe run fwd... --serve-rounds rounds --serve-cases casesf --out args[s].path
+ * --force` (round r's file: measure/serve.h hb_serve_round_path of that path), waiting for the
+ * token; sv->active[s] 0 when side s could not start. */
+void hb_ab_serve_start(hb_ab_served *sv, const hb_ab_build *args, char **fwd, int nfwd, const hb_ab_noise no[2], int rounds,
+                       const char *casesf);
+
+/* Runs both sides up to their next mark (lockstep.h: HB_LOCKSTEP_PREPARED after set-up,
+ * HB_LOCKSTEP_ROUND after a round), taking turns group by group in ABBA steps led by side `first` as
+ * hb_ab_run_lockstep's; tok is the byte each side gets the token with first (HB_LOCKSTEP_GO, or
+ * HB_LOCKSTEP_CASES: the round runs the keys of casesf). mark[s] gets the mark side s reached (0: it
+ * ended, sv->active[s] then 0); secs[s] the seconds it held the token; steps[s] its hand-backs. */
+void hb_ab_serve_step(hb_ab_served *sv, int first, char tok, char mark[2], double secs[2], long steps[2]);
+
+/* Ends both runs (HB_LOCKSTEP_QUIT, then end of file) and waits for them: x[s] its exit status
+ * (-1: it did not start; 128 + signal when killed). */
+void hb_ab_serve_end(hb_ab_served *sv, int x[2]);
 #endif

@@ -1,7 +1,10 @@
 /*
  * cmd_ab.c - `hybench ab BASE CUR [run options] [WORKLOAD.ini ...]`: the merge gate that runs two
  * builds interleaved (docs/compare.md "hybench ab"). Rounds: each runs the case list once under
- * each build (`EXE run --passes 1 ...`, a fresh process tree per build and round), the two in an
+ * each build: by default one served run per build for the whole gate (`EXE run --serve-rounds N`,
+ * measure/serve.h: every case set up once, a round costs only its samples; docs/compare.md "Served
+ * rounds"), else (an older build, --no-serve) `EXE run --passes 1 ...`, a fresh process tree per build
+ * and round; the two in an
  * ABBA order whose first letter is drawn per pair of rounds; from round 2 on (after the first run
  * measured the ceilings) both runs of a round start at once and take turns case group by case group
  * (hb_ab_run_lockstep in ab_builds.c, measure/lockstep.h), one thread each, pinned to one CPU by default; the decision
@@ -12,6 +15,9 @@
 #include "analysis/ab.h"
 #include "cli/ab_builds.h"
 #include "cli/ab_instr_run.h"
+#include "cli/ab_usage.h"
+#include "measure/lockstep.h"
+#include "measure/serve.h"
 #include "cli/commands.h"
 #include "core/rstats.h"
 #include "core/stats.h"
@@ -28,85 +34,6 @@
 #include <unistd.h>
 
 #define AB_MAX_ROUNDS 64
-
-static void ab_usage(FILE *f)
-{
-    fprintf(f,
-        "usage: hybench ab [options] BASE CUR [run options] [WORKLOAD.ini ...]\n"
-        "  The merge gate on a shared machine: runs the same case list under two builds, interleaved, in\n"
-        "  rounds. BASE, CUR: hybench executables, or build trees (DIR/build/hybench). Each round runs\n"
-        "  `EXE run --passes 1 --repetitions 1 [run options] --out OUT/rounds/{base,cur}-rNN.jsonl` once per\n"
-        "  build, fresh processes, in ABBA order (the first of each pair of rounds drawn at random). Per case:\n"
-        "  the per-round ratios CUR/BASE of the medians of every sample, a Wilcoxon signed-rank test, a\n"
-        "  bootstrap CI of the median ratio, Benjamini-Hochberg across cases (docs/compare.md).\n"
-        "  Both builds run from the current directory: default workloads are ./workloads/*.ini.\n"
-        "gate options:\n"
-        "  --rounds N          at most N rounds (default and most 64; the time budget usually ends it)\n"
-        "  --min-rounds N      no early stop before N rounds (default 8; 2^-N bounds a case's p-value)\n"
-        "  --time-budget S     start no round that would end after S seconds (default 840)\n"
-        "  --threshold T       regression threshold: 2%% (default), 0.02, BACKEND=3%%; repeatable\n"
-        "  --alpha A           false discovery rate (0.05)   --confidence C (0.95)   --bootstrap N (2000)\n"
-        "  --rule ci|point     ci (default): the whole CI above 1+t; point: ratio > 1+t and CI above 1\n"
-        "  --metric total|compute   --min-delta S   --allow-missing   --max-rows N (50)\n"
-        "  --out-dir DIR       where rounds, merged results and reports go (default results/ab-<time>)\n"
-        "  --markdown FILE     (default: stdout, unless --quiet)   --json FILE   --junit FILE   --quiet\n"
-        "  --order-seed N      seed of the round order (default: from the clock; recorded)\n"
-        "  --cur-env VAR=VALUE set VAR in CUR's runs only (tests: --cur-env HB_PLANT=matmul:1.10 with a\n"
-        "                      PLANT=1 build; repeatable, at most 16)\n"
-        "  --round-stat S      each round's value per case: median (default), p10 or min of its samples\n"
-        "  --subset-from N     after N rounds (default 6) each round runs only the cases still undecided\n"
-        "                      (neither cleared nor flagged; `run --cases-from`): rounds get shorter, more\n"
-        "                      of them fit the budget, and they go to the cases that need them\n"
-        "  --no-prune          run every case in every round\n"
-        "  --no-normalize      do not remove each round's whole-run shift per backend (docs/compare.md)\n"
-        "  --redecide DIR      run nothing: decide again from DIR/rounds/ of an earlier hybench ab (other\n"
-        "                      statistics options), writing into --out-dir (default DIR)\n"
-        "  --no-lockstep       run the two builds of a round one after the other (default: from round 2 on,\n"
-        "                      both start at once and take turns case group by case group, docs/compare.md)\n"
-        "  --duet              lockstep rounds with both builds at the same time, each on its own CPU (the\n"
-        "                      first two of --pin, else the last two CPUs; swapped with the round order):\n"
-        "                      rounds take half the time; both builds see the same moments (docs/compare.md)\n"
-        "  --ref-cache DIR     keep the builds' f64 references in DIR (default OUT/refcache): each reference\n"
-        "                      is computed once and read back, checked, by every later process (HB_REF_CACHE\n"
-        "                      in the runs' environment; an older build ignores it; docs/compare.md)\n"
-        "  --no-ref-cache      compute the references in every process, as a plain `hybench run` does\n"
-        "  --algo-cache DIR    keep the CUDA plugin's algorithm choices in DIR (default OUT/algocache): a conv2d\n"
-        "                      or attention case is chosen by timing once, and every later process of either\n"
-        "                      build whose choice code is the same runs the same engine (HB_ALGO_CACHE in the\n"
-        "                      runs' environment; docs/backends.md)\n"
-        "  --no-algo-cache     choose afresh in every process (HB_ALGO_CACHE emptied for the runs)\n"
-        "  --cross-machine     --redecide: gate rounds whose machine fingerprints differ (default: exit 3,\n"
-        "                      both named); a live gate runs both builds here and only warns\n"
-        "  --ceilings-each-round  measure the ceilings in every run (default: the first run measures them,\n"
-        "                      later runs reuse them with `run --ceilings-from`, where the build has it)\n"
-        "  --instructions      judge on the deterministic measure instead of time: each build's cases run\n"
-        "                      under valgrind's callgrind (host backends: cpu-ref,cpu unless --backend), the\n"
-        "                      instructions of --instr-calls timed calls counted per case, --instr-rounds\n"
-        "                      rounds; a case is flagged when its count rises by more than --instr-threshold\n"
-        "                      with a repeat spread below it (docs/compare.md, \"Instruction counts\")\n"
-        "  --with-time         with --instructions: the time gate as well, after the instruction rounds; the\n"
-        "                      Markdown then names per case the measure that flagged it (time, instructions,\n"
-        "                      both); exit 1 when either flags a case, else 11 when either is inconclusive\n"
-        "  --instr-rounds N    rounds under callgrind (default 2; 1..16)   --instr-calls N (default 3; 1..1000)\n"
-        "  --instr-threshold T flag a count that rises by more than T: 1%% (default), 0.01   --cache-sim\n"
-        "                      (callgrind --cache-sim=yes: simulated cache misses per call recorded too)\n"
-        "noise controls for both builds' processes (docs/compare.md, \"Between-process noise\"):\n"
-        "  --aslr              keep address-space layout randomisation (default: off for the runs,\n"
-        "                      personality(ADDR_NO_RANDOMIZE), so both builds' buffers land alike)\n"
-        "  --threads N         threads of the runs: OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, PoCL's CPU\n"
-        "                      device (default 1; 0 inherits the environment)\n"
-        "  --pin CPULIST       run the builds on these CPUs only (sched_setaffinity), e.g. 1 or 0-1 (default:\n"
-        "                      the last CPU this process may use; all: no pinning)\n"
-        "  --hugepages         transparent huge pages for malloc (GLIBC_TUNABLES=glibc.malloc.hugetlb=1)\n"
-        "run options passed to both builds: --quick --backend --op --mode --route --dtype --filter --batch\n"
-        "  --budget --ci-target --min-samples --max-samples --cold --ref-max-gflop --case-timeout\n"
-        "  --repetitions --seed\n"
-        "exit status: as compare: 0 pass, 1 a case fails the gate, 2 usage or a build that cannot run its\n"
-        "cases (its log is named), 3 a round's results file (named) has no case records, no meta record or\n"
-        "a newer schema than this hybench knows, or another machine fingerprint than round 1's base,\n"
-        "7 an output cannot be written, 11 inconclusive: no case fails, but cases are undecided (named,\n"
-        "with the smallest change the rounds could detect per op family) or fewer rounds than --min-rounds\n");
-}
 
 typedef struct side_t {
     const char *name;        /* "base" / "cur" */
@@ -226,7 +153,7 @@ int hb_cmd_ab(int argc, char **argv)
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
            O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK, O_DUET, O_NOPRUNE, O_SUBFROM, O_REFC, O_NOREFC,
-           O_ALGOC, O_NOALGOC, O_CROSS, O_INSTR, O_IROUNDS, O_ICALLS, O_ITHR, O_CACHESIM, O_WTIME, O_FWD0 = 512, O_FWD1 = 1024 };
+           O_ALGOC, O_NOALGOC, O_CROSS, O_INSTR, O_IROUNDS, O_ICALLS, O_ITHR, O_CACHESIM, O_WTIME, O_NOSERVE, O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
     static const char *const fwd1[] = {"backend", "op", "mode", "route", "dtype", "filter", "batch", "budget", "ci-target",
@@ -245,8 +172,9 @@ int hb_cmd_ab(int argc, char **argv)
         {"no-prune", 0, 0, O_NOPRUNE}, {"subset-from", 1, 0, O_SUBFROM}, {"ref-cache", 1, 0, O_REFC},
         {"no-ref-cache", 0, 0, O_NOREFC}, {"algo-cache", 1, 0, O_ALGOC}, {"no-algo-cache", 0, 0, O_NOALGOC},
         {"cross-machine", 0, 0, O_CROSS}, {"instructions", 0, 0, O_INSTR}, {"instr-rounds", 1, 0, O_IROUNDS},
-        {"instr-calls", 1, 0, O_ICALLS}, {"instr-threshold", 1, 0, O_ITHR}, {"cache-sim", 0, 0, O_CACHESIM}, {"with-time", 0, 0, O_WTIME}};
-    int nlo = 43;
+        {"instr-calls", 1, 0, O_ICALLS}, {"instr-threshold", 1, 0, O_ITHR}, {"cache-sim", 0, 0, O_CACHESIM}, {"with-time", 0, 0, O_WTIME},
+        {"no-serve", 0, 0, O_NOSERVE}};
+    int nlo = 44, no_serve = 0;
     hb_ab_instr_opts io = {.rounds = 2, .calls = 3, .threshold = 0.01};
     int instructions = 0, with_time = 0, irc = HB_EXIT_OK;
     hb_instr_case *icases = NULL;
@@ -304,6 +232,7 @@ int hb_cmd_ab(int argc, char **argv)
         case O_CEILEACH: no_share_ceil = 1; break;
         case O_NOLOCK: lockstep = 0; break;
         case O_DUET: duet = 1; break;
+        case O_NOSERVE: no_serve = 1; break;
         case O_NOPRUNE: prune = 0; break;
         case O_REFC: refcache = optarg; if (!*optarg) { fprintf(stderr, "hybench ab: --ref-cache wants a directory\n"); bad = 1; } break;
         case O_NOREFC: no_refcache = 1; break;
@@ -334,8 +263,8 @@ int hb_cmd_ab(int argc, char **argv)
             if (!strchr(optarg, '=') || optarg[0] == '=' || ncur_env == 16) { fprintf(stderr, "hybench ab: --cur-env wants VAR=VALUE (at most 16)\n"); bad = 1; }
             else cur_env[ncur_env++] = optarg;
             break;
-        case O_HELP: case 'h': ab_usage(stdout); return HB_EXIT_OK;
-        default: ab_usage(stderr); return HB_EXIT_USAGE;
+        case O_HELP: case 'h': hb_ab_usage(stdout); return HB_EXIT_OK;
+        default: hb_ab_usage(stderr); return HB_EXIT_USAGE;
         }
     }
     (void)has_passes;
@@ -424,6 +353,11 @@ int hb_cmd_ab(int argc, char **argv)
     int rounds = 0, rc = HB_EXIT_OK, first_cur = 0;
     hb_cmp_result res = {0};
     int have_res = 0;
+    /* served rounds (measure/serve.h): one run per build, every case set up once */
+    int serve = 0, serve_started = 0;
+    hb_ab_served sv;
+    char servecf[1300] = "";
+    double serve_setup[2] = {0, 0};
     char order[AB_MAX_ROUNDS + 1] = {0};
     size_t undecided = 0;
     const char *stop_why = "the round limit (--rounds)";
@@ -465,6 +399,18 @@ int hb_cmd_ab(int argc, char **argv)
     int can_prune = prune && !redecide && hb_ab_exe_has_option(sides[0].exe, "--cases-from") && hb_ab_exe_has_option(sides[1].exe, "--cases-from");
     if (prune && !redecide && !can_prune)
         fprintf(stderr, "hybench ab: a build has no `run --cases-from`: every round runs every case\n");
+    if (!redecide) {
+        int has[2] = {0, 0};
+        for (int s = 0; s < 2 && !no_serve && lockstep && !duet; s++) has[s] = hb_ab_exe_has_option(sides[s].exe, "--serve-rounds");
+        if (no_serve) fprintf(stderr, "hybench ab: served rounds off (--no-serve): every round starts both runs afresh, set-up included\n");
+        else if (!lockstep || duet)
+            fprintf(stderr, "hybench ab: served rounds take turns in lockstep: with %s every round starts both runs afresh, set-up included\n",
+                    duet ? "--duet" : "--no-lockstep");
+        else if (!has[0] || !has[1])
+            fprintf(stderr, "hybench ab: the %s build has no `run --serve-rounds`: every round starts both runs afresh, set-up "
+                    "included (the older way)\n", !has[0] ? "base" : "current");
+        else serve = 1;
+    }
     int nfwd_all = nfwd, pruned_from = 0;
     char casesf[1300] = "";
     static long open_cases[AB_MAX_ROUNDS + 1]; /* cases subset round r + 1 ran; -1: every case */
@@ -513,6 +459,30 @@ int hb_cmd_ab(int argc, char **argv)
         snprintf(sides[1].exe, sizeof sides[1].exe, "(rounds of %s)", redecide);
         max_rounds = 0;
     }
+    if (serve) { /* both runs started once; each sets every case up, one after the other */
+        hb_ab_build sb[2];
+        char sp[2][1300], sl[2][1300];
+        hb_ab_noise sn[2] = {no, no};
+        snprintf(servecf, sizeof servecf, "%s/cases-open.txt", rdir);
+        for (int s = 0; s < 2; s++) {
+            snprintf(sp[s], sizeof sp[s], "%s/%s.jsonl", rdir, sides[s].name);
+            snprintf(sl[s], sizeof sl[s], "%s/%s-served.log", rdir, sides[s].name);
+            sb[s] = (hb_ab_build){sides[s].exe, NULL, sp[s], sl[s], side_env[s], nside_env[s]};
+        }
+        hb_ab_serve_start(&sv, sb, fwd, nfwd, sn, max_rounds, servecf);
+        serve_started = 1;
+        char mark[2];
+        long st[2];
+        hb_ab_serve_step(&sv, 0, HB_LOCKSTEP_GO, mark, serve_setup, st);
+        for (int s = 0; s < 2; s++)
+            if (mark[s] != HB_LOCKSTEP_PREPARED) {
+                fprintf(stderr, "hybench ab: the %s build could not set its cases up: see %s\n", sides[s].name, sl[s]);
+                rc = HB_EXIT_USAGE;
+                goto done;
+            }
+        fprintf(stderr, "hybench ab: served rounds: each build set every case up once (base %.1f s, cur %.1f s); a round "
+                "now costs only its samples\n", serve_setup[0], serve_setup[1]);
+    }
     for (int r = 0; r < max_rounds; r++) {
         /* the next round is taken to last as long as the last one (later rounds run fewer cases) */
         if (r > 0 && hb_now() - t_start + last_round_s > budget) { stop_why = "the time budget (--time-budget)"; break; }
@@ -544,7 +514,20 @@ int hb_cmd_ab(int argc, char **argv)
             ba[s] = (hb_ab_build){sides[s].exe, have_ceil && sides[s].has_ceilf ? ceilf : NULL, path[s], log[s],
                                  side_env[s], nside_env[s]};
         }
-        if (ls_round) {
+        if (serve) {
+            char mark[2];
+            double secs[2];
+            hb_ab_serve_step(&sv, first_cur, casesf[0] ? HB_LOCKSTEP_CASES : HB_LOCKSTEP_GO, mark, secs, sides_steps[r]);
+            int xe[2] = {0, 0};
+            if (mark[0] != HB_LOCKSTEP_ROUND || mark[1] != HB_LOCKSTEP_ROUND) { hb_ab_serve_end(&sv, xe); serve_started = 0; }
+            for (int s = 0; s < 2; s++) {
+                sides[s].secs[r] = secs[s];
+                xs[s] = mark[s] == HB_LOCKSTEP_ROUND ? 0 : xe[s] ? xe[s] : -1;
+            }
+            fprintf(stderr, "hybench ab: round %d (served, %s first): base %.1f s, %ld turns; cur %.1f s, %ld turns\n", r + 1,
+                    first_cur ? "cur" : "base", secs[0], sides_steps[r][0], secs[1], sides_steps[r][1]);
+            lockstep_rounds++;
+        } else if (ls_round) {
             double secs[2];
             hb_ab_run_lockstep(ba, fwd, nfwd, nos, first_cur, duet, xs, secs, sides_steps[r]);
             for (int s = 0; s < 2; s++) sides[s].secs[r] = secs[s];
@@ -561,7 +544,7 @@ int hb_cmd_ab(int argc, char **argv)
             int s = k == 0 ? first_cur : !first_cur;
             side_t *sd = &sides[s];
             int x = xs[s];
-            if (!ls_round) {
+            if (!ls_round && !serve) {
                 ba[s].ceilf = have_ceil && sd->has_ceilf ? ceilf : NULL;
                 x = hb_ab_run_build(sd->exe, fwd, nfwd, ba[s].ceilf, path[s], log[s], &nos[s], ba[s].env, ba[s].nenv, &sd->secs[r]);
                 fprintf(stderr, "hybench ab: round %d %s: exit %d, %.1f s\n", r + 1, sd->name, x, sd->secs[r]);
@@ -610,11 +593,17 @@ int hb_cmd_ab(int argc, char **argv)
                 } else {
                     if (!pruned_from) pruned_from = rounds + 1;
                     open_cases[rounds] = k;
+                    if (serve && write_open_cases(&res, servecf) != k) {
+                        fprintf(stderr, "hybench ab: cannot write %s: every round runs every case\n", servecf);
+                        casesf[0] = 0;
+                        can_prune = 0;
+                    }
                     fprintf(stderr, "hybench ab: round %d runs the %ld cases still open (%s)\n", rounds + 1, k, casesf);
                 }
             }
         }
     }
+    if (serve_started) { int xe[2]; hb_ab_serve_end(&sv, xe); serve_started = 0; }
     if (!have_res && rounds >= 1) {
         if (decide(sides, rounds, &ao, &res, &undecided) != HB_OK) {
             rc = HB_EXIT_USAGE;
@@ -691,10 +680,14 @@ int hb_cmd_ab(int argc, char **argv)
                 snprintf(subsetb, sizeof subsetb, " (from round %d on only the cases still undecided: %ld down to %ld)",
                          pruned_from, most, least);
         }
+        char servedb[300];
+        if (serve)
+            snprintf(servedb, sizeof servedb, "in one served run per build that set every case up once (base %.1f s, current %.1f s) "
+                     "and took only samples in each round", serve_setup[0], serve_setup[1]);
+        else snprintf(servedb, sizeof servedb, "in fresh processes (set-up in every round)");
         char method[4096];
         snprintf(method, sizeof method,
-                 "Method (`hybench ab`): %d rounds (stopped at %s), each running every case%s once under each build in "
-                 "fresh processes, order %s (B = base first, C = current first; ABBA, first of each pair random); %d of "
+                 "Method (`hybench ab`): %d rounds (stopped at %s), each running every case%s once under each build %s, order %s (B = base first, C = current first; ABBA, first of each pair random); %d of "
                  "them in lockstep (%s). Per "
                  "case and round, the %s of every `%s` sample; the per-round ratios current/base%s; their median, a "
                  "two-sided Wilcoxon signed-rank test and a %g%% bootstrap CI over rounds (%d resamples); "
@@ -702,7 +695,7 @@ int hb_cmd_ab(int argc, char **argv)
                  "ratio above 1 + threshold (%g%% by default) and %s. A case that became wrong or crashed in any round, "
                  "lost its ok status, or went missing fails the gate whatever its speed. Time: %.0f s in all, base runs "
                  "%.0f s, current runs %.0f s, decisions %.1f s; ASLR %s%s%s%s.\n",
-                 rounds, stop_why, subsetb, order, lockstep_rounds, duetb,
+                 rounds, stop_why, subsetb, servedb, order, lockstep_rounds, duetb,
                  ao.round_quantile == 0.5 ? "median" : ao.round_quantile == 0 ? "minimum" : "10th percentile", o->metric,
                  ao.normalize ? ", divided by the median ratio of the case's backend in that round (its process's whole-run "
                                 "shift, in the rounds that ran every case; that shift is tested as the case `(whole run)`)" : "",
@@ -726,6 +719,8 @@ int hb_cmd_ab(int argc, char **argv)
                                        stop_why, "elapsed_s", total, "base_runs_s", run_s[0], "cur_runs_s", run_s[1],
                                        "decide_s", t_decide, "undecided", (json_int_t)undecided);
                 json_object_set_new(ab, "lockstep_rounds", json_integer(lockstep_rounds));
+                json_object_set_new(ab, "served", json_boolean(serve));
+                json_object_set_new(ab, "serve_setup_s", serve ? json_pack("{s:f,s:f}", "base", serve_setup[0], "cur", serve_setup[1]) : json_null());
                 json_object_set_new(ab, "duet", json_boolean(duet));
                 json_object_set_new(ab, "ref_cache", refc_env[0] ? json_string(refc_env + strlen("HB_REF_CACHE=")) : json_null());
                 json_object_set_new(ab, "algo_cache", algoc_dir[0] ? json_string(algoc_dir) : json_null());
@@ -766,6 +761,7 @@ int hb_cmd_ab(int argc, char **argv)
         hb_run_free(&merged[1]);
     }
 done:
+    if (serve_started) { int xe[2]; hb_ab_serve_end(&sv, xe); }
     free(icases);
     if (have_res) hb_cmp_result_free(&res);
     for (int s = 0; s < 2; s++)

@@ -9,6 +9,7 @@
 #include "measure/lockstep.h"
 #include "measure/measure.h"
 #include "measure/registry.h"
+#include "measure/serve.h"
 #include "workload/benchdnn.h"
 #include "workload/model.h"
 #include "workload/workload.h"
@@ -91,6 +92,11 @@ static void usage(FILE *f, const char *cmd)
         "                     one checked, a bad one chosen afresh; the records say \"algo_cache\"\n"
         "                     (docs/backends.md). Sets HB_ALGO_CACHE for the run's processes. Default:\n"
         "                     HB_ALGO_CACHE, else off (hybench ab's rounds turn it on)\n"
+        "  --serve-rounds N   set every case up once (buffers, inputs, reference, verification, warm-up),\n"
+        "                     then measure them in up to N rounds (1..1000), round r's records in FILE\n"
+        "                     with -rNN before .jsonl, each read as a --passes 1 run's; under hybench ab's\n"
+        "                     lockstep the gate says when to stop (measure/serve.h, docs/compare.md)\n"
+        "  --serve-cases F    with --serve-rounds: a round the gate asks for runs only the keys of F\n"
         "  --force            replace FILE when it is an existing results file (never done without it)\n"
         "  --dry-run          print the parsed cases with shapes and FLOP counts, run nothing\n"
         "  Every option is checked: a value out of its range (NaN, inf, an empty list) is refused (exit 2).\n"
@@ -175,7 +181,7 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
     int has_budget = 0, has_ref = 0, has_reps = 0, has_passes = 0, has_maxs = 0, nranks = 1;
     enum { O_BACKEND = 256, O_OP, O_MODE, O_ROUTE, O_DTYPE, O_FILTER, O_QUICK, O_BATCH, O_BUDGET, O_CI, O_MINS, O_MAXS,
            O_COLD, O_NOIL, O_REFMAX, O_TMO, O_REPS, O_PASSES, O_SEED, O_OUT, O_DRY, O_FORCE, O_HELP,
-           O_ENERGY, O_CEILF, O_CASESF, O_RANKS, O_REFCACHE, O_ALGOCACHE, O_INSTR, O_CGDIR, O_MODEL, O_LAYER };
+           O_ENERGY, O_CEILF, O_CASESF, O_RANKS, O_REFCACHE, O_ALGOCACHE, O_INSTR, O_CGDIR, O_MODEL, O_LAYER, O_SERVE, O_SERVEC };
     static const struct option lo[] = {
         {"backend", 1, 0, O_BACKEND}, {"op", 1, 0, O_OP}, {"mode", 1, 0, O_MODE}, {"route", 1, 0, O_ROUTE},
         {"dtype", 1, 0, O_DTYPE}, {"filter", 1, 0, O_FILTER}, {"quick", 0, 0, O_QUICK}, {"batch", 1, 0, O_BATCH},
@@ -185,7 +191,8 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         {"help", 0, 0, O_HELP}, {"energy", 2, 0, O_ENERGY}, {"ceilings-from", 1, 0, O_CEILF},
         {"cases-from", 1, 0, O_CASESF}, {"ranks", 1, 0, O_RANKS},
         {"ref-cache", 1, 0, O_REFCACHE}, {"algo-cache", 1, 0, O_ALGOCACHE}, {"instructions", 1, 0, O_INSTR},
-        {"callgrind-dir", 1, 0, O_CGDIR}, {"model", 1, 0, O_MODEL}, {"layer", 1, 0, O_LAYER}, {0, 0, 0, 0}};
+        {"callgrind-dir", 1, 0, O_CGDIR}, {"model", 1, 0, O_MODEL}, {"layer", 1, 0, O_LAYER},
+        {"serve-rounds", 1, 0, O_SERVE}, {"serve-cases", 1, 0, O_SERVEC}, {0, 0, 0, 0}};
     const char *model = NULL;
     int layer = 0, has_layer = 0;
     /* join argv for the metadata */
@@ -269,6 +276,8 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
             o.callgrind_dir = optarg;
             if (access(optarg, W_OK)) { fprintf(stderr, "hybench: --callgrind-dir %s: %s\n", optarg, strerror(errno)); bad = 1; }
             break;
+        case O_SERVE: bad |= !int_opt(optarg, "serve-rounds", 1, 1000, &o.serve_rounds); break;
+        case O_SERVEC: o.serve_cases = optarg; if (!*optarg) { fprintf(stderr, "hybench: --serve-cases wants a file\n"); bad = 1; } break;
         case O_DRY: o.dry_run = 1; break;
         case O_RANKS: bad |= !int_opt(optarg, "ranks", 1, 1024, &nranks); break;
         case O_HELP: case 'h': usage(stdout, cmd); return HB_EXIT_OK;
@@ -290,7 +299,7 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
          * every pass's median recorded; with --passes 1, three windows within the process instead.
          * Two, not three: the quick list took 195 s in three passes on the 2-vCPU VM (122 s in two),
          * over the 3 minutes it is for; merges are gated by `hybench ab`'s interleaved rounds */
-        if (!has_passes) o.passes = 2;
+        if (!has_passes) o.passes = o.serve_rounds ? 1 : 2;
         if (!has_reps) o.repetitions = o.passes > 1 ? 1 : 3;
         if (!has_ref) o.ref_max_gflop = 0.05; /* the plain-C loops: bmm 16x128^3 (0.067 GFLOP) took 60-150 ms a call */
         if (!o.route_mask) o.quick_routes = (1u << HB_ROUTE_PAGEABLE) | (1u << HB_ROUTE_MAPPED);
@@ -310,6 +319,12 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         fprintf(stderr, "hybench %s: --instructions needs --callgrind-dir DIR (valgrind's --callgrind-out-file=DIR/cg.%%p)\n", cmd);
         bad = 1;
     }
+    if (o.serve_rounds && (verify || o.passes > 1 || nranks > 1 || o.energy_min_s > 0)) {
+        fprintf(stderr, "hybench %s: --serve-rounds measures rounds of one pass in one set of processes: not with %s\n", cmd,
+                verify ? "verify" : o.passes > 1 ? "--passes above 1" : nranks > 1 ? "--ranks" : "--energy");
+        bad = 1;
+    }
+    if (o.serve_cases && !o.serve_rounds) { fprintf(stderr, "hybench %s: --serve-cases goes with --serve-rounds\n", cmd); bad = 1; }
     if (has_layer && !model) { fprintf(stderr, "hybench %s: --layer needs --model FILE.gguf\n", cmd); bad = 1; }
     if (bad) return HB_EXIT_USAGE;
     /* backends named must exist */
@@ -380,6 +395,16 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
     snprintf(run_id, sizeof run_id, "%s%s-%s", ts, verify ? "-verify" : "", host);
     if (o.out) snprintf(path, sizeof path, "%s", o.out);
     else { mkdir("results", 0755); snprintf(path, sizeof path, "results/%s.jsonl", run_id); }
+    if (o.serve_rounds) { /* one results file per round (measure/serve.h) */
+        hb_run_totals st = {0};
+        int src = hb_measure_serve(&o, casesp, path, run_id, wl, nwl, force, cmd, &st);
+        fprintf(stderr, "hybench %s: %d rounds served, %zu case records in %.1f s\n", cmd, st.passes, st.cases, st.elapsed_s);
+        if (src) return src;
+        if (st.interrupted) return HB_EXIT_INTERRUPTED;
+        if (st.counts[HB_EWRONG]) return HB_EXIT_WRONG;
+        if (st.counts[HB_EDEVICE] + st.counts[HB_EINVAL] + st.counts[HB_ECRASH] + st.counts[HB_ETIMEOUT]) return HB_EXIT_FAILED;
+        return HB_EXIT_OK;
+    }
     /* the results file: locked for the run (a second run on it refuses), never truncated without
      * --force, and a run of several passes rewrites it (merge, rename): it must be a regular file */
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

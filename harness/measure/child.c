@@ -167,10 +167,11 @@ void child_reexec(const child_args *a)
     av[0] = (char *)"hybench";
     for (int i = 0; i < a->o->argc; i++) av[i + 1] = a->o->argv[i];
     char spec[160];
-    snprintf(spec, sizeof spec, "%s %d %d %d %d %d %d %d", a->entry->type, a->fd, a->pipe_w, a->start_inst, a->start_case,
-             a->write_backend_records, a->pass, a->nogroup_until);
-    int fl0 = fcntl(a->fd, F_GETFD), fl1 = fcntl(a->pipe_w, F_GETFD);
-    if (fl0 < 0 || fl1 < 0 || fcntl(a->fd, F_SETFD, fl0 & ~FD_CLOEXEC) < 0 || fcntl(a->pipe_w, F_SETFD, fl1 & ~FD_CLOEXEC) < 0) {
+    snprintf(spec, sizeof spec, "%s %d %d %d %d %d %d %d %d", a->entry->type, a->fd, a->pipe_w, a->start_inst, a->start_case,
+             a->write_backend_records, a->pass, a->nogroup_until, a->ctl_r);
+    int fl0 = fcntl(a->fd, F_GETFD), fl1 = fcntl(a->pipe_w, F_GETFD), fl2 = a->ctl_r >= 0 ? fcntl(a->ctl_r, F_GETFD) : 0;
+    if (fl0 < 0 || fl1 < 0 || fl2 < 0 || fcntl(a->fd, F_SETFD, fl0 & ~FD_CLOEXEC) < 0 || fcntl(a->pipe_w, F_SETFD, fl1 & ~FD_CLOEXEC) < 0 ||
+        (a->ctl_r >= 0 && fcntl(a->ctl_r, F_SETFD, fl2 & ~FD_CLOEXEC) < 0)) {
         free(av);
         return;
     }
@@ -188,15 +189,16 @@ int hb_measure_child_from_env(const hb_options *o, const hb_case_list *cases)
     const char *spec = getenv("HB_CHILD");
     if (!spec) return -1;
     char type[64];
-    child_args a = {.o = o, .cases = cases};
-    if (sscanf(spec, "%63s %d %d %d %d %d %d %d", type, &a.fd, &a.pipe_w, &a.start_inst, &a.start_case,
-               &a.write_backend_records, &a.pass, &a.nogroup_until) != 8 || !(a.entry = hb_backend_find(type))) {
+    child_args a = {.o = o, .cases = cases, .ctl_r = -1};
+    if (sscanf(spec, "%63s %d %d %d %d %d %d %d %d", type, &a.fd, &a.pipe_w, &a.start_inst, &a.start_case,
+               &a.write_backend_records, &a.pass, &a.nogroup_until, &a.ctl_r) < 8 || !(a.entry = hb_backend_find(type))) {
         fprintf(stderr, "hybench: malformed HB_CHILD \"%s\"\n", spec);
         return HB_EXIT_USAGE;
     }
     unsetenv("HB_CHILD");
     fcntl(a.fd, F_SETFD, FD_CLOEXEC);
     fcntl(a.pipe_w, F_SETFD, FD_CLOEXEC);
+    if (a.ctl_r >= 0) fcntl(a.ctl_r, F_SETFD, FD_CLOEXEC);
     return child_main(&a);
 }
 
@@ -279,6 +281,42 @@ static void host_ceilings_send(int fd, const hb_ceiling_set *cl)
     free(t);
 }
 
+/* Instance i's start in a child: its "T" (and "N") progress lines, its ceilings into *cl (measured,
+ * reused from --ceilings-from, or the host's from earlier in the run), and its backend record (new;
+ * NULL when out of memory) with them. */
+static json_t *inst_begin(const child_args *a, hb_instance *inst, int i, hb_ceiling_set *cl)
+{
+    size_t total = 0;
+    const char *why_none = "no case of the workloads matches the selection (--op, --filter, --quick, --cases-from)";
+    for (size_t j = 0; j < a->cases->n; j++) {
+        const char *r = case_refusal(&inst[i], a->cases, j);
+        if (!r) total++;
+        else why_none = r;
+    }
+    say(a->pipe_w, "T %d %zu %s\n", i, total, inst[i].name);
+    if (!total) say(a->pipe_w, "N %d %s: none of the requested cases: %s\n", i, inst[i].name, why_none);
+    if (!a->o->verify_only || a->write_backend_records) {
+        say(a->pipe_w, "C %d\n", i);
+        /* HB_INJECT_KILL=ceilings: the test suite's death outside a case */
+        if (hb_config_get()->inject_kill && !strcmp(hb_config_get()->inject_kill, "ceilings")) raise(SIGKILL);
+        int reused = a->o->ceilings_from && !a->o->verify_only ? ceilings_from_file(a->o->ceilings_from, inst[i].name, cl) : 0;
+        if (reused) { /* --ceilings-from: measured by an earlier run on this machine (hybench ab's rounds) */ }
+        else if (inst[i].ops->ceilings) {
+            cl->n = inst[i].ops->ceilings(&inst[i], cl->v, HB_MAX_CEILINGS);
+            if (inst[i].host_memory) host_ceilings_send(a->pipe_w, cl);
+        } else if (inst[i].host_memory && !a->o->verify_only) {
+            if (host_ceilings_from(a->host_ceilings, cl) <= 0) {
+                cl->n = hb_cpu_ceilings(cl->v, HB_MAX_CEILINGS);
+                host_ceilings_send(a->pipe_w, cl);
+            }
+        }
+    }
+    /* with the OpenMP wait policy this process runs under (see wait_policy_for) */
+    json_t *r = hb_backend_record(&inst[i]);
+    if (r) json_object_set_new(r, "ceilings", ceilings_json(cl));
+    return r;
+}
+
 int child_main(const child_args *a)
 {
     hb_instance inst[MAX_INST];
@@ -294,42 +332,16 @@ int child_main(const child_args *a)
         say(a->pipe_w, "U %s\n", reason);
         return 0;
     }
+    if (a->ctl_r >= 0) return child_serve(a, inst, n);
     int rc = 0;
     for (int i = 0; i < n; i++) {
         if (i < a->start_inst || !instance_selected(a->o, &inst[i])) continue;
-        size_t total = 0;
-        const char *why_none = "no case of the workloads matches the selection (--op, --filter, --quick, --cases-from)";
-        for (size_t j = 0; j < a->cases->n; j++) {
-            const char *r = case_refusal(&inst[i], a->cases, j);
-            if (!r) total++;
-            else why_none = r;
-        }
-        say(a->pipe_w, "T %d %zu %s\n", i, total, inst[i].name);
-        if (!total) say(a->pipe_w, "N %d %s: none of the requested cases: %s\n", i, inst[i].name, why_none);
         hb_ceiling_set cl = {.n = 0};
-        if (!a->o->verify_only || a->write_backend_records) {
-            say(a->pipe_w, "C %d\n", i);
-            /* HB_INJECT_KILL=ceilings: the test suite's death outside a case */
-            if (hb_config_get()->inject_kill && !strcmp(hb_config_get()->inject_kill, "ceilings")) raise(SIGKILL);
-            int reused = a->o->ceilings_from && !a->o->verify_only ? ceilings_from_file(a->o->ceilings_from, inst[i].name, &cl) : 0;
-            if (reused) { /* --ceilings-from: measured by an earlier run on this machine (hybench ab's rounds) */ }
-            else if (inst[i].ops->ceilings) {
-                cl.n = inst[i].ops->ceilings(&inst[i], cl.v, HB_MAX_CEILINGS);
-                if (inst[i].host_memory) host_ceilings_send(a->pipe_w, &cl);
-            } else if (inst[i].host_memory && !a->o->verify_only) {
-                if (host_ceilings_from(a->host_ceilings, &cl) <= 0) {
-                    cl.n = hb_cpu_ceilings(cl.v, HB_MAX_CEILINGS);
-                    host_ceilings_send(a->pipe_w, &cl);
-                }
-            }
-        }
+        json_t *brec = inst_begin(a, inst, i, &cl);
         if (a->write_backend_records || i > a->start_inst) {
-            /* with the OpenMP wait policy this process runs under (see wait_policy_for) */
-            json_t *r = hb_backend_record(&inst[i]);
-            json_object_set_new(r, "ceilings", ceilings_json(&cl));
-            int e = put_record(a->fd, r, a->pass);
+            int e = put_record(a->fd, brec, a->pass);
             if (e) { say(a->pipe_w, "W %d\n", e); return HB_EXIT_IO; }
-        }
+        } else json_decref(brec);
         hb_ref_cache rcache = {.item = -1};
         size_t j0 = (i == a->start_inst) ? (size_t)a->start_case : 0;
         for (size_t j = j0; j < a->cases->n; j++) {
@@ -406,6 +418,183 @@ int child_main(const child_args *a)
         hb_ref_cache_free(&rcache);
         inst[i].ops->close(&inst[i]);
         if (rc) break;
+    }
+    return rc;
+}
+
+/* ---- a served run's child (child_serve, internal.h; measure/serve.h) ---- */
+
+/* One mode group of a served child: prepared once (g), or measured whole in every round (g NULL,
+ * why says why). */
+typedef struct served_grp {
+    int inst, ng;
+    size_t grp[HB_MAX_GROUP];
+    hb_case hc[HB_MAX_GROUP];
+    hb_group *g;
+    hb_ref_cache *rc;      /* its item's reference (shared by the item's groups of one weight format) */
+    const char *why;       /* NULL when served */
+    double setup_s;        /* its one set-up's wall seconds */
+} served_grp;
+
+/* The reference cache that holds (or will hold) case c's item's reference, from the child's list
+ * refs[0..*nrefs) (grown); NULL when out of memory. */
+static hb_ref_cache *ref_for(hb_ref_cache ***refs, size_t *nrefs, const hb_case *c, int item)
+{
+    const hb_dtype wq = hb_quant_input(c->op, c->dtype) >= 0 ? c->dtype : HB_F32;
+    for (size_t k = 0; k < *nrefs; k++)
+        if ((*refs)[k]->item == item && (*refs)[k]->wq == wq) return (*refs)[k];
+    hb_ref_cache **nr = realloc(*refs, (*nrefs + 1) * sizeof *nr);
+    if (!nr) return NULL;
+    *refs = nr;
+    hb_ref_cache *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->item = -1;
+    nr[(*nrefs)++] = r;
+    return r;
+}
+
+/* Round `round`'s file path: the group sg's records appended (only the variants the round's key list
+ * names), progress lines said. Returns 0 or HB_EXIT_IO. */
+static int serve_group(const child_args *a, hb_instance *inst, served_grp *sg, const hb_ceiling_set *cl, int fd, int round,
+                       hb_ref_cache *scratch)
+{
+    hb_case_list *l = (hb_case_list *)a->cases;
+    int listed[HB_MAX_GROUP], any = 0;
+    for (int k = 0; k < sg->ng; k++) any |= listed[k] = hb_case_listed(l, sg->grp[k], inst[sg->inst].name, inst[sg->inst].host_memory);
+    if (!any) return 0;
+    hb_lockstep_yield(); /* the other build measures its next group now (lockstep.h) */
+    const int i = sg->inst;
+    const size_t j = sg->grp[0];
+    say(a->pipe_w, "B %d %zu\n", i, j);
+    if (sg->ng > 1) say(a->pipe_w, "G %d %zu %d\n", i, sg->grp[sg->ng - 1], sg->ng);
+    json_t *recs[HB_MAX_GROUP] = {0};
+    hb_status sts[HB_MAX_GROUP];
+    const long setups0 = hb_group_prepares(), refs0 = hb_ref_gets();
+    int bad = sg->g ? hb_group_sample(sg->g, a->o, cl, recs, sts)
+                    : hb_measure_group(&inst[i], sg->hc, sg->ng, l->item[j], l->items->v[l->item[j]].skip, a->o, scratch, cl, recs, sts);
+    for (int k = 0; sg->g && !bad && k < sg->ng; k++) /* a variant that did not fit beside the others: alone */
+        if (hb_group_deferred(sg->g, k))
+            bad = hb_measure_group(&inst[i], &sg->hc[k], 1, l->item[j], l->items->v[l->item[j]].skip, a->o, scratch, cl,
+                                   &recs[k], &sts[k]);
+    if (bad) { say(a->pipe_w, "W %d\n", ENOMEM); for (int k = 0; k < sg->ng; k++) json_decref(recs[k]); return HB_EXIT_IO; }
+    for (int k = 0; k < sg->ng; k++) {
+        json_t *rec = recs[k];
+        if (!listed[k] || !rec) { json_decref(rec); continue; }
+        const int per_round = !sg->g || hb_group_deferred(sg->g, k);
+        /* a served round spends no set-up: its record's set-up and reference seconds are the round's
+         * (0), the one set-up's seconds are in served.setup_s */
+        json_t *ws = json_object_get(rec, "wall_s");
+        if (!per_round && ws) {
+            json_object_set_new(ws, "setup", json_real(0));
+            json_object_set_new(ws, "reference", json_real(0));
+        }
+        json_t *sv = json_pack("{s:i,s:b,s:I,s:I,s:I,s:I}", "round", round, "prepared_per_round", per_round, "setups",
+                               (json_int_t)hb_group_prepares(), "setups_in_round", (json_int_t)(hb_group_prepares() - setups0),
+                               "references", (json_int_t)hb_ref_gets(), "references_in_round", (json_int_t)(hb_ref_gets() - refs0));
+        if (!per_round) json_object_set_new(sv, "setup_s", json_real(sg->setup_s));
+        else json_object_set_new(sv, "why", json_string(sg->why ? sg->why : "out of memory beside the group's other modes: set up alone in each round"));
+        json_object_set_new(rec, "served", sv);
+        json_t *rel = json_incref(json_object_get(rec, "rel_err"));
+        int e = put_record(fd, rec, 1);
+        if (e) {
+            say(a->pipe_w, "W %d\n", e);
+            json_decref(rel);
+            for (int h = k + 1; h < sg->ng; h++) json_decref(recs[h]);
+            return HB_EXIT_IO;
+        }
+        say(a->pipe_w, "E %d %zu %s %.3g\n", i, sg->grp[k], hb_status_name(sts[k]), json_is_number(rel) ? json_number_value(rel) : -1.0);
+        json_decref(rel);
+    }
+    return 0;
+}
+
+int child_serve(const child_args *a, hb_instance *inst, int n)
+{
+    hb_case_list *l = (hb_case_list *)a->cases; /* this process's copy: its keys change with the rounds */
+    hb_ceiling_set cl[MAX_INST];
+    json_t *brec[MAX_INST] = {0};
+    served_grp *sv = NULL;
+    size_t nsv = 0, cap = 0, nrefs = 0;
+    hb_ref_cache **refs = NULL, scratch = {.item = -1};
+    int rc = 0;
+    /* set-up: every group of every selected instance, once */
+    for (int i = 0; i < n && !rc; i++) {
+        if (!instance_selected(a->o, &inst[i])) continue;
+        cl[i].n = 0;
+        brec[i] = inst_begin(a, inst, i, &cl[i]);
+        for (size_t j = 0; j < l->n && !rc; j++) {
+            if (!case_applies(&inst[i], l, j)) continue;
+            if (nsv == cap) {
+                served_grp *nv = realloc(sv, (cap = cap ? 2 * cap : 64) * sizeof *nv);
+                if (!nv) { rc = HB_EXIT_IO; say(a->pipe_w, "W %d\n", ENOMEM); break; }
+                sv = nv;
+            }
+            served_grp *sg = &sv[nsv++];
+            memset(sg, 0, sizeof *sg);
+            sg->inst = i;
+            sg->ng = group_of(&inst[i], a, j, sg->grp);
+            for (int g = 0; g < sg->ng; g++) {
+                sg->hc[g] = l->v[sg->grp[g]];
+                sg->hc[g].seq = (long long)sg->grp[g] + 1;
+                if (inst[i].host_memory) sg->hc[g].route = HB_ROUTE_PAGEABLE;
+            }
+            if (sg->hc[0].op == HB_OP_CHAIN) sg->why = "a chain is measured whole (set-up included) in every round";
+            else if (coll_alone(&sg->hc[0])) sg->why = "a collective over several ranks agrees every case with the other ranks: set up in every round";
+            else if (injected(&inst[i], &sg->hc[0])) sg->why = "fault injection (HB_INJECT_CRASH / HB_INJECT_KILL): set up in every round";
+            else {
+                say(a->pipe_w, "B %d %zu\n", i, j); /* the parent's case time limit holds in set-up too */
+                double t0 = hb_now();
+                sg->rc = ref_for(&refs, &nrefs, &sg->hc[0], l->item[j]);
+                sg->g = sg->rc ? hb_group_prepare(&inst[i], sg->hc, sg->ng, l->item[j], l->items->v[l->item[j]].skip, a->o,
+                                                  sg->rc, &cl[i]) : NULL;
+                sg->setup_s = hb_now() - t0;
+                if (!sg->g) sg->why = "out of memory beside the cases set up before it: set up in every round";
+                say(a->pipe_w, "S %d %zu\n", i, j);
+            }
+            j = sg->grp[sg->ng - 1];
+        }
+    }
+    say(a->pipe_w, "P\n");
+    FILE *ctl = rc ? NULL : fdopen(a->ctl_r, "r");
+    char line[8192];
+    while (ctl && !rc && fgets(line, sizeof line, ctl)) {
+        char kind, path[8000];
+        int round;
+        line[strcspn(line, "\n")] = 0;
+        if (line[0] == 'Q' || sscanf(line, "%c %d %7999[^\n]", &kind, &round, path) != 3) break;
+        if (kind == 'C' && a->o->serve_cases) { /* the controller rewrote the key list: this round runs those */
+            for (size_t k = 0; k < l->nkeys; k++) free(l->keys[k]);
+            free(l->keys);
+            l->keys = NULL;
+            l->nkeys = 0;
+            char err[1024];
+            if (hb_cases_keys_load(a->o->serve_cases, l, err, sizeof err)) fprintf(stderr, "hybench: %s (every case this round)\n", err);
+        } else if (kind == 'R' && l->keys) {
+            for (size_t k = 0; k < l->nkeys; k++) free(l->keys[k]);
+            free(l->keys);
+            l->keys = NULL;
+            l->nkeys = 0;
+        }
+        int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        if (fd < 0) { say(a->pipe_w, "W %d\n", errno); rc = HB_EXIT_IO; break; }
+        for (int i = 0; i < n && !rc; i++) {
+            if (!brec[i]) continue;
+            int e = put_record(fd, json_deep_copy(brec[i]), 1);
+            if (e) { say(a->pipe_w, "W %d\n", e); rc = HB_EXIT_IO; }
+        }
+        for (size_t k = 0; k < nsv && !rc; k++) rc = serve_group(a, inst, &sv[k], &cl[sv[k].inst], fd, round, &scratch);
+        close(fd);
+        if (!rc) say(a->pipe_w, "D %d\n", round);
+    }
+    if (ctl) fclose(ctl);
+    for (size_t k = 0; k < nsv; k++) hb_group_free(sv[k].g);
+    free(sv);
+    for (size_t k = 0; k < nrefs; k++) { hb_ref_cache_free(refs[k]); free(refs[k]); }
+    free(refs);
+    hb_ref_cache_free(&scratch);
+    for (int i = 0; i < n; i++) {
+        json_decref(brec[i]);
+        inst[i].ops->close(&inst[i]);
     }
     return rc;
 }

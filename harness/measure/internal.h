@@ -39,6 +39,9 @@ void hb_ref_cache_free(hb_ref_cache *r);
  * cpu_ref (and stored when hb_refcache_worth); r->cstate says which. An unsound entry is named on
  * stderr and replaced. HB_OK, HB_ENOMEM, or hb_ref_compute's error (r then empty). */
 hb_status hb_ref_cache_get(hb_ref_cache *r, const hb_case *c, int item, const hb_options *o);
+/* How many references this process has obtained (read from the on-disk cache or computed) in
+ * hb_ref_cache_get: a served round (measure/serve.h) obtains none. */
+long hb_ref_gets(void);
 /* The random quantized weights' scale: weights in about [-1/16, 1/16] against activations in [-1, 1],
  * so that a product over k = 2048..14336 is O(1) (sqrt(k) / 16 x E|a| E|w| terms' spread). */
 #define HB_QUANT_FILL_SCALE (1.0 / 16)
@@ -71,6 +74,16 @@ typedef struct run_ctx {
 #endif
 } run_ctx;
 
+/* Set up case c's data path on inst into x (context.c): its buffers (allocated, or, when group is not
+ * NULL, that variant's, which must be the same op, shape, dtype and route: one set for the modes of a
+ * group, x->borrowed), the mode's host tensors from rc's f64 inputs (convert modes read rc's inputs in
+ * place: rc must outlive x; a quantized weight's blocks copied from rc->qw), and the memory figures
+ * (host, staging, device bytes). HB_OK; HB_ENOMEM (host memory short, refused before touching it when
+ * it cannot fit: reason says how much), HB_EINVAL (a quantized case without its blocks) or the
+ * backend's buf_alloc error, reason (rlen bytes) saying which. hb_ctx_free frees what x owns. */
+hb_status hb_ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const hb_options *o, const hb_ref_cache *rc,
+                      char *reason, size_t rlen, const run_ctx *group);
+void hb_ctx_free(run_ctx *x);
 double ceiling_get(const hb_ceiling_set *cl, const char *name);
 /* The relative L2 error of x's output against the reference (ref: x->nout doubles, NaN where
  * subsampled away), under verify.h's rule with HB_VERIFY_SUBSAMPLED: *nonfinite counts the output's
@@ -99,6 +112,25 @@ void measure_energy(run_ctx *x, json_t *rec, double t_compute);
 #define HB_MAX_GROUP 8
 int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, const char *skip, const hb_options *o,
                      hb_ref_cache *rc, const hb_ceiling_set *cl, json_t **recs, hb_status *st_out);
+
+/* The same in steps, for a process that serves rounds (`run --serve-rounds`, measure/serve.c):
+ * hb_group_prepare does steps 0-2 (skips, the chain's modes, the reference, set-up, verification,
+ * warm-up) once and returns the group (NULL: out of memory); the group copies cases[] but borrows
+ * inst, rc (its reference, which must stay the group's item's until hb_group_free: the last sample's
+ * output of every round is checked against it) and skip. hb_group_sample takes one round of samples
+ * (step 3) and makes each variant's record of that round (steps 4-5) into recs[k] (new, the caller's;
+ * NULL for a variant hb_group_deferred names: out of memory beside the others, to be measured alone
+ * with hb_measure_group) with st_out[k]; 0, or -1 out of memory. A variant that ended in set-up (or
+ * a chain's mode, measured whole in set-up) gets the same record every round. hb_group_free frees it.
+ * hb_group_prepares: how many variants this process has set up (every hb_measure_group and
+ * hb_group_prepare counts), so that a served round that repeats set-up shows in its records. */
+typedef struct hb_group hb_group;
+hb_group *hb_group_prepare(hb_instance *inst, const hb_case *cases, int n, int item, const char *skip, const hb_options *o,
+                           hb_ref_cache *rc, const hb_ceiling_set *cl);
+int hb_group_sample(hb_group *g, const hb_options *o, const hb_ceiling_set *cl, json_t **recs, hb_status *st_out);
+int hb_group_deferred(const hb_group *g, int k);
+void hb_group_free(hb_group *g);
+long hb_group_prepares(void);
 
 /* Measure chain case c on inst with options o; ceilings cl[0..ncl-1]. Returns a new "case" record;
  * *st gets the case status (ok, skipped when a step is unsupported, no_resource, failed, wrong). */
@@ -138,6 +170,8 @@ typedef struct child_args {
     int write_backend_records;
     int pass;          /* 1-based; records of a pass after the first are written as pass_* records */
     int nogroup_until; /* cases up to this index are measured one by one (the retry after a group died) */
+    int ctl_r;         /* -1; a served run's (measure/serve.h) control pipe: the child sets up every case,
+                        * says "P", then serves the rounds the parent asks for on it (child_serve) */
     const char *host_ceilings; /* the host ceilings an earlier child of this pass measured (JSON array,
                                 * host_ceilings_send), or NULL; the parent's, read after fork */
 } child_args;
@@ -159,4 +193,13 @@ void child_reexec(const child_args *a);
  * its progress lines to a->pipe_w. Returns the process's exit status: 0, or HB_EXIT_IO after a
  * failed write (reported on the pipe as "W errno"). */
 int child_main(const child_args *a);
+
+/* A served run's child (a->ctl_r >= 0; called by child_main with its open instances inst[0..n)): sets
+ * up every case once (prepared groups, hb_group_prepare; chains and collectives over several ranks,
+ * which are measured whole, are set up in every round instead and their records say so), says "P",
+ * then for each control line "R ROUND PATH" (every case) or "C ROUND PATH" (only the keys of
+ * o->serve_cases, read again) appends that round's backend and case records to PATH (its progress
+ * lines "B"/"G"/"E" as child_main's) and says "D ROUND"; "Q" or end of file ends it. Each case record
+ * carries "served" (docs/results-schema.md). Returns the process's exit status (0, or HB_EXIT_IO). */
+int child_serve(const child_args *a, hb_instance *inst, int n);
 #endif

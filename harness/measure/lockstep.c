@@ -30,16 +30,17 @@ static void parse(void)
     g_state = 1;
 }
 
-/* Waits for the token; a closed or failed pipe turns lockstep off (the run goes on alone). */
-static void wait_token(void)
+/* Waits for the token and returns its byte; a closed or failed pipe turns lockstep off (the run
+ * goes on alone) and returns 0. */
+static char wait_token(void)
 {
     char c;
     for (;;) {
         ssize_t n = read(g_rfd, &c, 1);
-        if (n == 1) return;
+        if (n == 1) return c;
         if (n < 0 && errno == EINTR) continue;
         g_state = 0;
-        return;
+        return 0;
     }
 }
 
@@ -51,17 +52,31 @@ void hb_lockstep_begin(void)
     wait_token();
 }
 
-void hb_lockstep_yield(void)
+/* Hands the token back with byte m and returns the byte it comes back with (0: lockstep off). */
+static char hand_back(char m)
 {
     parse();
-    if (g_state != 1) return;
-    char c = 'y';
+    if (g_state != 1) return 0;
     for (;;) {
-        ssize_t n = write(g_wfd, &c, 1);
+        ssize_t n = write(g_wfd, &m, 1);
         if (n == 1) break;
         if (n < 0 && errno == EINTR) continue;
         g_state = 0; /* the controller is gone (EPIPE): go on alone */
-        return;
+        return 0;
     }
-    wait_token();
+    return wait_token();
+}
+
+void hb_lockstep_yield(void) { (void)hand_back('y'); }
+
+int hb_lockstep_mark(char m)
+{
+    char c = hand_back(m);
+    return c ? c : HB_LOCKSTEP_GO;
+}
+
+int hb_lockstep_on(void)
+{
+    parse();
+    return g_state == 1;
 }

@@ -31,4 +31,26 @@ void hb_lockstep_begin(void);
  * caller must ignore SIGPIPE (hb_lockstep_begin does). */
 void hb_lockstep_yield(void);
 
+/* ---- serving rounds (`run --serve-rounds N`, measure/serve.h) ----
+ * A served run prepares every case once and then measures them in rounds. It marks two moments
+ * with a byte of its own instead of 'y': HB_LOCKSTEP_PREPARED once every case is set up, and
+ * HB_LOCKSTEP_ROUND after each round (its round file complete). The byte the token comes back
+ * with after a mark says what comes next: HB_LOCKSTEP_GO (the next round, every case),
+ * HB_LOCKSTEP_CASES (the next round, only the keys of the --serve-cases file, which the controller
+ * rewrote), HB_LOCKSTEP_QUIT (no more rounds: the run ends). Inside a round the hand-backs are
+ * hb_lockstep_yield's 'y', the token coming back with 'g'. */
+#define HB_LOCKSTEP_PREPARED 'P'
+#define HB_LOCKSTEP_ROUND 'R'
+#define HB_LOCKSTEP_GO 'g'
+#define HB_LOCKSTEP_CASES 'c'
+#define HB_LOCKSTEP_QUIT 'q'
+
+/* Hands the token back with mark m (HB_LOCKSTEP_PREPARED or HB_LOCKSTEP_ROUND) and waits for it;
+ * returns the byte it came back with (HB_LOCKSTEP_GO when lockstep is off or the controller went
+ * away: a served run then goes on with its rounds alone). */
+int hb_lockstep_mark(char m);
+
+/* 1 when this process takes turns with a controller (HB_LOCKSTEP parsed and its pipes working). */
+int hb_lockstep_on(void);
+
 #endif

@@ -49,6 +49,10 @@ typedef struct hb_options {
                                   kernels/cuda/cuda_algocache.h); here only for the meta record */
     const char *cases_from;    /* --cases-from FILE: only the case keys listed there (hybench ab's later
                                   rounds: the cases not yet decided); NULL: every selected case */
+    int serve_rounds;          /* --serve-rounds N: set up every case once, then measure them in up to N
+                                  rounds, one results file each (measure/serve.h); 0: a plain run */
+    const char *serve_cases;   /* --serve-cases FILE: the case keys a round runs when the controller says
+                                  so (lockstep.h HB_LOCKSTEP_CASES); NULL: every round runs every case */
     int instr_calls;           /* --instructions N: calls counted by callgrind per case (measure/instr.h); 0 off */
     const char *callgrind_dir; /* --callgrind-dir DIR: where callgrind writes this process's dumps (cg.PID.k) */
     char *argv_joined;         /* for the metadata record */

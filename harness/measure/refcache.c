@@ -171,11 +171,15 @@ void hb_ref_cache_free(hb_ref_cache *r)
     r->wq = HB_F32;
 }
 
+static long g_ref_gets; /* references obtained (read or computed) in this process: hb_ref_gets */
+long hb_ref_gets(void) { return g_ref_gets; }
+
 hb_status hb_ref_cache_get(hb_ref_cache *r, const hb_case *c, int item, const hb_options *o)
 {
     const int qi = hb_quant_input(c->op, c->dtype); /* the input held in blocks, or -1 */
     const hb_dtype wq = qi >= 0 ? c->dtype : HB_F32;
     if (r->item == item && r->out && r->wq == wq) return HB_OK;
+    g_ref_gets++;
     hb_ref_cache_free(r);
     r->wq = wq;
     unsigned long long seed = o->seed, stream0 = (unsigned long long)item * 8;

@@ -196,7 +196,7 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() == 1) _exit(HB_EXIT_INTERRUPTED);
             close(pfd[0]);
-            child_args a = {e, o, cases, fd, pfd[1], start_inst, start_case, first, pass, nogroup_until, pg->host_ceilings};
+            child_args a = {e, o, cases, fd, pfd[1], start_inst, start_case, first, pass, nogroup_until, -1, pg->host_ceilings};
             child_reexec(&a); /* returns when this backend keeps the inherited OpenMP wait policy */
             _exit(child_main(&a));
         }

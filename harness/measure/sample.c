@@ -22,108 +22,6 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
-static void ctx_free(run_ctx *x)
-{
-    for (int i = 0; i < x->nbuf_in; i++) x->inst->ops->buf_free(x->inst, &x->in[i]);
-    if (x->have_out) x->inst->ops->buf_free(x->inst, &x->out);
-    for (int i = 0; i < HB_MAX_INPUTS; i++) free(x->h32[i]);
-    free(x->o64);
-    free(x->o32);
-}
-
-/* Set up case c's data path on inst: its buffers (allocated, or when `group` is not NULL that
- * variant's, which must be the same op, shape, dtype and route: one set for the modes of a group),
- * the mode's host tensors from inputs (f64), and the memory accounting. */
-static hb_status ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const hb_options *o,
-                          const hb_ref_cache *rc, char *reason, size_t rlen, const run_ctx *group)
-{
-    double *const *inputs = rc->in;
-    /* a quantized matmul (f32 or resident mode only: quant_skip): its weight buffer holds the
-     * reference's random blocks as they are, its activations and output are f32 */
-    const int quant = hb_dtype_is_quant(c->dtype);
-    memset(x, 0, sizeof *x);
-    x->inst = inst; x->c = c; x->o = o;
-    x->nin = hb_op_get(c->op)->ninputs;
-    x->el = hb_elem_of_dtype(c->dtype);
-    x->device = !inst->host_memory;
-    size_t es = hb_elem_size(x->el);
-    size_t ib[HB_MAX_INPUTS] = {0}; /* each input buffer's bytes (a quantized weight's: its blocks) */
-    for (int i = 0; i < x->nin; i++) {
-        x->nel[i] = (size_t)hb_op_input_elems(c->op, &c->shape, i);
-        ib[i] = hb_case_input_bytes(c, i);
-    }
-    x->nout = (size_t)hb_op_output_elems(c->op, &c->shape);
-    const int qi = hb_quant_input(c->op, c->dtype);
-    if (quant && (qi < 0 || !rc->qw || rc->qw_bytes != ib[qi] || x->el != HB_ELEM_F32)) {
-        snprintf(reason, rlen, "quantized %s: no weight blocks of %zu bytes from the reference", hb_dtype_name(c->dtype),
-                 qi >= 0 ? ib[qi] : 0);
-        return HB_EINVAL;
-    }
-    /* refuse what cannot fit in host memory before touching it */
-    double need = 0;
-    for (int i = 0; i < x->nin; i++) need += (double)x->nel[i];
-    need += (double)x->nout;
-    int f64_host = c->mode == HB_MODE_CONVERT || c->mode == HB_MODE_CONVERT_DEVICE;
-    need *= (double)(es + (f64_host ? 8 : 4) + 8); /* staging + host + reference */
-    struct sysinfo si;
-    if (sysinfo(&si) == 0 && need > 0.8 * (double)si.totalram * si.mem_unit) {
-        snprintf(reason, rlen, "needs %.1f GiB of host memory, the machine has %.1f GiB", need / 1073741824.0,
-                 (double)si.totalram * si.mem_unit / 1073741824.0);
-        return HB_ENOMEM;
-    }
-    hb_status st;
-    if (group) {
-        for (int i = 0; i < x->nin; i++) x->in[i] = group->in[i];
-        x->out = group->out;
-        x->borrowed = 1;
-    } else {
-        for (int i = 0; i < x->nin; i++) {
-            st = inst->ops->buf_alloc(inst, ib[i], c->route, &x->in[i]);
-            if (st != HB_OK) { snprintf(reason, rlen, "buf_alloc of input %d (%zu bytes) failed: %s", i, ib[i], hb_status_name(st)); return st; }
-            x->in[i].dtype = c->dtype;
-            x->nbuf_in++;
-        }
-        st = inst->ops->buf_alloc(inst, x->nout * es, c->route, &x->out);
-        if (st != HB_OK) { snprintf(reason, rlen, "buf_alloc of output (%zu bytes) failed: %s", x->nout * es, hb_status_name(st)); return st; }
-        x->have_out = 1;
-    }
-    x->out.dtype = c->dtype;
-    size_t total_el = x->nout, total_b = x->nout * es; /* elements; the buffers' bytes */
-    for (int i = 0; i < x->nin; i++) { total_el += x->nel[i]; total_b += ib[i]; }
-    if (x->device) x->device_bytes = (long long)total_b;
-    if (f64_host) {
-        /* the f64 inputs are only read (converted, or uploaded and converted on the device): every
-         * mode of a group reads the one copy the reference was computed from, instead of a copy each
-         * (on the 2-core VM, a third of perf's samples of opencl's add n=2^25 group were those
-         * copies of 2 x 256 MiB per mode and their page faults) */
-        for (int i = 0; i < x->nin; i++) x->h64[i] = (double *)inputs[i];
-        x->o64 = malloc(x->nout * sizeof(double));
-        if (!x->o64) { snprintf(reason, rlen, "host f64 tensor allocation failed"); return HB_ENOMEM; }
-        x->host_bytes = (long long)(total_el * sizeof(double));
-        /* convert: f32 staging on the host; convert-device: an f64 scratch on the device instead */
-        if (c->mode == HB_MODE_CONVERT) x->staging_bytes = (long long)(total_el * es);
-        else x->device_bytes += (long long)(total_el * sizeof(double));
-    } else if (x->el != HB_ELEM_F32) {
-        for (int i = 0; i < x->nin; i++) {
-            x->h32[i] = malloc(x->nel[i] * sizeof(float));
-            if (!x->h32[i]) { snprintf(reason, rlen, "host f32 tensor allocation failed"); return HB_ENOMEM; }
-            hb_convert(x->h32[i], HB_ELEM_F32, inputs[i], HB_ELEM_F64, x->nel[i]);
-        }
-        x->o32 = malloc(x->nout * sizeof(float));
-        if (!x->o32) { snprintf(reason, rlen, "host f32 tensor allocation failed"); return HB_ENOMEM; }
-        x->host_bytes = (long long)(total_el * sizeof(float));
-        x->staging_bytes = (long long)(total_el * es);
-    } else {
-        /* conversion-free: the f32 host tensors (a quantized weight's blocks) are the buffers' host memory */
-        for (int i = 0; i < x->nin; i++) {
-            if (i == qi) memcpy(x->in[i].host, rc->qw, ib[i]);
-            else hb_convert(x->in[i].host, HB_ELEM_F32, inputs[i], HB_ELEM_F64, x->nel[i]);
-        }
-        x->host_bytes = (long long)total_b;
-    }
-    return HB_OK;
-}
-
 /* One timed phase: host clock always; device clock when the backend has timers and touches the device. */
 #define PHASE_BEGIN(use_dev) do { if ((use_dev) && x->inst->ops->timer_begin) x->inst->ops->timer_begin(x->inst); } while (0)
 
@@ -287,6 +185,8 @@ typedef struct mvar {
                                  * added to its own figures (what it would hold alone) */
 } mvar;
 
+static long g_prepares; /* var_prepare calls in this process (hb_group_prepares) */
+
 /* The record of a variant that ends before sampling (skipped, unsupported, failed set-up). */
 static void var_status(mvar *v, const char *inst_name, hb_status st, const char *reason)
 {
@@ -323,10 +223,11 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
     v->tol = hb_op_tolerance(c->op, &c->shape, c->dtype);
     v->mem_before = v->mem_after = v->dfree = v->dtotal = -1;
     if (inst->ops->mem_info) inst->ops->mem_info(inst, &v->mem_before, &v->dfree, &v->dtotal);
+    g_prepares++;
     hb_rss_reset();
     long long rss0 = hb_rss_now();
     if (!group_buffers_fit(owner, c)) owner = NULL;
-    hb_status st = ctx_init(&v->x, inst, c, o, rc, v->reason, sizeof v->reason, owner ? &owner->x : NULL);
+    hb_status st = hb_ctx_init(&v->x, inst, c, o, rc, v->reason, sizeof v->reason, owner ? &owner->x : NULL);
     v->opened = 1;
     if (owner) {
         v->group_dev = owner->mem_after >= 0 && owner->mem_before >= 0 ? owner->mem_after - owner->mem_before : 0;
@@ -600,18 +501,35 @@ static void var_free(mvar *v)
     for (int p = 0; p < HB_PH_COUNT; p++) { free(v->samp[p]); v->samp[p] = NULL; }
     free(v->hostc);
     v->hostc = NULL;
-    if (v->opened) ctx_free(&v->x);
+    if (v->opened) hb_ctx_free(&v->x);
     v->opened = 0;
 }
 
-int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, const char *skip, const hb_options *o,
-                     hb_ref_cache *rc, const hb_ceiling_set *cl, json_t **recs, hb_status *st_out)
+/* A group set up, verified and warmed (hb_group_prepare), ready to take rounds of samples. */
+struct hb_group {
+    hb_instance *inst;
+    hb_case cases[HB_MAX_GROUP]; /* the group's own copy: v[k].c points here */
+    int n, item, nready;
+    const char *skip;
+    hb_ref_cache *rc;
+    mvar *v;
+    json_t *base[HB_MAX_GROUP];  /* each variant's record as set-up left it (a complete one when final) */
+};
+
+long hb_group_prepares(void) { return g_prepares; }
+
+hb_group *hb_group_prepare(hb_instance *inst, const hb_case *cases, int n, int item, const char *skip, const hb_options *o,
+                           hb_ref_cache *rc, const hb_ceiling_set *cl)
 {
-    if (n < 1 || n > HB_MAX_GROUP) return -1;
-    mvar *v = calloc((size_t)n, sizeof *v);
-    if (!v) return -1;
+    (void)cl;
+    if (n < 1 || n > HB_MAX_GROUP) return NULL;
+    hb_group *g = calloc(1, sizeof *g);
+    mvar *v = g ? calloc((size_t)n, sizeof *v) : NULL;
+    if (!v) { free(g); return NULL; }
+    g->inst = inst; g->n = n; g->item = item; g->skip = skip; g->rc = rc; g->v = v;
+    memcpy(g->cases, cases, (size_t)n * sizeof *cases);
     int nready = 0;
-    for (int k = 0; k < n; k++) v[k].c = &cases[k];
+    for (int k = 0; k < n; k++) v[k].c = &g->cases[k];
     /* 0. what ends before any run: the item's skip, supports(), cpu-ref's size limit, the chain */
     for (int k = 0; k < n; k++) {
         const hb_case *c = v[k].c;
@@ -670,6 +588,23 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
         v[k].wall_setup = hb_now() - tp;
         if (!owner && v[k].opened && v[k].x.have_out && !v[k].deferred) owner = &v[k];
         nready += v[k].ready;
+    }
+    g->nready = nready;
+    for (int k = 0; k < n; k++) { g->base[k] = v[k].rec; v[k].rec = NULL; }
+    return g;
+}
+
+int hb_group_sample(hb_group *g, const hb_options *o, const hb_ceiling_set *cl, json_t **recs, hb_status *st_out)
+{
+    hb_instance *inst = g->inst;
+    hb_ref_cache *rc = g->rc;
+    mvar *v = g->v;
+    const int n = g->n, nready = g->nready;
+    for (int k = 0; k < n; k++) { /* a new round: the record as set-up left it, no samples yet */
+        v[k].rec = g->base[k] ? json_deep_copy(g->base[k]) : NULL;
+        if (g->base[k] && !v[k].rec) return -1;
+        v[k].best = v[k].ci_met = 0;
+        v[k].wall_sampling = 0;
     }
     /* 3. sampling until each variant's median CI is tight enough or its budget is spent, in
      * `repetitions` windows separated in time (each with budget/repetitions per variant). The
@@ -766,18 +701,38 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
         }
     }
     for (int k = 0; k < n; k++) {
-        if (v[k].deferred) continue;
+        if (v[k].deferred) { recs[k] = NULL; continue; }
+        hb_status st0 = v[k].st;
         if (!v[k].final) var_finish(&v[k], inst, o, cl, ck, nwin, n);
         recs[k] = v[k].rec;
+        v[k].rec = NULL;
         st_out[k] = v[k].st;
+        if (v[k].st == HB_EWRONG && st0 == HB_OK) v[k].st = HB_OK; /* judged again from rel in each round */
     }
-    for (int k = 0; k < n; k++) var_free(&v[k]);
-    /* variants that did not fit beside the others: alone, now that the group's memory is free */
-    for (int k = 0; k < n; k++)
-        if (v[k].deferred && hb_measure_group(inst, v[k].c, 1, item, skip, o, rc, cl, &recs[k], &st_out[k]) != 0) {
-            free(v);
-            return -1;
-        }
-    free(v);
     return 0;
+}
+
+void hb_group_free(hb_group *g)
+{
+    if (!g) return;
+    for (int k = 0; k < g->n; k++) { var_free(&g->v[k]); json_decref(g->base[k]); json_decref(g->v[k].rec); }
+    free(g->v);
+    free(g);
+}
+
+int hb_group_deferred(const hb_group *g, int k) { return g->v[k].deferred; }
+
+int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, const char *skip, const hb_options *o,
+                     hb_ref_cache *rc, const hb_ceiling_set *cl, json_t **recs, hb_status *st_out)
+{
+    hb_group *g = hb_group_prepare(inst, cases, n, item, skip, o, rc, cl);
+    if (!g) return -1;
+    int r = hb_group_sample(g, o, cl, recs, st_out);
+    int def[HB_MAX_GROUP];
+    for (int k = 0; k < n; k++) def[k] = hb_group_deferred(g, k);
+    hb_group_free(g);
+    /* variants that did not fit beside the others: alone, now that the group's memory is free */
+    for (int k = 0; k < n && r == 0; k++)
+        if (def[k] && hb_measure_group(inst, &cases[k], 1, item, skip, o, rc, cl, &recs[k], &st_out[k]) != 0) r = -1;
+    return r;
 }
