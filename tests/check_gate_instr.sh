@@ -7,7 +7,8 @@
 #     sub-problem costs in proportion; small ones rise by more, docs/compare.md "Plants that do real work"): exit 1; the case
 #     flagged by "instructions"; its count per call 2-4% above BASE's; CUR's record still verified (ok,
 #     rel_err within tolerance); the record names the tool and the calls counted.
-#  3. Both measures (--with-time): a planted add flagged by "both", the unplanted cases by neither.
+#  3. Both measures (--with-time): a planted add flagged by "both", the unplanted cases never by the
+#     instruction count (a flag by time alone is noted, not failed: the VM's timing noise).
 #  2. Usage errors: --instr-rounds 0, --instr-threshold 2 (exit 2, the option named); `run
 #     --instructions` without --callgrind-dir (exit 2), and outside valgrind (the case fails, reason named).
 set -u
@@ -56,7 +57,11 @@ $PL ab $PL $PL --instructions --with-time --instr-rounds 1 --rounds 8 --min-roun
 [ $rc -eq 1 ] || { tail -5 $T/wt.err; fail "--with-time, planted add: exit $rc, wanted 1"; }
 [ -s $T/wt/instructions.md ] || fail "--with-time: no instructions.md"
 [ "$(grep -c '^| add.* | both |$' $T/wt.md)" -eq 4 ] || fail "--with-time: the 4 add cases are not all flagged by both"
-grep -E '^\| (mul|relu)' $T/wt.md | grep -q 'both\|time |\|instructions |$' && fail "--with-time: an unplanted case flagged"
+# the unplanted cases: never by the instruction count (deterministic); a flag by time alone is the time
+# gate's own false-positive rate on a loaded machine (8 rounds on a shared VM while make test runs other
+# tests beside it: seen once in 2026-11-28's runs), which a test must not assert on
+grep -E '^\| (mul|relu)' $T/wt.md | grep -q 'both |$\|instructions |$' && fail "--with-time: an unplanted case flagged by its instruction count"
+grep -E '^\| (mul|relu)' $T/wt.md | grep 'time |$' | sed 's/^/check_gate_instr: note: flagged by time alone (noise): /'
 $PL ab $PL $PL --with-time $T/one.ini > /dev/null 2> $T/u4.err; rc=$?
 [ $rc -eq 2 ] && grep -q -- "--with-time" $T/u4.err || fail "--with-time without --instructions: exit $rc, wanted 2"
 echo "check_gate_instr: PASS ($(( $(date +%s) - t0 )) s under callgrind)"

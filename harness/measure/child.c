@@ -217,6 +217,19 @@ static int injected(const hb_instance *inst, const hb_case *c)
     return 0;
 }
 
+/* Fault injection for the test suite, inside the case c (alone: group_of keeps such cases out of
+ * groups): HB_INJECT_CRASH=TEXT kills the child with SIGSEGV in every case whose key contains TEXT, to
+ * check that the run records `crashed` and goes on; HB_INJECT_KILL=TEXT the same with SIGKILL, as a
+ * kill from outside (kill -9) would end it. A plain run's case and a served round's (serve_group). */
+static void inject_fault(const hb_instance *inst, const hb_case *c)
+{
+    const char *v[2] = {hb_config_get()->inject_crash, hb_config_get()->inject_kill};
+    const int sig[2] = {SIGSEGV, SIGKILL};
+    char key[512];
+    for (int k = 0; k < 2; k++)
+        if (v[k] && *v[k] && strstr(hb_case_key(c, inst->name, key, sizeof key), v[k])) raise(sig[k]);
+}
+
 /* Collectives over more than one rank stay alone: every rank must make the same calls in the same
  * order and stop at the same sample (coll_vote), which a group's shared stopping does not agree
  * across ranks. One rank has no one to agree with: its modes are measured together like any op's
@@ -376,20 +389,7 @@ int child_main(const child_args *a)
             hb_lockstep_yield();
             say(a->pipe_w, "B %d %zu\n", i, j);
             if (ng > 1) say(a->pipe_w, "G %d %zu %d\n", i, grp[ng - 1], ng);
-            /* fault injection for the test suite: HB_INJECT_CRASH=TEXT kills the child inside every case
-             * whose key contains TEXT, to check that the run records `crashed` and goes on; the group
-             * was formed without such cases (group_of), so the case is alone here */
-            const char *inject = hb_config_get()->inject_crash;
-            if (inject && *inject) {
-                char key[512];
-                if (strstr(hb_case_key(&hc[0], inst[i].name, key, sizeof key), inject)) raise(SIGSEGV);
-            }
-            /* HB_INJECT_KILL=TEXT: the same with SIGKILL, as a kill from outside (kill -9) would end it */
-            const char *inject_kill = hb_config_get()->inject_kill;
-            if (inject_kill && *inject_kill) {
-                char key[512];
-                if (strstr(hb_case_key(&hc[0], inst[i].name, key, sizeof key), inject_kill)) raise(SIGKILL);
-            }
+            inject_fault(&inst[i], &hc[0]);
             json_t *recs[HB_MAX_GROUP] = {0};
             hb_status sts[HB_MAX_GROUP];
             if (hb_measure_group(&inst[i], hc, ng, a->cases->item[j], a->cases->items->v[a->cases->item[j]].skip, a->o,
@@ -470,6 +470,7 @@ static int serve_group(const child_args *a, hb_instance *inst, served_grp *sg, c
     json_t *recs[HB_MAX_GROUP] = {0};
     hb_status sts[HB_MAX_GROUP];
     const long setups0 = hb_group_prepares(), refs0 = hb_ref_gets();
+    if (!sg->g) inject_fault(&inst[i], &sg->hc[0]); /* a case a fault injection names is set up per round */
     int bad = sg->g ? hb_group_sample(sg->g, a->o, cl, recs, sts)
                     : hb_measure_group(&inst[i], sg->hc, sg->ng, l->item[j], l->items->v[l->item[j]].skip, a->o, scratch, cl, recs, sts);
     for (int k = 0; sg->g && !bad && k < sg->ng; k++) /* a variant that did not fit beside the others: alone */

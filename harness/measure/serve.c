@@ -33,6 +33,7 @@ typedef struct srv {
     int alive;
     char names[MAX_INST][64];
     json_t *dead;           /* the case record of the case it died in during set-up (every round gets a copy) */
+    int respawn;            /* it died in a case of a round: started again (set-up included) before the next round */
 } srv;
 
 /* the host ceilings a served child measured (JSON array, host_ceilings_send), handed to the next backend's
@@ -97,8 +98,8 @@ static int pump(srv *c, const hb_options *o, const hb_case_list *cases, int fd, 
     else snprintf(reason, sizeof reason, "child exited with status %d inside the case", WEXITSTATUS(ws));
     hb_case cc = cases->v[cur];
     json_t *rec = hb_case_status_record(&cc, c->names[cur_inst], st, reason);
-    fprintf(stderr, "hybench: %s: case %ld %s: %s%s; the %s process serves no more rounds\n", c->names[cur_inst], cur,
-            hb_status_name(st), reason, fd < 0 ? " (in its set-up)" : "", c->e->type);
+    fprintf(stderr, "hybench: %s: case %ld %s: %s%s\n", c->names[cur_inst], cur, hb_status_name(st), reason,
+            fd < 0 ? " (in its set-up: the process serves no more rounds)" : " (a new process serves the next round)");
     if (g_stop) { json_decref(rec); return -1; }
     counts[st]++;
     if (fd < 0) c->dead = rec;
@@ -195,11 +196,24 @@ int hb_measure_serve(const hb_options *o, const hb_case_list *cases, const char 
         for (int k = 0; k < nk && !g_stop; k++) {
             srv *c = &kids[k];
             if (c->dead && !subset) { put_record(fd, json_deep_copy(c->dead), 1); counts[HB_ECRASH]++; }
+            if (!c->alive && c->respawn) {
+                /* it died in a case of the previous round (recorded there): a new process sets every case
+                 * up again, inside this build's turn, so that this round measures its cases too */
+                const hb_backend_entry *e = c->e;
+                fclose(c->rp);
+                close(c->ctl_w);
+                int sc[HB_STATUS_COUNT] = {0};
+                if (start(c, e, o, cases) == 0 && pump(c, o, cases, -1, sc) == 0)
+                    fprintf(stderr, "hybench %s: the %s process, ended in round %d, started again (set-up repeated)\n", cmd, e->type, r - 1);
+                else
+                    c->alive = 0;
+            }
             if (!c->alive) continue;
             char msg[4400];
             int ml = snprintf(msg, sizeof msg, "%c %d %s\n", subset ? 'C' : 'R', r, rp);
             if (write(c->ctl_w, msg, (size_t)ml) != ml) { c->alive = 0; continue; }
             if (pump(c, o, cases, fd, counts) && c->alive) rc = HB_EXIT_IO; /* a write failed (said) */
+            else if (!c->alive && !c->dead) c->respawn = 1;
         }
         size_t n = 0;
         for (int s = 0; s < HB_STATUS_COUNT; s++) { n += (size_t)counts[s]; t->counts[s] += counts[s]; }
