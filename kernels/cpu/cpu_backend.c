@@ -58,14 +58,6 @@ static const char *openblas_core_warning(void)
     return NULL;
 }
 
-/* The settings (core/config.h) the configure hook gave; all unset until then. */
-static const hb_config g_unset_cfg;
-static const hb_config *g_cfg = &g_unset_cfg;
-
-const hb_config *hb_cpu_cfg(void) { return g_cfg; }
-
-void hb_cpu_set_cfg(const hb_config *cfg) { g_cfg = cfg ? cfg : &g_unset_cfg; }
-
 static int cpu_enumerate(hb_instance *out, int max, char *reason, size_t reasonlen)
 {
     if (max < 1 || !out) {

@@ -108,9 +108,11 @@ cl_int ocl_check_at(cl_int e, const char *call, const char *file, int line);
 hb_status ocl_status(cl_int e);
 
 /* ---- programs and kernels (ocl_program.c) ---- */
-/* The run's settings (core/config.h) as the configure hook gave them (ocl_backend.c); every setting
+/* The run's settings (core/config.h) as the configure hook gave them (ocl_cfg.c); every setting
  * unset until it is called. Never NULL. */
 const hb_config *ocl_cfg(void);
+/* Keep cfg (NULL: every setting unset) as the settings ocl_cfg returns (ocl_cfg.c; the configure hook). */
+void ocl_set_cfg(const hb_config *cfg);
 /* Find the kernel directory (setting HB_KERNEL_DIR, <dir of this plugin>/opencl, kernels/opencl) into dir.
  * Returns 0, or -1 when none holds hb_common.cl (dir then holds the last candidate). */
 int ocl_find_kernel_dir(char *dir, size_t len);

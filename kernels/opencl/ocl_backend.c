@@ -215,13 +215,8 @@ static int dev_has_ext(cl_device_id d, const char *ext)
     return found;
 }
 
-/* The settings (core/config.h) the configure hook gave; all unset until then. */
-static const hb_config g_unset_cfg;
-static const hb_config *g_cfg = &g_unset_cfg;
-
-const hb_config *ocl_cfg(void) { return g_cfg; }
-
-static void ocl_configure(const hb_config *cfg) { g_cfg = cfg ? cfg : &g_unset_cfg; }
+/* The configure hook: the settings kept by ocl_cfg.c. */
+static void ocl_configure(const hb_config *cfg) { ocl_set_cfg(cfg); }
 
 /* Whether setting v (NULL: unset) reads val. */
 static int cfg_is(const char *v, const char *val) { return v && !strcmp(v, val); }
@@ -273,8 +268,8 @@ static ocl_ctx *ctx_open(cl_platform_id plat, cl_device_id d, int pi, int di, co
     c->is_cpu = (c->type & CL_DEVICE_TYPE_CPU) != 0;
     c->fp16 = dev_has_ext(d, "cl_khr_fp16");
     c->fp64 = dev_has_ext(d, "cl_khr_fp64");
-    c->f16_ok = c->fp16 || cfg_is(g_cfg->opencl_force_f16, "1");
-    c->cpu_style = cfg_is(g_cfg->opencl_style, "gpu") ? 0 : cfg_is(g_cfg->opencl_style, "cpu") ? 1 : c->is_cpu;
+    c->f16_ok = c->fp16 || cfg_is(ocl_cfg()->opencl_force_f16, "1");
+    c->cpu_style = cfg_is(ocl_cfg()->opencl_style, "gpu") ? 0 : cfg_is(ocl_cfg()->opencl_style, "cpu") ? 1 : c->is_cpu;
     if (c->cus == 0) c->cus = 1;
     snprintf(c->kdir, sizeof c->kdir, "%s", kdir);
 
