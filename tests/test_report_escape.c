@@ -12,7 +12,7 @@
  *   (hb_cmd_report, with gnuplot) runs on it; then no FILE exists, every line of every .gp script
  *   holds the injected text only in a comment or inside a gnuplot single-quoted string, report.md
  *   shows the text escaped on one line, and index.html carries it as &lt;script&gt;, never <script>.
- * Run from the repository root (the report finds reports/style.gp there), as run_tests.sh does.
+ * Run from the repository root (the report finds templates/style.gp there), as run_tests.sh does.
  */
 #include <dirent.h>
 #include <setjmp.h>

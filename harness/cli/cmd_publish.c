@@ -2,9 +2,9 @@
  * from the history store (results/store.h), with each machine's steps and drifts (analysis/trend.h).
  * docs/history.md, "The site". */
 #include "cli/commands.h"
+#include "cli/templates.h"
 #include "report/site.h"
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -39,35 +39,6 @@ static void publish_usage(FILE *f)
           "Exit status: 0 ok (steps and drifts are reported, not an error); 2 bad usage, no such store or no runs\n"
           "in it; 7 the store cannot be read or the site cannot be written (the file named); 10 the package\n"
           "libjs-dygraphs is not installed (its file named).\n", f);
-}
-
-static int has_site_templates(const char *dir)
-{
-    char p[PATH_MAX + 16];
-    struct stat st;
-    if (snprintf(p, sizeof p, "%s/site.js", dir) >= (int)sizeof p) return 0;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* The folder of site.js and site.css: $HB_REPORT_TEMPLATES, reports/ beside the binary's build folder,
- * else ./reports (as `hybench report` finds its style). */
-static void find_templates(char *out, size_t len)
-{
-    const char *env = getenv("HB_REPORT_TEMPLATES");
-    if (env && *env && has_site_templates(env)) { snprintf(out, len, "%s", env); return; }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *dir = dirname(exe);
-        static const char *const rel[] = { "/../reports", "/../../reports" };
-        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-            char cand[PATH_MAX + 32];
-            if (snprintf(cand, sizeof cand, "%s%s", dir, rel[i]) >= (int)sizeof cand) continue;
-            if (has_site_templates(cand) && snprintf(out, len, "%s", cand) < (int)len) return;
-        }
-    }
-    snprintf(out, len, "reports");
 }
 
 int hb_cmd_publish(int argc, char **argv)
@@ -127,7 +98,7 @@ int hb_cmd_publish(int argc, char **argv)
     }
     const char *lib = getenv("HB_DYGRAPHS_DIR");
     o.lib_dir = lib && *lib ? lib : HB_SITE_DYGRAPHS_DIR;
-    find_templates(tpl, sizeof tpl);
+    (void)hb_find_templates(NULL, "site.js", tpl, sizeof tpl); /* a folder without them: site_files.c names it */
     o.tpl_dir = tpl;
     int rc = hb_site_prepare(&o, err, sizeof err);
     if (rc) { fprintf(stderr, "hybench publish: %s\n", err); return rc; }

@@ -1,10 +1,10 @@
 /* cmd_report.c - `hybench report`: options and help, template lookup, the pipeline of report/report.h
  * (load, analyze, plots, render, summary.json and routing.json), and the exit status. */
 #include "cli/commands.h"
+#include "cli/templates.h"
 #include "report/report.h"
 #include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,46 +23,13 @@ static void usage(FILE *f)
             "  --name NAME       report name (default: the run id of the first file)\n"
             "  --jobs N          gnuplot processes in parallel (default: online CPUs, at most 8)\n"
             "  --templates DIR   directory with style.gp and style.css (default: $HB_REPORT_TEMPLATES,\n"
-            "                    else reports/ beside the executable's tree, else ./reports)\n"
+            "                    else templates/ of the executable's source tree, else ./templates)\n"
             "  --svg-only        draw SVG only, no PNG (faster)\n"
             "  -q, --quiet       print nothing on success\n"
             "  -h, --help        this text\n"
             "Exit status: 0 report written; %d bad arguments or unreadable/malformed results;\n"
             "%d a file could not be written or a plot could not be drawn (the rest is still written).\n",
             HB_EXIT_USAGE, HB_EXIT_IO);
-}
-
-static int is_template_dir(const char *dir)
-{
-    char p[PATH_MAX + 16];
-    if (snprintf(p, sizeof p, "%s/style.gp", dir) >= (int)sizeof p) return 0;
-    return access(p, R_OK) == 0;
-}
-
-/* Find the directory of style.gp/style.css; 0 on success. */
-static int find_templates(const char *opt, char *out, size_t len)
-{
-    if (opt) {
-        if (!is_template_dir(opt)) return -1;
-        snprintf(out, len, "%s", opt);
-        return 0;
-    }
-    const char *env = getenv("HB_REPORT_TEMPLATES");
-    if (env && *env && is_template_dir(env)) { snprintf(out, len, "%s", env); return 0; }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *dir = dirname(exe); /* build/ or build/tests/ */
-        static const char *const rel[] = { "/../reports", "/../../reports" };
-        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-            char cand[PATH_MAX + 32];
-            if (snprintf(cand, sizeof cand, "%s%s", dir, rel[i]) >= (int)sizeof cand) continue;
-            if (is_template_dir(cand) && snprintf(out, len, "%s", cand) < (int)len) return 0;
-        }
-    }
-    if (is_template_dir("reports")) { snprintf(out, len, "reports"); return 0; }
-    return -1;
 }
 
 static int mkdir_p(const char *path)
@@ -146,9 +113,9 @@ int hb_cmd_report(int argc, char **argv)
     rp.svg_only = svg_only;
     char err[1024] = "";
     int rc = HB_EXIT_OK;
-    if (find_templates(tpl, rp.tpl_dir, sizeof rp.tpl_dir) != 0) {
+    if (hb_find_templates(tpl, "style.gp", rp.tpl_dir, sizeof rp.tpl_dir) != 0) {
         fprintf(stderr, "hybench report: cannot find style.gp in %s (give --templates DIR or set HB_REPORT_TEMPLATES)\n",
-                tpl ? tpl : "$HB_REPORT_TEMPLATES, <exe>/../reports, <exe>/../../reports or ./reports");
+                tpl ? tpl : "$HB_REPORT_TEMPLATES, <exe>/../templates, <exe>/../../templates or ./templates");
         return HB_EXIT_USAGE;
     }
     /* every file against the schema with the commands' rules first (file:line: field: reason) */

@@ -65,7 +65,7 @@ int hb_site_prepare(const hb_site_opts *o, char *err, size_t errlen)
                                       "tools/install_deps.sh)", p, strerror(errno), HB_SITE_DYGRAPHS_PKG, HB_SITE_DYGRAPHS_PKG);
                 return HB_EXIT_NO_PACKAGE;
             }
-            snprintf(err, errlen, "%s: %s (the site's templates: reports/ of the source tree, or HB_REPORT_TEMPLATES)", p,
+            snprintf(err, errlen, "%s: %s (the site's templates: templates/ of the source tree, or HB_REPORT_TEMPLATES)", p,
                      strerror(errno));
             return HB_EXIT_USAGE;
         }

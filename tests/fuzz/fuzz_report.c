@@ -150,7 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static char tpl[PATH_MAX], outdir[PATH_MAX];
     if (!tpl[0]) {
-        if (!realpath("reports", tpl)) FAIL("run from the repository root (reports/style.gp not found)");
+        if (!realpath("templates", tpl)) FAIL("run from the repository root (templates/style.gp not found)");
         snprintf(outdir, sizeof outdir, "%s/out", fz_tmpdir());
         if (mkdir(outdir, 0755) != 0) FAIL("mkdir %s", outdir);
     }
