@@ -277,6 +277,38 @@ static int host_ceilings_from(const char *e, hb_ceiling_set *cl)
     return n;
 }
 
+char hb_child_msg_parse(char *line, hb_child_msg *m)
+{
+    memset(m, 0, sizeof *m);
+    m->rel = -1;
+    line[strcspn(line, "\n")] = 0;
+    m->text = line[0] && line[1] == ' ' ? line + 2 : "";
+    int ok = 0;
+    switch (line[0]) {
+    case 'K': case 'U': case 'P': case 'D': ok = 1; break;
+    case 'W': ok = sscanf(line, "W %d", &m->err) == 1; break;
+    case 'T': ok = sscanf(line, "T %d %zu %255s", &m->inst, &m->n, m->name) == 3; break;
+    case 'C': ok = sscanf(line, "C %d", &m->inst) == 1; break;
+    case 'N': { /* "N <inst> <name>: none of the requested cases: <why>"; a name may hold ':' (opencl:0:0) */
+        int at = 0;
+        const char *end = strstr(line, ": none of the requested cases: ");
+        ok = sscanf(line, "N %d %n", &m->inst, &at) == 1 && at > 0 && end && end > line + at;
+        if (ok) {
+            snprintf(m->name, sizeof m->name, "%.*s", (int)(end - line - at), line + at);
+            m->text = line + at;
+        }
+        break;
+    }
+    case 'G': ok = sscanf(line, "G %d %zu %d", &m->inst, &m->c, &m->gn) == 3; break;
+    case 'B': case 'S': ok = sscanf(line + 1, " %d %zu", &m->inst, &m->c) == 2; break;
+    case 'E': ok = sscanf(line, "E %d %zu %255s %lf", &m->inst, &m->c, m->name, &m->rel) >= 3; break;
+    default: break;
+    }
+    if (ok && (m->inst < 0 || m->inst >= MAX_INST)) ok = 0;
+    m->kind = ok ? line[0] : 0;
+    return m->kind;
+}
+
 static void host_ceilings_send(int fd, const hb_ceiling_set *cl)
 {
     json_t *a = ceilings_json(cl);

@@ -159,6 +159,26 @@ int hb_merge_file(const char *path, int *fd, int pass, int counts[HB_STATUS_COUN
 /* Instances of one backend type that a run opens at most. */
 #define MAX_INST 16
 
+/* One progress line a child writes to its parent (child.c's say calls), parsed once for both readers
+ * (runner.c for a plain run, serve.c for a served one). kind: 'K' host ceilings (text: a JSON array),
+ * 'W' a results file write failed (err), 'T' an instance begins (inst, n cases, name), 'C' its ceilings
+ * are measured (inst), 'U' the backend is unavailable (text: why), 'N' an instance has no case (inst,
+ * name, which may hold ':' as in opencl:0:0; text: "<name>: none of the requested cases: <why>"), 'G' the mode group of the case in flight
+ * ends at case c with gn cases (inst, c, gn), 'B' case c begins (inst, c), 'S' case c is set up (served
+ * run), 'E' case c ended (inst, c, name: its status, rel: its relative error, -1 when absent), 'P' every
+ * case set up (served), 'D' a served round done. */
+typedef struct hb_child_msg {
+    char kind;
+    int inst, gn, err;
+    size_t c, n;
+    double rel;
+    char name[256];
+    const char *text; /* into the line (its newline removed) */
+} hb_child_msg;
+/* Parse line (modified: its newline is cut) into *m. Returns m->kind, or 0 for a line of no known form
+ * (ignored by both readers). */
+char hb_child_msg_parse(char *line, hb_child_msg *m);
+
 /* What the parent hands the child it starts (forked, or re-executed with HB_CHILD). */
 typedef struct child_args {
     const hb_backend_entry *entry;

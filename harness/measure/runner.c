@@ -222,46 +222,45 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
             }
             if (pr < 0 && errno == EINTR) continue;
             if (!fgets(line, sizeof line, rp)) break;
-            int ii;
-            size_t jj, tt;
-            char name[256];
-            if (!strncmp(line, "K ", 2)) {
-                /* the host's ceilings, measured by this pass's first host-memory child */
-                line[strcspn(line, "\n")] = 0;
+            hb_child_msg m;
+            switch (hb_child_msg_parse(line, &m)) {
+            case 'K': /* the host's ceilings, measured by this pass's first host-memory child */
                 free(pg->host_ceilings);
-                pg->host_ceilings = strdup(line + 2);
-            } else if (sscanf(line, "W %d", &write_errno) == 1) {
-                /* the child could not write the results file: the run ends with HB_EXIT_IO below */
-            } else if (sscanf(line, "T %d %zu %255s", &ii, &tt, name) == 3) {
-                snprintf(inst_names[ii], sizeof inst_names[ii], "%.63s", name);
-                if (!json_object_get(pg->backends, name))
-                    json_object_set_new(pg->backends, name, json_pack("{s:I}", "cases", (json_int_t)tt));
-                cur_inst = ii;
-                inst_total = tt;
-                if (ii == start_inst && !first) inst_done = 0; /* resumed: count restarts, fine */
-                pg->total_known += first || ii != start_inst ? tt : 0;
-                pg->pass_total += first || ii != start_inst ? tt : 0;
-                if (pg->tty) fprintf(stderr, "\r\033[K[%s] measuring ceilings...", name);
-            } else if (sscanf(line, "G %d %zu %d", &ii, &jj, &group_n) == 3) {
-                group_last = (long)jj; /* the mode group of cur_case runs to case jj, group_n cases */
-            } else if (sscanf(line, "B %d %zu", &ii, &jj) == 2) {
-                cur_inst = ii;
-                cur_case = (long)jj;
+                pg->host_ceilings = strdup(m.text);
+                break;
+            case 'W': write_errno = m.err; break; /* the child could not write the results file: HB_EXIT_IO below */
+            case 'T':
+                snprintf(inst_names[m.inst], sizeof inst_names[m.inst], "%.63s", m.name);
+                if (!json_object_get(pg->backends, m.name))
+                    json_object_set_new(pg->backends, m.name, json_pack("{s:I}", "cases", (json_int_t)m.n));
+                cur_inst = m.inst;
+                inst_total = m.n;
+                if (m.inst == start_inst && !first) inst_done = 0; /* resumed: count restarts, fine */
+                pg->total_known += first || m.inst != start_inst ? m.n : 0;
+                pg->pass_total += first || m.inst != start_inst ? m.n : 0;
+                if (pg->tty) fprintf(stderr, "\r\033[K[%s] measuring ceilings...", m.name);
+                break;
+            case 'G':
+                group_last = (long)m.c; /* the mode group of cur_case runs to case c, gn cases */
+                group_n = m.gn;
+                break;
+            case 'B':
+                cur_inst = m.inst;
+                cur_case = (long)m.c;
                 group_last = -1;
                 group_n = 1;
                 case_t0 = hb_now();
-                progress_line(pg, inst_names[ii], &cases->v[jj], inst_done + 1, inst_total);
-            } else if (sscanf(line, "E %d %zu %255s", &ii, &jj, name) == 3) {
-                hb_status s = hb_status_from_name(name);
-                double rel = -1;
-                { char t1[8], t2[32], t3[64]; sscanf(line, "%7s %31s %31s %63s %lf", t1, t2, t2, t3, &rel); }
+                progress_line(pg, inst_names[m.inst], &cases->v[m.c], inst_done + 1, inst_total);
+                break;
+            case 'E': {
+                hb_status s = hb_status_from_name(m.name);
                 if (o->verify_only || (s != HB_OK && s != HB_ESKIP)) {
-                    const hb_case *vc = &cases->v[jj];
+                    const hb_case *vc = &cases->v[m.c];
                     char sh[160];
                     if (pg->tty) fprintf(stderr, "\r\033[K");
-                    printf("%-12s %-9s %-48s %-8s %-8s %-5s %-11s rel_err %s%.2g\n", inst_names[ii], hb_op_get(vc->op)->name,
+                    printf("%-12s %-9s %-48s %-8s %-8s %-5s %-11s rel_err %s%.2g\n", inst_names[m.inst], hb_op_get(vc->op)->name,
                            hb_shape_format(vc->op, &vc->shape, sh, sizeof sh), hb_mode_name(vc->mode), hb_route_name(vc->route),
-                           hb_dtype_name(vc->dtype), name, rel < 0 ? "n/a " : "", rel < 0 ? 0.0 : rel);
+                           hb_dtype_name(vc->dtype), m.name, m.rel < 0 ? "n/a " : "", m.rel < 0 ? 0.0 : m.rel);
                 }
                 if (s < HB_STATUS_COUNT) pg->counts[s]++;
                 pg->done++;
@@ -270,26 +269,28 @@ static int run_backend(const hb_backend_entry *e, const hb_options *o, const hb_
                 ended++;
                 cur_case = -1;
                 group_n = 1;
-                if (!pg->tty) progress_line(pg, inst_names[ii], NULL, 0, 0);
-            } else if (!strncmp(line, "U ", 2)) {
+                if (!pg->tty) progress_line(pg, inst_names[m.inst], NULL, 0, 0);
+                break;
+            }
+            case 'U':
                 *unavailable = 1;
-                line[strcspn(line, "\n")] = 0;
                 if (!json_object_get(pg->backends, e->type)) { /* once per run, not once per pass */
                     if (pg->tty) fprintf(stderr, "\r\033[K");
-                    fprintf(stderr, "hybench: %s unavailable: %s\n", e->type, line + 2);
-                    json_object_set_new(pg->backends, e->type, json_pack("{s:i,s:b,s:s}", "cases", 0, "available", 0, "why", line + 2));
+                    fprintf(stderr, "hybench: %s unavailable: %s\n", e->type, m.text);
+                    json_object_set_new(pg->backends, e->type, json_pack("{s:i,s:b,s:s}", "cases", 0, "available", 0, "why", m.text));
                 }
-            } else if (sscanf(line, "N %d %255s", &ii, name) == 2) {
-                /* "N <instance index> <name>: none of the requested cases: <why>" */
-                line[strcspn(line, "\n")] = 0;
-                name[strcspn(name, ":")] = 0;
-                const char *msg = strchr(line + 2, ' ') + 1, *why = strstr(msg, ": none of the requested cases: ");
-                json_t *b = json_object_get(pg->backends, name);
+                break;
+            case 'N': { /* "N <instance index> <name>: none of the requested cases: <why>" */
+                const char *why = strstr(m.text, ": none of the requested cases: ");
+                json_t *b = json_object_get(pg->backends, m.name);
                 if (b && why && !json_object_get(b, "why")) {
                     if (pg->tty) fprintf(stderr, "\r\033[K");
-                    fprintf(stderr, "hybench: %s\n", msg);
+                    fprintf(stderr, "hybench: %s\n", m.text);
                     json_object_set_new(b, "why", json_string(why + strlen(": none of the requested cases: ")));
                 }
+                break;
+            }
+            default: break;
             }
         }
         fclose(rp);

@@ -48,9 +48,8 @@ static void on_stop(int sig) { (void)sig; g_stop = 1; }
  * (fd < 0)): -1. counts[] gets the statuses of the cases it ended. */
 static int pump(srv *c, const hb_options *o, const hb_case_list *cases, int fd, int counts[HB_STATUS_COUNT])
 {
-    char line[16384], name[256];
-    int ii, gn = 1, timed_out = 0, werr = 0;
-    size_t jj;
+    char line[16384];
+    int gn = 1, timed_out = 0, werr = 0;
     long cur = -1, cur_inst = 0;
     double t0 = 0;
     int rfd = fileno(c->rp);
@@ -64,22 +63,27 @@ static int pump(srv *c, const hb_options *o, const hb_case_list *cases, int fd, 
         }
         if (pr < 0 && errno == EINTR) continue;
         if (!fgets(line, sizeof line, c->rp)) break;
-        if (line[0] == 'P' || line[0] == 'D') return werr ? -1 : 0;
-        if (!strncmp(line, "K ", 2)) { line[strcspn(line, "\n")] = 0; free(g_host_ceilings); g_host_ceilings = strdup(line + 2); }
-        else if (sscanf(line, "W %d", &werr) == 1) fprintf(stderr, "hybench: %s: a results file could not be written: %s\n", c->e->type, strerror(werr));
-        else if (sscanf(line, "T %d %zu %255s", &ii, &jj, name) == 3 && ii >= 0 && ii < MAX_INST) snprintf(c->names[ii], sizeof c->names[ii], "%.63s", name);
-        else if (!strncmp(line, "U ", 2)) { line[strcspn(line, "\n")] = 0; fprintf(stderr, "hybench: %s unavailable: %s\n", c->e->type, line + 2); }
-        else if (sscanf(line, "G %d %zu %d", &ii, &jj, &gn) == 3) { }
-        else if (sscanf(line, "B %d %zu", &ii, &jj) == 2) { cur = (long)jj; cur_inst = ii; gn = 1; t0 = hb_now(); }
-        else if (line[0] == 'S') cur = -1;
-        else if (sscanf(line, "E %d %zu %255s", &ii, &jj, name) == 3) {
-            hb_status s = hb_status_from_name(name);
+        hb_child_msg m;
+        switch (hb_child_msg_parse(line, &m)) {
+        case 'P': case 'D': return werr ? -1 : 0;
+        case 'K': free(g_host_ceilings); g_host_ceilings = strdup(m.text); break;
+        case 'W': werr = m.err; fprintf(stderr, "hybench: %s: a results file could not be written: %s\n", c->e->type, strerror(werr)); break;
+        case 'T': snprintf(c->names[m.inst], sizeof c->names[m.inst], "%.63s", m.name); break;
+        case 'U': fprintf(stderr, "hybench: %s unavailable: %s\n", c->e->type, m.text); break;
+        case 'G': gn = m.gn; break;
+        case 'B': cur = (long)m.c; cur_inst = m.inst; gn = 1; t0 = hb_now(); break;
+        case 'S': cur = -1; break;
+        case 'E': {
+            hb_status s = hb_status_from_name(m.name);
             if (s < HB_STATUS_COUNT) counts[s]++;
             if (s != HB_OK && s != HB_ESKIP) {
                 char key[512];
-                fprintf(stderr, "hybench: %s: %s\n", hb_case_key(&cases->v[jj], c->names[ii], key, sizeof key), name);
+                fprintf(stderr, "hybench: %s: %s\n", hb_case_key(&cases->v[m.c], c->names[m.inst], key, sizeof key), m.name);
             }
             cur = -1;
+            break;
+        }
+        default: break;
         }
     }
     int ws = 0;

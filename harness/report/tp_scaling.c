@@ -74,9 +74,11 @@ hb_status hb_report_tp_scaling(ctx *c)
     json_t *rows = hb_doc_table(rp, "Time per layer by number of GPUs (mode resident)", 0, 11, "machine", "GPU", "layer", "dtype", "GPUs",
                                 "time per layer", "as one graph", "speedup", "efficiency", "all_reduce share", "host enqueue");
     json_t *ids = plot_ids_new(), *summary = json_array();
-    /* the layer's dtypes: f32, f16, bf16, and the quantized weights' mixes (core/chain.c) */
-    static const char *const dts[] = {"f32", "f16", "bf16", "q8_0", "q4_k", "q5_k", "q6_k"};
-    const int ndts = (int)(sizeof dts / sizeof *dts);
+    /* the layer's dtypes, in the dtype table's order (every one the chain runs: all but tf32, a matrix-product mode) */
+    const char *dts[HB_DTYPE_COUNT];
+    int ndts = 0;
+    for (int d = 0; d < HB_DTYPE_COUNT; d++)
+        if (d != HB_TF32) dts[ndts++] = hb_dtype_name((hb_dtype)d);
     unsigned char *done = calloc(n + 1, 1);
     if (!done) { free(v); json_decref(ids); json_decref(summary); return HB_ENOMEM; }
     for (size_t g = 0; g < n; g++) {
