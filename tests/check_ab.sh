@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check_ab.sh - `hybench ab` end to end (run by tests/run_tests.sh): small case lists, few rounds.
-# (Sections 1 and the older build run --no-serve, a run per round: tests/check_serve.sh tests the served
-# rounds, the default, which 2, 2b and 3 use.)
+# (Rounds run a fresh process per round by default, as sections 1, 2 and 2b do; section 3, the crash,
+# runs --serve: a served process restarted after the crash; tests/check_serve.sh tests served rounds.)
 #  1. A/A (one build against itself, 3 rounds): exit 0; rounds 2-3 in lockstep (the same number of
 #     turns for both builds), and an older build that does not take turns still completes a round;
 #     both builds' merged results files carry the pair id; compare of the two says nothing about interleaving, compare of two round files says
@@ -159,7 +159,7 @@ fi
 out=$($HB ab $HB $HB --duet --pin 0 $L 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "needs two CPUs" || fail "--duet on one CPU accepted: $out"
 out=$($HB ab $HB $HB --duet --no-lockstep $L 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "no-lockstep" || fail "--duet --no-lockstep accepted: $out"
 # 3. a crash in CUR only
-$HB ab $HB $HB --cur-env 'HB_INJECT_CRASH=mul|n=4096' --rounds 2 --min-rounds 2 --out-dir $T/cr --json $T/cr/gate.json --quiet $L 2> $T/cr.err
+$HB ab $HB $HB --serve --cur-env 'HB_INJECT_CRASH=mul|n=4096' --rounds 2 --min-rounds 2 --out-dir $T/cr --json $T/cr/gate.json --quiet $L 2> $T/cr.err
 rc=$?; [ $rc -eq 1 ] || { cat $T/cr.err; fail "crash: exit $rc, wanted 1"; }
 grep -q '"verdict": "crashed"' $T/cr/gate.json || fail "crash: no crashed verdict"
 # 4. usage

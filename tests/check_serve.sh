@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check_serve.sh - served rounds (`run --serve-rounds`, measure/serve.h; `hybench ab`'s default), run by
+# check_serve.sh - served rounds (`run --serve-rounds`, measure/serve.h; `hybench ab --serve`), run by
 # tests/run_tests.sh:
 #  1. a served run of 3 rounds writes 3 round files whose records have the shape of a plain
 #     `run --passes 1`'s (the same record types, case keys and fields per case, "served" aside), and
@@ -59,7 +59,7 @@ for b in {b for b, _ in setups}:
     assert len(set(mins)) == 1 or b == "cpu-ref" and False, (b, mins)
 PY
 # 2. ab A/A, served
-$HB ab $HB $HB --rounds 3 --min-rounds 3 --out-dir $T/aa --json $T/aa/gate.json --quiet --backend cpu --budget 0.01 tests/data/ab_small.ini 2> $T/aa.err
+$HB ab $HB $HB --serve --rounds 3 --min-rounds 3 --out-dir $T/aa --json $T/aa/gate.json --quiet --backend cpu --budget 0.01 tests/data/ab_small.ini 2> $T/aa.err
 rc=$?; [ $rc -eq 0 ] || [ $rc -eq 11 ] || { cat $T/aa.err; fail "served A/A: exit $rc, wanted 0 or 11"; }
 grep -q "served rounds: each build set every case up once" $T/aa.err || { cat $T/aa.err; fail "served A/A: no served rounds"; }
 [ "$(ls $T/aa/rounds/*-r0?.jsonl | wc -l)" -eq 6 ] || fail "served A/A: wanted 6 round files"
@@ -73,7 +73,7 @@ grep -q "served run per build that set every case up once" $T/aa/base.jsonl || g
 # 3. an older build: `run --help` without --serve-rounds
 printf '#!/bin/sh\nif [ "$1" = run ] && [ "$2" = --help ]; then "%s" run --help | grep -v serve; exit 0; fi\nexec "%s" "$@"\n' "$PWD/$HB" "$PWD/$HB" > $T/oldbuild
 chmod +x $T/oldbuild
-$HB ab $T/oldbuild $HB --rounds 2 --min-rounds 2 --out-dir $T/old --json $T/old/gate.json --quiet --backend cpu --budget 0.01 tests/data/ab_small.ini 2> $T/old.err
+$HB ab $T/oldbuild $HB --serve --rounds 2 --min-rounds 2 --out-dir $T/old --json $T/old/gate.json --quiet --backend cpu --budget 0.01 tests/data/ab_small.ini 2> $T/old.err
 rc=$?; [ $rc -eq 0 ] || [ $rc -eq 11 ] || { cat $T/old.err; fail "older build: exit $rc"; }
 grep -q 'the base build has no `run --serve-rounds`' $T/old.err || { cat $T/old.err; fail "older build: the fallback is not said"; }
 grep -q '"served": false' $T/old/gate.json || fail "older build: gate.json says served"

@@ -3,7 +3,7 @@
  * builds interleaved (docs/compare.md "hybench ab"). Rounds: each runs the case list once under
  * each build: by default one served run per build for the whole gate (`EXE run --serve-rounds N`,
  * measure/serve.h: every case set up once, a round costs only its samples; docs/compare.md "Served
- * rounds"), else (an older build, --no-serve) `EXE run --passes 1 ...`, a fresh process tree per build
+ * rounds", with --serve), else (the default, an older build) `EXE run --passes 1 ...`, a fresh process tree per build
  * and round; the two in an
  * ABBA order whose first letter is drawn per pair of rounds; from round 2 on (after the first run
  * measured the ceilings) both runs of a round start at once and take turns case group by case group
@@ -153,13 +153,13 @@ int hb_cmd_ab(int argc, char **argv)
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
            O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK, O_DUET, O_NOPRUNE, O_SUBFROM, O_REFC, O_NOREFC,
-           O_ALGOC, O_NOALGOC, O_CROSS, O_INSTR, O_IROUNDS, O_ICALLS, O_ITHR, O_CACHESIM, O_WTIME, O_NOSERVE, O_FWD0 = 512, O_FWD1 = 1024 };
+           O_ALGOC, O_NOALGOC, O_CROSS, O_INSTR, O_IROUNDS, O_ICALLS, O_ITHR, O_CACHESIM, O_WTIME, O_NOSERVE, O_SERVE, O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
     static const char *const fwd1[] = {"backend", "op", "mode", "route", "dtype", "filter", "batch", "budget", "ci-target",
                                        "min-samples", "max-samples", "ref-max-gflop", "case-timeout", "repetitions", "seed",
                                        "passes"};
-    struct option lo[64] = {
+    struct option lo[72] = {
         {"rounds", 1, 0, O_ROUNDS}, {"min-rounds", 1, 0, O_MINR}, {"time-budget", 1, 0, O_TB}, {"threshold", 1, 0, O_THR},
         {"alpha", 1, 0, O_ALPHA}, {"confidence", 1, 0, O_CONF}, {"bootstrap", 1, 0, O_BOOT}, {"rule", 1, 0, O_RULE},
         {"metric", 1, 0, O_METRIC}, {"min-delta", 1, 0, O_MIND}, {"allow-missing", 0, 0, O_ALLOWM},
@@ -173,8 +173,11 @@ int hb_cmd_ab(int argc, char **argv)
         {"no-ref-cache", 0, 0, O_NOREFC}, {"algo-cache", 1, 0, O_ALGOC}, {"no-algo-cache", 0, 0, O_NOALGOC},
         {"cross-machine", 0, 0, O_CROSS}, {"instructions", 0, 0, O_INSTR}, {"instr-rounds", 1, 0, O_IROUNDS},
         {"instr-calls", 1, 0, O_ICALLS}, {"instr-threshold", 1, 0, O_ITHR}, {"cache-sim", 0, 0, O_CACHESIM}, {"with-time", 0, 0, O_WTIME},
-        {"no-serve", 0, 0, O_NOSERVE}};
-    int nlo = 44, no_serve = 0;
+        {"no-serve", 0, 0, O_NOSERVE}, {"serve", 0, 0, O_SERVE}};
+    /* per-round processes by default: a served run keeps one process per build for the whole gate, and
+     * its process-level luck (buffer addresses, page placement) then holds in every round as a bias
+     * (docs/compare.md "Served rounds", measured) */
+    int nlo = 45, no_serve = 1;
     hb_ab_instr_opts io = {.rounds = 2, .calls = 3, .threshold = 0.01};
     int instructions = 0, with_time = 0, irc = HB_EXIT_OK;
     hb_instr_case *icases = NULL;
@@ -233,6 +236,7 @@ int hb_cmd_ab(int argc, char **argv)
         case O_NOLOCK: lockstep = 0; break;
         case O_DUET: duet = 1; break;
         case O_NOSERVE: no_serve = 1; break;
+        case O_SERVE: no_serve = 0; break;
         case O_NOPRUNE: prune = 0; break;
         case O_REFC: refcache = optarg; if (!*optarg) { fprintf(stderr, "hybench ab: --ref-cache wants a directory\n"); bad = 1; } break;
         case O_NOREFC: no_refcache = 1; break;
@@ -402,7 +406,7 @@ int hb_cmd_ab(int argc, char **argv)
     if (!redecide) {
         int has[2] = {0, 0};
         for (int s = 0; s < 2 && !no_serve && lockstep && !duet; s++) has[s] = hb_ab_exe_has_option(sides[s].exe, "--serve-rounds");
-        if (no_serve) fprintf(stderr, "hybench ab: served rounds off (--no-serve): every round starts both runs afresh, set-up included\n");
+        if (no_serve) { /* the default: said only where verbose output is wanted (stderr lists the rounds anyway) */ }
         else if (!lockstep || duet)
             fprintf(stderr, "hybench ab: served rounds take turns in lockstep: with %s every round starts both runs afresh, set-up included\n",
                     duet ? "--duet" : "--no-lockstep");
