@@ -27,7 +27,8 @@
 #                 (default: --quick --budget 0.01)
 #                 The case list: the workload files among the options, else the gate list (the cheapest
 #                 case of every kernel path, docs/compare.md "The gate list"), drawn up once by HEAD's
-#                 `hybench gate-list` into GATE_OUT/gate-list.ini (with --instructions: its cost cut;
+#                 `hybench gate-list` into GATE_OUT/gate-list.ini and .keys (each backend's cases, passed as
+#                 --cases-from; BASE needs `run --cases-from`) (with --instructions: its cost cut;
 #                 --with-time then times that list too); --no-gate-list: the list `run` reads (with
 #                 --quick the whole quick list, as before the gate list)
 #   GATE_MAKE     make arguments for both builds (default: WITH_CUDA=no), e.g. "PLANT=1 WITH_CUDA=no";
@@ -36,7 +37,7 @@
 #   GATE_TMP      parent of the temporary folder (default: $TMPDIR or /tmp)
 set -u
 GMAP=$(cd "$(dirname "$0")" && pwd)/gate_map.sh   # the map's reader beside this script (before any cd)
-usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; }
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in -h|--help) usage; exit 0;; esac
 BASE_REF=$1; shift
@@ -85,7 +86,7 @@ AB_VALUED=" rounds min-rounds time-budget threshold alpha confidence bootstrap r
   markdown json junit order-seed threads pin cur-env round-stat subset-from redecide ref-cache algo-cache instr-rounds
   instr-calls instr-threshold "
 RUN_VALUED=" backend op mode route dtype filter batch budget ci-target min-samples max-samples ref-max-gflop
-  case-timeout repetitions seed passes "
+  case-timeout repetitions seed passes cases-from "
 PASS=() RUNARGS=() GLARGS=() USER_BK="" has_op=0 has_tb=0 instr=0 wtime=0 has_wl=0 nogl=0 THR=1
 i=0
 while [ $i -lt ${#ARGS[@]} ]; do
@@ -120,13 +121,14 @@ fi
 # HEAD's build with the threads of the gate's runs (the cpu backend's plans depend on them; 1 under
 # callgrind) and passed to every group's hybench ab as its workload file
 if [ $has_wl = 0 ] && [ $nogl = 0 ]; then
-  GL=(--out "$OUT/gate-list.ini"); GLENV=()
+  GL=(--out "$OUT/gate-list.ini" --keys "$OUT/gate-list.keys"); GLENV=()
   [ $instr = 1 ] && { GL+=(--instructions); THR=1; GLENV=(HB_CPU_ISA=avx2); }
   [ "$THR" = 0 ] || GLENV+=(OMP_NUM_THREADS="$THR" OPENBLAS_NUM_THREADS="$THR")
   env "${GLENV[@]}" "$TMP/head/build/hybench" gate-list "${GL[@]}" "${GLARGS[@]}" 2> "$OUT/gate-list.log" \
     || { echo "gate.sh: HEAD's hybench gate-list failed; see $OUT/gate-list.log" >&2; cat "$OUT/gate-list.log" >&2; exit 2; }
   echo "gate.sh: the case list: the gate list ($(tail -1 "$OUT/gate-list.log" | sed 's/^hybench gate-list: //'))" >&2
-  PASS+=("$OUT/gate-list.ini"); RUNARGS+=("$OUT/gate-list.ini")
+  # each backend runs only its own paths' cases (run --cases-from; a BASE older than that option cannot)
+  PASS+=("$OUT/gate-list.ini" --cases-from "$OUT/gate-list.keys"); RUNARGS+=("$OUT/gate-list.ini")
 fi
 BUDGET=${GATE_BUDGET:-900}
 PH_KIND=() PH_BK=() PH_FAM=()

@@ -7,12 +7,17 @@
 #define HB_AB_GATELIST_H
 #include "cli/ab_builds.h"
 
-/* Write the gate list to path: `exe gate-list --out path [--instructions] [the filters among fwd:
- * --backend --op --dtype --mode --route, and --quick]`, its stderr to log, run with the threads of the
- * gate's runs (no->threads: OMP_NUM_THREADS, OPENBLAS_NUM_THREADS; the cpu backend's plans depend on
- * them) and, for the instruction gate (instr 1), the environment of the runs under callgrind
- * (hb_ab_vg_env: AVX2 dispatch, fixed matmul and conv2d paths), so that the paths named are the
- * ones the gate's runs take. Returns 0, or -1 (the reason printed: the build has no gate-list, or it
+/* Draw up the gate list: `exe[1] gate-list --out DIR/gate-list.ini --keys DIR/gate-list.keys
+ * [--instructions] [the filters among fwd[nfwd]: --backend --op --dtype --mode --route, and --quick]`
+ * (with instr 1 the files are DIR/gate-list-instructions.*), its stderr to the .log beside them, run
+ * with the threads of the gate's runs (no->threads: OMP_NUM_THREADS, OPENBLAS_NUM_THREADS; the cpu
+ * backend's plans depend on them; 1 under callgrind) and, for the instruction gate, the environment
+ * of the runs under callgrind (hb_ab_vg_env: AVX2 dispatch, fixed matmul and conv2d paths), so that
+ * the paths named are those the gate's runs take. extra[*nextra] (at most 3, malloc'd, the caller's)
+ * gets the run arguments that select it: the list, and `--cases-from KEYS` where both builds take
+ * that option (each backend then runs only its own paths' cases; otherwise every backend runs every
+ * section, said on stderr). Returns 0, or -1 (the reason printed: CUR has no gate-list, or it
  * failed; its log named). */
-int hb_ab_gate_list(const char *exe, char **fwd, int nfwd, int instr, const hb_ab_noise *no, const char *path, const char *log);
+int hb_ab_gate_list(const char *const exe[2], char **fwd, int nfwd, int instr, const hb_ab_noise *no, const char *dir,
+                    char **extra, int *nextra);
 #endif

@@ -159,7 +159,7 @@ int hb_cmd_ab(int argc, char **argv)
     static const char *const fwd0[] = {"quick", "cold"};
     static const char *const fwd1[] = {"backend", "op", "mode", "route", "dtype", "filter", "batch", "budget", "ci-target",
                                        "min-samples", "max-samples", "ref-max-gflop", "case-timeout", "repetitions", "seed",
-                                       "passes"};
+                                       "passes", "cases-from"};
     struct option lo[72] = {
         {"rounds", 1, 0, O_ROUNDS}, {"min-rounds", 1, 0, O_MINR}, {"time-budget", 1, 0, O_TB}, {"threshold", 1, 0, O_THR},
         {"alpha", 1, 0, O_ALPHA}, {"confidence", 1, 0, O_CONF}, {"bootstrap", 1, 0, O_BOOT}, {"rule", 1, 0, O_RULE},
@@ -338,23 +338,16 @@ int hb_cmd_ab(int argc, char **argv)
     }
     /* the case list when no workload file is named: the gate list, one case per kernel path, drawn up by
      * CUR (cli/ab_gatelist.h; the instruction gate's with its cost cut); --no-gate-list: the list `run` reads */
-    char glist[1300] = "", ilist[1300] = "", gllog[1300];
+    const char *const exe[2] = {sides[0].exe, sides[1].exe};
+    char *iextra[3], *textra[3];
+    int nie = 0, nte = 0;
     if (!redecide && npos == 2 && gate_list) {
-        if (instructions) {
-            snprintf(ilist, sizeof ilist, "%s/gate-list-instructions.ini", dir);
-            snprintf(gllog, sizeof gllog, "%s/gate-list-instructions.log", dir);
-            if (hb_ab_gate_list(sides[1].exe, fwd, nfwd, 1, &no, ilist, gllog)) return HB_EXIT_USAGE;
-            fwd[nfwd] = ilist; /* the instruction rounds' workload (nfwd + 1 below) */
-        }
-        if (!instructions || with_time) {
-            snprintf(glist, sizeof glist, "%s/gate-list.ini", dir);
-            snprintf(gllog, sizeof gllog, "%s/gate-list.log", dir);
-            if (hb_ab_gate_list(sides[1].exe, fwd, nfwd, 0, &no, glist, gllog)) return HB_EXIT_USAGE;
-        }
+        if (instructions && hb_ab_gate_list(exe, fwd, nfwd, 1, &no, dir, iextra, &nie)) return HB_EXIT_USAGE;
+        if ((!instructions || with_time) && hb_ab_gate_list(exe, fwd, nfwd, 0, &no, dir, textra, &nte)) return HB_EXIT_USAGE;
     }
     if (instructions && !redecide) {
-        const char *const exe[2] = {sides[0].exe, sides[1].exe};
-        const int ni = nfwd + (ilist[0] != 0);
+        for (int k = 0; k < nie; k++) fwd[nfwd + k] = iextra[k]; /* the instruction rounds' list (nfwd + nie below) */
+        const int ni = nfwd + nie;
         io.markdown = md;
         io.quiet = quiet;
         if (!with_time) {
@@ -367,7 +360,7 @@ int hb_cmd_ab(int argc, char **argv)
         irc = hb_ab_instructions(exe, fwd, ni, &no, cur_env, ncur_env, dir, &io, &icases, &nicases);
         if (irc != HB_EXIT_OK && irc != HB_EXIT_REGRESSION && irc != HB_EXIT_INCONCLUSIVE) return irc;
     }
-    if (glist[0]) fwd[nfwd++] = strdup(glist);
+    for (int k = 0; k < nte; k++) fwd[nfwd++] = textra[k];
     fprintf(stderr, "hybench ab: BASE %s\nhybench ab: CUR  %s\nhybench ab: rounds in %s (order seed %llu, ASLR %s%s%s)\n",
             sides[0].exe, sides[1].exe, rdir, order_seed, no.aslr ? "on" : "off", no.hugepages ? ", huge pages" : "",
             no.have_pin ? ", pinned" : "");

@@ -36,6 +36,8 @@ static void usage(FILE *f)
         "  and writes them as a workload file. Nothing is measured. `hybench ab` and tools/gate.sh run this list by default (docs/compare.md).\n"
         "options:\n"
         "  --out FILE         write the list there (default: stdout)\n"
+        "  --keys FILE        and its cases' keys per backend there (`run --cases-from FILE`): a section\n"
+        "                     runs on every backend; the keys keep each backend to its own paths' cases\n"
         "  --instructions     the instruction gate's list: backends cpu-ref,cpu unless --backend, and only\n"
         "                     paths whose cheapest case costs at most %.3g (callgrind runs 20-100x slower)\n"
         "  --max-cost X       leave out paths whose cheapest case costs more than X FLOPs + bytes\n"
@@ -65,12 +67,12 @@ static unsigned mask_of(const char *arg, int (*parse)(const char *), const char 
 int hb_cmd_gate_list(int argc, char **argv)
 {
     hb_options o = {.ref_max_gflop = GATE_REF_MAX_GFLOP};
-    const char *out = NULL;
+    const char *out = NULL, *keys = NULL;
     int instr = 0, paths_only = 0, bad = 0, ch;
     double max_cost = 0;
-    enum { O_OUT = 256, O_INSTR, O_MAXC, O_PATHS, O_QUICK, O_BACKEND, O_OP, O_DTYPE, O_MODE, O_ROUTE, O_HELP };
+    enum { O_OUT = 256, O_KEYS, O_INSTR, O_MAXC, O_PATHS, O_QUICK, O_BACKEND, O_OP, O_DTYPE, O_MODE, O_ROUTE, O_HELP };
     static const struct option lo[] = {
-        {"out", 1, 0, O_OUT}, {"instructions", 0, 0, O_INSTR}, {"max-cost", 1, 0, O_MAXC}, {"paths", 0, 0, O_PATHS}, {"quick", 0, 0, O_QUICK},
+        {"out", 1, 0, O_OUT}, {"keys", 1, 0, O_KEYS}, {"instructions", 0, 0, O_INSTR}, {"max-cost", 1, 0, O_MAXC}, {"paths", 0, 0, O_PATHS}, {"quick", 0, 0, O_QUICK},
         {"backend", 1, 0, O_BACKEND}, {"op", 1, 0, O_OP}, {"dtype", 1, 0, O_DTYPE}, {"mode", 1, 0, O_MODE},
         {"route", 1, 0, O_ROUTE}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
     optind = 1;
@@ -78,6 +80,7 @@ int hb_cmd_gate_list(int argc, char **argv)
     while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (ch) {
         case O_OUT: out = optarg; break;
+        case O_KEYS: keys = optarg; break;
         case O_INSTR: instr = 1; break;
         case O_MAXC: max_cost = strtod(optarg, &end); if (*end || !(max_cost > 0)) { fprintf(stderr, "hybench gate-list: --max-cost wants a number > 0\n"); bad = 1; } break;
         case O_PATHS: paths_only = 1; break;
@@ -156,6 +159,11 @@ int hb_cmd_gate_list(int argc, char **argv)
         sections = hb_gate_list_write(f, cand, paths, npaths, hdr);
     }
     if ((out && fclose(f)) || (!out && fflush(f)) || sections < 0) { fprintf(stderr, "hybench gate-list: cannot write %s\n", out ? out : "stdout"); rc = HB_EXIT_IO; goto done; }
+    if (keys) {
+        FILE *kf = fopen(keys, "w");
+        long nk = kf ? hb_gate_keys_write(kf, cand, paths, npaths) : -1;
+        if (!kf || fclose(kf) || nk < 0) { fprintf(stderr, "hybench gate-list: cannot write %s\n", keys); rc = HB_EXIT_IO; goto done; }
+    }
     fprintf(stderr, "hybench gate-list: %zu candidate cases on %d instance(s): %zu paths, %zu kept (%zu over the cut), %ld cases in the list%s%s\n",
             ncand, ninst, npaths, kept, npaths - kept, sections, out ? " -> " : "", out ? out : "");
 done:

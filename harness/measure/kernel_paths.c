@@ -13,8 +13,8 @@ static int runs_case(hb_instance *inst, const hb_case_list *l, size_t j, const h
     if (hb_case_refusal(inst, l, j)) return 0;
     if (l->items && l->items->v[l->item[j]].skip[0]) return 0;
     if (hb_quant_case_skip(c, why, sizeof why)) return 0;
-    if (c->op == HB_OP_CHAIN) return 1; /* the driver's: its steps are checked when it runs */
-    if (inst->ops->supports(inst, c, why, sizeof why) != HB_OK) return 0;
+    /* the chain is the driver's: its steps are checked when it runs */
+    if (c->op != HB_OP_CHAIN && inst->ops->supports(inst, c, why, sizeof why) != HB_OK) return 0;
     if (!strcmp(inst->ops->type, "cpu-ref") && hb_op_flops(c->op, &c->shape) / 1e9 > o->ref_max_gflop) return 0;
     return 1;
 }

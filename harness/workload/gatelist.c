@@ -111,3 +111,20 @@ long hb_gate_list_write(FILE *f, const hb_gate_cand *v, const hb_gate_path *p, s
     free(done);
     return ferror(f) ? -1 : sections;
 }
+
+long hb_gate_keys_write(FILE *f, const hb_gate_cand *v, const hb_gate_path *p, size_t np)
+{
+    long n = 0;
+    fprintf(f, "# the gate list's cases per backend (hybench gate-list --keys; run --cases-from)\n");
+    for (size_t k = 0; k < np; k++) {
+        if (p[k].over_cut) continue;
+        char key[512];
+        int dup = 0; /* a case kept for two paths (a kernel and a route path) once */
+        for (size_t j = 0; j < k && !dup; j++)
+            dup = !p[j].over_cut && p[j].cand == p[k].cand;
+        if (dup) continue;
+        fprintf(f, "%s\n", hb_case_key(&v[p[k].cand].c, v[p[k].cand].backend, key, sizeof key));
+        n++;
+    }
+    return ferror(f) ? -1 : n;
+}

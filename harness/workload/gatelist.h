@@ -56,4 +56,9 @@ hb_status hb_gate_select(const hb_gate_cand *v, size_t n, double max_cost, hb_ga
  * are listed in comments at the end. header: comment lines written first (each line prefixed "# "),
  * may be NULL. Returns the number of sections written, -1 when f fails or memory runs out. */
 long hb_gate_list_write(FILE *f, const hb_gate_cand *v, const hb_gate_path *p, size_t np, const char *header);
+/* Write the kept paths' case keys to f, one a line as results records spell them
+ * ("op|shape|backend|mode|route|dtype", hb_case_key; `run --cases-from` reads them): a section of the
+ * list runs on every backend, in the union of its paths' modes, and the keys keep each backend to the
+ * cases of its own paths. Returns the number written, -1 when f fails. */
+long hb_gate_keys_write(FILE *f, const hb_gate_cand *v, const hb_gate_path *p, size_t np);
 #endif
