@@ -102,8 +102,7 @@ while [ $i -lt ${#ARGS[@]} ]; do
     time-budget) has_tb=1; PASS+=("--time-budget" "$v");;
     instructions) instr=1; PASS+=("$a");;
     with-time) wtime=1; PASS+=("$a");;
-    quick) GLARGS+=("$a"); PASS+=("$a"); RUNARGS+=("$a");;
-    cold) PASS+=("$a"); RUNARGS+=("$a");;
+    quick|cold) PASS+=("$a"); RUNARGS+=("$a");;
     "") has_wl=1; PASS+=("$a"); RUNARGS+=("$a");;    # a workload file
     *) if [[ $RUN_VALUED == *" $nm "* ]]; then PASS+=("--$nm" "$v"); RUNARGS+=("--$nm" "$v");
        elif [[ $AB_VALUED == *" $nm "* ]]; then PASS+=("--$nm" "$v"); else PASS+=("$a"); fi;;

@@ -29,7 +29,6 @@ int hb_ab_gate_list(const char *const exe[2], char **fwd, int nfwd, int instr, c
     av[k++] = keys;
     if (instr) av[k++] = (char *)"--instructions";
     for (int i = 0; i < nfwd && k < AB_MAX_FWD; i++) {
-        if (!strcmp(fwd[i], "--quick")) { av[k++] = fwd[i]; continue; }
         for (size_t j = 0; j < sizeof keep1 / sizeof *keep1; j++)
             if (!strcmp(fwd[i], keep1[j]) && i + 1 < nfwd) { av[k++] = fwd[i]; av[k++] = fwd[++i]; break; }
     }

@@ -8,7 +8,8 @@
 #include "cli/ab_builds.h"
 
 /* Draw up the gate list: `exe[1] gate-list --out DIR/gate-list.ini --keys DIR/gate-list.keys
- * [--instructions] [the filters among fwd[nfwd]: --backend --op --dtype --mode --route, and --quick]`
+ * [--instructions] [the filters among fwd[nfwd]: --backend --op --dtype --mode --route]` (its candidates
+ * every case of the workloads, quick or not, whatever --quick says about the runs)
  * (with instr 1 the files are DIR/gate-list-instructions.*), its stderr to the .log beside them, run
  * with the threads of the gate's runs (no->threads: OMP_NUM_THREADS, OPENBLAS_NUM_THREADS; the cpu
  * backend's plans depend on them; 1 under callgrind) and, for the instruction gate, the environment
