@@ -5,6 +5,7 @@
  *    (op, backend, dtype, mode, impl) and one route path per (backend, mode, route), each with the
  *    cheapest candidate, the first listed among equals, counted against an independent tally;
  *  - the cut: exactly the paths whose cheapest case costs more are over it;
+ *  - the floor: per path the cheapest case of at least the floor, else the costliest;
  *  - the writer: its file read back by the workload parser (hb_workload_load): one section per kept
  *    case (op, shape, dtype, route) with the modes of its paths, in the quick subset, and nothing of a
  *    path over the cut.
@@ -89,7 +90,7 @@ static void test_rule(void **state)
         for (size_t i = 1; i < n; i += 7) { hb_gate_cand d = v[i - 1]; snprintf(d.c.name, sizeof d.c.name, "dup.%zu", i); v[i] = d; }
         hb_gate_path *p = (hb_gate_path *)0x1;
         size_t np = 12345;
-        assert_int_equal(hb_gate_select(v, n, 0, &p, &np), HB_OK);
+        assert_int_equal(hb_gate_select(v, n, 0, 0, &p, &np), HB_OK);
         /* independent tally: the distinct kernel and route keys, and per key the first cheapest */
         size_t nk = 0, nr = 0;
         for (size_t i = 0; i < n; i++) {
@@ -126,7 +127,7 @@ static void test_rule(void **state)
     }
     hb_gate_path *p = (hb_gate_path *)0x1;
     size_t np = 7;
-    assert_int_equal(hb_gate_select(NULL, 0, 0, &p, &np), HB_OK);
+    assert_int_equal(hb_gate_select(NULL, 0, 0, 0, &p, &np), HB_OK);
     assert_null(p);
     assert_int_equal(np, 0);
 }
@@ -140,9 +141,9 @@ static void test_cut(void **state)
     for (size_t i = 0; i < n; i++) v[i] = random_cand();
     hb_gate_path *all, *cut;
     size_t na, nc;
-    assert_int_equal(hb_gate_select(v, n, 0, &all, &na), HB_OK);
+    assert_int_equal(hb_gate_select(v, n, 0, 0, &all, &na), HB_OK);
     const double max = 2e6;
-    assert_int_equal(hb_gate_select(v, n, max, &cut, &nc), HB_OK);
+    assert_int_equal(hb_gate_select(v, n, 0, max, &cut, &nc), HB_OK);
     assert_int_equal(na, nc);
     size_t over = 0;
     for (size_t k = 0; k < nc; k++) {
@@ -156,6 +157,37 @@ static void test_cut(void **state)
     free(v);
 }
 
+/* the floor: per path the cheapest candidate of cost >= min, else the costliest; the first among equals */
+static void test_floor(void **state)
+{
+    (void)state;
+    for (int trial = 0; trial < 10; trial++) {
+        size_t n = (size_t)pick(1, 400);
+        hb_gate_cand *v = malloc(n * sizeof *v);
+        assert_non_null(v);
+        for (size_t i = 0; i < n; i++) v[i] = random_cand();
+        const double min = (double)pick(1000, 3000000);
+        hb_gate_path *p;
+        size_t np;
+        assert_int_equal(hb_gate_select(v, n, min, 0, &p, &np), HB_OK);
+        for (size_t k = 0; k < np; k++) {
+            const hb_gate_cand *w = &v[p[k].cand];
+            int route = p[k].kind == HB_GATE_ROUTE;
+            size_t above = n, below = n;
+            double ca = 0, cb = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (!(route ? same_route(&v[i], w) : same_kernel(&v[i], w))) continue;
+                double c = hb_gate_cost(&v[i].c);
+                if (c >= min && (above == n || c < ca)) { above = i; ca = c; }
+                if (c < min && (below == n || c > cb)) { below = i; cb = c; }
+            }
+            assert_int_equal(p[k].cand, above < n ? above : below);
+        }
+        free(p);
+        free(v);
+    }
+}
+
 static void test_write_read(void **state)
 {
     (void)state;
@@ -167,7 +199,7 @@ static void test_write_read(void **state)
         hb_gate_path *p;
         size_t np;
         const double max = 5e6;
-        assert_int_equal(hb_gate_select(v, n, max, &p, &np), HB_OK);
+        assert_int_equal(hb_gate_select(v, n, 0, max, &p, &np), HB_OK);
         char path[] = "/tmp/hb_gatelist_XXXXXX";
         int fd = mkstemp(path);
         assert_true(fd >= 0);
@@ -228,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_cost),
         cmocka_unit_test(test_rule),
         cmocka_unit_test(test_cut),
+        cmocka_unit_test(test_floor),
         cmocka_unit_test(test_write_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

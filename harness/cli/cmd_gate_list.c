@@ -25,6 +25,13 @@
  * sgemv of 256x2048 (3.2e6) are in, the streaming-store (+nt) paths, which begin at a working set of
  * 32 MiB, are left to the time gate. */
 #define GATE_INSTR_MAX_COST 1e7
+/* The instruction gate's floor (--instructions): per path the cheapest case of at least this cost (else
+ * the costliest). In an A/A gate of the list without a floor (2026-11-28, this VM) the count of one
+ * process's timed call differed from another's by 2-85 instructions whatever the case's size (rmsnorm
+ * 1x2048 on cpu: 4930-5017 per call in f32 mode, 11246-11333 in convert; a spread of 1.8%, over the 1%
+ * threshold: the gate was inconclusive); at 1e6 a call runs about 1e5 instructions or more, so such a
+ * shift is under 0.1%. */
+#define GATE_INSTR_MIN_COST 1e6
 /* cpu-ref is not timed above 0.05 GFLOP per call in a --quick run (cmd_run.c), the gate's runs */
 #define GATE_REF_MAX_GFLOP 0.05
 
@@ -41,16 +48,19 @@ static void usage(FILE *f)
         "  --out FILE         write the list there (default: stdout)\n"
         "  --keys FILE        and its cases' keys per backend there (`run --cases-from FILE`): a section\n"
         "                     runs on every backend; the keys keep each backend to its own paths' cases\n"
-        "  --instructions     the instruction gate's list: backends cpu-ref,cpu unless --backend, and only\n"
-        "                     paths whose cheapest case costs at most %.3g (callgrind runs 20-100x slower)\n"
-        "  --max-cost X       leave out paths whose cheapest case costs more than X FLOPs + bytes\n"
+        "  --instructions     the instruction gate's list: backends cpu-ref,cpu unless --backend, per path the\n"
+        "                     cheapest case of cost at least %.3g (else the costliest: the smallest calls' counts\n"
+        "                     vary by tens of instructions), and only paths whose case costs at most %.3g\n"
+        "                     (callgrind runs 20-100x slower)\n"
+        "  --min-cost X       per path the cheapest case of at least X FLOPs + bytes (else the costliest)\n"
+        "  --max-cost X       leave out paths whose kept case costs more than X FLOPs + bytes\n"
         "  --paths            print every path instead of the list (TSV: op backend dtype mode route impl\n"
         "                     candidates cost kept|over-cut shape; a kernel path's route and a route\n"
         "                     path's op, dtype and impl are \"*\", its op \"route\")\n"
         "  --quick            candidates: the quick subset only, at its routes (pageable, mapped), as `run --quick`\n"
         "  --backend LIST  --op LIST  --dtype LIST  --mode LIST  --route LIST   as `hybench run`\n"
         "exit status: 0, 2 usage, 4 bad workload, 6 no backend available, 7 the list cannot be written\n",
-        GATE_INSTR_MAX_COST);
+        GATE_INSTR_MIN_COST, GATE_INSTR_MAX_COST);
 }
 
 static unsigned mask_of(const char *arg, int (*parse)(const char *), const char *opt, int *bad)
@@ -72,10 +82,10 @@ int hb_cmd_gate_list(int argc, char **argv)
     hb_options o = {.ref_max_gflop = GATE_REF_MAX_GFLOP};
     const char *out = NULL, *keys = NULL;
     int instr = 0, paths_only = 0, bad = 0, ch;
-    double max_cost = 0;
-    enum { O_OUT = 256, O_KEYS, O_INSTR, O_MAXC, O_PATHS, O_QUICK, O_BACKEND, O_OP, O_DTYPE, O_MODE, O_ROUTE, O_HELP };
+    double max_cost = 0, min_cost = 0;
+    enum { O_OUT = 256, O_KEYS, O_INSTR, O_MAXC, O_MINC, O_PATHS, O_QUICK, O_BACKEND, O_OP, O_DTYPE, O_MODE, O_ROUTE, O_HELP };
     static const struct option lo[] = {
-        {"out", 1, 0, O_OUT}, {"keys", 1, 0, O_KEYS}, {"instructions", 0, 0, O_INSTR}, {"max-cost", 1, 0, O_MAXC}, {"paths", 0, 0, O_PATHS}, {"quick", 0, 0, O_QUICK},
+        {"out", 1, 0, O_OUT}, {"keys", 1, 0, O_KEYS}, {"instructions", 0, 0, O_INSTR}, {"max-cost", 1, 0, O_MAXC}, {"min-cost", 1, 0, O_MINC}, {"paths", 0, 0, O_PATHS}, {"quick", 0, 0, O_QUICK},
         {"backend", 1, 0, O_BACKEND}, {"op", 1, 0, O_OP}, {"dtype", 1, 0, O_DTYPE}, {"mode", 1, 0, O_MODE},
         {"route", 1, 0, O_ROUTE}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
     optind = 1;
@@ -86,6 +96,7 @@ int hb_cmd_gate_list(int argc, char **argv)
         case O_KEYS: keys = optarg; break;
         case O_INSTR: instr = 1; break;
         case O_MAXC: max_cost = strtod(optarg, &end); if (*end || !(max_cost > 0)) { fprintf(stderr, "hybench gate-list: --max-cost wants a number > 0\n"); bad = 1; } break;
+        case O_MINC: min_cost = strtod(optarg, &end); if (*end || !(min_cost > 0)) { fprintf(stderr, "hybench gate-list: --min-cost wants a number > 0\n"); bad = 1; } break;
         case O_PATHS: paths_only = 1; break;
         case O_QUICK: o.quick = 1; o.quick_routes = (1u << HB_ROUTE_PAGEABLE) | (1u << HB_ROUTE_MAPPED); break;
         case O_BACKEND: o.backends = optarg; break;
@@ -107,6 +118,7 @@ int hb_cmd_gate_list(int argc, char **argv)
     if (bad) return HB_EXIT_USAGE;
     if (instr && !o.backends) o.backends = "cpu-ref,cpu";
     if (instr && max_cost == 0) max_cost = GATE_INSTR_MAX_COST;
+    if (instr && min_cost == 0) min_cost = GATE_INSTR_MIN_COST;
     const char *wl[64];
     int nwl = 0;
     if (argc - optind > 64) { fprintf(stderr, "hybench gate-list: at most 64 workload files\n"); return HB_EXIT_USAGE; }
@@ -129,7 +141,7 @@ int hb_cmd_gate_list(int argc, char **argv)
     if (hb_cases_expand(&items, &o, &cases)) { fprintf(stderr, "hybench gate-list: out of memory\n"); rc = HB_EXIT_IO; goto done; }
     hb_status st = hb_kernel_paths(&cases, &o, &cand, &ncand, &ninst, err, sizeof err);
     if (st != HB_OK) { fprintf(stderr, "hybench gate-list: %s\n", err); rc = st == HB_ENOMEM ? HB_EXIT_IO : HB_EXIT_NO_BACKEND; goto done; }
-    if (hb_gate_select(cand, ncand, max_cost, &paths, &npaths) != HB_OK) { fprintf(stderr, "hybench gate-list: out of memory\n"); rc = HB_EXIT_IO; goto done; }
+    if (hb_gate_select(cand, ncand, min_cost, max_cost, &paths, &npaths) != HB_OK) { fprintf(stderr, "hybench gate-list: out of memory\n"); rc = HB_EXIT_IO; goto done; }
     FILE *f = out ? fopen(out, "w") : stdout;
     if (!f) { fprintf(stderr, "hybench gate-list: cannot write %s\n", out); rc = HB_EXIT_IO; goto done; }
     size_t kept = 0;
@@ -151,7 +163,10 @@ int hb_cmd_gate_list(int argc, char **argv)
         host[sizeof host - 1] = 0;
         for (int i = 0; i < nwl; i++) snprintf(files + strlen(files), sizeof files - strlen(files), "%s%s", i ? " " : "", wl[i]);
         char cut[160] = "";
-        if (max_cost > 0) snprintf(cut, sizeof cut, "; %zu of them whose cheapest case costs more than %.3g left out (the cut)", npaths - kept, max_cost);
+        if (min_cost > 0) snprintf(cut, sizeof cut, "; the cheapest of cost at least %.3g, else the costliest", min_cost);
+        if (max_cost > 0)
+            snprintf(cut + strlen(cut), sizeof cut - strlen(cut), "; %zu whose case costs more than %.3g left out (the cut)",
+                     npaths - kept, max_cost);
         snprintf(hdr, sizeof hdr,
                  "The merge gate's case list, written by `hybench gate-list` (hybench %s) on %s: do not edit.\n"
                  "Rule (docs/compare.md \"The gate list\"): from the candidates (%s: %zu cases on %d backend instance(s),\n"

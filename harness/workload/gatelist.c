@@ -14,7 +14,15 @@ static int same_path(int kind, const hb_gate_cand *a, const hb_gate_cand *b)
            !strcmp(a->impl, b->impl);
 }
 
-hb_status hb_gate_select(const hb_gate_cand *v, size_t n, double max_cost, hb_gate_path **paths, size_t *npaths)
+/* 1 when a candidate of cost a is kept over one of cost b (b listed first): at or above the floor
+ * before below it; above it the cheaper, below it the costlier; equals keep the first */
+static int better(double a, double b, double min_cost)
+{
+    if ((a >= min_cost) != (b >= min_cost)) return a >= min_cost;
+    return a >= min_cost ? a < b : a > b;
+}
+
+hb_status hb_gate_select(const hb_gate_cand *v, size_t n, double min_cost, double max_cost, hb_gate_path **paths, size_t *npaths)
 {
     *paths = NULL;
     *npaths = 0;
@@ -30,7 +38,7 @@ hb_status hb_gate_select(const hb_gate_cand *v, size_t n, double max_cost, hb_ga
             while (k < np && !same_path(kind, &v[p[k].cand], &v[i])) k++;
             if (k == np) { p[np++] = (hb_gate_path){.cand = i, .ncands = 1, .cost = cost, .kind = kind}; continue; }
             p[k].ncands++;
-            if (cost < p[k].cost) { p[k].cand = i; p[k].cost = cost; } /* strictly less: the first of equals stays */
+            if (better(cost, p[k].cost, min_cost)) { p[k].cand = i; p[k].cost = cost; }
         }
     }
     for (size_t k = 0; k < np; k++) p[k].over_cut = max_cost > 0 && p[k].cost > max_cost;

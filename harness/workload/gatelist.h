@@ -12,7 +12,9 @@
  * transfer code of a route (pageable, pinned, mapped) is the backend's, the same for every op, so each
  * route is covered once per backend and mode, not once per op. Per path the candidate of least cost is kept,
  * cost = FLOPs + bytes moved of one call (hb_op_flops + hb_case_bytes: one unit per FLOP and per
- * byte); ties go to the candidate listed first. With a cut (max_cost > 0: the instruction gate, whose
+ * byte); ties go to the candidate listed first. With a floor (min_cost > 0: the instruction gate,
+ * whose smallest calls vary by tens of instructions between processes) the cheapest case of cost at
+ * least min_cost is kept, and where a path has none, its costliest. With a cut (max_cost > 0: the instruction gate, whose
  * calls run 20-100x slower under callgrind) a path whose cheapest candidate costs more is not kept and
  * is reported as over the cut. The list's size is the number of paths, whatever the number of
  * candidates: a nightly sweep of thousands of cases adds no case to the gate unless it adds a path.
@@ -46,9 +48,10 @@ double hb_gate_cost(const hb_case *c);
 
 /* The rule over v[0..n): every distinct kernel path (op, backend, dtype, mode, impl), then every
  * distinct route path (backend, mode, route), each in order of its first candidate, with its
- * cheapest candidate; max_cost > 0 marks paths whose cheapest costs more
- * as over_cut. *paths (malloc'd, caller frees; NULL when n == 0) and *npaths. HB_OK, HB_ENOMEM. */
-hb_status hb_gate_select(const hb_gate_cand *v, size_t n, double max_cost, hb_gate_path **paths, size_t *npaths);
+ * cheapest candidate (min_cost > 0: its cheapest of cost >= min_cost, else its costliest); max_cost >
+ * 0 marks paths whose kept candidate costs more as over_cut. *paths (malloc'd, caller frees; NULL
+ * when n == 0) and *npaths. HB_OK, HB_ENOMEM. */
+hb_status hb_gate_select(const hb_gate_cand *v, size_t n, double min_cost, double max_cost, hb_gate_path **paths, size_t *npaths);
 
 /* Write the kept cases (paths not over the cut) as a workload file to f: one section per distinct
  * (op, shape, dtype, route), its `modes` the kept modes of that case, `quick = all` (so that `run
