@@ -87,7 +87,7 @@ AB_VALUED=" rounds min-rounds time-budget threshold alpha confidence bootstrap r
   instr-calls instr-threshold "
 RUN_VALUED=" backend op mode route dtype filter batch budget ci-target min-samples max-samples ref-max-gflop
   case-timeout repetitions seed passes cases-from "
-PASS=() RUNARGS=() GLARGS=() USER_BK="" has_op=0 has_tb=0 instr=0 wtime=0 has_wl=0 nogl=0 THR=1
+PASS=() RUNARGS=() GLARGS=() USER_BK="" has_op=0 has_tb=0 instr=0 wtime=0 has_wl=0 nogl=0 THR=1 PIN=""
 i=0
 while [ $i -lt ${#ARGS[@]} ]; do
   a=${ARGS[$i]} v="" nm=""
@@ -97,6 +97,7 @@ while [ $i -lt ${#ARGS[@]} ]; do
     backend) USER_BK=$v; GLARGS+=("--backend" "$v");;
     dtype|mode|route) GLARGS+=("--$nm" "$v"); PASS+=("--$nm" "$v"); RUNARGS+=("--$nm" "$v");;
     threads) THR=$v; PASS+=("--threads" "$v");;
+    pin) PIN=$v; PASS+=("--pin" "$v");;
     no-gate-list) nogl=1; PASS+=("$a");;
     op) has_op=1; PASS+=("--op" "$v"); RUNARGS+=("--op" "$v");;
     time-budget) has_tb=1; PASS+=("--time-budget" "$v");;
@@ -123,7 +124,11 @@ if [ $has_wl = 0 ] && [ $nogl = 0 ]; then
   GL=(--out "$OUT/gate-list.ini" --keys "$OUT/gate-list.keys"); GLENV=()
   [ $instr = 1 ] && { GL+=(--instructions); THR=1; GLENV=(HB_CPU_ISA=avx2); }
   [ "$THR" = 0 ] || GLENV+=(OMP_NUM_THREADS="$THR" OPENBLAS_NUM_THREADS="$THR")
-  env "${GLENV[@]}" "$TMP/head/build/hybench" gate-list "${GL[@]}" "${GLARGS[@]}" 2> "$OUT/gate-list.log" \
+  # pinned as hybench ab pins its runs (--pin, default the last CPU; on one CPU the cpu backend skips
+  # its timed thread calibration, which decides the -rows plans and their names)
+  [ -n "$PIN" ] || PIN=$(taskset -pc $$ 2>/dev/null | sed 's/.*: //' | tr ',' '\n' | tail -1 | sed 's/.*-//')
+  TS=(); [ "$PIN" = all ] || [ -z "$PIN" ] || ! command -v taskset >/dev/null || TS=(taskset -c "$PIN")
+  env "${GLENV[@]}" "${TS[@]}" "$TMP/head/build/hybench" gate-list "${GL[@]}" "${GLARGS[@]}" 2> "$OUT/gate-list.log" \
     || { echo "gate.sh: HEAD's hybench gate-list failed; see $OUT/gate-list.log" >&2; cat "$OUT/gate-list.log" >&2; exit 2; }
   echo "gate.sh: the case list: the gate list ($(tail -1 "$OUT/gate-list.log" | sed 's/^hybench gate-list: //'))" >&2
   # each backend runs only its own paths' cases (run --cases-from; a BASE older than that option cannot)

@@ -3,6 +3,7 @@
 #include "cli/ab_instr_run.h"
 #include "core/hybench.h"
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,9 @@ int hb_ab_gate_list(const char *const exe[2], char **fwd, int nfwd, int instr, c
             setenv("OMP_NUM_THREADS", t, 1);
             setenv("OPENBLAS_NUM_THREADS", t, 1);
         }
+        /* pinned as the runs are: on one CPU the cpu backend skips its timed thread calibration, which
+         * would otherwise decide the -rows plans (and their names) by this process's timings */
+        if (no->have_pin) sched_setaffinity(0, sizeof no->pin, &no->pin);
         for (int i = 0; instr && i < hb_ab_nvg_env; i++) putenv(hb_ab_vg_env[i]);
         execv(exe[1], av);
         fprintf(stderr, "hybench ab: cannot run %s\n", exe[1]);

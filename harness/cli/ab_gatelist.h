@@ -12,7 +12,8 @@
  * every case of the workloads, quick or not, whatever --quick says about the runs)
  * (with instr 1 the files are DIR/gate-list-instructions.*), its stderr to the .log beside them, run
  * with the threads of the gate's runs (no->threads: OMP_NUM_THREADS, OPENBLAS_NUM_THREADS; the cpu
- * backend's plans depend on them; 1 under callgrind) and, for the instruction gate, the environment
+ * backend's plans depend on them; 1 under callgrind), pinned as they are (no->pin: on one CPU the cpu
+ * backend skips its timed thread calibration, which decides the -rows plans) and, for the instruction gate, the environment
  * of the runs under callgrind (hb_ab_vg_env: AVX2 dispatch, fixed matmul and conv2d paths), so that
  * the paths named are those the gate's runs take. extra[*nextra] (at most 3, malloc'd, the caller's)
  * gets the run arguments that select it: the list, and `--cases-from KEYS` where both builds take
