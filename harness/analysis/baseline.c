@@ -46,7 +46,7 @@ int hb_baseline_find(const char *dir, const hb_run *r, char *jsonl, char *json, 
     if (legacy) *legacy = 0;
     hb_baseline_paths(dir, id, jsonl, json, len);
     if (access(jsonl, R_OK) == 0) return 0;
-    const char *host = hb_run_meta(r, "host");
+    const char *host = r->meta_rec ? r->meta_rec->host : NULL;
     if (!host) return -1;
     char ojl[PATH_MAX], ojs[PATH_MAX];
     hb_baseline_paths(dir, host, ojl, ojs, sizeof ojl);
@@ -92,10 +92,8 @@ typedef struct run_counts { size_t cases, ok, wrong, crashed, failed; } run_coun
 static run_counts count_statuses(const hb_run *r)
 {
     run_counts c = { 0, 0, 0, 0, 0 };
-    size_t i;
-    json_t *k;
-    json_array_foreach(r->cases, i, k) {
-        const char *s = hb_rec_str(k, "status");
+    for (size_t i = 0; i < r->ncase_recs; i++) {
+        const char *s = r->case_recs[i].status;
         c.cases++;
         if (!s) continue;
         if (!strcmp(s, "ok")) c.ok++;
@@ -136,10 +134,11 @@ hb_status hb_history_append(const char *index_path, const char *results, char *e
         return HB_EINVAL;
     }
     run_counts c = count_statuses(&r);
-    const char *cpu = hb_rec_str(json_object_get(r.meta, "cpu"), "model");
+    const hb_rec_meta *m = r.meta_rec;
+    const char *cpu = m->cpu.model;
     json_t *rec = json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:s?, s:s, s:I, s:I, s:I, s:I, s:b, s:s}",
-                            "type", "history", "run_id", hb_rec_str(r.meta, "run_id"), "date", hb_rec_str(r.meta, "date"),
-                            "commit", hb_rec_str(r.meta, "git_commit"), "host", hb_rec_str(r.meta, "host"),
+                            "type", "history", "run_id", m->run_id, "date", m->date,
+                            "commit", m->git_commit, "host", m->host,
                             "cpu_model", cpu, "file", results, "cases", (json_int_t)c.cases,
                             "ok", (json_int_t)c.ok, "wrong", (json_int_t)c.wrong,
                             "crashed", (json_int_t)c.crashed, "complete", r.end != NULL,
@@ -209,7 +208,7 @@ int hb_baseline_set(const char *results, const char *dir, int force)
         hb_run_free(&r);
         return HB_EXIT_INCOMPARABLE;
     }
-    const char *host = r.meta ? hb_rec_str(r.meta, "host") : NULL;
+    const char *host = r.meta_rec ? r.meta_rec->host : NULL;
     if (!host) {
         fprintf(stderr, "hybench baseline: %s has no meta.host\n", results);
         hb_run_free(&r);
@@ -236,9 +235,9 @@ int hb_baseline_set(const char *results, const char *dir, int force)
     const char *user = hb_config_get()->user;
     json_t *p = json_pack("{s:s, s:i, s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:b, s:s}",
                           "tool", "hybench", "schema", HB_SCHEMA_VERSION, "host", host,
-                          "cpu_model", hb_rec_str(json_object_get(r.meta, "cpu"), "model"),
-                          "run_id", hb_rec_str(r.meta, "run_id"), "date", hb_rec_str(r.meta, "date"),
-                          "git_commit", hb_rec_str(r.meta, "git_commit"), "source", results, "set_at", now,
+                          "cpu_model", r.meta_rec->cpu.model,
+                          "run_id", r.meta_rec->run_id, "date", r.meta_rec->date,
+                          "git_commit", r.meta_rec->git_commit, "source", results, "set_at", now,
                           "set_by", user ? user : "unknown", "cases", (json_int_t)c.cases,
                           "ok", (json_int_t)c.ok, "wrong", (json_int_t)c.wrong,
                           "crashed", (json_int_t)c.crashed, "complete", r.end != NULL,

@@ -188,7 +188,13 @@ static int replay_end(replay_args *ra, const hb_plan_costs *c)
         if (med > 0 && !strcmp(json_string_value(json_object_get(rec, "mode")), "f32")) printf("%+.1f%% | ", (pr / med - 1) * 100);
         else printf("- | ");
         char split[200];
-        printf("%s | ", hb_plan_error_split_str(rec, split, sizeof split));
+        hb_rec_plan pr_rec;
+        if (hb_rec_plan_parse(rec, &pr_rec) == HB_OK) {
+            printf("%s | ", hb_plan_error_split_str(&pr_rec, split, sizeof split));
+            hb_rec_plan_free(&pr_rec);
+        } else {
+            printf("- | ");
+        }
         printf("%.0f B | ", hb_rec_num(rec, "bytes_crossing"));
         if (ch > 0) printf("%.4g ms | ", ch * 1e3);
         else printf("- | ");

@@ -238,7 +238,7 @@ int cmp_rowix(const void *x, const void *y, void *arg)
 /* The record's case key (or op|shape when absent), for summary.json cross-references. */
 const char *rkey(const hb_rrow *w)
 {
-    const char *k = json_string_value(json_object_get(w->rec, "key"));
+    const char *k = w->rec->key;
     return k ? k : "";
 }
 
@@ -331,7 +331,7 @@ void gp_size_axis(hb_sb *b)
 
 const char *row_source(const hb_rrow *w)
 {
-    const char *s = json_string_value(json_object_get(w->rec, "source"));
+    const char *s = w->rec->source;
     if (!s || !*s) s = w->name;
     return s ? s : "";
 }

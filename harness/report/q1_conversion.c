@@ -11,8 +11,8 @@ static const char *moved_cell(double ratio) { return F("[bad] compute moved (con
  * a record without seq (older files) when its name does not say "prefill". */
 static int chain_is_decode(const hb_rrow *r)
 {
-    json_t *seq = json_object_get(json_object_get(r->rec, "shape"), "seq");
-    if (json_is_number(seq)) return json_number_value(seq) == 1;
+    double seq = HB_REC_SHAPE(&r->rec->shape, seq);
+    if (!isnan(seq)) return seq == 1;
     return !(r->name && strstr(r->name, "prefill"));
 }
 

@@ -148,15 +148,14 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
     for (int d = 0; d < rp->ndevs; d++) {
         const hb_rdev *dv = &rp->devs[d];
         if (dv->host_memory || !dv->rec) continue;
-        size_t i;
-        json_t *ce;
-        json_array_foreach(json_object_get(dv->rec, "ceilings"), i, ce) {
-            const char *nm = json_string_value(json_object_get(ce, "name"));
+        for (size_t i = 0; i < dv->rec->nceilings; i++) {
+            const hb_rec_ceiling *ce = &dv->rec->ceilings[i];
+            const char *nm = ce->name;
             if (!nm || (strncmp(nm, "h2d_gbps_", 9) && strncmp(nm, "d2h_gbps_", 9))) continue;
             if (!rows) rows = hb_doc_table(rp, "Measured transfer ceilings (this run's probes)", 0, 4, "backend", "ceiling", "GB/s", "how");
-            double v = json_number_value(json_object_get(ce, "value"));
+            double v = isnan(ce->value) ? 0 : ce->value; /* null: 0, as json_number_value read it */
             json_array_append_new(jce, json_pack("{s:s,s:s,s:o}", "device", dv->id, "name", nm, "gbps", hb_json_num(v)));
-            const char *how = json_string_value(json_object_get(ce, "how"));
+            const char *how = ce->how;
             hb_doc_row(rows, 4, dv->id, nm, hb_report_fmt_num(v), how ? how : "");
         }
     }

@@ -34,7 +34,7 @@ hb_status hb_report_runs(ctx *c)
     hb_doc_h(rp, 2, "runs", "Runs compared: each run against the first");
     for (int r = 0; r < nr; r++) {
         char fp[32], fpd[1024];
-        hb_machine_fingerprint(rp->runs[r].r.meta, rp->runs[r].r.backends, fpd, sizeof fpd, fp, sizeof fp);
+        hb_run_fingerprint(&rp->runs[r].r, fpd, sizeof fpd, fp, sizeof fp);
         json_array_append_new(jruns, json_pack("{s:s,s:s,s:s,s:s}", "label", rp->runs[r].label, "machine", fp, "machine_desc", fpd,
                                                "run_id", rp->runs[r].run_id));
     }
