@@ -77,8 +77,8 @@ run publish "$hb" publish --store "$tmp/h.db" --out "$tmp/site" --reports "$tmp/
 mkdir -p "$out/site"; (cd "$tmp/site" && find . -type f ! -path './lib/*' | sort | while read -r f; do mkdir -p "$out/site/$(dirname "$f")"; cp "$f" "$out/site/$f"; done)
 # mask what differs between two runs of one build: the temporary folder, generation dates
 grep -rlI "$tmp" "$out" | while read -r f; do sed -i "s#$tmp#TMP#g" "$f"; done
-grep -rlIE 'generated|Generated' "$out" | while read -r f; do
-  sed -i -E 's/(enerated[^0-9]{0,40})[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:]{5,8}(Z| UTC)?/\1DATE/g' "$f"; done
+grep -rlIE 'generated|Generated|Published' "$out" | while read -r f; do
+  sed -i -E -e 's/(Published )[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{5}( UTC)/\1DATE/' -e 's/(enerated[^0-9]{0,40})[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:]{5,8}(Z| UTC)?/\1DATE/g' "$f"; done
 # the commands' own durations and the baseline's set_at
 grep -rlIE '"elapsed_s"|time="|set_at|undecided \(' "$out" | while read -r f; do
   sed -i -E -e 's/("elapsed_s": )[0-9.e-]+/\1ELAPSED/' -e 's/(<testsuites[^>]* time=")[0-9.]+/\1ELAPSED/' \

@@ -175,21 +175,17 @@ static hb_status copy_file(const char *from, const char *to)
     return st;
 }
 
-static void print_provenance(json_t *p, const char *path)
+static void print_provenance(json_t *pj, const char *path)
 {
+    hb_rec_baseline p;
+    hb_rec_baseline_parse(pj, &p);
     printf("baseline %s\n", path);
-    const char *keys[] = { "fingerprint", "host", "cpu_model", "run_id", "date", "git_commit", "source", "set_at",
-                           "set_by" };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        const char *v = hb_rec_str(p, keys[i]);
-        printf("  %-10s %s\n", keys[i], v ? v : "?");
-    }
-    printf("  %-10s %lld cases, %lld ok, %lld wrong, %lld crashed, %s\n", "cases",
-           (long long)json_integer_value(json_object_get(p, "cases")),
-           (long long)json_integer_value(json_object_get(p, "ok")),
-           (long long)json_integer_value(json_object_get(p, "wrong")),
-           (long long)json_integer_value(json_object_get(p, "crashed")),
-           json_is_true(json_object_get(p, "complete")) ? "complete" : "cut short");
+    const struct { const char *k, *v; } f[] = { {"fingerprint", p.fingerprint}, {"host", p.host}, {"cpu_model", p.cpu_model},
+        {"run_id", p.run_id}, {"date", p.date}, {"git_commit", p.git_commit}, {"source", p.source}, {"set_at", p.set_at},
+        {"set_by", p.set_by} };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) printf("  %-10s %s\n", f[i].k, f[i].v ? f[i].v : "?");
+    printf("  %-10s %lld cases, %lld ok, %lld wrong, %lld crashed, %s\n", "cases", p.cases, p.ok, p.wrong, p.crashed,
+           p.complete ? "complete" : "cut short");
 }
 
 int hb_baseline_set(const char *results, const char *dir, int force)
@@ -270,7 +266,9 @@ static int show_dir(const char *dir, const char *host)
         json_error_t je;
         json_t *p = json_load_file(js, 0, &je);
         if (!p) continue;
-        const char *h = hb_rec_str(p, "host");
+        hb_rec_baseline pb;
+        hb_rec_baseline_parse(p, &pb);
+        const char *h = pb.host;
         if (!host || (h && !strcmp(h, host))) {
             print_provenance(p, jl);
             n++;

@@ -295,6 +295,17 @@ void hb_rec_end_parse(json_t *rec, hb_rec_end *e)
                       tri(rec, "interrupted")};
 }
 
+void hb_rec_baseline_parse(json_t *p, hb_rec_baseline *b)
+{
+    *b = (hb_rec_baseline){str(p, "fingerprint"), str(p, "host"), str(p, "cpu_model"), str(p, "run_id"), str(p, "date"),
+                           str(p, "git_commit"), str(p, "source"), str(p, "set_at"), str(p, "set_by"),
+                           (long long)json_integer_value(json_object_get(p, "cases")),
+                           (long long)json_integer_value(json_object_get(p, "ok")),
+                           (long long)json_integer_value(json_object_get(p, "wrong")),
+                           (long long)json_integer_value(json_object_get(p, "crashed")),
+                           json_is_true(json_object_get(p, "complete"))};
+}
+
 void hb_rec_plan_free(hb_rec_plan *p)
 {
     if (!p) return;

@@ -203,6 +203,13 @@ typedef struct hb_rec_mode_check {
     int paired_passes, paired_rounds; /* 0: absent (paired_passes wins when both are set) */
 } hb_rec_mode_check;
 
+/* ---- a baseline's provenance, DIR/<fingerprint>.json (analysis/baseline.h writes it) ---- */
+typedef struct hb_rec_baseline {
+    const char *fingerprint, *host, *cpu_model, *run_id, *date, *git_commit, *source, *set_at, *set_by;
+    long long cases, ok, wrong, crashed;  /* 0 when absent or not integers */
+    int complete;                         /* 1 only when true */
+} hb_rec_baseline;
+
 /* The index of phase name `name` in hb_phase_names, or -1. */
 int hb_rec_phase_index(const char *name);
 

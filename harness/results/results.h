@@ -5,6 +5,8 @@
  * (hb_record_check) and either streams the records to a callback one at a time (hb_results_stream:
  * the CSV of csv.c and the Google Benchmark JSON of gbench.c are written that way) or loads them into
  * an hb_run, from which compare's Markdown/JSON/JUnit and the report's Markdown and HTML are written.
+ * A loaded hb_run holds its records twice: as JSON (what results/ and measure/ read and rewrite) and as
+ * the C structs of record.h (record.c, hb_run_index), which analysis/ and report/ read.
  */
 #ifndef HB_RESULTS_H
 #define HB_RESULTS_H
@@ -143,6 +145,8 @@ void hb_rec_meta_free(hb_rec_meta *m);
 hb_status hb_rec_backend_parse(json_t *rec, hb_rec_backend *out);
 void hb_rec_backend_free(hb_rec_backend *b);
 void hb_rec_end_parse(json_t *rec, hb_rec_end *out);
+/* A baseline's provenance object (strings borrowed from p). */
+void hb_rec_baseline_parse(json_t *p, hb_rec_baseline *out);
 hb_status hb_rec_plan_parse(json_t *rec, hb_rec_plan *out);
 void hb_rec_plan_free(hb_rec_plan *p);
 /* (Re)build r's structs from its JSON records (frees the former ones first): call it after filling
