@@ -13,8 +13,12 @@
  * Ownership: every pointer in a struct (strings, arrays) is owned by the hb_run it was loaded into
  * (results.h) or, for hb_rec_case_parse and friends, by the parsed JSON record and the struct's own
  * arrays (freed by the matching _free). Strings are borrowed from the JSON record and live as long
- * as the record does; nothing here is written back: the writers (results/write.c, measure/) build
- * JSON of their own.
+ * as the record does (hb_rec_meta's *_text members are its own copies). Writing: results/write.c
+ * writes a mode_check record from its struct (hb_rec_mode_check_json) and a shape from its struct
+ * (hb_rec_shape_json); the other records are still built as JSON where they are measured (measure/:
+ * case, meta, backend, end and plan records) with write.c's helpers (hb_case_record, hb_stats_json,
+ * hb_record_write).
+ * Errors: parsing a validated record cannot fail except for memory (HB_ENOMEM, results.h).
  * Units: seconds for times, bytes, elements, GFLOP/s and GB/s, as the schema says per field.
  */
 #ifndef HB_RECORD_H
