@@ -356,9 +356,15 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
         double mm = DNAN, mc = DNAN, csm = DNAN;
         for (size_t g = 0; g < bycls.n; g++) {
             if (strcmp(gattr(&bycls.g[g], "device"), rp->devs[d].id)) continue;
-            json_t *row = json_array_get(jc, g);
-            double med = json_number_value(json_object_get(row, "median_saving_pct"));
-            if (!strcmp(gattr(&bycls.g[g], "class"), "memory")) { mm = med; csm = json_number_value(json_object_get(row, "median_convert_share_pct")); }
+            /* the class medians of the by_class rows above (vec_median again: the vector is sorted, the
+             * median the same; a median that is not finite counts 0, as its null in the summary read) */
+            double med = vec_median(&bycls.g[g].v[0]);
+            if (!isfinite(med)) med = 0;
+            if (!strcmp(gattr(&bycls.g[g], "class"), "memory")) {
+                mm = med;
+                csm = vec_median(&bycls.g[g].v[1]);
+                if (!isfinite(csm)) csm = 0;
+            }
             if (!strcmp(gattr(&bycls.g[g], "class"), "compute")) mc = med;
         }
         hb_across_dev(&a_dec, rp, d, md, "no decode layer case");
