@@ -190,7 +190,15 @@ static int replay_end(replay_args *ra, const hb_plan_costs *c)
         char split[200];
         printf("%s | ", hb_plan_error_split_str(rec, split, sizeof split));
         printf("%.0f B | ", hb_rec_num(rec, "bytes_crossing"));
-        if (ch > 0) printf("%.4g ms | ", ch * 1e3);
+        /* the chain case sampled in the same rounds (measure/replay.c: its layer where compared so),
+         * else the costs file's */
+        json_t *cr = json_object_get(rec, "chain_in_rounds");
+        const char *cmp = json_string_value(json_object_get(cr, "compared"));
+        json_t *cs = json_object_get(cr, cmp && !strncmp(cmp, "phases.device", 13) ? "layer" : "total");
+        if (hb_rec_num(cs, "median") > 0)
+            printf("%.4g ms [%.4g, %.4g] same rounds, replay/chain %.3f | ", hb_rec_num(cs, "median") * 1e3, hb_rec_num(cs, "ci_lo") * 1e3,
+                   hb_rec_num(cs, "ci_hi") * 1e3, hb_rec_num(cr, "replay_over_chain"));
+        else if (ch > 0) printf("%.4g ms | ", ch * 1e3);
         else printf("- | ");
         double re = hb_rec_num(rec, "rel_err");
         if (re >= 0) printf("%.2g | ", re);

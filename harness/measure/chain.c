@@ -9,6 +9,7 @@
 #include "core/quant.h"
 #include "measure/model_layer.h"
 #include "measure/prepare.h"
+#include "measure/rounds.h"
 #include "cpu_ref/ref.h"
 #include "core/stats.h"
 #include "core/launch.h"
@@ -750,5 +751,38 @@ json_t *hb_chain_measure(hb_instance *inst, const hb_case *c, const hb_options *
 {
     json_t *rec = NULL;
     hb_chain_measure_group(inst, c, 1, o, cl, ncl, &rec, st_out);
+    return rec;
+}
+
+/* ---- a chain in another measurement's rounds (internal.h) ---- */
+struct hb_chain_part {
+    chain_var v;
+    const hb_options *o;
+};
+
+hb_chain_part *hb_chain_part_open(hb_instance *inst, const hb_case *c, const hb_options *o)
+{
+    hb_chain_part *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->o = o;
+    double t0 = hb_now();
+    chain_open(&p->v, inst, c, o, hb_rss_now());
+    p->v.wall_setup = hb_now() - t0;
+    p->v.want = 1;
+    return p;
+}
+
+int hb_chain_part_sample(void *ctx)
+{
+    hb_chain_part *p = ctx;
+    if (p->v.done) return HB_ROUND_DONE;
+    chain_sample(&p->v, p->o, 1); /* grouped: its rule clears want; done only at max_samples or a failure */
+    return p->v.done ? HB_ROUND_DONE : p->v.want ? HB_ROUND_MORE : HB_ROUND_ENOUGH;
+}
+
+json_t *hb_chain_part_close(hb_chain_part *p, int others, hb_status *st)
+{
+    json_t *rec = chain_close(&p->v, p->o, NULL, 0, others + 1, st);
+    free(p);
     return rec;
 }

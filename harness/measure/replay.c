@@ -6,61 +6,11 @@
 #include "measure/internal.h"
 #include "cpu_ref/ref.h"
 #include "core/stats.h"
+#include "measure/rounds.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-void hb_replay_wait_policy(const hb_plan_costs *c, int argc, char **argv)
-{
-    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || getenv("HB_REPLAY_REEXEC")) return;
-    int ocl = 0;
-    for (int d = 0; d < c->ndev; d++) ocl |= !strcmp(c->dev[d].type, "opencl");
-    if (!ocl) return;
-    char **av = calloc((size_t)argc + 2, sizeof *av);
-    if (!av) return;
-    av[0] = (char *)"hybench";
-    for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
-    setenv("GOMP_SPINCOUNT", "1000", 1);
-    setenv("HB_REPLAY_REEXEC", "1", 1);
-    fflush(NULL);
-    execv("/proc/self/exe", av);
-    unsetenv("GOMP_SPINCOUNT");
-    free(av);
-}
-
-/* ---- opening the plan's instances ---- */
-
-hb_status hb_replay_open(const hb_plan_costs *c, hb_instance inst[HB_PLAN_MAXDEV], char *err, size_t errlen)
-{
-    memset(inst, 0, sizeof(hb_instance) * HB_PLAN_MAXDEV);
-    for (int d = 0; d < c->ndev; d++) {
-        const hb_backend_entry *e = hb_backend_find(c->dev[d].type);
-        hb_instance all[MAX_INST];
-        char why[256] = "";
-        int n = e ? hb_backend_open(e, all, MAX_INST, why, sizeof why) : 0;
-        int got = -1;
-        for (int k = 0; k < n; k++) {
-            if (got < 0 && !strcmp(all[k].name, c->dev[d].id)) got = k;
-            else all[k].ops->close(&all[k]);
-        }
-        if (got < 0) {
-            snprintf(err, errlen, "backend %s is not available in this process: %s", c->dev[d].id,
-                     !e ? "unknown type" : n ? "no instance of that name here" : why);
-            hb_replay_close(c, inst);
-            return HB_ESKIP;
-        }
-        inst[d] = all[got];
-    }
-    return HB_OK;
-}
-
-void hb_replay_close(const hb_plan_costs *c, hb_instance inst[HB_PLAN_MAXDEV])
-{
-    for (int d = 0; d < c->ndev; d++)
-        if (inst[d].ops) { inst[d].ops->close(&inst[d]); inst[d].ops = NULL; }
-}
 
 /* ---- one replay ---- */
 
@@ -698,30 +648,104 @@ static json_t *rp_close(replay *r, const char *costs_from, int others)
     return rec;
 }
 
+/* One sampled call of plan r in the rounds (rounds.h): a plan's own rule ends it. */
+static int rp_round(void *ctx)
+{
+    replay *r = ctx;
+    if (r->done) return HB_ROUND_DONE;
+    rp_sample(r);
+    return r->done ? HB_ROUND_DONE : HB_ROUND_MORE;
+}
+
+/* The device that runs every op of plan p, or -1. */
+static int single_dev(const hb_plan_costs *c, const hb_plan_named *p)
+{
+    for (int i = 1; i < c->model->n; i++)
+        if (p->dev[i] != p->dev[0]) return -1;
+    return p->dev[0] >= 0 && p->dev[0] < c->ndev ? p->dev[0] : -1;
+}
+
+/* The chain case of model m on inst (resident on a device with its own memory, else f32; route rt,
+ * pageable on a host-memory backend):
+ * m->whole with this run's mode, route and a source naming the model. */
+static hb_case chain_case(const hb_model *m, const hb_instance *inst, hb_route rt)
+{
+    hb_case cc = m->whole;
+    cc.dtype = HB_F32;
+    cc.mode = inst->host_memory ? HB_MODE_F32 : HB_MODE_RESIDENT;
+    cc.route = inst->host_memory ? HB_ROUTE_PAGEABLE : rt; /* a host-memory backend has no transfer routes */
+    cc.weight = 1;
+    snprintf(cc.name, sizeof cc.name, "%s", m->name);
+    snprintf(cc.source, sizeof cc.source, "model %s (core/models.c)", m->name);
+    return cc;
+}
+
+/* What plan record prec keeps of the chain case crec sampled in its rounds ("chain_in_rounds",
+ * docs/results-schema.md): the chain's identity, status and figures, and the replay against it on one
+ * clock and span: the plan's device span against the chain's layer as one stream where both have
+ * them (the same enqueue of the same ops), else total against total. */
+static json_t *chain_summary(json_t *crec, json_t *prec)
+{
+    static const char *const keep[] = {"backend", "mode", "route", "status", "reason", "rel_err", "tolerance", "interleaved_with", "layer", "graph"};
+    json_t *o = json_object();
+    for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++) {
+        json_t *v = json_object_get(crec, keep[k]);
+        if (v) json_object_set_new(o, keep[k], json_deep_copy(v));
+    }
+    json_t *ct = json_object_get(json_object_get(crec, "phases"), "total");
+    if (ct) json_object_set_new(o, "total", json_deep_copy(ct));
+    json_t *pd = json_object_get(json_object_get(prec, "phases"), "device"), *cl = json_object_get(crec, "layer");
+    json_t *pt = json_object_get(json_object_get(prec, "phases"), "total");
+    const int span = pd && cl;
+    double a = json_number_value(json_object_get(span ? pd : pt, "median")), b = json_number_value(json_object_get(span ? cl : ct, "median"));
+    if (a > 0 && b > 0) {
+        json_object_set_new(o, "compared", json_string(span ? "phases.device / layer" : "phases.total / total"));
+        json_object_set_new(o, "replay_over_chain", json_real(a / b));
+    }
+    return o;
+}
+
 void hb_replay_plans(const hb_plan_costs *c, const hb_plan_named *p, int np, int route, hb_mode mode, hb_instance inst[HB_PLAN_MAXDEV],
                      const hb_options *o, const char *costs_from, json_t **recs, hb_status *st)
 {
     replay *r = calloc((size_t)(np > 0 ? np : 1), sizeof *r);
-    if (!r) {
+    hb_round_part *parts = calloc((size_t)np + HB_PLAN_MAXDEV + 1, sizeof *parts);
+    if (!r || !parts) {
+        free(r);
+        free(parts);
         for (int k = 0; k < np; k++) { recs[k] = NULL; st[k] = HB_ENOMEM; }
         return;
     }
-    for (int k = 0; k < np; k++) rp_open(&r[k], c, &p[k], route, mode, inst, o);
-    /* rounds: every plan still sampling takes one call, the order rotating each round */
-    for (int round = 0;; round++) {
-        int any = 0;
-        for (int j = 0; j < np; j++) {
-            replay *x = &r[(j + round) % np];
-            if (x->done) continue;
-            rp_sample(x);
-            any = 1;
-        }
-        if (!any) break;
+    for (int k = 0; k < np; k++) {
+        rp_open(&r[k], c, &p[k], route, mode, inst, o);
+        parts[k] = (hb_round_part){.ctx = &r[k], .sample = rp_round};
+    }
+    /* the model's chain case on each device that one of these plans runs alone (mode f32, a model
+     * with a chain case): a participant of the same rounds, so that the replay and the chain meet
+     * the host's drift alike (rounds.h) */
+    hb_chain_part *chain[HB_PLAN_MAXDEV] = {NULL};
+    int npart = np;
+    for (int k = 0; k < np && mode == HB_MODE_F32 && c->model->has_whole; k++) {
+        int d = single_dev(c, &p[k]);
+        if (d < 0 || chain[d] || !inst[d].ops || r[k].st != HB_OK) continue;
+        hb_case cc = chain_case(c->model, &inst[d], route < 0 ? HB_ROUTE_PAGEABLE : (hb_route)route);
+        if (!(chain[d] = hb_chain_part_open(&inst[d], &cc, o))) continue;
+        parts[npart++] = (hb_round_part){.ctx = chain[d], .sample = hb_chain_part_sample};
+    }
+    hb_rounds_run(parts, npart);
+    json_t *crec[HB_PLAN_MAXDEV] = {NULL};
+    for (int d = 0; d < HB_PLAN_MAXDEV; d++) {
+        hb_status cst;
+        if (chain[d]) crec[d] = hb_chain_part_close(chain[d], npart - 1, &cst);
     }
     for (int k = 0; k < np; k++) {
-        recs[k] = rp_close(&r[k], costs_from, np - 1);
+        recs[k] = rp_close(&r[k], costs_from, npart - 1);
         st[k] = r[k].st;
+        int d = single_dev(c, &p[k]);
+        if (recs[k] && d >= 0 && crec[d]) json_object_set_new(recs[k], "chain_in_rounds", chain_summary(crec[d], recs[k]));
     }
+    for (int d = 0; d < HB_PLAN_MAXDEV; d++) json_decref(crec[d]);
+    free(parts);
     free(r);
 }
 

@@ -88,8 +88,14 @@ json_t *hb_replay_plan(const hb_plan_costs *c, const hb_plan_named *p, int route
  * launch rate drifts by 20% and more over seconds on the GPU hosts (the decode layer replayed at
  * 110 us and 130 us in two processes 16 s apart, 2x H200 host), so plans sampled one after the other
  * are compared across that drift; in rounds they meet it alike (as hb_measure_group does for modes).
- * recs[k] gets plan k's record (NULL when out of memory) with "interleaved_with": np - 1, st[k] its
- * status. */
+ * In mode f32, for a model with a chain case (hb_model.has_whole: the decoder layers), that chain case
+ * (measure/chain.c, hb_chain_part_*: resident on a device with its own memory, f32 on a host-memory
+ * backend, on route) on each device that one of the plans runs alone joins the same rounds
+ * (measure/rounds.h) as a participant that takes a call every round while a plan still samples (and
+ * while its own rule wants more), so that the replay and the chain meet the host's drift alike; each
+ * plan run alone on that device gets the chain's figures and the ratio of the two ("chain_in_rounds",
+ * docs/results-schema.md). recs[k] gets plan k's record (NULL when out of memory) with
+ * "interleaved_with": the other participants (np - 1 plus the chains), st[k] its status. */
 void hb_replay_plans(const hb_plan_costs *c, const hb_plan_named *p, int np, int route, hb_mode mode, hb_instance inst[HB_PLAN_MAXDEV],
                      const hb_options *o, const char *costs_from, json_t **recs, hb_status *st);
 
