@@ -7,6 +7,7 @@
 #include "cpu_ref/ref.h"
 #include "core/stats.h"
 #include "measure/rounds.h"
+#include "measure/exec.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,10 +253,8 @@ static hb_status ensure(replay *r, int t, int y, double ph[P_N])
         int from = 1;
         while (from < r->c->nmem && !(x->present & (1u << from))) from++;
         if (from >= r->c->nmem) return HB_EINVAL; /* a bug: the tensor is nowhere */
-        hb_instance *in = &r->inst[r->owner[from]];
-        double t0 = hb_now();
-        if ((st = in->ops->download(in, &x->dbuf[from])) != HB_OK) return st;
-        ph[P_D2H] += hb_now() - t0;
+        hb_buf *b = &x->dbuf[from];
+        if ((st = hb_exec_fetch(&r->inst[r->owner[from]], &b, 1, 0, &ph[P_D2H])) != HB_OK) return st;
         x->hloc = x->dbuf[from].host;
         x->present |= 1u;
     }
@@ -266,10 +265,7 @@ static hb_status ensure(replay *r, int t, int y, double ph[P_N])
             memcpy(b->host, x->hloc, bytes);
             ph[P_STAGE] += hb_now() - t0;
         }
-        hb_instance *in = &r->inst[r->owner[y]];
-        double t0 = hb_now();
-        if ((st = in->ops->upload(in, b)) != HB_OK) return st;
-        ph[P_H2D] += hb_now() - t0;
+        if ((st = hb_exec_place(&r->inst[r->owner[y]], &b, 1, 0, &ph[P_H2D])) != HB_OK) return st;
     }
     x->present |= 1u << y;
     return HB_OK;
@@ -307,9 +303,8 @@ static hb_status call_once(replay *r, double ph[P_N], double *step_c, double *st
             hb_convert(dst, HB_ELEM_F32, x->h64, HB_ELEM_F64, x->elems);
             ph[P_CONV] += hb_now() - t0;
             if (mm) {
-                t0 = hb_now();
-                st = in->ops->upload(in, &x->dbuf[mm]);
-                ph[P_H2D] += hb_now() - t0;
+                hb_buf *b = &x->dbuf[mm];
+                st = hb_exec_place(in, &b, 1, 0, &ph[P_H2D]);
             }
         }
         if (st != HB_OK) break;
@@ -329,31 +324,28 @@ static hb_status call_once(replay *r, double ph[P_N], double *step_c, double *st
         const int async = !seq && !conv && !r->o->cold && in->ops->run_async && !in->host_memory &&
                           ((i + 1 < r->n && inst_of(r, i + 1) == in) || r->dev1);
         const int dtimer = seq && !in->host_memory && in->ops->timer_begin && in->ops->timer_end;
-        double prep = 0;
-        if (!seq && !prev_async && (st = hb_compute_prepare(in, r->o->cold, &nd->c, ins, out, &r->prep[i], &prep)) != HB_OK) break;
-        tstart += prep;
-        if (dtimer && (st = in->ops->timer_begin(in)) != HB_OK) break;
-        if (!seq && r->dev1 && i == 0 && (st = in->ops->timer_begin(in)) != HB_OK) break;
-        double t0 = hb_now();
-        st = async ? in->ops->run_async(in, &nd->c, ins, out) : in->ops->run(in, &nd->c, ins, out);
-        prev_async = async;
-        double tc = hb_now() - t0;
-        if (seq) {
-            double dt = tc;
-            if (dtimer && st == HB_OK) st = in->ops->timer_end(in, &dt);
-            seq[i] = dt > 0 ? dt : tc;
+        /* the step on the executor (exec.h): its start state first unless it follows an enqueued op or
+         * is in sequence; dev1: the device timer begun after the first op's preparation */
+        hb_exec_step es = {.inst = in, .c = &nd->c, .in = {ins[0], ins[1], ins[2]}, .out = out, .prep = &r->prep[i]};
+        unsigned fl = (async ? HB_EXEC_ASYNC : 0) | (dtimer ? HB_EXEC_DEV_TIMER : 0) | (seq || prev_async ? HB_EXEC_NO_PREP : 0);
+        double prep = 0, tc = 0, tt = 0;
+        if (!seq && r->dev1 && i == 0) {
+            if ((st = hb_compute_prepare(in, r->o->cold, &nd->c, ins, out, &r->prep[i], &prep)) != HB_OK) break;
+            if ((st = in->ops->timer_begin(in)) != HB_OK) break;
+            fl |= HB_EXEC_NO_PREP;
         }
+        double p2 = 0;
+        st = hb_exec_run(&es, r->o->cold, fl, &tt, &tc, &p2);
+        tstart += prep + p2;
+        prev_async = async;
+        if (seq) seq[i] = tt; /* the device timer's where the backend has one on a device, else the host clock's */
         ph[P_COMP] += tc;
         if (st != HB_OK) break;
         y->present = (1u << mm) | (mm ? 0u : 1u);
         y->hloc = mm ? NULL : y->hout;
         if (conv) {
-            if (mm) {
-                t0 = hb_now();
-                st = in->ops->download(in, out);
-                ph[P_D2H] += hb_now() - t0;
-            }
-            t0 = hb_now();
+            if (mm) st = hb_exec_fetch(in, &out, 1, 0, &ph[P_D2H]);
+            double t0 = hb_now();
             hb_convert(y->h64, HB_ELEM_F64, mm ? out->host : y->hout, HB_ELEM_F32, y->elems);
             ph[P_CONV] += hb_now() - t0;
         }
