@@ -40,6 +40,10 @@ hb_status hb_exec_fetch(hb_instance *inst, hb_buf *const *bufs, int n, int dev_t
 static hb_status launch(const hb_exec_step *s, int async)
 {
     hb_instance *in = s->inst;
+    if (s->pre) {
+        hb_status st = in->ops->run(in, s->pre, s->in, s->out);
+        if (st != HB_OK) return st;
+    }
     return async && in->ops->run_async ? in->ops->run_async(in, s->c, s->in, s->out) : in->ops->run(in, s->c, s->in, s->out);
 }
 

@@ -31,6 +31,8 @@ typedef struct hb_exec_step {
     hb_buf *in[HB_MAX_INPUTS];
     hb_buf *out;
     hb_prep_state *prep;
+    const hb_case *pre; /* NULL, or a case run first inside the timed region on the same buffers (the
+                         * planted work of `make PLANT=1`, measure/plant.h) */
 } hb_exec_step;
 
 /* flags of hb_exec_run */
