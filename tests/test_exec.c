@@ -219,7 +219,12 @@ static void test_decode_graph(void **state)
     for (int t = 1; t <= n; t++) hb_verify_poison(act[t].host, HB_ELEM_F32, (size_t)(m.nodes[t - 1].out_bytes / 4));
     double enq = -1;
     int failed = 7;
-    assert_int_equal(hb_exec_enqueue(steps, n, NULL, &enq, &failed), HB_OK);
+    double *per = calloc((size_t)n, sizeof *per);
+    assert_int_equal(hb_exec_enqueue(steps, n, NULL, &enq, per, &failed), HB_OK);
+    double sum = 0;
+    for (int i = 0; i < n; i++) { assert_true(per[i] > 0); sum += per[i]; }
+    assert_true(fabs(sum - enq) <= 1e-9 + 1e-6 * enq); /* the steps' shares add up to the enqueue */
+    free(per);
     assert_int_equal(failed, -1);
     assert_true(enq > 0);
     assert_memory_equal(act[n].host, y1, ny * 4);
@@ -306,12 +311,14 @@ static void test_rules(void **state)
     hb_exec_step three[3] = {s, s, s};
     int failed = 9, a0 = n_async;
     double dev = 0, enq = 0;
-    assert_int_equal(hb_exec_enqueue(three, 3, &dev, &enq, &failed), HB_OK);
+    assert_int_equal(hb_exec_enqueue(three, 3, &dev, &enq, NULL, &failed), HB_OK);
     assert_int_equal(failed, -1);
     assert_true(dev == FAKE_DEV && enq > 0);
     assert_int_equal(n_async, a0 + 3);
     fail_at = n_seen + 1;
-    assert_int_equal(hb_exec_enqueue(three, 3, NULL, NULL, &failed), HB_EDEVICE);
+    int a1 = n_async;
+    assert_int_equal(hb_exec_enqueue(three, 3, NULL, NULL, NULL, &failed), HB_EDEVICE);
+    assert_int_equal(n_async, a1 + 2); /* the step after the failing one is not launched */
     assert_int_equal(failed, 1);
     fail_at = -1;
     in.ops->buf_free(&in, &a);

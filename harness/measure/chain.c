@@ -237,7 +237,7 @@ static hb_status chain_stream_once(chain_ctx *x, double *dev, double *enq)
     if (st != HB_OK) return st;
     if (x->coll_step >= 0) (void)x->inst->ops->coll_vote(x->inst, &x->sc[x->coll_step], 0);
     /* *enq, the host's time to enqueue the layer: near the layer's time, the layer is launch-bound */
-    return hb_exec_enqueue(x->step, x->nsteps, dev, enq, NULL);
+    return hb_exec_enqueue(x->step, x->nsteps, dev, enq, NULL, NULL);
 }
 
 /* The layer's steps recorded once as a graph (the backend's graph_capture around the run_async calls
@@ -252,7 +252,7 @@ static void chain_graph_capture(chain_ctx *x)
         return;
     }
     int failed = -1;
-    st = hb_exec_enqueue(x->step, x->nsteps, NULL, NULL, &failed); /* recorded, not run */
+    st = hb_exec_enqueue(x->step, x->nsteps, NULL, NULL, NULL, &failed); /* recorded, not run */
     hb_status st2 = x->inst->ops->graph_capture(x->inst, 0, &x->graph); /* always ends the capture */
     if (failed >= 0 || st2 != HB_OK) {
         if (failed >= 0)

@@ -62,15 +62,21 @@ hb_status hb_exec_run(const hb_exec_step *s, int cold, unsigned flags, double *t
     return st != HB_OK ? st : s2;
 }
 
-hb_status hb_exec_enqueue(const hb_exec_step *s, int n, double *dev, double *enq, int *failed)
+hb_status hb_exec_enqueue(const hb_exec_step *s, int n, double *dev, double *enq, double *step_s, int *failed)
 {
     hb_instance *in = s[0].inst;
     hb_status st = HB_OK;
     if (failed) *failed = -1;
     if (dev && (st = in->ops->timer_begin(in)) != HB_OK) return st;
     const double t0 = hb_now();
-    for (int i = 0; i < n && st == HB_OK; i++)
-        if ((st = launch(&s[i], 1)) != HB_OK && failed) *failed = i;
+    double a = t0;
+    for (int i = 0; i < n && st == HB_OK; i++) {
+        st = launch(&s[i], 1);
+        const double b = hb_now(); /* read whether or not step_s is asked: every caller's segment pays the same */
+        if (step_s) step_s[i] = b - a;
+        a = b;
+        if (st != HB_OK && failed) *failed = i;
+    }
     if (enq) *enq = hb_now() - t0; /* near the device's span: the segment is launch-bound */
     if (!dev) return st;
     hb_status s2 = in->ops->timer_end(in, dev);

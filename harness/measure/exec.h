@@ -61,11 +61,15 @@ hb_status hb_exec_fetch(hb_instance *inst, hb_buf *const *bufs, int n, int dev_t
 hb_status hb_exec_run(const hb_exec_step *s, int cold, unsigned flags, double *t_s, double *host_s, double *prep_s);
 
 /* Enqueue s[0..n-1] back to back, every step on s[0].inst (run_async where the backend has it, else
- * run), with no hot rule between them. With dev non-NULL (the backend must have a device timer) one
- * device timer is around the whole: *dev the device's seconds from the first step's start to the last
- * one's end (the launch gaps the device waits through are in it), which also waits for them; with dev
- * NULL nothing waits (a graph capture records them). *enq (may be NULL) the host's seconds to enqueue
- * them. Returns HB_OK or the first error; *failed (may be NULL) the failing step's index, else -1. */
-hb_status hb_exec_enqueue(const hb_exec_step *s, int n, double *dev, double *enq, int *failed);
+ * run), with no hot rule between them: a segment as an executor launches it. The chain's layer as one
+ * stream (chain.c) and a replayed plan on one device (replay.c) are both this call, so that the two
+ * are compared on the same host work per step. With dev non-NULL (the backend must have a device
+ * timer) one device timer is around the whole: *dev the device's seconds from the first step's start
+ * to the last one's end (the launch gaps the device waits through are in it), which also waits for
+ * them; with dev NULL nothing waits (a graph capture records them). *enq (may be NULL) the host's
+ * seconds to enqueue them, step_s[i] (step_s may be NULL) step i's share of it. Returns HB_OK or the
+ * first error (the steps after it are not launched); *failed (may be NULL) the failing step's index,
+ * else -1. */
+hb_status hb_exec_enqueue(const hb_exec_step *s, int n, double *dev, double *enq, double *step_s, int *failed);
 
 #endif

@@ -47,6 +47,7 @@ typedef struct replay {
     int dev1;                    /* every op on one device with its own memory, a device timer and
                                   * run_async, mode f32, hot: the call is enqueued as the chain's
                                   * layer is (chain.c chain_stream_once) and also timed on the device */
+    hb_exec_step *steps;         /* dev1: the n ops as the executor's steps (exec.h), one segment */
     hb_prep_state warm;          /* the hot rule over whole calls, before sampling */
     double *step_c, *step_x;     /* per sample x n: each step's compute and copy seconds */
     double *seq;                 /* n: each op's median compute time in the in-sequence pass (NULL: not run) */
@@ -238,7 +239,7 @@ static void teardown(replay *r)
     for (int i = 0; r->w && i < r->n; i++)
         for (int j = 0; j < HB_MAX_INPUTS; j++)
             if (r->wh[i][j]) inst_of(r, i)->ops->buf_free(inst_of(r, i), &r->w[i][j]);
-    free(r->t); free(r->w); free(r->wh); free(r->prep); free(r->ref); free(r->step_c); free(r->step_x); free(r->seq);
+    free(r->t); free(r->w); free(r->wh); free(r->prep); free(r->ref); free(r->step_c); free(r->step_x); free(r->seq); free(r->steps);
     for (int p = 0; p < P_N; p++) free(r->samp[p]);
 }
 
@@ -275,8 +276,37 @@ static hb_status ensure(replay *r, int t, int y, double ph[P_N])
  * NULL): the in-sequence pass (hb_replay_plan): every op run blocking, with no hot rule before it (its
  * start state is what the ops before it left), seq[i] its compute time - the device timer's where the
  * backend has one and computes in its own memory, else the host clock's. */
+/* dev1 (replay.h): the model's input placed in the device's memory (a copy when the plan starts in
+ * host memory), the first op's start state prepared (hot rule), then the ops enqueued as one segment
+ * on the executor (exec.h hb_exec_enqueue: the same call, and so the same host work per op, as the
+ * chain's layer as one stream, chain.c) under one device timer; the output then goes where the plan
+ * ends. step_c[i]: op i's share of the host's enqueue; step_x[0] the input's copy. */
+static hb_status call_dev1(replay *r, double ph[P_N], double *step_c, double *step_x)
+{
+    memset(ph, 0, sizeof(double) * P_N);
+    const int mm = mem_of(r, 0);
+    for (int t = 1; t <= r->n; t++) { r->t[t].present = 0; r->t[t].hloc = NULL; }
+    r->t[0].present = (1u << r->start_mem) | (r->start_mem ? 0u : 1u);
+    r->t[0].hloc = r->start_mem ? NULL : r->t[0].hout;
+    double tstart = hb_now(), prep = 0;
+    hb_status st = ensure(r, 0, mm, ph);
+    if (step_x) {
+        memset(step_x, 0, sizeof(double) * (size_t)r->n);
+        step_x[0] = ph[P_H2D] + ph[P_D2H] + ph[P_STAGE];
+    }
+    const hb_exec_step *s0 = &r->steps[0];
+    if (st == HB_OK) st = hb_compute_prepare(s0->inst, r->o->cold, s0->c, s0->in, s0->out, s0->prep, &prep);
+    tstart += prep;
+    if (st == HB_OK) st = hb_exec_enqueue(r->steps, r->n, &ph[P_DEV], &ph[P_COMP], step_c, NULL);
+    for (int t = 1; t <= r->n; t++) r->t[t].present = 1u << mm;
+    if (st == HB_OK) st = ensure(r, r->n, r->end_mem, ph); /* the output to the next unit / the host */
+    ph[P_TOTAL] = hb_now() - tstart;
+    return st;
+}
+
 static hb_status call_once(replay *r, double ph[P_N], double *step_c, double *step_x, double *seq)
 {
+    if (r->dev1 && !seq) return call_dev1(r, ph, step_c, step_x);
     memset(ph, 0, sizeof(double) * P_N);
     const hb_model *m = r->m;
     const int conv = r->mode == HB_MODE_CONVERT;
@@ -321,22 +351,15 @@ static hb_status call_once(replay *r, double ph[P_N], double *step_c, double *st
          * without waiting, as an executor launches a segment of ops; the segment's last op waits (run), so
          * the segment's device time is in the total (and in its last op's compute figure), and an op
          * after an enqueued one gets no settle runs (they would wait for it outside the timed total) */
-        const int async = !seq && !conv && !r->o->cold && in->ops->run_async && !in->host_memory &&
-                          ((i + 1 < r->n && inst_of(r, i + 1) == in) || r->dev1);
+        const int async = !seq && !conv && !r->o->cold && in->ops->run_async && !in->host_memory && i + 1 < r->n && inst_of(r, i + 1) == in;
         const int dtimer = seq && !in->host_memory && in->ops->timer_begin && in->ops->timer_end;
         /* the step on the executor (exec.h): its start state first unless it follows an enqueued op or
-         * is in sequence; dev1: the device timer begun after the first op's preparation */
+         * is in sequence */
         hb_exec_step es = {.inst = in, .c = &nd->c, .in = {ins[0], ins[1], ins[2]}, .out = out, .prep = &r->prep[i]};
         unsigned fl = (async ? HB_EXEC_ASYNC : 0) | (dtimer ? HB_EXEC_DEV_TIMER : 0) | (seq || prev_async ? HB_EXEC_NO_PREP : 0);
         double prep = 0, tc = 0, tt = 0;
-        if (!seq && r->dev1 && i == 0) {
-            if ((st = hb_compute_prepare(in, r->o->cold, &nd->c, ins, out, &r->prep[i], &prep)) != HB_OK) break;
-            if ((st = in->ops->timer_begin(in)) != HB_OK) break;
-            fl |= HB_EXEC_NO_PREP;
-        }
-        double p2 = 0;
-        st = hb_exec_run(&es, r->o->cold, fl, &tt, &tc, &p2);
-        tstart += prep + p2;
+        st = hb_exec_run(&es, r->o->cold, fl, &tt, &tc, &prep);
+        tstart += prep;
         prev_async = async;
         if (seq) seq[i] = tt; /* the device timer's where the backend has one on a device, else the host clock's */
         ph[P_COMP] += tc;
@@ -352,8 +375,6 @@ static hb_status call_once(replay *r, double ph[P_N], double *step_c, double *st
         if (step_c) step_c[i] = tc;
         if (step_x) step_x[i] = ph[P_H2D] + ph[P_D2H] + ph[P_STAGE] - before;
     }
-    /* dev1: the device's seconds from the first op's start to the last op's end; its end waits for them */
-    if (st == HB_OK && !seq && r->dev1) st = inst_of(r, 0)->ops->timer_end(inst_of(r, 0), &ph[P_DEV]);
     if (st == HB_OK && !conv) st = ensure(r, r->n, r->end_mem, ph); /* the output to the next unit / the host */
     ph[P_TOTAL] = hb_now() - tstart;
     return st;
@@ -575,6 +596,16 @@ static void rp_open(replay *r, const hb_plan_costs *c, const hb_plan_named *p, i
         for (int i = 1; i < r->n; i++) r->dev1 &= p->dev[i] == p->dev[0];
     }
     if ((st = setup(r)) != HB_OK) goto out;
+    if (r->dev1 && !(r->steps = calloc((size_t)r->n, sizeof *r->steps))) st = HB_ENOMEM;
+    for (int i = 0; r->steps && i < r->n; i++) {
+        /* dev1: every activation in the device's memory, every weight on it */
+        const hb_model_node *nd = &r->m->nodes[i];
+        const int mm = mem_of(r, i);
+        hb_exec_step *es = &r->steps[i];
+        *es = (hb_exec_step){.inst = inst_of(r, i), .c = &nd->c, .out = &r->t[i + 1].dbuf[mm], .prep = &r->prep[i]};
+        for (int j = 0; j < hb_op_get(nd->c.op)->ninputs; j++)
+            es->in[j] = nd->slot[j] < 0 ? &r->w[i][j] : &r->t[tix(nd->in[nd->slot[j]])].dbuf[mm];
+    }
     for (int k = 0; k < P_N; k++)
         if (!(r->samp[k] = calloc((size_t)o->max_samples + 2, sizeof(double)))) st = HB_ENOMEM;
     if (st == HB_OK && (!(r->step_c = calloc(((size_t)o->max_samples + 2) * (size_t)r->n, sizeof(double))) ||
