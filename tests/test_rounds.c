@@ -1,6 +1,7 @@
 /*
  * test_rounds.c - the rounds driver (measure/rounds.h): participants with random scripts of answers;
- * every round each live participant takes one call, in the rotating order; a participant that is
+ * every round each live participant takes one call, in a fresh order (no participant always follows
+ * the same one); a participant that is
  * satisfied (HB_ROUND_ENOUGH) keeps taking calls while another wants more; the rounds end when none
  * wants more; a participant that answered HB_ROUND_DONE is never called again; one that is done at
  * once is called exactly once.
@@ -57,18 +58,20 @@ static void test_random_scripts(void **state)
         }
         nlog = 0;
         int rounds = hb_rounds_run(p, n);
-        /* the expected schedule, computed from the scripts alone */
+        /* the schedule, checked round by round from the scripts: every live participant exactly once
+         * per round, in some order */
         int calls[NP] = {0}, last[NP], pos = 0;
         for (int k = 0; k < n; k++) last[k] = HB_ROUND_MORE;
         int r = 0;
         for (;; r++) {
-            int more = 0;
-            for (int j = 0; j < n; j++) {
-                int k = (j + r) % n;
-                if (last[k] == HB_ROUND_DONE) continue;
+            int live[NP] = {0}, nlive = 0, more = 0;
+            for (int k = 0; k < n; k++) if (last[k] != HB_ROUND_DONE) { live[k] = 1; nlive++; }
+            for (int j = 0; j < nlive; j++) {
                 assert_true(pos < nlog);
-                assert_int_equal(log_ids[pos], k); /* the rotating order */
-                pos++;
+                int k = log_ids[pos++];
+                assert_true(k >= 0 && k < n);
+                assert_true(live[k]); /* live, and not twice in the round */
+                live[k] = 0;
                 last[k] = s[k].ans[calls[k]++];
                 more |= last[k] == HB_ROUND_MORE;
             }
@@ -112,11 +115,35 @@ static void test_followers(void **state)
     assert_int_equal(hb_rounds_run(p, 0), 0);
 }
 
+/* The order changes from round to round: over 60 rounds of four participants, each one follows at
+ * least two different others (with the order only rotating, each followed the same one every round). */
+static void test_order_varies(void **state)
+{
+    (void)state;
+    script s[4];
+    hb_round_part p[4];
+    for (int k = 0; k < 4; k++) {
+        make(&s[k], k, 59, -1);
+        p[k] = (hb_round_part){.ctx = &s[k], .sample = scripted};
+    }
+    nlog = 0;
+    assert_int_equal(hb_rounds_run(p, 4), 60);
+    assert_int_equal(nlog, 240);
+    for (int k = 0; k < 4; k++) {
+        int seen[4] = {0}, kinds = 0;
+        for (int q = 1; q < nlog; q++)
+            if (log_ids[q] == k && q % 4) seen[log_ids[q - 1]] = 1; /* its predecessor within a round */
+        for (int j = 0; j < 4; j++) kinds += seen[j];
+        assert_true(kinds >= 2);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_scripts),
         cmocka_unit_test(test_followers),
+        cmocka_unit_test(test_order_varies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -161,6 +161,15 @@ hb_chain_part *hb_chain_part_open(hb_instance *inst, const hb_case *c, const hb_
 int hb_chain_part_sample(void *p);
 json_t *hb_chain_part_close(hb_chain_part *p, int others, hb_status *st);
 
+/* The chain case of model m (m->whole) on inst, as replay.c samples it beside the plans
+ * (replay_chain.c): dtype f32, resident on a device with its own memory, else f32; route rt (pageable
+ * on a host-memory backend, which has no transfer routes); named and sourced after the model. */
+struct hb_model;
+hb_case hb_replay_chain_case(const struct hb_model *m, const hb_instance *inst, hb_route rt);
+/* What plan record prec keeps of the chain case record crec sampled in its rounds: a new object
+ * ("chain_in_rounds", docs/results-schema.md; replay_chain.c). */
+json_t *hb_replay_chain_summary(json_t *crec, json_t *prec);
+
 /* Merge pass `pass` (2..P, 1-based) of a multi-pass run into the results file `path` (merge.c): its
  * pass_case / pass_backend records folded into the case and backend records of the passes before,
  * the merged file written to path.tmp (path's real name), locked, synced and renamed over path; *fd

@@ -688,44 +688,23 @@ static int single_dev(const hb_plan_costs *c, const hb_plan_named *p)
     return p->dev[0] >= 0 && p->dev[0] < c->ndev ? p->dev[0] : -1;
 }
 
-/* The chain case of model m on inst (resident on a device with its own memory, else f32; route rt,
- * pageable on a host-memory backend):
- * m->whole with this run's mode, route and a source naming the model. */
-static hb_case chain_case(const hb_model *m, const hb_instance *inst, hb_route rt)
-{
-    hb_case cc = m->whole;
-    cc.dtype = HB_F32;
-    cc.mode = inst->host_memory ? HB_MODE_F32 : HB_MODE_RESIDENT;
-    cc.route = inst->host_memory ? HB_ROUTE_PAGEABLE : rt; /* a host-memory backend has no transfer routes */
-    cc.weight = 1;
-    snprintf(cc.name, sizeof cc.name, "%s", m->name);
-    snprintf(cc.source, sizeof cc.source, "model %s (core/models.c)", m->name);
-    return cc;
-}
+/* The chain case on device d in the rounds: it takes calls while a plan that runs alone on d still
+ * samples, and after that only while its own rule wants more (a chain kept going for other devices'
+ * plans would only put its host work before theirs). */
+typedef struct chain_slot {
+    hb_chain_part *cp;
+    const replay *r;
+    const int *single; /* per plan: its one device, or -1 */
+    int np, d, last;
+} chain_slot;
 
-/* What plan record prec keeps of the chain case crec sampled in its rounds ("chain_in_rounds",
- * docs/results-schema.md): the chain's identity, status and figures, and the replay against it on one
- * clock and span: the plan's device span against the chain's layer as one stream where both have
- * them (the same enqueue of the same ops), else total against total. */
-static json_t *chain_summary(json_t *crec, json_t *prec)
+static int chain_round(void *ctx)
 {
-    static const char *const keep[] = {"backend", "mode", "route", "status", "reason", "rel_err", "tolerance", "interleaved_with", "layer", "graph"};
-    json_t *o = json_object();
-    for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++) {
-        json_t *v = json_object_get(crec, keep[k]);
-        if (v) json_object_set_new(o, keep[k], json_deep_copy(v));
-    }
-    json_t *ct = json_object_get(json_object_get(crec, "phases"), "total");
-    if (ct) json_object_set_new(o, "total", json_deep_copy(ct));
-    json_t *pd = json_object_get(json_object_get(prec, "phases"), "device"), *cl = json_object_get(crec, "layer");
-    json_t *pt = json_object_get(json_object_get(prec, "phases"), "total");
-    const int span = pd && cl;
-    double a = json_number_value(json_object_get(span ? pd : pt, "median")), b = json_number_value(json_object_get(span ? cl : ct, "median"));
-    if (a > 0 && b > 0) {
-        json_object_set_new(o, "compared", json_string(span ? "phases.device / layer" : "phases.total / total"));
-        json_object_set_new(o, "replay_over_chain", json_real(a / b));
-    }
-    return o;
+    chain_slot *cs = ctx;
+    int live = 0;
+    for (int k = 0; k < cs->np; k++) live |= cs->single[k] == cs->d && !cs->r[k].done;
+    if (!live && cs->last != HB_ROUND_MORE) return HB_ROUND_DONE;
+    return cs->last = hb_chain_part_sample(cs->cp);
 }
 
 void hb_replay_plans(const hb_plan_costs *c, const hb_plan_named *p, int np, int route, hb_mode mode, hb_instance inst[HB_PLAN_MAXDEV],
@@ -747,13 +726,16 @@ void hb_replay_plans(const hb_plan_costs *c, const hb_plan_named *p, int np, int
      * with a chain case): a participant of the same rounds, so that the replay and the chain meet
      * the host's drift alike (rounds.h) */
     hb_chain_part *chain[HB_PLAN_MAXDEV] = {NULL};
-    int npart = np;
-    for (int k = 0; k < np && mode == HB_MODE_F32 && c->model->has_whole; k++) {
-        int d = single_dev(c, &p[k]);
+    chain_slot slot[HB_PLAN_MAXDEV];
+    int npart = np, *single = calloc((size_t)np + 1, sizeof *single);
+    for (int k = 0; k < np && single; k++) single[k] = single_dev(c, &p[k]);
+    for (int k = 0; k < np && single && mode == HB_MODE_F32 && c->model->has_whole; k++) {
+        int d = single[k];
         if (d < 0 || chain[d] || !inst[d].ops || r[k].st != HB_OK) continue;
-        hb_case cc = chain_case(c->model, &inst[d], route < 0 ? HB_ROUTE_PAGEABLE : (hb_route)route);
+        hb_case cc = hb_replay_chain_case(c->model, &inst[d], route < 0 ? HB_ROUTE_PAGEABLE : (hb_route)route);
         if (!(chain[d] = hb_chain_part_open(&inst[d], &cc, o))) continue;
-        parts[npart++] = (hb_round_part){.ctx = chain[d], .sample = hb_chain_part_sample};
+        slot[d] = (chain_slot){.cp = chain[d], .r = r, .single = single, .np = np, .d = d, .last = HB_ROUND_MORE};
+        parts[npart++] = (hb_round_part){.ctx = &slot[d], .sample = chain_round};
     }
     hb_rounds_run(parts, npart);
     json_t *crec[HB_PLAN_MAXDEV] = {NULL};
@@ -765,9 +747,10 @@ void hb_replay_plans(const hb_plan_costs *c, const hb_plan_named *p, int np, int
         recs[k] = rp_close(&r[k], costs_from, npart - 1);
         st[k] = r[k].st;
         int d = single_dev(c, &p[k]);
-        if (recs[k] && d >= 0 && crec[d]) json_object_set_new(recs[k], "chain_in_rounds", chain_summary(crec[d], recs[k]));
+        if (recs[k] && d >= 0 && crec[d]) json_object_set_new(recs[k], "chain_in_rounds", hb_replay_chain_summary(crec[d], recs[k]));
     }
     for (int d = 0; d < HB_PLAN_MAXDEV; d++) json_decref(crec[d]);
+    free(single);
     free(parts);
     free(r);
 }

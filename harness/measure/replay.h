@@ -83,16 +83,17 @@ json_t *hb_replay_plan(const hb_plan_costs *c, const hb_plan_named *p, int route
                        const hb_options *o, const char *costs_from, hb_status *st);
 
 /* Replay the np plans p[0..np-1] together, as hb_replay_plan replays one: each is set up, verified
- * and warmed (all held at once), then they take their sampled calls in rounds, the order rotating
- * every round, each until its own stop rule; then each its in-sequence pass and record. The host's
+ * and warmed (all held at once), then they take their sampled calls in rounds (measure/rounds.h: a
+ * fresh order every round), each until its own stop rule; then each its in-sequence pass and record. The host's
  * launch rate drifts by 20% and more over seconds on the GPU hosts (the decode layer replayed at
  * 110 us and 130 us in two processes 16 s apart, 2x H200 host), so plans sampled one after the other
  * are compared across that drift; in rounds they meet it alike (as hb_measure_group does for modes).
  * In mode f32, for a model with a chain case (hb_model.has_whole: the decoder layers), that chain case
  * (measure/chain.c, hb_chain_part_*: resident on a device with its own memory, f32 on a host-memory
  * backend, on route) on each device that one of the plans runs alone joins the same rounds
- * (measure/rounds.h) as a participant that takes a call every round while a plan still samples (and
- * while its own rule wants more), so that the replay and the chain meet the host's drift alike; each
+ * (measure/rounds.h) as a participant that takes a call every round while a plan run alone on its
+ * device still samples (and while its own rule wants more), so that the replay and the chain meet the
+ * host's drift alike; each
  * plan run alone on that device gets the chain's figures and the ratio of the two ("chain_in_rounds",
  * docs/results-schema.md). recs[k] gets plan k's record (NULL when out of memory) with
  * "interleaved_with": the other participants (np - 1 plus the chains), st[k] its status. */
