@@ -35,8 +35,9 @@
  *     host overhead between ops). These calls are not samples. Where the prediction misses
  *     by more than HB_REPLAY_CAUSE_PCT, "error_cause" names the largest of the three terms;
  *   - a plan whose ops all run on one device with its own memory, a device timer and run_async (mode
- *     f32, hot) is enqueued as the chain's layer is (chain.c chain_stream_once: every op with
- *     run_async, the device timer around them, its end the one wait) and its record adds the phase
+ *     f32, hot) is enqueued as the chain's layer is, by the same call (exec.h hb_exec_enqueue: every
+ *     op with run_async, the device timer around them, its end the one wait; the model's input placed
+ *     and the first op's start state prepared before it) and its record adds the phase
  *     "device": the device's seconds from the first op's start to the last op's end, the clock and
  *     the span of the chain's layer figure it is set beside;
  *   - warm-up: whole calls under the hot rule (prepare.h hb_settle) before the first sample.
