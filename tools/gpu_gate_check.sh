@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The GPU merge gate's acceptance runs (docs/compare.md, "On a GPU runner"), on a machine of 4 GPUs:
-# four gates at once, one GPU and 16 CPUs each: A/A and a planted 5% matmul slowdown, in mode resident
-# and in every mode, judged on the device time (tools/gpu_gate.sh's --metric compute).
+# The GPU merge gate's acceptance runs (docs/compare.md, "On a GPU runner"), one GPU and an equal share
+# of the CPUs each, judged on the device time (tools/gpu_gate.sh's --metric compute): on a machine of 4
+# GPUs four gates at once, A/A and a planted 5% matmul slowdown, in mode resident and in every mode; on
+# a machine of 2 or 3 GPUs the two gates of mode resident (A/A and planted); on one GPU the two one after
+# the other, each with half the time budget.
 #   tools/gpu_gate_check.sh BUNDLE OUTDIR [TIME_BUDGET_S]
 # BUNDLE: a bundle of tools/gpu_bundle.sh whose build/hybench is a `make PLANT=1` one (CUR is a copy of
 # it). Both builds get HB_PLANT=matmul:1 (they carry the planted delay kernel alike: harness/measure/
@@ -18,15 +20,30 @@ cp -a "$B/." "$C/"
 export HB_PLANT=matmul:1
 RES=(--quick --backend cuda:0 --mode resident --budget 0.01)
 ALL=(--quick --backend cuda:0 --budget 0.01)
-gate() { HB_GATE_GPU=$1 HB_GATE_PIN=$(($1 * 16))-$(($1 * 16 + 15)) "$here/tools/gpu_gate.sh" "$O" "$2" "$B" "$C" --time-budget "$TB" "${@:3}"; }
-gate 0 aa-res -- "${RES[@]}" & p0=$!
-gate 1 p5-res --cur-env HB_PLANT=matmul:1.05 -- "${RES[@]}" & p1=$!
-gate 2 aa-all --subset-from 3 -- "${ALL[@]}" & p2=$!
-gate 3 p5-all --subset-from 3 --cur-env HB_PLANT=matmul:1.05 -- "${ALL[@]}" & p3=$!
+NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[ "$NG" -ge 1 ] || { echo "gpu_gate_check: no GPU (nvidia-smi -L lists none)" >&2; exit 2; }
+NC=$(nproc); W=$(( NC / (NG >= 4 ? 4 : (NG >= 2 ? 2 : 1)) ))
+gate() { HB_GATE_GPU=$1 HB_GATE_PIN=$(($1 * W))-$(($1 * W + W - 1)) "$here/tools/gpu_gate.sh" "$O" "$2" "$B" "$C" --time-budget "$TB" "${@:3}"; }
 ok=0
-wait $p0 || ok=1; wait $p2 || ok=1
-wait $p1 && ok=1; wait $p3 && ok=1
-for n in aa-res p5-res aa-all p5-all; do
+if [ "$NG" -ge 4 ]; then
+  NAMES="aa-res p5-res aa-all p5-all"
+  gate 0 aa-res -- "${RES[@]}" & p0=$!
+  gate 1 p5-res --cur-env HB_PLANT=matmul:1.05 -- "${RES[@]}" & p1=$!
+  gate 2 aa-all --subset-from 3 -- "${ALL[@]}" & p2=$!
+  gate 3 p5-all --subset-from 3 --cur-env HB_PLANT=matmul:1.05 -- "${ALL[@]}" & p3=$!
+  wait $p0 || ok=1; wait $p2 || ok=1
+  wait $p1 && ok=1; wait $p3 && ok=1
+elif [ "$NG" -ge 2 ]; then
+  NAMES="aa-res p5-res"
+  gate 0 aa-res -- "${RES[@]}" & p0=$!
+  gate 1 p5-res --cur-env HB_PLANT=matmul:1.05 -- "${RES[@]}" & p1=$!
+  wait $p0 || ok=1; wait $p1 && ok=1
+else
+  NAMES="aa-res p5-res"; TB=$(( TB / 2 ))
+  gate 0 aa-res -- "${RES[@]}" || ok=1
+  gate 0 p5-res --cur-env HB_PLANT=matmul:1.05 -- "${RES[@]}" && ok=1
+fi
+for n in $NAMES; do
   [ -f "/tmp/hb-gate-$n/ab/base.jsonl" ] && tar czf "$O/$n-merged.tar.gz" -C "/tmp/hb-gate-$n/ab" base.jsonl cur.jsonl
 done
 cat "$O/gate-summary.txt"
