@@ -77,7 +77,7 @@ hb_status hb_exec_enqueue(const hb_exec_step *s, int n, double *dev, double *enq
         a = b;
         if (st != HB_OK && failed) *failed = i;
     }
-    if (enq) *enq = hb_now() - t0; /* near the device's span: the segment is launch-bound */
+    if (enq) *enq = a - t0; /* the steps' shares add up to it; near the device's span: the segment is launch-bound */
     if (!dev) return st;
     hb_status s2 = in->ops->timer_end(in, dev);
     return st != HB_OK ? st : s2;
