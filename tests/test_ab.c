@@ -169,7 +169,12 @@ static void decide(hb_run runs[2][NR], int nr, hb_cmp_result *res, size_t *und)
     hb_ab_options_default(&o);
     o.normalize = g_normalize;
     const hb_run *b[NR], *c[NR];
-    for (int r = 0; r < nr; r++) { b[r] = &runs[0][r]; c[r] = &runs[1][r]; }
+    for (int r = 0; r < nr; r++) {
+        b[r] = &runs[0][r];
+        c[r] = &runs[1][r];
+        assert_int_equal(hb_run_index(&runs[0][r]), HB_OK); /* the records as structs: what hb_ab_decide reads */
+        assert_int_equal(hb_run_index(&runs[1][r]), HB_OK);
+    }
     char err[256];
     memset(res, 0xff, sizeof *res);
     *und = (size_t)-1;

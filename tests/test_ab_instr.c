@@ -70,6 +70,7 @@ static void make_run(hb_run *r, const char *const *keys, const double *counts, i
             json_object_set_new(c, "instructions", json_pack("{s:s,s:f}", "tool", "callgrind", "per_call", counts[i]));
         json_array_append_new(r->cases, c);
     }
+    assert_int_equal(hb_run_index(r), HB_OK); /* the records as structs: what hb_instr_gate reads */
 }
 
 static void test_gate_over_runs(void **state)
@@ -93,7 +94,7 @@ static void test_gate_over_runs(void **state)
     free(out);
     assert_int_equal(hb_instr_gate(pb, pc, 0, 0.01, &out, &n, err, sizeof err), HB_EINVAL);
     assert_int_equal(hb_instr_gate(pb, pc, 2, 0, &out, &n, err, sizeof err), HB_EINVAL);
-    for (int r = 0; r < 2; r++) { json_decref(rb[r].cases); json_decref(rc[r].cases); }
+    for (int r = 0; r < 2; r++) { hb_run_free(&rb[r]); hb_run_free(&rc[r]); }
 }
 
 int main(void)

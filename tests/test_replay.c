@@ -160,7 +160,10 @@ static void test_two_devices(void **state)
                 assert_true(jnum(es, "ops_alone_s") == 0 /* this plan predicts nothing */ && jnum(es, "in_sequence_calls") == HB_REPLAY_SEQ_CALLS);
                 assert_true(g_two_mem ? jnum(es, "copies_measured_s") > 0 : jnum(es, "copies_measured_s") == 0);
                 char line[200];
-                assert_non_null(strstr(hb_plan_error_split_str(rec, line, sizeof line), "ops in sequence"));
+                hb_rec_plan typed;
+                assert_int_equal(hb_rec_plan_parse(rec, &typed), HB_OK);
+                assert_non_null(strstr(hb_plan_error_split_str(&typed, line, sizeof line), "ops in sequence"));
+                hb_rec_plan_free(&typed);
             }
             json_decref(rec);
             plan_free(&p);

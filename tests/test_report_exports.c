@@ -277,15 +277,13 @@ static void test_fingerprint_stable(void **state)
 static void test_series_break(void **state)
 {
     (void)state;
-    json_t *ra = json_pack("{s:s}", "source", "default.ini:47"), *rb = json_pack("{s:s}", "source", "tinyllama.ini:16");
-    hb_rrow a = {.rec = ra, .name = "", .size = 16384}, a2 = {.rec = ra, .name = "", .size = 262144},
-            a3 = {.rec = ra, .name = "", .size = 262144}, b = {.rec = rb, .name = "", .size = 4194304};
+    hb_rec_case ra = {.source = "default.ini:47"}, rb = {.source = "tinyllama.ini:16"};
+    hb_rrow a = {.rec = &ra, .name = "", .size = 16384}, a2 = {.rec = &ra, .name = "", .size = 262144},
+            a3 = {.rec = &ra, .name = "", .size = 262144}, b = {.rec = &rb, .name = "", .size = 4194304};
     assert_int_equal(series_break(NULL, &a), 0);
     assert_int_equal(series_break(&a, &a2), 0);  /* one sweep: joined */
     assert_int_equal(series_break(&a2, &a3), 1); /* two shapes of equal size: not a sweep step */
     assert_int_equal(series_break(&a2, &b), 1);  /* another workload line */
-    json_decref(ra);
-    json_decref(rb);
 }
 
 /* cpu_small.jsonl with every case's total median and CI multiplied by k */

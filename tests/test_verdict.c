@@ -272,6 +272,10 @@ static void test_ab_mde_hand(void **state)
     hb_cmp_result res;
     char err[256];
     memset(&res, 0xff, sizeof res);
+    for (int r = 0; r < 10; r++) { /* the records as structs: what hb_ab_decide reads */
+        assert_int_equal(hb_run_index((hb_run *)pb[r]), HB_OK);
+        assert_int_equal(hb_run_index((hb_run *)pc[r]), HB_OK);
+    }
     assert_int_equal(hb_ab_decide(pb, pc, 10, &o, &res, NULL, err, sizeof err), HB_OK);
     assert_int_equal(res.tested, 1);
     /* by hand: median 0.025, MAD 0.02, s = 0.029652, se = s / sqrt 10 = 0.0093768; m = 1, alpha' 0.05:

@@ -67,9 +67,13 @@ fi
 trc=$?
 [ $trc -ne 0 ] && echo "nightly: hybench trend exited $trc (plots may be incomplete)" >&2
 
-# the night's report (the site's steps and drifts link to it), then the site; neither changes the exit status
-"$HB" report -q --svg-only --out "$REPORTS/$runid" "$out" \
-  || echo "nightly: hybench report exited $? (the site links no report for $runid)" >&2
+# the night's report (the site's steps and drifts link to it), then the site; neither changes the exit status.
+# The report's folder is named by the run id of the results' meta record, which the site links: it
+# is the second hybench run started in, and that may be one past the file name's $runid
+reportid=$(head -n 1 "$out" | grep -o '"run_id":"[^"]*"' | head -n 1 | cut -d'"' -f4)
+[ -n "$reportid" ] || reportid=$runid
+"$HB" report -q --svg-only --out "$REPORTS/$reportid" "$out" \
+  || echo "nightly: hybench report exited $? (the site links no report for $reportid)" >&2
 if [ -n "$SITE_OUT" ]; then
   "$HB" publish --out "$SITE_OUT" --reports "$REPORTS"
   prc=$?

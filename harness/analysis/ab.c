@@ -4,6 +4,8 @@
 #include "analysis/ab.h"
 #include "analysis/mde.h"
 #include "core/rstats.h"
+#include "core/strmap.h"
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,17 +133,18 @@ hb_status hb_ab_bootstrap_median_ratio(const double *d, size_t n, int resamples,
  * of rec's samples.<metric> (type 7); phases.<metric>.median when the record has no samples; NAN when
  * neither. *ns gets the sample count. Set from hb_ab_options.round_quantile by each hb_ab_decide. */
 static _Thread_local double g_round_q = 0.5;
-static double round_median(json_t *rec, const char *metric, size_t *ns)
+static double round_median(const hb_rec_case *rec, const char *metric, size_t *ns)
 {
-    json_t *a = json_object_get(json_object_get(rec, "samples"), metric);
-    size_t m = json_array_size(a), k = 0;
+    int ph = hb_rec_phase_index(metric);
+    const hb_rec_nums *a = ph >= 0 ? &rec->samples[ph] : NULL;
+    size_t m = a ? a->n : 0, k = 0;
     *ns = 0;
-    if (m == 0) return hb_case_phase(rec, metric, "median");
+    if (m == 0) return ph >= 0 ? rec->phase[ph].median : (double)NAN;
     double *x = malloc(m * sizeof *x);
     if (!x) return NAN;
     for (size_t i = 0; i < m; i++) {
-        double v = json_number_value(json_array_get(a, i));
-        if (json_is_number(json_array_get(a, i)) && isfinite(v) && v >= 0) x[k++] = v;
+        double v = a->v[i]; /* NaN: not a number in the record */
+        if (isfinite(v) && v >= 0) x[k++] = v;
     }
     *ns = k;
     double med = NAN;
@@ -153,28 +156,64 @@ static double round_median(json_t *rec, const char *metric, size_t *ns)
     return med;
 }
 
-/* Keyed records of run r: an object key -> record, a key repeated in the file suffixed "#2", "#3"
- * in file order (as compare.c matches them). New reference, NULL on ENOMEM. */
-static json_t *keyed(const hb_run *r)
+/* The keyed case records of a run: keys[i] the key of case_recs[at[i]], a key repeated in the file
+ * suffixed "#2", "#3" in file order (as compare.c matches them); map: key -> i. */
+typedef struct keyed_run {
+    const hb_run *r;
+    char (*keys)[256];
+    size_t *at;
+    size_t n;
+    hb_strmap map;
+} keyed_run;
+
+static void keyed_free(keyed_run *k)
 {
-    json_t *m = json_object();
-    if (!m) return NULL;
-    for (size_t i = 0; i < json_array_size(r->cases); i++) {
-        json_t *c = json_array_get(r->cases, i);
-        const char *key = hb_rec_str(c, "key");
+    if (!k) return;
+    free(k->keys);
+    free(k->at);
+    hb_strmap_free(&k->map);
+    memset(k, 0, sizeof *k);
+}
+
+/* Fill k for run r. HB_OK or HB_ENOMEM (k then empty). */
+static hb_status keyed(const hb_run *r, keyed_run *k)
+{
+    memset(k, 0, sizeof *k);
+    k->r = r;
+    size_t m = r->ncase_recs;
+    k->keys = malloc((m ? m : 1) * sizeof *k->keys);
+    k->at = malloc((m ? m : 1) * sizeof *k->at);
+    if (!k->keys || !k->at) { keyed_free(k); return HB_ENOMEM; }
+    for (size_t i = 0; i < m; i++) {
+        const char *key = r->case_recs[i].key;
         if (!key) continue;
-        char k[256];
-        snprintf(k, sizeof k, "%s", key);
-        for (int rep = 2; json_object_get(m, k); rep++) snprintf(k, sizeof k, "%.240s#%d", key, rep);
-        json_object_set(m, k, c);
+        char *kk = k->keys[k->n];
+        snprintf(kk, 256, "%s", key);
+        for (int rep = 2; hb_strmap_has(&k->map, kk); rep++) snprintf(kk, 256, "%.240s#%d", key, rep);
+        if (hb_strmap_set(&k->map, kk, k->n) != HB_OK) { keyed_free(k); return HB_ENOMEM; }
+        k->at[k->n++] = i;
     }
-    return m;
+    return HB_OK;
+}
+
+/* The index into k->r's records of the case keyed key, or SIZE_MAX. */
+static size_t keyed_index(const keyed_run *k, const char *key)
+{
+    size_t i = hb_strmap_get(&k->map, key, SIZE_MAX);
+    return i == SIZE_MAX ? SIZE_MAX : k->at[i];
+}
+
+/* The case keyed key in k, or NULL. */
+static const hb_rec_case *keyed_get(const keyed_run *k, const char *key)
+{
+    size_t i = keyed_index(k, key);
+    return i == SIZE_MAX ? NULL : &k->r->case_recs[i];
 }
 
 /* 1 when run r measured a subset of the case list by key (its meta options.cases_from). */
 static int round_subset(const hb_run *r)
 {
-    return json_string_value(json_object_get(json_object_get(r->meta, "options"), "cases_from")) != NULL;
+    return r->meta_rec && r->meta_rec->cases_from != NULL;
 }
 
 static int status_is(const char *s, const char *name) { return s && !strcmp(s, name); }
@@ -189,7 +228,7 @@ static int status_rank(const char *s)
 }
 
 typedef struct ab_work {
-    json_t *brec[2];       /* representative record per side (worst status, first seen) */
+    const hb_rec_case *brec[2]; /* representative record per side (worst status, first seen) */
     int missing_cur;       /* a round of BASE has it, the same round of CUR does not */
     int present[2];        /* rounds in which the side has the key */
 } ab_work;
@@ -218,24 +257,24 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
         return HB_EINVAL;
     }
     hb_status st = HB_ENOMEM;
-    json_t **kb = calloc((size_t)nrounds, sizeof *kb), **kc = calloc((size_t)nrounds, sizeof *kc);
-    json_t *index = json_object();   /* key -> integer index into cases */
+    keyed_run *kb = calloc((size_t)nrounds, sizeof *kb), *kc = calloc((size_t)nrounds, sizeof *kc);
+    hb_strmap index = {0};           /* key -> index into cases */
     hb_cmp_case *cs = NULL;
     ab_work *w = NULL;
     double *d = NULL, *mb = NULL, *mc = NULL, *pv = NULL, *qv = NULL, *ratios = NULL, *D = NULL, *shift = NULL, *col = NULL;
     size_t n = 0, cap = 0;
-    if (!kb || !kc || !index) goto out;
+    if (!kb || !kc) goto out;
     for (int r = 0; r < nrounds; r++)
-        if (!(kb[r] = keyed(base[r])) || !(kc[r] = keyed(cur[r]))) goto out;
+        if (keyed(base[r], &kb[r]) != HB_OK || keyed(cur[r], &kc[r]) != HB_OK) goto out;
     /* the union of keys over every round and both sides */
     for (int side = 0; side < 2; side++)
         for (int r = 0; r < nrounds; r++) {
-            const char *k;
-            json_t *rec;
-            json_object_foreach(side ? kc[r] : kb[r], k, rec) {
-                json_t *ix = json_object_get(index, k);
-                size_t i;
-                if (!ix) {
+            const keyed_run *kr = side ? &kc[r] : &kb[r];
+            for (size_t e = 0; e < kr->n; e++) {
+                const char *k = kr->keys[e];
+                const hb_rec_case *rec = &kr->r->case_recs[kr->at[e]];
+                size_t i = hb_strmap_get(&index, k, SIZE_MAX);
+                if (i == SIZE_MAX) {
                     if (n == cap) {
                         size_t nc = cap ? 2 * cap : 256;
                         hb_cmp_case *c2 = realloc(cs, nc * sizeof *cs);
@@ -249,12 +288,12 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
                     memset(&cs[i], 0, sizeof cs[i]);
                     memset(&w[i], 0, sizeof w[i]);
                     snprintf(cs[i].key, sizeof cs[i].key, "%s", k);
-                    json_object_set_new(index, k, json_integer((json_int_t)i));
-                } else i = (size_t)json_integer_value(ix);
+                    if (hb_strmap_set(&index, k, i) != HB_OK) goto out;
+                }
                 w[i].present[side]++;
-                json_t **slot = &w[i].brec[side];
-                if (!*slot || status_rank(hb_rec_str(rec, "status")) > status_rank(hb_rec_str(*slot, "status"))) *slot = rec;
-                if (!side && !json_object_get(kc[r], k)) w[i].missing_cur = 1;
+                const hb_rec_case **slot = &w[i].brec[side];
+                if (!*slot || status_rank(rec->status) > status_rank((*slot)->status)) *slot = rec;
+                if (!side && !hb_strmap_has(&kc[r].map, k)) w[i].missing_cur = 1;
             }
         }
     /* room for one whole-run case per backend after the cases */
@@ -308,7 +347,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
         /* ok on both sides in every round that has it: the per-round log ratios D[i][r] */
         size_t m = 0, nbs = 0, ncs = 0, nb1, nc1;
         for (int r = 0; r < nrounds; r++) {
-            json_t *rb = json_object_get(kb[r], c->key), *rc = json_object_get(kc[r], c->key);
+            const hb_rec_case *rb = keyed_get(&kb[r], c->key), *rc = keyed_get(&kc[r], c->key);
             if (!rb || !rc) continue;
             double xb = round_median(rb, o->metric, &nb1), xc = round_median(rc, o->metric, &nc1);
             nbs += nb1;
@@ -414,7 +453,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
             x -= isfinite(sft) ? sft : 0;
             if (fabs(x - dmed) < best) { best = fabs(x - dmed); rep = r; }
         }
-        if (rep >= 0) { c->base = json_object_get(kb[rep], c->key); c->cur = json_object_get(kc[rep], c->key); }
+        if (rep >= 0) { c->base = keyed_get(&kb[rep], c->key); c->cur = keyed_get(&kc[rep], c->key); }
         c->ratio = exp(dmed);
         c->p = hb_ab_signed_rank_p(d, m, NULL);
         c->mde_se = hb_mde_spread(d, m) / sqrt((double)m); /* for the MDE (mde.h) */
@@ -460,10 +499,10 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
     st = HB_OK;
 out:
     if (st != HB_OK) snprintf(err, errlen, "out of memory");
-    for (int r = 0; r < nrounds && kb && kc; r++) { json_decref(kb[r]); json_decref(kc[r]); }
+    for (int r = 0; r < nrounds && kb && kc; r++) { keyed_free(&kb[r]); keyed_free(&kc[r]); }
     free(kb);
     free(kc);
-    json_decref(index);
+    hb_strmap_free(&index);
     free(cs);
     free(w);
     free(d);
@@ -485,21 +524,22 @@ hb_status hb_ab_write_merged(int fd, const hb_run *const *runs, const char *cons
                              const hb_cmp_result *res, int side, const char *metric, json_t *ab_meta)
 {
     hb_status st = HB_ENOMEM;
-    json_t **k = calloc((size_t)nrounds + 1, sizeof *k), **out = calloc(res->n + 1, sizeof *out);
+    keyed_run *k = calloc((size_t)nrounds + 1, sizeof *k);
+    json_t **out = calloc(res->n + 1, sizeof *out);
     int *from = malloc((res->n + 1) * sizeof *from);
     hb_run full = {0};
     char err[512];
     if (nrounds < 1) { st = HB_EINVAL; goto done; }
     if (!k || !out || !from) goto done;
     for (int r = 0; r < nrounds; r++)
-        if (!(k[r] = keyed(runs[r]))) goto done;
+        if (keyed(runs[r], &k[r]) != HB_OK) goto done;
     /* the round each case's record comes from: the one whose record res points to */
     for (size_t i = 0; i < res->n; i++) {
         const hb_cmp_case *c = &res->cases[i];
-        json_t *rep = side ? c->cur : c->base;
+        const hb_rec_case *rep = side ? c->cur : c->base;
         from[i] = -1;
         for (int r = 0; r < nrounds && rep && from[i] < 0; r++)
-            if (json_object_get(k[r], c->key) == rep) from[i] = r;
+            if (keyed_get(&k[r], c->key) == rep) from[i] = r;
     }
     for (int r = 0; r < nrounds; r++) {
         int need = r == 0;
@@ -511,33 +551,36 @@ hb_status hb_ab_write_merged(int fd, const hb_run *const *runs, const char *cons
             goto done;
         }
         st = HB_ENOMEM;
-        json_t *fk = keyed(&full);
-        if (!fk) goto done;
+        keyed_run fk;
+        if (keyed(&full, &fk) != HB_OK) goto done;
         if (r == 0) {
             json_t *meta = json_deep_copy(full.meta);
-            if (!meta) { json_decref(fk); goto done; }
+            if (!meta) { keyed_free(&fk); goto done; }
             json_object_set_new(meta, "ab", ab_meta);
             ab_meta = NULL;
-            if ((st = hb_record_write(fd, meta)) != HB_OK) { json_decref(fk); goto done; }
+            if ((st = hb_record_write(fd, meta)) != HB_OK) { keyed_free(&fk); goto done; }
             for (size_t i = 0; i < json_array_size(full.backends); i++)
                 if ((st = hb_record_write(fd, json_deep_copy(json_array_get(full.backends, i)))) != HB_OK) {
-                    json_decref(fk);
+                    keyed_free(&fk);
                     goto done;
                 }
             st = HB_ENOMEM;
         }
         for (size_t i = 0; i < res->n; i++)
-            if (from[i] == r && !out[i]) out[i] = json_deep_copy(json_object_get(fk, res->cases[i].key));
-        json_decref(fk);
+            if (from[i] == r && !out[i]) {
+                size_t at = keyed_index(&fk, res->cases[i].key);
+                out[i] = at == SIZE_MAX ? NULL : json_deep_copy(json_array_get(full.cases, at));
+            }
+        keyed_free(&fk);
     }
     for (size_t i = 0; i < res->n; i++) {
         if (!out[i]) continue;
         json_t *pm = json_array();
         if (!pm) goto done;
         for (int r = 0; r < nrounds; r++) {
-            json_t *x = json_object_get(k[r], res->cases[i].key);
+            const hb_rec_case *x = keyed_get(&k[r], res->cases[i].key);
             size_t ns;
-            double med = x && status_is(hb_rec_str(x, "status"), "ok") ? round_median(x, metric, &ns) : (double)NAN;
+            double med = x && status_is(x->status, "ok") ? round_median(x, metric, &ns) : (double)NAN;
             json_array_append_new(pm, hb_json_num(med));
         }
         json_object_set_new(out[i], "pass_medians", json_pack("{s:o}", metric, pm));
@@ -549,7 +592,7 @@ hb_status hb_ab_write_merged(int fd, const hb_run *const *runs, const char *cons
     st = full.end ? hb_record_write(fd, json_deep_copy(full.end)) : HB_OK;
 done:
     json_decref(ab_meta);
-    for (int r = 0; k && r < nrounds; r++) json_decref(k[r]);
+    for (int r = 0; k && r < nrounds; r++) keyed_free(&k[r]);
     for (size_t i = 0; out && i < res->n; i++) json_decref(out[i]);
     free(k);
     free(out);

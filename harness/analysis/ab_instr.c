@@ -80,15 +80,14 @@ hb_status hb_instr_gate(const hb_run *const *base, const hb_run *const *cur, int
     for (int side = 0; side < 2 && st == HB_OK; side++)
         for (int r = 0; r < nrounds && st == HB_OK; r++) {
             const hb_run *run = side ? cur[r] : base[r];
-            size_t i;
-            json_t *rec;
-            json_array_foreach(run->cases, i, rec) {
-                const char *key = json_string_value(json_object_get(rec, "key"));
-                json_t *pc = json_object_get(json_object_get(rec, "instructions"), "per_call");
-                if (!key || !pc) continue;
+            for (size_t i = 0; i < run->ncase_recs; i++) {
+                const hb_rec_case *rec = &run->case_recs[i];
+                const char *key = rec->key;
+                if (!key || !rec->has_instructions_per_call) continue;
                 slot *x = slot_get(&s, &ns, &cap, key, nrounds);
                 if (!x) { st = HB_ENOMEM; break; }
-                x->v[side][r] = json_number_value(pc);
+                /* a null per_call reads as 0, as json_number_value read it */
+                x->v[side][r] = isnan(rec->instructions_per_call) ? 0 : rec->instructions_per_call;
             }
         }
     hb_instr_case *c = st == HB_OK ? calloc(ns ? ns : 1, sizeof *c) : NULL;

@@ -46,7 +46,7 @@ int hb_baseline_find(const char *dir, const hb_run *r, char *jsonl, char *json, 
     if (legacy) *legacy = 0;
     hb_baseline_paths(dir, id, jsonl, json, len);
     if (access(jsonl, R_OK) == 0) return 0;
-    const char *host = hb_run_meta(r, "host");
+    const char *host = r->meta_rec ? r->meta_rec->host : NULL;
     if (!host) return -1;
     char ojl[PATH_MAX], ojs[PATH_MAX];
     hb_baseline_paths(dir, host, ojl, ojs, sizeof ojl);
@@ -92,10 +92,8 @@ typedef struct run_counts { size_t cases, ok, wrong, crashed, failed; } run_coun
 static run_counts count_statuses(const hb_run *r)
 {
     run_counts c = { 0, 0, 0, 0, 0 };
-    size_t i;
-    json_t *k;
-    json_array_foreach(r->cases, i, k) {
-        const char *s = hb_rec_str(k, "status");
+    for (size_t i = 0; i < r->ncase_recs; i++) {
+        const char *s = r->case_recs[i].status;
         c.cases++;
         if (!s) continue;
         if (!strcmp(s, "ok")) c.ok++;
@@ -136,10 +134,11 @@ hb_status hb_history_append(const char *index_path, const char *results, char *e
         return HB_EINVAL;
     }
     run_counts c = count_statuses(&r);
-    const char *cpu = hb_rec_str(json_object_get(r.meta, "cpu"), "model");
+    const hb_rec_meta *m = r.meta_rec;
+    const char *cpu = m->cpu.model;
     json_t *rec = json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:s?, s:s, s:I, s:I, s:I, s:I, s:b, s:s}",
-                            "type", "history", "run_id", hb_rec_str(r.meta, "run_id"), "date", hb_rec_str(r.meta, "date"),
-                            "commit", hb_rec_str(r.meta, "git_commit"), "host", hb_rec_str(r.meta, "host"),
+                            "type", "history", "run_id", m->run_id, "date", m->date,
+                            "commit", m->git_commit, "host", m->host,
                             "cpu_model", cpu, "file", results, "cases", (json_int_t)c.cases,
                             "ok", (json_int_t)c.ok, "wrong", (json_int_t)c.wrong,
                             "crashed", (json_int_t)c.crashed, "complete", r.end != NULL,
@@ -176,21 +175,17 @@ static hb_status copy_file(const char *from, const char *to)
     return st;
 }
 
-static void print_provenance(json_t *p, const char *path)
+static void print_provenance(json_t *pj, const char *path)
 {
+    hb_rec_baseline p;
+    hb_rec_baseline_parse(pj, &p);
     printf("baseline %s\n", path);
-    const char *keys[] = { "fingerprint", "host", "cpu_model", "run_id", "date", "git_commit", "source", "set_at",
-                           "set_by" };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        const char *v = hb_rec_str(p, keys[i]);
-        printf("  %-10s %s\n", keys[i], v ? v : "?");
-    }
-    printf("  %-10s %lld cases, %lld ok, %lld wrong, %lld crashed, %s\n", "cases",
-           (long long)json_integer_value(json_object_get(p, "cases")),
-           (long long)json_integer_value(json_object_get(p, "ok")),
-           (long long)json_integer_value(json_object_get(p, "wrong")),
-           (long long)json_integer_value(json_object_get(p, "crashed")),
-           json_is_true(json_object_get(p, "complete")) ? "complete" : "cut short");
+    const struct { const char *k, *v; } f[] = { {"fingerprint", p.fingerprint}, {"host", p.host}, {"cpu_model", p.cpu_model},
+        {"run_id", p.run_id}, {"date", p.date}, {"git_commit", p.git_commit}, {"source", p.source}, {"set_at", p.set_at},
+        {"set_by", p.set_by} };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) printf("  %-10s %s\n", f[i].k, f[i].v ? f[i].v : "?");
+    printf("  %-10s %lld cases, %lld ok, %lld wrong, %lld crashed, %s\n", "cases", p.cases, p.ok, p.wrong, p.crashed,
+           p.complete ? "complete" : "cut short");
 }
 
 int hb_baseline_set(const char *results, const char *dir, int force)
@@ -209,7 +204,7 @@ int hb_baseline_set(const char *results, const char *dir, int force)
         hb_run_free(&r);
         return HB_EXIT_INCOMPARABLE;
     }
-    const char *host = r.meta ? hb_rec_str(r.meta, "host") : NULL;
+    const char *host = r.meta_rec ? r.meta_rec->host : NULL;
     if (!host) {
         fprintf(stderr, "hybench baseline: %s has no meta.host\n", results);
         hb_run_free(&r);
@@ -236,9 +231,9 @@ int hb_baseline_set(const char *results, const char *dir, int force)
     const char *user = hb_config_get()->user;
     json_t *p = json_pack("{s:s, s:i, s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:b, s:s}",
                           "tool", "hybench", "schema", HB_SCHEMA_VERSION, "host", host,
-                          "cpu_model", hb_rec_str(json_object_get(r.meta, "cpu"), "model"),
-                          "run_id", hb_rec_str(r.meta, "run_id"), "date", hb_rec_str(r.meta, "date"),
-                          "git_commit", hb_rec_str(r.meta, "git_commit"), "source", results, "set_at", now,
+                          "cpu_model", r.meta_rec->cpu.model,
+                          "run_id", r.meta_rec->run_id, "date", r.meta_rec->date,
+                          "git_commit", r.meta_rec->git_commit, "source", results, "set_at", now,
                           "set_by", user ? user : "unknown", "cases", (json_int_t)c.cases,
                           "ok", (json_int_t)c.ok, "wrong", (json_int_t)c.wrong,
                           "crashed", (json_int_t)c.crashed, "complete", r.end != NULL,
@@ -271,7 +266,9 @@ static int show_dir(const char *dir, const char *host)
         json_error_t je;
         json_t *p = json_load_file(js, 0, &je);
         if (!p) continue;
-        const char *h = hb_rec_str(p, "host");
+        hb_rec_baseline pb;
+        hb_rec_baseline_parse(p, &pb);
+        const char *h = pb.host;
         if (!host || (h && !strcmp(h, host))) {
             print_provenance(p, jl);
             n++;

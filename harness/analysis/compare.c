@@ -136,7 +136,8 @@ hb_cmp_comparability hb_cmp_comparable(const hb_run *a, const hb_run *b, char *w
                  !a->meta ? a->path : b->path);
         return HB_CMP_OTHER_SCHEMA;
     }
-    json_t *sa = json_object_get(a->meta, "schema"), *sb = json_object_get(b->meta, "schema");
+    const hb_rec_meta *ma = a->meta_rec, *mb = b->meta_rec;
+    int sa = ma && ma->has_schema, sb = mb && mb->has_schema;
     if (!sa || !sb) {
         if (!sa && !sb && a->path && b->path && !strcmp(a->path, b->path))
             snprintf(why, whylen, "%s: its meta record has no \"schema\"", a->path);
@@ -144,12 +145,12 @@ hb_cmp_comparability hb_cmp_comparable(const hb_run *a, const hb_run *b, char *w
             snprintf(why, whylen, "%s and %s: their meta records have no \"schema\"", a->path, b->path);
         else
             snprintf(why, whylen, "%s: its meta record has no \"schema\" (%s says schema %lld)", !sa ? a->path : b->path,
-                     !sa ? b->path : a->path, (long long)json_integer_value(sa ? sa : sb));
+                     !sa ? b->path : a->path, sa ? ma->schema : mb->schema);
         return HB_CMP_OTHER_SCHEMA;
     }
-    if (!json_equal(sa, sb)) {
+    if (ma->schema != mb->schema) { /* integers (the reader checks): equal as JSON when equal here */
         snprintf(why, whylen, "schema versions differ (%s: %lld, %s: %lld)", a->path,
-                 (long long)json_integer_value(sa), b->path, (long long)json_integer_value(sb));
+                 ma->schema, b->path, mb->schema);
         return HB_CMP_OTHER_SCHEMA;
     }
     char ta[4096], tb[4096], ia[17], ib[17];
@@ -162,7 +163,7 @@ hb_cmp_comparability hb_cmp_comparable(const hb_run *a, const hb_run *b, char *w
                  b->path, diff);
         return HB_CMP_OTHER_MACHINE;
     }
-    const char *ha = hb_run_meta(a, "host"), *hb = hb_run_meta(b, "host");
+    const char *ha = ma->host, *hb = mb->host;
     if (note && !streq_null(ha, hb))
         snprintf(note, notelen, "host \"%s\" vs \"%s\": one machine by its fingerprint %s (a host name is no "
                  "machine's identity)", ha ? ha : "?", hb ? hb : "?", ia);
@@ -171,23 +172,22 @@ hb_cmp_comparability hb_cmp_comparable(const hb_run *a, const hb_run *b, char *w
 
 int hb_cmp_interleaved(const hb_run *a, const hb_run *b)
 {
-    const char *pa = hb_rec_str(json_object_get(a->meta, "ab"), "pair");
-    const char *pb = hb_rec_str(json_object_get(b->meta, "ab"), "pair");
+    const char *pa = a->meta_rec ? a->meta_rec->ab_pair : NULL;
+    const char *pb = b->meta_rec ? b->meta_rec->ab_pair : NULL;
     return pa && pb && !strcmp(pa, pb);
 }
 
 /* Finite samples of rec's samples.<metric>, in a new array (caller frees). *n = count. */
-static double *get_samples(json_t *rec, const char *metric, size_t *n)
+static double *get_samples(const hb_rec_case *rec, const char *metric, size_t *n)
 {
-    json_t *a = json_object_get(json_object_get(rec, "samples"), metric);
-    size_t m = json_array_size(a), k = 0;
+    int ph = hb_rec_phase_index(metric);
+    const hb_rec_nums *a = rec && ph >= 0 ? &rec->samples[ph] : NULL;
+    size_t m = a ? a->n : 0, k = 0;
     *n = 0;
     double *x = malloc((m ? m : 1) * sizeof *x);
     if (!x) return NULL;
     for (size_t i = 0; i < m; i++) {
-        json_t *v = json_array_get(a, i);
-        if (!json_is_number(v)) continue;
-        double d = json_number_value(v);
+        double d = a->v[i]; /* NaN: not a number in the record */
         if (isfinite(d) && d >= 0) x[k++] = d;
     }
     *n = k;
@@ -198,16 +198,15 @@ static int status_is(const char *s, const char *name) { return s && !strcmp(s, n
 
 /* Fastest and slowest of rec's pass_medians.<metric> (written by `hybench run --passes`); returns
  * how many passes had a median (0 when the record has none: a single-pass run). */
-static int pass_range(json_t *rec, const char *metric, double *lo, double *hi)
+static int pass_range(const hb_rec_case *rec, const char *metric, double *lo, double *hi)
 {
-    json_t *a = json_object_get(json_object_get(rec, "pass_medians"), metric);
+    int ph = hb_rec_phase_index(metric);
+    const hb_rec_nums *a = rec && ph >= 0 ? &rec->pass_medians[ph] : NULL;
     int n = 0;
     *lo = NAN;
     *hi = NAN;
-    for (size_t i = 0; i < json_array_size(a); i++) {
-        json_t *v = json_array_get(a, i);
-        if (!json_is_number(v)) continue;
-        double d = json_number_value(v);
+    for (size_t i = 0; a && i < a->n; i++) {
+        double d = a->v[i];
         if (!(d > 0) || !isfinite(d)) continue;
         if (n == 0 || d < *lo) *lo = d;
         if (n == 0 || d > *hi) *hi = d;
@@ -220,7 +219,7 @@ static int pass_range(json_t *rec, const char *metric, double *lo, double *hi)
 /* matching                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-typedef struct entry { char key[256]; size_t idx; json_t *rec; } entry;
+typedef struct entry { char key[256]; size_t idx; const hb_rec_case *rec; } entry;
 
 static int cmp_entry(const void *a, const void *b)
 {
@@ -233,14 +232,14 @@ static int cmp_entry(const void *a, const void *b)
 /* Entries of a run's case records, keyed, repeats suffixed "#2", "#3"..., sorted by key. */
 static entry *make_entries(const hb_run *r, size_t *n, size_t *nokey)
 {
-    size_t m = json_array_size(r->cases), k = 0;
+    size_t m = r->ncase_recs, k = 0;
     entry *e = calloc(m ? m : 1, sizeof *e);
     *n = 0;
     *nokey = 0;
     if (!e) return NULL;
     for (size_t i = 0; i < m; i++) {
-        json_t *c = json_array_get(r->cases, i);
-        const char *key = hb_rec_str(c, "key");
+        const hb_rec_case *c = &r->case_recs[i];
+        const char *key = c->key;
         if (!key) { (*nokey)++; continue; }
         snprintf(e[k].key, sizeof e[k].key, "%s", key);
         e[k].idx = i;
@@ -250,11 +249,11 @@ static entry *make_entries(const hb_run *r, size_t *n, size_t *nokey)
     qsort(e, k, sizeof *e, cmp_entry);
     int rep = 0;
     for (size_t i = 0; i < k; i++) {
-        if (i > 0 && !strcmp(hb_rec_str(e[i].rec, "key"), hb_rec_str(e[i - 1].rec, "key"))) rep++;
+        if (i > 0 && !strcmp(e[i].rec->key, e[i - 1].rec->key)) rep++;
         else rep = 0;
         if (rep > 0) {
             char tmp[256];
-            snprintf(tmp, sizeof tmp, "%.240s#%d", hb_rec_str(e[i].rec, "key"), rep + 1);
+            snprintf(tmp, sizeof tmp, "%.240s#%d", e[i].rec->key, rep + 1);
             memcpy(e[i].key, tmp, sizeof tmp);
         }
     }
@@ -265,15 +264,15 @@ static entry *make_entries(const hb_run *r, size_t *n, size_t *nokey)
 
 void hb_cmp_fill_labels(hb_cmp_case *c)
 {
-    json_t *r = c->cur ? c->cur : c->base;
-    c->backend = hb_rec_str(r, "backend");
-    c->op = hb_rec_str(r, "op");
-    c->shape_str = hb_rec_str(r, "shape_str");
-    c->mode = hb_rec_str(r, "mode");
-    c->route = hb_rec_str(r, "route");
-    c->dtype = hb_rec_str(r, "dtype");
-    c->status_base = c->base ? hb_rec_str(c->base, "status") : NULL;
-    c->status_cur = c->cur ? hb_rec_str(c->cur, "status") : NULL;
+    const hb_rec_case *r = c->cur ? c->cur : c->base;
+    c->backend = r ? r->backend : NULL;
+    c->op = r ? r->op : NULL;
+    c->shape_str = r ? r->shape_str : NULL;
+    c->mode = r ? r->mode : NULL;
+    c->route = r ? r->route : NULL;
+    c->dtype = r ? r->dtype : NULL;
+    c->status_base = c->base ? c->base->status : NULL;
+    c->status_cur = c->cur ? c->cur->status : NULL;
 }
 
 hb_cmp_verdict hb_cmp_status_verdict(const char *sb, const char *sc)
@@ -310,9 +309,10 @@ static int classify_status(hb_cmp_case *c)
     return 0;
 }
 
-static double phase_median(json_t *rec, const char *metric)
+static double phase_median(const hb_rec_case *rec, const char *metric)
 {
-    return rec ? hb_case_phase(rec, metric, "median") : (double)NAN;
+    int ph = hb_rec_phase_index(metric);
+    return rec && ph >= 0 ? rec->phase[ph].median : (double)NAN;
 }
 
 /* Pass 1 for one case measured in both runs: medians, ratio, Mann-Whitney p, and the bootstrap CI

@@ -111,7 +111,7 @@ const char *hb_cmp_outcome_name(hb_cmp_outcome v);
 
 typedef struct hb_cmp_case {
     char key[256];               /* the case key ("#2" appended to a repeated key) */
-    json_t *base, *cur;          /* borrowed case records (NULL when absent); owned by the hb_run */
+    const hb_rec_case *base, *cur; /* borrowed case records (NULL when absent); owned by the hb_run */
     const char *backend, *op, *shape_str, *mode, *route, *dtype; /* borrowed from base or cur */
     const char *status_base, *status_cur;  /* NULL when absent */
     size_t n_base, n_cur;        /* samples used */

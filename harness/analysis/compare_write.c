@@ -131,11 +131,11 @@ static void run_row(FILE *f, const char *what, const hb_run *b, const hb_run *c,
     fputs(" |\n", f);
 }
 static const char *g_path(const hb_run *r) { return r->path; }
-static const char *g_run_id(const hb_run *r) { return hb_run_meta(r, "run_id"); }
-static const char *g_commit(const hb_run *r) { return hb_run_meta(r, "git_commit"); }
-static const char *g_date(const hb_run *r) { return hb_run_meta(r, "date"); }
-static const char *g_host(const hb_run *r) { return hb_run_meta(r, "host"); }
-static const char *g_cpu(const hb_run *r) { return hb_run_cpu_model(r); }
+static const char *g_run_id(const hb_run *r) { return r->meta_rec ? r->meta_rec->run_id : NULL; }
+static const char *g_commit(const hb_run *r) { return r->meta_rec ? r->meta_rec->git_commit : NULL; }
+static const char *g_date(const hb_run *r) { return r->meta_rec ? r->meta_rec->date : NULL; }
+static const char *g_host(const hb_run *r) { return r->meta_rec ? r->meta_rec->host : NULL; }
+static const char *g_cpu(const hb_run *r) { return r->meta_rec ? r->meta_rec->cpu.model : NULL; }
 
 static void md_thresholds(FILE *f, const hb_cmp_options *o)
 {
@@ -235,17 +235,16 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
     run_row(f, "date", base, cur, g_date);
     run_row(f, "host", base, cur, g_host);
     run_row(f, "CPU", base, cur, g_cpu);
-    if (json_is_array(json_object_get(base->meta, "load_avg")) || json_is_array(json_object_get(cur->meta, "load_avg"))) {
+    if ((base->meta_rec && base->meta_rec->has_load_avg) || (cur->meta_rec && cur->meta_rec->has_load_avg)) {
         /* meta.load_avg (1, 5, 15 min), when the run records it: a busy machine explains noise */
         fputs("| load average |", f);
         const hb_run *rr[2] = { base, cur };
         for (int k = 0; k < 2; k++) {
-            json_t *la = json_object_get(rr[k]->meta, "load_avg");
-            size_t i;
-            json_t *v;
+            const hb_rec_meta *m = rr[k]->meta_rec;
             fputc(' ', f);
-            if (!json_is_array(la)) fputs("?", f);
-            json_array_foreach(la, i, v) fprintf(f, "%s%.2f", i ? " / " : "", json_number_value(v));
+            if (!m || !m->has_load_avg) fputs("?", f);
+            for (size_t i = 0; m && i < m->nload_avg; i++) /* a member that is no number printed 0, as before */
+                fprintf(f, "%s%.2f", i ? " / " : "", isnan(m->load_avg[i]) ? 0.0 : m->load_avg[i]);
             fputs(" |", f);
         }
         fputs("\n", f);
@@ -268,7 +267,7 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
             md_status_cell(f, c->status_base, c->med_base);
             md_status_cell(f, c->status_cur, c->med_cur);
             fprintf(f, "| **%s** | ", hb_cmp_verdict_name(c->verdict));
-            md_put(f, c->cur ? hb_rec_str(c->cur, "reason") : "not in the current run");
+            md_put(f, c->cur ? c->cur->reason : "not in the current run");
             fputs(" |\n", f);
         }
         if ((int)k > o->max_rows) fprintf(f, "\n... and %zu more (see the JSON output).\n", k - (size_t)o->max_rows);
@@ -455,7 +454,7 @@ json_t *hb_cmp_to_json(const hb_cmp_result *r, const hb_run *base, const hb_run 
                               "verdict", hb_cmp_verdict_name(c->verdict),
                               "fails", hb_cmp_verdict_fails(c->verdict, o));
         if (!j) { json_decref(cases); json_decref(opts); json_decref(summary); return NULL; }
-        const char *reason = c->cur ? hb_rec_str(c->cur, "reason") : NULL;
+        const char *reason = c->cur ? c->cur->reason : NULL;
         if (reason) json_object_set_new(j, "reason", json_string(reason));
         json_object_set_new(j, "noise", hb_json_num(c->noise));
         json_object_set_new(j, "mde", isinf(c->mde) ? json_string("none") : hb_json_num(c->mde));
@@ -582,7 +581,7 @@ hb_status hb_cmp_write_junit(FILE *f, const hb_cmp_result *r, const hb_run *base
                 xml_put(f, msg);
                 fputs("\">", f);
                 xml_put(f, c->key);
-                const char *reason = c->cur ? hb_rec_str(c->cur, "reason") : NULL;
+                const char *reason = c->cur ? c->cur->reason : NULL;
                 if (reason) { fputs("\n", f); xml_put(f, reason); }
                 fputs("</failure>\n", f);
             } else if (junit_skipped(c, o)) {

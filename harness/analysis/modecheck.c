@@ -2,6 +2,8 @@
 #include "analysis/modecheck.h"
 #include "results/results.h"
 #include "core/rstats.h"
+#include "core/strmap.h"
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,16 +70,15 @@ done:
  * P >= 2 passes, all finite and > 0, the ratio is the median of the per-pass ratios (each pass ran
  * both modes in one process, back to back), its interval the per-pass range, and a move counts only
  * when every pass moved the same way. Returns 1 when it applied. */
-static int pass_pairing(json_t *rec, json_t *ref, hb_mc_result *r)
+static int pass_pairing(const hb_rec_case *rec, const hb_rec_case *ref, hb_mc_result *r)
 {
-    json_t *a = json_object_get(json_object_get(rec, "pass_medians"), "compute");
-    json_t *b = json_object_get(json_object_get(ref, "pass_medians"), "compute");
-    size_t P = json_array_size(a);
-    if (P < 2 || P != json_array_size(b) || P > 64) return 0;
+    const hb_rec_nums *a = &rec->pass_medians[HB_PH_COMPUTE], *b = &ref->pass_medians[HB_PH_COMPUTE];
+    size_t P = a->n;
+    if (P < 2 || P != b->n || P > 64) return 0;
     double q[64];
     for (size_t k = 0; k < P; k++) {
-        double x = json_number_value(json_array_get(a, k)), y = json_number_value(json_array_get(b, k));
-        if (!json_is_number(json_array_get(a, k)) || !json_is_number(json_array_get(b, k)) || !(x > 0) || !(y > 0)) return 0;
+        double x = a->v[k], y = b->v[k]; /* a null pass reads as NaN: refused below */
+        if (!(x > 0) || !(y > 0)) return 0;
         q[k] = x / y;
     }
     for (size_t i = 1; i < P; i++) /* insertion sort: P is small */
@@ -99,24 +100,21 @@ static int pass_pairing(json_t *rec, json_t *ref, hb_mc_result *r)
  * HB_MC_MIN_SAMPLES), sample i of each was taken in round i, one right after the other: the ratio is
  * the median of the per-round ratios and its CI the percentile bootstrap of that median. Returns 1
  * when it applied, 0 when it does not apply, -1 out of memory. */
-static int round_pairing(json_t *rec, json_t *ref, uint64_t seed, unsigned flags, hb_mc_result *r)
+static int round_pairing(const hb_rec_case *rec, const hb_rec_case *ref, uint64_t seed, unsigned flags, hb_mc_result *r)
 {
-    if (!json_is_integer(json_object_get(rec, "interleaved_with")) || !json_is_integer(json_object_get(ref, "interleaved_with")))
+    if (!rec->has_interleaved_with || !ref->has_interleaved_with) return 0;
+    if ((rec->has_best_pass || ref->has_best_pass) &&
+        !(rec->best_pass_is_int && ref->best_pass_is_int && rec->best_pass == ref->best_pass))
         return 0;
-    json_t *pa = json_object_get(rec, "best_pass"), *pb = json_object_get(ref, "best_pass");
-    if ((pa || pb) && !(json_is_integer(pa) && json_is_integer(pb) && json_integer_value(pa) == json_integer_value(pb)))
-        return 0;
-    json_t *a = json_object_get(json_object_get(rec, "samples"), "compute");
-    json_t *b = json_object_get(json_object_get(ref, "samples"), "compute");
-    size_t n = json_array_size(a);
-    if (n < HB_MC_MIN_SAMPLES || n != json_array_size(b)) return 0;
+    const hb_rec_nums *a = &rec->samples[HB_PH_COMPUTE], *b = &ref->samples[HB_PH_COMPUTE];
+    size_t n = a->n;
+    if (n < HB_MC_MIN_SAMPLES || n != b->n) return 0;
     double *q = malloc(n * sizeof *q), *m = malloc(HB_MC_RESAMPLES * sizeof *m);
     if (!q || !m) { free(q); free(m); return -1; }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        double x = json_number_value(json_array_get(a, i)), y = json_number_value(json_array_get(b, i));
-        if (!json_is_number(json_array_get(a, i)) || !json_is_number(json_array_get(b, i)) || !(x > 0) || !(y > 0) ||
-            !isfinite(x) || !isfinite(y)) {
+        double x = a->v[i], y = b->v[i];
+        if (!(x > 0) || !(y > 0) || !isfinite(x) || !isfinite(y)) {
             free(q); free(m);
             return 0;
         }
@@ -145,63 +143,54 @@ static int round_pairing(json_t *rec, json_t *ref, uint64_t seed, unsigned flags
 
 /* ---- grouping ---- */
 
-static const char *jstr(json_t *o, const char *k, const char *dflt)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s && *s ? s : dflt;
-}
+/* s when a non-empty string, else dflt */
+static const char *jstr(const char *s, const char *dflt) { return s && *s ? s : dflt; }
 
 /* The compute samples of a case record into a new array (*n of them): samples.compute, or its
  * phases.compute.median as one sample when the record has no raw samples. NULL when out of memory. */
-static double *record_samples(json_t *c, size_t *n)
+static double *record_samples(const hb_rec_case *c, size_t *n)
 {
-    json_t *a = json_object_get(json_object_get(c, "samples"), "compute");
-    size_t k = json_array_size(a);
-    double *v = malloc((k ? k : 1) * sizeof *v);
+    const hb_rec_nums *a = &c->samples[HB_PH_COMPUTE];
+    double *v = malloc((a->n ? a->n : 1) * sizeof *v);
     *n = 0;
     if (!v) return NULL;
-    size_t i;
-    json_t *x;
-    json_array_foreach(a, i, x)
-        if (json_is_number(x)) v[(*n)++] = json_number_value(x);
+    for (size_t i = 0; i < a->n; i++)
+        if (!isnan(a->v[i])) v[(*n)++] = a->v[i];
     if (*n == 0) {
-        double m = hb_case_phase(c, "compute", "median");
+        double m = c->phase[HB_PH_COMPUTE].median;
         if (isfinite(m)) v[(*n)++] = m;
     }
     return v;
 }
 
-typedef struct member { json_t *rec; const char *mode; } member;
+typedef struct member { const hb_rec_case *rec; const char *mode; } member;
 typedef struct mgroup { char key[600]; member *m; size_t n, cap; } mgroup;
 
-hb_status hb_mc_check(json_t *cases, unsigned flags, hb_mc_set *out)
+hb_status hb_mc_check(const hb_run *run, unsigned flags, hb_mc_set *out)
 {
     memset(out, 0, sizeof *out);
-    json_t *occ = json_object(), *index = json_object();
+    hb_strmap occ = {0}, index = {0};
     mgroup *g = NULL;
     size_t ng = 0, gcap = 0, npairs = 0;
     hb_status st = HB_OK;
-    if (!occ || !index) { st = HB_ENOMEM; goto done; }
-    size_t i;
-    json_t *c;
-    json_array_foreach(cases, i, c) {
-        if (!json_is_object(c)) continue;
-        const char *type = jstr(c, "type", "case");
+    for (size_t i = 0; i < run->ncase_recs; i++) {
+        const hb_rec_case *c = &run->case_recs[i];
+        const char *type = jstr(c->type, "case");
         if (strcmp(type, "case")) continue;
-        const char *mode = jstr(c, "mode", NULL), *backend = jstr(c, "backend", NULL), *op = jstr(c, "op", NULL);
+        const char *mode = jstr(c->mode, NULL), *backend = jstr(c->backend, NULL), *op = jstr(c->op, NULL);
         if (!mode || !backend || !op) continue;
         char base[560], okey[600], gkey[600];
-        snprintf(base, sizeof base, "%s|%s|%s|%s|%s|%s", backend, op, jstr(c, "shape_str", ""), jstr(c, "route", "pageable"),
-                 jstr(c, "dtype", "f32"), jstr(c, "name", ""));
+        snprintf(base, sizeof base, "%s|%s|%s|%s|%s|%s", backend, op, jstr(c->shape_str, ""), jstr(c->route, "pageable"),
+                 jstr(c->dtype, "f32"), jstr(c->name, ""));
         /* occurrence of (group, mode), counted over every record so passes and retries pair up */
         snprintf(okey, sizeof okey, "%s\x1f%s", base, mode);
-        json_int_t k = json_integer_value(json_object_get(occ, okey)) + 1;
-        json_object_set_new(occ, okey, json_integer(k));
-        if (strcmp(jstr(c, "status", ""), "ok")) continue;
+        size_t k = hb_strmap_get(&occ, okey, 0) + 1;
+        if (hb_strmap_set(&occ, okey, k) != HB_OK) { st = HB_ENOMEM; goto done; }
+        if (strcmp(jstr(c->status, ""), "ok")) continue;
         snprintf(gkey, sizeof gkey, "%s#%lld", base, (long long)k);
-        json_t *ix = json_object_get(index, gkey);
+        size_t ix = hb_strmap_get(&index, gkey, SIZE_MAX);
         mgroup *gr;
-        if (ix) gr = &g[json_integer_value(ix)];
+        if (ix != SIZE_MAX) gr = &g[ix];
         else {
             if (ng == gcap) {
                 size_t nc = gcap ? 2 * gcap : 64;
@@ -213,7 +202,7 @@ hb_status hb_mc_check(json_t *cases, unsigned flags, hb_mc_set *out)
             gr = &g[ng];
             memset(gr, 0, sizeof *gr);
             snprintf(gr->key, sizeof gr->key, "%s", gkey);
-            json_object_set_new(index, gkey, json_integer((json_int_t)ng));
+            if (hb_strmap_set(&index, gkey, ng) != HB_OK) { st = HB_ENOMEM; goto done; }
             ng++;
         }
         if (gr->n == gr->cap) {
@@ -250,7 +239,7 @@ hb_status hb_mc_check(json_t *cases, unsigned flags, hb_mc_set *out)
         size_t nr = 0, nc = 0;
         double *rs = record_samples(p->ref, &nr), *cs = record_samples(p->rec, &nc);
         char sk[700];
-        snprintf(sk, sizeof sk, "%s|%s", p->group, jstr(p->rec, "mode", ""));
+        snprintf(sk, sizeof sk, "%s|%s", p->group, jstr(p->rec->mode, ""));
         const uint64_t seed = HB_MC_SEED ^ hb_hash64(sk);
         hb_status s = (rs && cs) ? hb_mc_classify(rs, nr, cs, nc, seed, flags, &p->r) : HB_ENOMEM;
         if (s == HB_OK && round_pairing(p->rec, p->ref, seed, flags, &p->r) < 0) s = HB_ENOMEM;
@@ -268,8 +257,8 @@ hb_status hb_mc_check(json_t *cases, unsigned flags, hb_mc_set *out)
 done:
     for (size_t k = 0; k < ng; k++) free(g[k].m);
     free(g);
-    json_decref(occ);
-    json_decref(index);
+    hb_strmap_free(&occ);
+    hb_strmap_free(&index);
     if (st != HB_OK) hb_mc_set_free(out);
     return st;
 }
@@ -285,20 +274,14 @@ void hb_mc_set_free(hb_mc_set *s)
 
 json_t *hb_mc_pair_json(const hb_mc_pair *p)
 {
-    json_t *shape = json_object_get(p->rec, "shape");
-    json_t *ci = p->r.has_ci ? json_pack("[o,o]", hb_json_num(p->r.lo), hb_json_num(p->r.hi)) : json_null();
-    json_t *o = json_pack("{s:s,s:s,s:s,s:O,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:I,s:I,s:s}",
-                     "type", "mode_check", "backend", jstr(p->rec, "backend", ""), "op", jstr(p->rec, "op", ""),
-                     "shape", shape ? shape : json_null(), "shape_str", jstr(p->rec, "shape_str", ""),
-                     "name", jstr(p->rec, "name", ""), "dtype", jstr(p->rec, "dtype", "f32"),
-                     "route", jstr(p->rec, "route", "pageable"), "mode", jstr(p->rec, "mode", ""),
-                     "ref_mode", jstr(p->ref, "mode", ""), "ratio", hb_json_num(p->r.ratio), "ci", ci,
-                     "ref_median", hb_json_num(p->r.ref_median), "median", hb_json_num(p->r.median),
-                     "n", (json_int_t)p->r.ncur, "ref_n", (json_int_t)p->r.nref,
-                     "verdict", hb_mc_verdict_name(p->r.verdict));
-    if (o && p->r.npass) json_object_set_new(o, "paired_passes", json_integer(p->r.npass));
-    else if (o && p->r.nround) json_object_set_new(o, "paired_rounds", json_integer(p->r.nround));
-    return o;
+    hb_rec_mode_check m = {
+        .backend = jstr(p->rec->backend, ""), .op = jstr(p->rec->op, ""), .shape_str = jstr(p->rec->shape_str, ""),
+        .name = jstr(p->rec->name, ""), .dtype = jstr(p->rec->dtype, "f32"), .route = jstr(p->rec->route, "pageable"),
+        .mode = jstr(p->rec->mode, ""), .ref_mode = jstr(p->ref->mode, ""), .verdict = hb_mc_verdict_name(p->r.verdict),
+        .shape = &p->rec->shape, .ratio = p->r.ratio, .ci_lo = p->r.lo, .ci_hi = p->r.hi, .has_ci = p->r.has_ci,
+        .ref_median = p->r.ref_median, .median = p->r.median, .n = (long long)p->r.ncur, .ref_n = (long long)p->r.nref,
+        .paired_passes = p->r.npass, .paired_rounds = p->r.nround};
+    return hb_rec_mode_check_json(&m);
 }
 
 void hb_mc_tally_add(hb_mc_tally *t, const hb_mc_pair *p)
@@ -328,7 +311,7 @@ static hb_mc_tally tally_of(const hb_mc_set *s, const char *backend)
 {
     hb_mc_tally t = { 0 };
     for (size_t i = 0; i < s->n; i++)
-        if (!backend || !strcmp(jstr(s->v[i].rec, "backend", ""), backend)) hb_mc_tally_add(&t, &s->v[i]);
+        if (!backend || !strcmp(jstr(s->v[i].rec->backend, ""), backend)) hb_mc_tally_add(&t, &s->v[i]);
     return t;
 }
 
@@ -337,8 +320,10 @@ json_t *hb_mc_invariance_json(const hb_mc_set *s)
     hb_mc_tally all = tally_of(s, NULL);
     json_t *bk = json_object();
     for (size_t i = 0; bk && i < s->n; i++) {
-        const char *b = jstr(s->v[i].rec, "backend", "");
-        if (json_object_get(bk, b)) continue;
+        const char *b = jstr(s->v[i].rec->backend, "");
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++) seen = !strcmp(jstr(s->v[j].rec->backend, ""), b);
+        if (seen) continue;
         hb_mc_tally t = tally_of(s, b);
         json_object_set_new(bk, b, hb_mc_tally_json(&t));
     }
@@ -360,8 +345,8 @@ char *hb_mc_line(const hb_mc_set *s, const char *backend, char *buf, size_t len)
         const hb_mc_pair *w = t.worst;
         char ci[64] = "no CI";
         if (w->r.has_ci) snprintf(ci, sizeof ci, "%.2f,%.2f", w->r.lo, w->r.hi);
-        snprintf(buf + o, len - (size_t)o, " (worst: %s %s %s/%s %.2fx [%s])", jstr(w->rec, "op", ""), jstr(w->rec, "shape_str", ""),
-                 jstr(w->rec, "mode", ""), jstr(w->ref, "mode", ""), w->r.ratio, ci);
+        snprintf(buf + o, len - (size_t)o, " (worst: %s %s %s/%s %.2fx [%s])", jstr(w->rec->op, ""), jstr(w->rec->shape_str, ""),
+                 jstr(w->rec->mode, ""), jstr(w->ref->mode, ""), w->r.ratio, ci);
     }
     return buf;
 }
@@ -377,7 +362,7 @@ hb_status hb_mc_append_run(const char *path, int fd, json_t **summary, FILE *log
         return st;
     }
     hb_mc_set s;
-    st = hb_mc_check(r.cases, 0, &s);
+    st = hb_mc_check(&r, 0, &s);
     if (st == HB_OK) {
         for (size_t i = 0; i < s.n && st == HB_OK; i++) {
             json_t *rec = hb_mc_pair_json(&s.v[i]);
@@ -385,16 +370,15 @@ hb_status hb_mc_append_run(const char *path, int fd, json_t **summary, FILE *log
         }
         if (st == HB_OK && !(*summary = hb_mc_invariance_json(&s))) st = HB_ENOMEM;
         if (st == HB_OK && log) {
-            json_t *seen = json_object();
             for (size_t i = 0; i < s.n; i++) {
-                const char *b = jstr(s.v[i].rec, "backend", "");
-                if (json_object_get(seen, b)) continue;
-                json_object_set_new(seen, b, json_true());
+                const char *b = jstr(s.v[i].rec->backend, "");
+                int seen = 0;
+                for (size_t j = 0; j < i && !seen; j++) seen = !strcmp(jstr(s.v[j].rec->backend, ""), b);
+                if (seen) continue;
                 char line[1024];
                 fprintf(log, "%s\n", hb_mc_line(&s, b, line, sizeof line));
             }
             if (!s.n) fprintf(log, "mode invariance: no case ran in more than one mode\n");
-            json_decref(seen);
         }
     }
     if (st != HB_OK && log) fprintf(log, "hybench: mode invariance check failed (%s)\n", st == HB_ENOMEM ? "out of memory" : "write error");

@@ -59,6 +59,7 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "core/hybench.h"
+#include "results/results.h"
 
 #define HB_MC_TOL 0.05          /* |ratio - 1| within this: invariant */
 #define HB_MC_FAR 0.20          /* |ratio - 1| beyond this: counted in beyond_20pct */
@@ -104,8 +105,8 @@ hb_status hb_mc_classify(const double *ref, size_t nref, const double *cur, size
 
 /* One pair of case records. */
 typedef struct hb_mc_pair {
-    json_t *rec;              /* borrowed: the case record of `mode` */
-    json_t *ref;              /* borrowed: the case record of the reference mode */
+    const hb_rec_case *rec;   /* borrowed: the case record of `mode` (results/record.h) */
+    const hb_rec_case *ref;   /* borrowed: the case record of the reference mode */
     char group[600];          /* the group key: backend|op|shape_str|route|dtype|name#occurrence */
     hb_mc_result r;
 } hb_mc_pair;
@@ -113,14 +114,14 @@ typedef struct hb_mc_pair {
 /* Every pair of a run, in the order of the groups' first records, then of the modes in the file. */
 typedef struct hb_mc_set { hb_mc_pair *v; size_t n; } hb_mc_set;
 
-/* Check the case records of one run. cases: a JSON array of records (hb_run.cases; records of other
- * types and malformed entries are ignored). flags: HB_MC_PARALLEL spreads the bootstraps over
+/* Check the case records of one run: run->case_recs (hb_run_index; records whose type is not "case"
+ * and records without mode, backend or op are ignored). flags: HB_MC_PARALLEL spreads the bootstraps over
  * OpenMP threads (the report; without it the caller stays single-threaded, as hybench run's parent
  * process must); HB_MC_CI_BEYOND_TOL as in hb_mc_classify.
  * Returns HB_OK and *out (zeroed first; free with hb_mc_set_free; its pairs borrow the records, so
- * cases must outlive it), or HB_ENOMEM with *out empty. Pairs that cannot be formed (see above) are
+ * run must outlive it), or HB_ENOMEM with *out empty. Pairs that cannot be formed (see above) are
  * left out, never an error. */
-hb_status hb_mc_check(json_t *cases, unsigned flags, hb_mc_set *out);
+hb_status hb_mc_check(const hb_run *run, unsigned flags, hb_mc_set *out);
 void hb_mc_set_free(hb_mc_set *s);
 
 /* The "mode_check" record of a pair (docs/results-schema.md): type, backend, op, shape (the case

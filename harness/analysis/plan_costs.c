@@ -17,9 +17,9 @@ static int op_key(hb_op op, const hb_shape *in, char *buf, size_t len)
     return 0;
 }
 
-static int record_key(json_t *c, hb_op *op, hb_shape *s, char *buf, size_t len)
+static int record_key(const hb_rec_case *c, hb_op *op, hb_shape *s, char *buf, size_t len)
 {
-    const char *o = hb_rec_str(c, "op"), *ss = hb_rec_str(c, "shape_str");
+    const char *o = c->op, *ss = c->shape_str;
     char err[128];
     int k = o ? hb_op_parse(o) : -1;
     if (k < 0 || !ss || hb_shape_parse(ss, s, err, sizeof err) != HB_OK) return -1;
@@ -63,19 +63,16 @@ static void say(char *err, size_t errlen, size_t *o, const char *fmt, const char
 
 static hb_status pick_devices(const hb_run *r, const char *backends, hb_plan_costs *c, char *err, size_t errlen)
 {
-    size_t k;
-    json_t *b;
-    json_array_foreach(r->backends, k, b) {
-        const char *id = hb_rec_str(b, "backend");
-        if (!id || !json_is_true(json_object_get(b, "available"))) continue;
+    for (size_t k = 0; k < r->nbackend_recs; k++) {
+        const hb_rec_backend *b = &r->backend_recs[k];
+        const char *id = b->backend;
+        if (!id || b->available != 1) continue;
         char type[16];
         snprintf(type, sizeof type, "%.*s", (int)strcspn(id, ":"), id);
         if (backends ? !name_in_list(backends, id, type) : !strcmp(type, "cpu-ref")) continue;
         int has_case = 0;
-        size_t j;
-        json_t *cs;
-        json_array_foreach(r->cases, j, cs) {
-            const char *cb = hb_rec_str(cs, "backend"), *st = hb_rec_str(cs, "status");
+        for (size_t j = 0; j < r->ncase_recs; j++) {
+            const char *cb = r->case_recs[j].backend, *st = r->case_recs[j].status;
             if (cb && !strcmp(cb, id) && st && !strcmp(st, "ok")) { has_case = 1; break; }
         }
         if (!has_case && !backends) continue;
@@ -86,7 +83,7 @@ static hb_status pick_devices(const hb_run *r, const char *backends, hb_plan_cos
         hb_plan_device *d = &c->dev[c->ndev++];
         snprintf(d->id, sizeof d->id, "%s", id);
         snprintf(d->type, sizeof d->type, "%s", type);
-        d->host_memory = json_is_true(json_object_get(b, "host_memory"));
+        d->host_memory = b->host_memory;
     }
     /* every name in --backend must be one of the file's available backends */
     const char *p = backends;
@@ -140,14 +137,13 @@ static hb_status links(const hb_run *r, const char *routes, hb_plan_costs *c, hb
             l->h2d_bw = h * 1e9;
             l->d2h_bw = dw * 1e9;
             /* latency per copy from this backend's small mode-f32 cases on this route */
-            size_t k, nc = json_array_size(r->cases);
+            size_t nc = r->ncase_recs;
             double *hv = malloc((nc + 1) * sizeof *hv), *dv = malloc((nc + 1) * sizeof *dv);
             if (!hv || !dv) { free(hv); free(dv); return HB_ENOMEM; }
             int nh = 0, nd = 0;
-            json_t *cs;
-            json_array_foreach(r->cases, k, cs) {
-                const char *b = hb_rec_str(cs, "backend"), *st = hb_rec_str(cs, "status"), *md = hb_rec_str(cs, "mode"),
-                           *dt = hb_rec_str(cs, "dtype"), *ro = hb_rec_str(cs, "route");
+            for (size_t k = 0; k < nc; k++) {
+                const hb_rec_case *cs = &r->case_recs[k];
+                const char *b = cs->backend, *st = cs->status, *md = cs->mode, *dt = cs->dtype, *ro = cs->route;
                 if (!b || strcmp(b, c->dev[d].id) || !st || strcmp(st, "ok") || !md || strcmp(md, "f32") || !dt || strcmp(dt, "f32") || !ro || strcmp(ro, rn))
                     continue;
                 hb_op op;
@@ -159,7 +155,7 @@ static hb_status links(const hb_run *r, const char *routes, hb_plan_costs *c, hb
                 const hb_op_info *info = hb_op_get(op);
                 double inb = 0, outb = (double)hb_op_output_elems(op, &s) * 4.0;
                 for (int i = 0; i < info->ninputs; i++) inb += (double)hb_op_input_elems(op, &s, i) * 4.0;
-                double th = hb_case_phase(cs, "h2d", "median"), td = hb_case_phase(cs, "d2h", "median");
+                double th = cs->phase[HB_PH_H2D].median, td = cs->phase[HB_PH_D2H].median;
                 if (isfinite(th) && info->ninputs > 0 && inb / info->ninputs <= 1048576.0)
                     hv[nh++] = fmax(0, (th - inb / l->h2d_bw) / info->ninputs);
                 if (isfinite(td) && outb <= 1048576.0) dv[nd++] = fmax(0, td - outb / l->d2h_bw);
@@ -230,10 +226,9 @@ hb_status hb_plan_costs_build(const hb_run *r, const hb_model *m, const char *ba
     for (int d = 0; d < nd; d++) c->whole_s[d] = NAN;
     if (m->has_whole && op_key(m->whole.op, &m->whole.shape, whole, sizeof whole) < 0) whole[0] = 0;
     /* one pass over the cases: each ok f32 case of a chosen backend whose op and shape a node has */
-    size_t k;
-    json_t *cs;
-    json_array_foreach(r->cases, k, cs) {
-        const char *b = hb_rec_str(cs, "backend"), *stt = hb_rec_str(cs, "status"), *md = hb_rec_str(cs, "mode"), *dt = hb_rec_str(cs, "dtype");
+    for (size_t k = 0; k < r->ncase_recs; k++) {
+        const hb_rec_case *cs = &r->case_recs[k];
+        const char *b = cs->backend, *stt = cs->status, *md = cs->mode, *dt = cs->dtype;
         if (!b || !stt || !md || !dt || strcmp(dt, "f32")) continue;
         int d = -1;
         for (int j = 0; j < nd; j++) if (!strcmp(c->dev[j].id, b)) d = j;
@@ -244,12 +239,12 @@ hb_status hb_plan_costs_build(const hb_run *r, const hb_model *m, const char *ba
         if (record_key(cs, &op, &s, key, sizeof key) < 0) continue;
         int resident = !strcmp(md, "resident"), f32 = !strcmp(md, "f32");
         int ok = !strcmp(stt, "ok");
-        double comp = hb_case_phase(cs, "compute", "median"), tot = hb_case_phase(cs, "total", "median");
+        double comp = cs->phase[HB_PH_COMPUTE].median, tot = cs->phase[HB_PH_TOTAL].median;
         if (*whole && !strcmp(key, whole) && !strcmp(stt, "ok") && isfinite(tot) && (!strcmp(md, "resident") || !strcmp(md, "f32"))) {
             /* the chain as one case: resident where the backend has it, else f32; the lower median; of
              * its layer as one stream (every step enqueued back to back, measure/chain.c: what a
              * replay's segment measures) where it has one, else of its total (each step waited for) */
-            double lm = hb_rec_num(json_object_get(cs, "layer"), "median"), t = lm > 0 ? lm : tot;
+            double lm = cs->layer.st.median, t = lm > 0 ? lm : tot;
             int res = !strcmp(md, "resident"), was = whole_mode[d] && !strcmp(whole_mode[d], "resident");
             if ((res && !was) || (res == was && !(c->whole_s[d] <= t))) { c->whole_s[d] = t; whole_mode[d] = md; }
         }
@@ -261,7 +256,7 @@ hb_status hb_plan_costs_build(const hb_run *r, const hb_model *m, const char *ba
                 if (resident && !was_resident) { c->cost[x] = comp; c->cost_mode[x] = "resident"; }
                 else if (resident == was_resident && !(c->cost[x] <= comp)) { c->cost[x] = comp; c->cost_mode[x] = resident ? "resident" : "f32"; }
             }
-            if (hb_routing_counts(md, dt, ok, hb_rec_str(cs, "family"), !strcmp(c->dev[d].type, "cpu-ref")) && isfinite(tot) && !(c->rank[x] <= tot))
+            if (hb_routing_counts(md, dt, ok, cs->family, !strcmp(c->dev[d].type, "cpu-ref")) && isfinite(tot) && !(c->rank[x] <= tot))
                 c->rank[x] = tot;
         }
     }

@@ -105,7 +105,8 @@ json_t *hb_plan_json_route(const hb_plan_costs *c, int route, const hb_plan_name
  * line such as "ops in sequence +8.1 us, copies +0.0 us, launches and syncs +9.2 us (of -17.3 us)",
  * each term measured - predicted (the rest's prediction is 0), times in the units fmt picks. Writes
  * "-" when the record has no split (mode convert, a failed replay, a record older than the split).
- * rec borrowed; buf of len bytes owned by the caller; returns buf. */
-const char *hb_plan_error_split_str(json_t *rec, char *buf, size_t len);
+ * rec borrowed (a record read into its struct: hb_rec_plan_parse, or an hb_run's plan_recs); buf of
+ * len bytes owned by the caller; returns buf. */
+const char *hb_plan_error_split_str(const hb_rec_plan *rec, char *buf, size_t len);
 
 #endif

@@ -208,11 +208,11 @@ json_t *hb_plan_json_route(const hb_plan_costs *c, int route, const hb_plan_name
                      bs >= 0 ? p[bs].name : NULL, "plans", plans);
 }
 
-const char *hb_plan_error_split_str(json_t *rec, char *buf, size_t len)
+const char *hb_plan_error_split_str(const hb_rec_plan *rec, char *buf, size_t len)
 {
-    json_t *e = json_object_get(rec, "error_split");
-    double m = hb_rec_num(e, "measured_s"), pr = hb_rec_num(e, "predicted_s"), al = hb_rec_num(e, "ops_alone_s"), sq = hb_rec_num(e, "ops_in_sequence_s"),
-           cp = hb_rec_num(e, "copies_predicted_s"), cm = hb_rec_num(e, "copies_measured_s"), rest = hb_rec_num(e, "rest_s");
+    double m = rec->error_split.measured_s, pr = rec->error_split.predicted_s, al = rec->error_split.ops_alone_s,
+           sq = rec->error_split.ops_in_sequence_s, cp = rec->error_split.copies_predicted_s,
+           cm = rec->error_split.copies_measured_s, rest = rec->error_split.rest_s;
     if (!isfinite(m) || !isfinite(pr) || !isfinite(al) || !isfinite(sq) || !isfinite(cp) || !isfinite(cm) || !isfinite(rest)) {
         snprintf(buf, len, "-");
         return buf;

@@ -59,7 +59,7 @@ int hb_roof_lower_better(const hb_roof_goal *g)
     return g->m == HB_ROOF_COMPUTE_US_MAX || g->m == HB_ROOF_MAPPED_ZERO || g->m == HB_ROOF_TIME_VS_RELU;
 }
 
-static const char *js(json_t *o, const char *k) { const char *s = json_string_value(json_object_get(o, k)); return s ? s : ""; }
+static const char *js(const char *s) { return s ? s : ""; }
 
 static double cpu_ceiling(const hb_run *r, const char *name)
 {
@@ -92,8 +92,9 @@ static double swept_copy(const hb_run *r, const char *backend, double bytes)
 const char *hb_roof_cache_level(const hb_run *r, const char *backend, double bytes, double *ceil, int *swept)
 {
     if (swept) *swept = 0;
-    json_t *cpu = json_object_get(r->meta, "cpu");
-    double l2 = hb_rec_num(cpu, "l2_bytes"), l3 = hb_rec_num(cpu, "l3_bytes"), cores = hb_rec_num(cpu, "cores");
+    const hb_rec_meta *m = r->meta_rec;
+    double l2 = m ? m->cpu.l2_bytes : (double)NAN, l3 = m ? m->cpu.l3_bytes : (double)NAN,
+           cores = m ? m->cpu.cores : (double)NAN;
     double l2all = l2 > 0 && cores > 0 ? l2 * cores : (double)NAN;
     const char *level = "DRAM", *name = "copy_gbps";
     if (bytes > 0 && bytes <= l2all) {
@@ -133,90 +134,87 @@ static int backend_is(const char *b, const char *type)
 }
 
 /* Compute median of the relu case with c's backend, mode, dtype and n (NaN when there is none). */
-static double relu_time(const hb_run *r, json_t *c)
+static double relu_time(const hb_run *r, const hb_rec_case *c)
 {
-    size_t i;
-    json_t *x;
-    double n = hb_rec_num(json_object_get(c, "shape"), "n");
-    json_array_foreach(r->cases, i, x) {
-        if (strcmp(js(x, "status"), "ok") || strcmp(js(x, "op"), "relu") || strcmp(js(x, "backend"), js(c, "backend")) ||
-            strcmp(js(x, "mode"), js(c, "mode")) || strcmp(js(x, "dtype"), js(c, "dtype")) || strcmp(js(x, "route"), js(c, "route")))
+    double n = HB_REC_SHAPE(&c->shape, n);
+    for (size_t i = 0; i < r->ncase_recs; i++) {
+        const hb_rec_case *x = &r->case_recs[i];
+        if (strcmp(js(x->status), "ok") || strcmp(js(x->op), "relu") || strcmp(js(x->backend), js(c->backend)) ||
+            strcmp(js(x->mode), js(c->mode)) || strcmp(js(x->dtype), js(c->dtype)) || strcmp(js(x->route), js(c->route)))
             continue;
-        if (hb_rec_num(json_object_get(x, "shape"), "n") == n)
-            return hb_case_phase(x, "compute", "median");
+        if (HB_REC_SHAPE(&x->shape, n) == n)
+            return x->phase[HB_PH_COMPUTE].median;
     }
     return (double)NAN;
 }
 
 int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *figure, double *ceil, char *which, size_t wl)
 {
-    double l3 = hb_rec_num(json_object_get(r->meta, "cpu"), "l3_bytes");
-    size_t i;
-    json_t *c;
+    double l3 = r->meta_rec ? r->meta_rec->cpu.l3_bytes : (double)NAN;
     int found = 0;
     /* the kept case: the best, or the worst for a goal every case must reach */
     int lower_better = hb_roof_lower_better(t) != hb_roof_worst_case(t);
     double relu_n = 0; /* HB_ROOF_TIME_VS_RELU: the largest n seen with relu beside it */
     *ratio = lower_better ? INFINITY : -INFINITY;
-    json_array_foreach(r->cases, i, c) {
-        if (strcmp(js(c, "status"), "ok") || !backend_is(js(c, "backend"), t->backend)) continue;
-        if (strcmp(js(c, "op"), t->op)) continue;
-        if (t->dtype && strcmp(js(c, "dtype"), t->dtype)) continue;
-        if (t->mode && strcmp(js(c, "mode"), t->mode)) continue;
-        if (t->route && strcmp(js(c, "route"), t->route)) continue;
-        if (t->shape_has && !strstr(js(c, "shape_str"), t->shape_has)) continue;
-        if (t->shape_lacks && strstr(js(c, "shape_str"), t->shape_lacks)) continue;
+    for (size_t i = 0; i < r->ncase_recs; i++) {
+        const hb_rec_case *c = &r->case_recs[i];
+        if (strcmp(js(c->status), "ok") || !backend_is(js(c->backend), t->backend)) continue;
+        if (strcmp(js(c->op), t->op)) continue;
+        if (t->dtype && strcmp(js(c->dtype), t->dtype)) continue;
+        if (t->mode && strcmp(js(c->mode), t->mode)) continue;
+        if (t->route && strcmp(js(c->route), t->route)) continue;
+        if (t->shape_has && !strstr(js(c->shape_str), t->shape_has)) continue;
+        if (t->shape_lacks && strstr(js(c->shape_str), t->shape_lacks)) continue;
         /* a matrix-vector product (m or n = 1) is memory-bound: only a goal that names it holds it
          * (the sgemm-peak goals of matmul n >= 1024 took gemv for a matmul) */
         if (!t->shape_has && !strcmp(t->op, "matmul") &&
-            (hb_rec_num(json_object_get(c, "shape"), "m") == 1 || hb_rec_num(json_object_get(c, "shape"), "n") == 1)) continue;
-        double size = hb_rec_num(c, "size");
+            (HB_REC_SHAPE(&c->shape, m) == 1 || HB_REC_SHAPE(&c->shape, n) == 1)) continue;
+        double size = c->size;
         if (t->min_size && size < (double)t->min_size) continue;
         if (t->min_llc_multiple > 0 && !(size * 4 >= t->min_llc_multiple * l3)) continue;
         double v = NAN, fig = NAN, cv = NAN;
         const char *level = NULL;
         int swept = 0;
-        double comp = hb_case_phase(c, "compute", "median"), tot = hb_case_phase(c, "total", "median");
+        double comp = c->phase[HB_PH_COMPUTE].median, tot = c->phase[HB_PH_TOTAL].median;
         switch (t->m) {
-        case HB_ROOF_FRACTION: v = hb_rec_num(c, "fraction"); cv = hb_rec_num(c, "ceiling_value"); fig = v * cv; break;
+        case HB_ROOF_FRACTION: v = c->fraction; cv = c->ceiling_value; fig = v * cv; break;
         case HB_ROOF_FRACTION_OF_CPU: {
-            int cb = !strcmp(js(c, "bound"), "compute");
+            int cb = !strcmp(js(c->bound), "compute");
             cv = cpu_ceiling(r, cb ? "peak_gflops_f32" : "copy_gbps");
-            fig = cb ? hb_rec_num(c, "gflops") : hb_rec_num(c, "gbps");
+            fig = cb ? c->gflops : c->gbps;
             v = fig / cv;
             break;
         }
-        case HB_ROOF_TFLOPS: fig = hb_rec_num(c, "gflops") / 1e3; cv = t->need; v = fig; break;
+        case HB_ROOF_TFLOPS: fig = c->gflops / 1e3; cv = t->need; v = fig; break;
         case HB_ROOF_CACHE_FRACTION: {
-            level = hb_roof_cache_level(r, js(c, "backend"), hb_rec_num(c, "bytes"), &cv, &swept);
+            level = hb_roof_cache_level(r, js(c->backend), c->bytes, &cv, &swept);
             if (!strcmp(level, "DRAM")) break; /* not cache-resident: other goals hold it */
-            fig = hb_rec_num(c, "gbps");
+            fig = c->gbps;
             v = fig / cv;
             break;
         }
         case HB_ROOF_FRACTION_OF_1CORE: {
             /* the single-core probe at the case's own size where the run has one (m = n = k = N:
              * peak_gflops_f32_1core_nN), else the n = 512 probe */
-            json_t *sh = json_object_get(c, "shape");
-            double m = hb_rec_num(sh, "m");
+            double m = HB_REC_SHAPE(&c->shape, m);
             char nm[64];
             cv = NAN;
-            if (m > 0 && m == hb_rec_num(sh, "n") && m == hb_rec_num(sh, "k") && m < 1e9) {
+            if (m > 0 && m == HB_REC_SHAPE(&c->shape, n) && m == HB_REC_SHAPE(&c->shape, k) && m < 1e9) {
                 snprintf(nm, sizeof nm, "peak_gflops_f32_1core_n%d", (int)m);
-                cv = hb_run_ceiling(r, js(c, "backend"), nm);
+                cv = hb_run_ceiling(r, js(c->backend), nm);
                 level = isnan(cv) ? NULL : "1-core sgemm at the same n";
             }
             if (isnan(cv))
-                cv = hb_run_ceiling(r, js(c, "backend"), "peak_gflops_f32_1core");
+                cv = hb_run_ceiling(r, js(c->backend), "peak_gflops_f32_1core");
             if (!level)
                 level = "1-core sgemm n=512";
-            fig = hb_rec_num(c, "gflops");
+            fig = c->gflops;
             v = fig / cv;
             break;
         }
         case HB_ROOF_TIME_VS_RELU: {
             /* the largest n measured beside relu, not the case with the best ratio */
-            double n = hb_rec_num(json_object_get(c, "shape"), "n");
+            double n = HB_REC_SHAPE(&c->shape, n);
             if (n < relu_n) continue;
             cv = relu_time(r, c) * 1e6;
             fig = comp * 1e6;
@@ -234,37 +232,36 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
              * on the mapped route the convolution reads its operands over the bus, while the other
              * layout's engines of the choice are timed on device copies (H100: b64 1x1 f16 mapped
              * 3.4 ms against a 0.049 ms device-memory best), so the two do not compare */
-            if (!strcmp(js(c, "route"), "mapped")) continue;
-            json_t *cc = json_object_get(json_object_get(c, "extra"), "conv_choice");
-            cv = hb_rec_num(cc, "exhaustive_best_ms");
+            if (!strcmp(js(c->route), "mapped")) continue;
+            cv = c->extra.conv_exhaustive_best_ms;
             fig = comp * 1e3;
             v = cv > 0 && fig > 0 ? cv / fig : (double)NAN;
             break;
         }
         case HB_ROOF_CONVERT_FRACTION: {
             /* bytes of the conversion: every input read as f64 (8) and written as f32 (4) */
-            double n = hb_rec_num(json_object_get(c, "shape"), "n");
-            double cin = hb_case_phase(c, "convert_in", "median");
-            cv = hb_rec_num(c, "ceiling_value");
+            double n = HB_REC_SHAPE(&c->shape, n);
+            double cin = c->phase[HB_PH_CONVERT_IN].median;
+            cv = c->ceiling_value;
             fig = cin > 0 ? 2 * n * 12 / cin / 1e9 : (double)NAN;
             v = fig / cv;
             break;
         }
         case HB_ROOF_TRANSFER_FRACTION: {
-            const char *route = js(c, "route");
+            const char *route = js(c->route);
             char hn[64], dn[64];
             snprintf(hn, sizeof hn, "h2d_gbps_%s", route);
             snprintf(dn, sizeof dn, "d2h_gbps_%s", route);
-            double n = hb_rec_num(json_object_get(c, "shape"), "n");
-            double h = hb_case_phase(c, "h2d", "median"), d = hb_case_phase(c, "d2h", "median");
-            double hc = hb_run_ceiling(r, js(c, "backend"), hn), dc = hb_run_ceiling(r, js(c, "backend"), dn);
+            double n = HB_REC_SHAPE(&c->shape, n);
+            double h = c->phase[HB_PH_H2D].median, d = c->phase[HB_PH_D2H].median;
+            double hc = hb_run_ceiling(r, js(c->backend), hn), dc = hb_run_ceiling(r, js(c->backend), dn);
             double hg = 2 * n * 4 / h / 1e9, dg = n * 4 / d / 1e9;
             v = fmin(hg / hc, dg / dc);
             fig = hg; cv = hc;
             break;
         }
         case HB_ROOF_MAPPED_ZERO: {
-            double h = hb_case_phase(c, "h2d", "median"), d = hb_case_phase(c, "d2h", "median");
+            double h = c->phase[HB_PH_H2D].median, d = c->phase[HB_PH_D2H].median;
             v = tot > 0 ? (h + d) / tot : (double)NAN;
             fig = (h + d) * 1e6; cv = tot * 1e6;
             break;
@@ -273,11 +270,11 @@ int hb_roof_eval(const hb_run *r, const hb_roof_goal *t, double *ratio, double *
         if (isnan(v)) continue;
         if (lower_better ? v < *ratio : v > *ratio) {
             *ratio = v; *figure = fig; *ceil = cv;
-            int w = snprintf(which, wl, "%s %s %s %s %s", js(c, "backend"), js(c, "shape_str"), js(c, "mode"), js(c, "route"), js(c, "dtype"));
+            int w = snprintf(which, wl, "%s %s %s %s %s", js(c->backend), js(c->shape_str), js(c->mode), js(c->route), js(c->dtype));
             if (level && t->m == HB_ROOF_FRACTION_OF_1CORE && w >= 0 && (size_t)w < wl) /* the probe used */
                 snprintf(which + w, wl - (size_t)w, " [vs %s]", level);
             else if (level && w >= 0 && (size_t)w < wl) /* the cache level the case is held to */
-                snprintf(which + w, wl - (size_t)w, " [%s: working set %.3g MiB%s]", level, hb_rec_num(c, "bytes") / 1048576.0,
+                snprintf(which + w, wl - (size_t)w, " [%s: working set %.3g MiB%s]", level, c->bytes / 1048576.0,
                          swept ? ", vs the copy sweep at that size" : "");
         }
         found = 1;

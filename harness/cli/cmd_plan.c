@@ -156,10 +156,14 @@ static void replay_route(replay_args *ra, const hb_plan_costs *c, int rt, const 
             ra->nplans++;
             if (st == HB_EWRONG) ra->nwrong++;
             else if (st != HB_OK) ra->nfail++;
-            json_t *tot = json_object_get(json_object_get(rec, "phases"), "total");
+            hb_rec_plan pr_rec;
+            if (hb_rec_plan_parse(rec, &pr_rec) != HB_OK) { ra->nfail++; json_decref(rec); continue; }
             fprintf(stderr, "  %-24s %-8s %-7s %s", p[k].name, rt < 0 ? "none" : hb_route_name(rt), hb_mode_name(modes[mi]), hb_status_name(st));
-            if (tot) fprintf(stderr, "  %.4g ms (predicted %.4g ms)", json_real_value(json_object_get(tot, "median")) * 1e3, p[k].res.total_s * 1e3);
-            else fprintf(stderr, "  %s", json_string_value(json_object_get(rec, "reason")));
+            /* a phases.total that is no number printed 0, as json_real_value read it */
+            double tm = pr_rec.phase[HB_PH_TOTAL].median;
+            if (pr_rec.has_phase[HB_PH_TOTAL]) fprintf(stderr, "  %.4g ms (predicted %.4g ms)", (isnan(tm) ? 0 : tm) * 1e3, p[k].res.total_s * 1e3);
+            else fprintf(stderr, "  %s", pr_rec.reason);
+            hb_rec_plan_free(&pr_rec);
             fputc('\n', stderr);
             json_array_append_new(ra->table, rec);
         }
@@ -177,35 +181,39 @@ static int replay_end(replay_args *ra, const hb_plan_costs *c)
     size_t i;
     json_t *rec;
     json_array_foreach(ra->table, i, rec) {
-        json_t *tot = json_object_get(json_object_get(rec, "phases"), "total");
-        double med = hb_rec_num(tot, "median"), lo = hb_rec_num(tot, "ci_lo"), hi = hb_rec_num(tot, "ci_hi"), pr = hb_rec_num(rec, "predicted_s");
-        double ch = hb_rec_num(rec, "chain_case_s");
-        printf("| %s | %s | %s | ", json_string_value(json_object_get(rec, "plan")), json_string_value(json_object_get(rec, "route")),
-               json_string_value(json_object_get(rec, "mode")));
+        hb_rec_plan pl;
+        if (hb_rec_plan_parse(rec, &pl) != HB_OK) { printf("| (out of memory) |\n"); continue; }
+        const hb_rec_stats *tot = &pl.phase[HB_PH_TOTAL];
+        double med = tot->median, lo = tot->ci_lo, hi = tot->ci_hi, pr = pl.predicted_s;
+        double ch = pl.chain_case_s;
+        printf("| %s | %s | %s | ", pl.plan, pl.route, pl.mode);
         if (med > 0) printf("%.4g ms [%.4g, %.4g] | ", med * 1e3, lo * 1e3, hi * 1e3);
         else printf("- | ");
         printf("%.4g ms | ", pr * 1e3);
-        if (med > 0 && !strcmp(json_string_value(json_object_get(rec, "mode")), "f32")) printf("%+.1f%% | ", (pr / med - 1) * 100);
+        if (med > 0 && !strcmp(pl.mode, "f32")) printf("%+.1f%% | ", (pr / med - 1) * 100);
         else printf("- | ");
         char split[200];
-        printf("%s | ", hb_plan_error_split_str(rec, split, sizeof split));
-        printf("%.0f B | ", hb_rec_num(rec, "bytes_crossing"));
-        /* the chain case sampled in the same rounds (measure/replay.c: its layer where compared so),
-         * else the costs file's */
+        printf("%s | ", hb_plan_error_split_str(&pl, split, sizeof split));
+        printf("%.0f B | ", pl.bytes_crossing);
+        /* the chain case sampled in the same rounds (measure/replay.c; its layer where compared so,
+         * docs/results-schema.md "chain_in_rounds"), else the costs file's */
         json_t *cr = json_object_get(rec, "chain_in_rounds");
         const char *cmp = json_string_value(json_object_get(cr, "compared"));
         json_t *cs = json_object_get(cr, cmp && !strncmp(cmp, "phases.device", 13) ? "layer" : "total");
-        if (hb_rec_num(cs, "median") > 0)
-            printf("%.4g ms [%.4g, %.4g] same rounds, replay/chain %.3f | ", hb_rec_num(cs, "median") * 1e3, hb_rec_num(cs, "ci_lo") * 1e3,
-                   hb_rec_num(cs, "ci_hi") * 1e3, hb_rec_num(cr, "replay_over_chain"));
+        const double cmed = json_number_value(json_object_get(cs, "median"));
+        if (cmed > 0)
+            printf("%.4g ms [%.4g, %.4g] same rounds, replay/chain %.3f | ", cmed * 1e3, json_number_value(json_object_get(cs, "ci_lo")) * 1e3,
+                   json_number_value(json_object_get(cs, "ci_hi")) * 1e3, json_number_value(json_object_get(cr, "replay_over_chain")));
         else if (ch > 0) printf("%.4g ms | ", ch * 1e3);
         else printf("- | ");
-        double re = hb_rec_num(rec, "rel_err");
+        double re = pl.rel_err;
         if (re >= 0) printf("%.2g | ", re);
         else printf("- | ");
-        const char *why = json_string_value(json_object_get(rec, "reason"));
-        printf("%s%s%s |\n", json_string_value(json_object_get(rec, "status")), why ? ": " : "", why ? why : "");
+        const char *why = pl.reason;
+        printf("%s%s%s |\n", pl.status, why ? ": " : "", why ? why : "");
+        hb_rec_plan_free(&pl);
     }
+
     json_t *e = json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:i,s:i}", "type", "end", "schema", HB_SCHEMA_VERSION, "cases", 0, "ok", 0,
                           "wrong", 0, "failed", 0, "skipped", 0, "crashed", 0, "no_resource", 0, "elapsed_s", 0.0, "passes", 1, "plans", ra->nplans);
     json_dumpf(e, ra->f, JSON_COMPACT);

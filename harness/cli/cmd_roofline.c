@@ -46,10 +46,8 @@ int hb_cmd_roofline(int argc, char **argv)
                 /* a family of a backend this file measured, with no matching ok case, is named (an
                  * interrupted run, a narrower --op); another backend's families are left out */
                 int has_backend = 0;
-                size_t k;
-                json_t *c;
-                json_array_foreach(r.cases, k, c) {
-                    const char *b = json_string_value(json_object_get(c, "backend"));
+                for (size_t k = 0; k < r.ncase_recs; k++) {
+                    const char *b = r.case_recs[k].backend;
                     if (b && !strncmp(b, t->backend, strlen(t->backend))) { has_backend = 1; break; }
                 }
                 if (has_backend) printf("| %s | no ok case of this family in %s | - | - | - | %s %.4g | NOT MEASURED |\n", t->what, argv[a],

@@ -47,8 +47,9 @@ void hb_across_dev(hb_across *a, const hb_report *rp, int dev, double v, const c
     if (!x) return;
     const hb_rdev *d = &rp->devs[dev];
     char model[256];
-    hb_machine_device(d->rec, model, sizeof model);
-    if (!d->rec) snprintf(model, sizeof model, "%s", d->description);
+    /* the device: its info.name (a GPU) or its description */
+    const char *dn = d->rec ? (d->rec->info.name ? d->rec->info.name : d->rec->description) : d->description;
+    snprintf(model, sizeof model, "%s", dn ? dn : "");
     model[strcspn(model, "\n")] = 0;
     char *paren = strstr(model, " (");
     if (paren) *paren = 0;

@@ -10,18 +10,12 @@
 
 /* ---------------------------------------------------------------- metadata ---- */
 
-static const char *jtext(json_t *v)
-{
-    if (!v || json_is_null(v)) return "";
-    if (json_is_string(v)) return json_string_value(v);
-    if (json_is_integer(v)) return F("%lld", (long long)json_integer_value(v));
-    if (json_is_real(v)) return hb_report_fmt_num(json_real_value(v));
-    if (json_is_boolean(v)) return json_is_true(v) ? "yes" : "no";
-    char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
-    const char *r = F("%.500s", s ? s : "");
-    free(s);
-    return r;
-}
+/* A count of a record as text: "" when absent, else the integer. */
+static const char *itext(double v) { return isnan(v) ? "" : F("%lld", (long long)v); }
+/* A real of a record as text: "" when absent, else %.3g. */
+static const char *rtext(double v) { return isnan(v) ? "" : hb_report_fmt_num(v); }
+/* A number of a record, 0 when absent or null (as json_number_value read it). */
+static double nz(double v) { return isnan(v) ? 0 : v; }
 
 static void metadata(ctx *c)
 {
@@ -29,59 +23,60 @@ static void metadata(ctx *c)
     hb_doc_h(rp, 2, "meta", "Run metadata");
     for (int r = 0; r < rp->nruns; r++) {
         hb_rrun *ru = &rp->runs[r];
-        json_t *m = ru->r.meta;
+        const hb_rec_meta *m = ru->r.meta_rec;
         hb_doc_h(rp, 3, NULL, "%s: %s", ru->label, ru->r.path);
         json_t *rows = hb_doc_table(rp, NULL, 0, 2, "field", "value");
-        static const char *const keys[] = { "run_id", "date", "host", "git_commit", "command_line", "os", "memory_bytes", "compiler", "cflags" };
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-            json_t *v = json_object_get(m, keys[k]);
-            if (!v) continue;
-            hb_doc_row(rows, 2, keys[k], !strcmp(keys[k], "memory_bytes") ? hb_report_fmt_bytes(json_number_value(v)) : jtext(v));
+        if (m) {
+            const struct { const char *k, *v; } strs[] = { {"run_id", m->run_id}, {"date", m->date}, {"host", m->host},
+                {"git_commit", m->git_commit}, {"command_line", m->command_line}, {"os", m->os} };
+            for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++)
+                if (strs[k].v) hb_doc_row(rows, 2, strs[k].k, strs[k].v);
+            if (!isnan(m->memory_bytes)) hb_doc_row(rows, 2, "memory_bytes", hb_report_fmt_bytes(m->memory_bytes));
+            if (m->compiler) hb_doc_row(rows, 2, "compiler", m->compiler);
+            if (m->cflags) hb_doc_row(rows, 2, "cflags", m->cflags);
         }
         {
             char fp[32], fpd[4096];
-            hb_machine_fingerprint(m, ru->r.backends, fpd, sizeof fpd, fp, sizeof fp);
+            hb_run_fingerprint(&ru->r, fpd, sizeof fpd, fp, sizeof fp);
             hb_doc_row(rows, 2, "machine fingerprint", F("%s (%.400s)", fp, fpd));
         }
-        json_t *cpu = json_object_get(m, "cpu");
-        if (cpu)
-            hb_doc_row(rows, 2, "cpu", F("%s; %s sockets, %s cores, %s PUs, %s NUMA; L1d %s, L2 %s, L3 %s", jtext(json_object_get(cpu, "model")),
-                       jtext(json_object_get(cpu, "sockets")), jtext(json_object_get(cpu, "cores")), jtext(json_object_get(cpu, "pus")),
-                       jtext(json_object_get(cpu, "numa_nodes")), hb_report_fmt_bytes(json_number_value(json_object_get(cpu, "l1d_bytes"))),
-                       hb_report_fmt_bytes(json_number_value(json_object_get(cpu, "l2_bytes"))), hb_report_fmt_bytes(json_number_value(json_object_get(cpu, "l3_bytes")))));
-        static const char *const objs[] = { "openblas", "options", "clock" };
-        for (size_t k = 0; k < sizeof objs / sizeof objs[0]; k++)
-            if (json_object_get(m, objs[k])) hb_doc_row(rows, 2, objs[k], jtext(json_object_get(m, objs[k])));
-        json_t *e = ru->r.end;
+        if (m && m->has_cpu)
+            hb_doc_row(rows, 2, "cpu", F("%s; %s sockets, %s cores, %s PUs, %s NUMA; L1d %s, L2 %s, L3 %s", m->cpu.model ? m->cpu.model : "",
+                       itext(m->cpu.sockets), itext(m->cpu.cores), itext(m->cpu.pus), itext(m->cpu.numa_nodes),
+                       hb_report_fmt_bytes(nz(m->cpu.l1d_bytes)), hb_report_fmt_bytes(nz(m->cpu.l2_bytes)), hb_report_fmt_bytes(nz(m->cpu.l3_bytes))));
+        if (m) {
+            const struct { const char *k, *v; } objs[] = { {"openblas", m->openblas_text}, {"options", m->options_text}, {"clock", m->clock_text} };
+            for (size_t k = 0; k < sizeof objs / sizeof objs[0]; k++)
+                if (objs[k].v) hb_doc_row(rows, 2, objs[k].k, F("%.500s", objs[k].v));
+        }
+        const hb_rec_end *e = ru->r.end_rec;
         hb_doc_row(rows, 2, "complete", e ? F("yes: %s cases, %s ok, %s wrong, %s failed, %s skipped, %s crashed, %s no_resource, %s s",
-                                              jtext(json_object_get(e, "cases")), jtext(json_object_get(e, "ok")), jtext(json_object_get(e, "wrong")),
-                                              jtext(json_object_get(e, "failed")), jtext(json_object_get(e, "skipped")), jtext(json_object_get(e, "crashed")),
-                                              jtext(json_object_get(e, "no_resource")), jtext(json_object_get(e, "elapsed_s")))
+                                              itext(e->cases), itext(e->ok), itext(e->wrong), itext(e->failed), itext(e->skipped),
+                                              itext(e->crashed), itext(e->no_resource), rtext(e->elapsed_s))
                                         : "[warn] no end record: the run was cut short; the report uses every case it finished");
     }
     json_t *rows = hb_doc_table(rp, "Backends", 0, 5, "backend", "available", "description / reason", "host memory", "ceilings");
     for (int d = 0; d < rp->ndevs; d++) {
         const hb_rdev *dv = &rp->devs[d];
         char ce[1000] = "";
-        size_t o = 0, i;
-        json_t *x;
+        size_t o = 0, nce = dv->rec ? dv->rec->nceilings : 0;
+        const hb_rec_ceiling *cl = dv->rec ? dv->rec->ceilings : NULL;
         int nsw = 0;
-        json_array_foreach(json_object_get(dv->rec, "ceilings"), i, x) {
-            const char *nm = jtext(json_object_get(x, "name"));
+        for (size_t i = 0; i < nce; i++) {
+            const char *nm = cl[i].name ? cl[i].name : "";
             if (!strncmp(nm, "copy_gbps_ws_", 13)) { nsw++; continue; } /* the copy sweep: one entry, below */
             if (o < sizeof ce - 1)
                 o += (size_t)snprintf(ce + o, sizeof ce - o, "%s%s %s %s", o ? "; " : "", nm,
-                                      hb_report_fmt_num(json_number_value(json_object_get(x, "value"))), jtext(json_object_get(x, "unit")));
+                                      hb_report_fmt_num(nz(cl[i].value)), cl[i].unit ? cl[i].unit : "");
         }
         if (nsw && o < sizeof ce - 1) { /* "copy by working set (GB/s): 1 MiB 900, 2 MiB 850, ..." */
             o += (size_t)snprintf(ce + o, sizeof ce - o, "%scopy by working set (GB/s):", o ? "; " : "");
             int k = 0;
-            json_array_foreach(json_object_get(dv->rec, "ceilings"), i, x) {
-                const char *nm = jtext(json_object_get(x, "name"));
+            for (size_t i = 0; i < nce; i++) {
+                const char *nm = cl[i].name ? cl[i].name : "";
                 if (strncmp(nm, "copy_gbps_ws_", 13) || o >= sizeof ce - 1) continue;
                 int mib = atoi(nm + 13);
-                o += (size_t)snprintf(ce + o, sizeof ce - o, "%s %d MiB %s", k++ ? "," : "", mib,
-                                      hb_report_fmt_num(json_number_value(json_object_get(x, "value"))));
+                o += (size_t)snprintf(ce + o, sizeof ce - o, "%s %d MiB %s", k++ ? "," : "", mib, hb_report_fmt_num(nz(cl[i].value)));
             }
         }
         hb_doc_row(rows, 5, dv->id, dv->available ? "[good] yes" : "[bad] no", dv->available ? dv->description : dv->reason,
@@ -143,20 +138,18 @@ hb_status hb_report_analyze(hb_report *rp)
     for (int r = 0; r < rp->nruns; r++) {
         hb_rrun *ru = &rp->runs[r];
         char fp[32], fpd[1024];
-        hb_machine_fingerprint(ru->r.meta, ru->r.backends, fpd, sizeof fpd, fp, sizeof fp);
+        hb_run_fingerprint(&ru->r, fpd, sizeof fpd, fp, sizeof fp);
         json_array_append_new(inputs, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:b,s:s,s:s}", "path", ru->r.path, "label", ru->label, "run_id", ru->run_id,
                                                 "host", ru->host, "commit", ru->commit, "date", ru->date, "cases",
-                                                (json_int_t)json_array_size(ru->r.cases), "complete", ru->r.end != NULL,
+                                                (json_int_t)ru->r.ncase_recs, "complete", ru->r.end_rec != NULL,
                                                 "machine", fp, "machine_desc", fpd));
     }
     for (int d = 0; d < rp->ndevs; d++) {
         const hb_rdev *dv = &rp->devs[d];
         json_t *ce = json_object();
-        size_t i;
-        json_t *x;
-        json_array_foreach(json_object_get(dv->rec, "ceilings"), i, x) {
-            const char *nm = json_string_value(json_object_get(x, "name"));
-            if (nm) json_object_set(ce, nm, json_object_get(x, "value"));
+        for (size_t i = 0; dv->rec && i < dv->rec->nceilings; i++) {
+            const hb_rec_ceiling *x = &dv->rec->ceilings[i];
+            if (x->name) json_object_set_new(ce, x->name, hb_json_num(x->value));
         }
         json_array_append_new(devs, json_pack("{s:s,s:s,s:s,s:s,s:b,s:b,s:s,s:b,s:o}", "id", dv->id, "run", rp->runs[dv->run].label, "backend", dv->backend,
                                               "type", dv->type, "available", dv->available, "host_memory", dv->host_memory,

@@ -18,16 +18,16 @@ typedef struct crow {
 
 static int crow_get(const hb_rrow *w, size_t i, crow *out)
 {
-    json_t *co = json_object_get(w->rec, "collective");
-    if (!w->ok || strcmp(w->family, "collective") || !co) return 0;
+    const hb_rec_collective *co = &w->rec->collective;
+    if (!w->ok || strcmp(w->family, "collective") || !co->present) return 0;
     out->i = i;
-    out->size = json_number_value(json_object_get(co, "size_bytes"));
-    out->t = json_number_value(json_object_get(co, "time_s")); /* the compute phase's median, as algbw */
-    out->algbw = json_number_value(json_object_get(co, "algbw_gbps"));
-    out->busbw = json_number_value(json_object_get(co, "busbw_gbps"));
-    out->ranks = (int)json_integer_value(json_object_get(co, "ranks"));
-    out->inplace = json_is_true(json_object_get(co, "in_place"));
-    out->path = json_string_value(json_object_get(co, "path"));
+    out->size = isnan(co->size_bytes) ? 0 : co->size_bytes; /* absent or null: 0 */
+    out->t = isnan(co->time_s) ? 0 : co->time_s; /* the compute phase's median, as algbw */
+    out->algbw = isnan(co->algbw_gbps) ? 0 : co->algbw_gbps;
+    out->busbw = isnan(co->busbw_gbps) ? 0 : co->busbw_gbps;
+    out->ranks = isnan(co->ranks) ? 0 : (int)co->ranks;
+    out->inplace = co->in_place == 1;
+    out->path = co->path;
     if (!out->path) out->path = "?";
     return out->size > 0 && out->t > 0;
 }

@@ -31,19 +31,24 @@ double vec_min(const vec *x) { double m = DNAN; for (size_t i = 0; i < x->n; i++
 double vec_max(const vec *x) { double m = DNAN; for (size_t i = 0; i < x->n; i++) if (!(x->v[i] <= m)) m = x->v[i]; return m; }
 
 
+grp *grp_find(const groups *gs, const char *key)
+{
+    size_t ix = hb_strmap_get(&gs->map, key, SIZE_MAX);
+    return ix == SIZE_MAX ? NULL : &gs->g[ix];
+}
+
 double grp_median(const groups *gs, const char *key)
 {
-    json_t *ix = json_object_get(gs->map, key);
-    if (!ix) return DNAN;
-    const vec *v0 = &gs->g[json_integer_value(ix)].v[0];
+    const grp *g = grp_find(gs, key);
+    if (!g) return DNAN;
+    const vec *v0 = &g->v[0];
     return hb_report_median(v0->v, v0->n);
 }
 
 grp *grp_get(groups *gs, const char *key, json_t *attrs /* stolen */)
 {
-    if (!gs->map) gs->map = json_object();
-    json_t *ix = json_object_get(gs->map, key);
-    if (ix) { json_decref(attrs); return &gs->g[json_integer_value(ix)]; }
+    grp *found = grp_find(gs, key);
+    if (found) { json_decref(attrs); return found; }
     if (gs->n == gs->cap) {
         size_t nc = gs->cap ? gs->cap * 2 : 16;
         grp *ng = realloc(gs->g, nc * sizeof *ng);
@@ -53,8 +58,8 @@ grp *grp_get(groups *gs, const char *key, json_t *attrs /* stolen */)
     }
     grp *g = &gs->g[gs->n];
     memset(g, 0, sizeof *g);
+    if (hb_strmap_set(&gs->map, key, gs->n) != HB_OK) { json_decref(attrs); return NULL; }
     g->attrs = attrs;
-    json_object_set_new(gs->map, key, json_integer((json_int_t)gs->n));
     gs->n++;
     return g;
 }
@@ -66,7 +71,7 @@ void groups_free(groups *gs)
         for (int k = 0; k < NV; k++) free(gs->g[i].v[k].v);
     }
     free(gs->g);
-    json_decref(gs->map);
+    hb_strmap_free(&gs->map);
     memset(gs, 0, sizeof *gs);
 }
 
@@ -82,8 +87,7 @@ int fam_rank(const char *f)
 
 int op_rank(const ctx *c, const char *op)
 {
-    json_t *v = json_object_get(c->op_rank, op);
-    return v ? (int)json_integer_value(v) : 1 << 20;
+    return (int)hb_strmap_get(&c->op_rank, op, (size_t)1 << 20);
 }
 
 const hb_rdev *row_dev(const ctx *c, const hb_rrow *w) { return &c->rp->devs[w->dev]; }
@@ -105,15 +109,14 @@ int rctx_init(ctx *c, hb_report *rp)
 {
     memset(c, 0, sizeof *c);
     c->rp = rp;
-    c->op_rank = json_object();
     opinfo *oi = calloc(rp->nrows + 1, sizeof *oi);
-    json_t *seen = json_object();
-    if (!oi || !seen || !c->op_rank) { free(oi); json_decref(seen); return -1; }
+    hb_strmap seen = {0};
+    if (!oi) return -1;
     int n = 0;
     for (size_t i = 0; i < rp->nrows; i++) {
         const hb_rrow *w = &rp->rows[i];
-        if (json_object_get(seen, w->op)) continue;
-        json_object_set_new(seen, w->op, json_true());
+        if (hb_strmap_has(&seen, w->op)) continue;
+        if (hb_strmap_set(&seen, w->op, 1) != HB_OK) { free(oi); hb_strmap_free(&seen); return -1; }
         oi[n].op = w->op;
         oi[n].family = w->family;
         oi[n].bound = w->bound;
@@ -123,20 +126,20 @@ int rctx_init(ctx *c, hb_report *rp)
     }
     qsort(oi, (size_t)n, sizeof *oi, cmp_opinfo);
     c->ops = calloc((size_t)n + 1, sizeof *c->ops);
-    if (!c->ops) { free(oi); json_decref(seen); return -1; }
+    if (!c->ops) { free(oi); hb_strmap_free(&seen); return -1; }
     for (int i = 0; i < n; i++) {
         c->ops[i] = (char *)oi[i].op;
-        json_object_set_new(c->op_rank, oi[i].op, json_integer(i));
+        if (hb_strmap_set(&c->op_rank, oi[i].op, (size_t)i) != HB_OK) { free(oi); hb_strmap_free(&seen); return -1; }
     }
     c->nops = n;
     free(oi);
-    json_decref(seen);
+    hb_strmap_free(&seen);
     return 0;
 }
 
 void rctx_free(ctx *c)
 {
-    json_decref(c->op_rank);
+    hb_strmap_free(&c->op_rank);
     free(c->ops);
 }
 
@@ -171,19 +174,19 @@ void make_key(const hb_rrow *w, int flags, char *buf, size_t len)
 size_t find_pairs(const hb_report *rp, int flags, int vary, const char *va, const char *vb,
                          const char *only_family, const char *skip_family, rpair **out)
 {
-    json_t *map = json_object(), *used = json_object();
+    hb_strmap map = {0}, used = {0};
     rpair *v = malloc((rp->nrows + 1) * sizeof *v);
     size_t n = 0;
     char key[1024];
     *out = v;
-    if (!map || !used || !v) { json_decref(map); json_decref(used); return 0; }
+    if (!v) return 0;
     for (size_t i = 0; i < rp->nrows; i++) {
         const hb_rrow *w = &rp->rows[i];
         if (!w->ok || strcmp(field(w, vary), va)) continue;
         if (only_family && strcmp(w->family, only_family)) continue;
         if (skip_family && !strcmp(w->family, skip_family)) continue;
         make_key(w, flags, key, sizeof key);
-        if (!json_object_get(map, key)) json_object_set_new(map, key, json_integer((json_int_t)i));
+        if (!hb_strmap_has(&map, key) && hb_strmap_set(&map, key, i) != HB_OK) break;
     }
     for (size_t i = 0; i < rp->nrows; i++) {
         const hb_rrow *w = &rp->rows[i];
@@ -191,15 +194,15 @@ size_t find_pairs(const hb_report *rp, int flags, int vary, const char *va, cons
         if (only_family && strcmp(w->family, only_family)) continue;
         if (skip_family && !strcmp(w->family, skip_family)) continue;
         make_key(w, flags, key, sizeof key);
-        json_t *a = json_object_get(map, key);
-        if (!a || json_object_get(used, key)) continue;
-        json_object_set_new(used, key, json_true());
-        v[n].a = (size_t)json_integer_value(a);
+        size_t a = hb_strmap_get(&map, key, SIZE_MAX);
+        if (a == SIZE_MAX || hb_strmap_has(&used, key)) continue;
+        if (hb_strmap_set(&used, key, 1) != HB_OK) break;
+        v[n].a = a;
         v[n].b = i;
         n++;
     }
-    json_decref(map);
-    json_decref(used);
+    hb_strmap_free(&map);
+    hb_strmap_free(&used);
     return n;
 }
 
@@ -238,7 +241,7 @@ int cmp_rowix(const void *x, const void *y, void *arg)
 /* The record's case key (or op|shape when absent), for summary.json cross-references. */
 const char *rkey(const hb_rrow *w)
 {
-    const char *k = json_string_value(json_object_get(w->rec, "key"));
+    const char *k = w->rec->key;
     return k ? k : "";
 }
 
@@ -331,7 +334,7 @@ void gp_size_axis(hb_sb *b)
 
 const char *row_source(const hb_rrow *w)
 {
-    const char *s = json_string_value(json_object_get(w->rec, "source"));
+    const char *s = w->rec->source;
     if (!s || !*s) s = w->name;
     return s ? s : "";
 }

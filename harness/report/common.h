@@ -11,6 +11,7 @@
 #include <string.h>
 #include "report/report.h"
 #include "analysis/modecheck.h"
+#include "core/strmap.h"
 
 #define F hb_report_fmt
 
@@ -24,12 +25,12 @@ typedef struct vec { double *v; size_t n, cap; } vec;
 /* Groups of values by a string key, in order of creation; attrs is an object describing the group. */
 #define NV 4
 typedef struct grp { json_t *attrs; vec v[NV]; } grp;
-typedef struct groups { json_t *map; grp *g; size_t n, cap; } groups;
+typedef struct groups { hb_strmap map; grp *g; size_t n, cap; } groups; /* map: key -> index into g */
 
 /* analysis context */
 typedef struct ctx {
     hb_report *rp;
-    json_t *op_rank;   /* op name -> rank (family order, then first appearance) */
+    hb_strmap op_rank; /* op name -> rank (family order, then first appearance) */
     char **ops;        /* ops in rank order (borrowed strings) */
     int nops;
 } ctx;
@@ -47,6 +48,8 @@ double vec_median(vec *x);
 double vec_min(const vec *x);
 double vec_max(const vec *x);
 grp *grp_get(groups *gs, const char *key, json_t *attrs /* stolen */);
+/* The group stored under key in gs, or NULL. */
+grp *grp_find(const groups *gs, const char *key);
 void groups_free(groups *gs);
 const char *gattr(const grp *g, const char *k);
 int fam_rank(const char *f);

@@ -25,11 +25,7 @@ const hb_plan hb_report_plan = {
     .tensor_elem_bytes = 4.0,
 };
 
-static const char *jstr(json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
+static const char *jstr(const char *s) { return s ? s : ""; }
 
 static int contains_ci(const char *hay, const char *needle)
 {
@@ -54,7 +50,7 @@ void hb_report_free(hb_report *rp)
 }
 
 /* Find or add the device (run, backend name). Returns its index or -1 on allocation failure. */
-static int dev_find_add(hb_report *rp, int *cap, int run, const char *backend, json_t *rec)
+static int dev_find_add(hb_report *rp, int *cap, int run, const char *backend, const hb_rec_backend *rec)
 {
     for (int i = 0; i < rp->ndevs; i++)
         if (rp->devs[i].run == run && !strcmp(rp->devs[i].backend, backend)) return i;
@@ -75,11 +71,10 @@ static int dev_find_add(hb_report *rp, int *cap, int run, const char *backend, j
     memcpy(d->type, backend, tl);
     d->type[tl] = 0;
     if (rec) {
-        json_t *av = json_object_get(rec, "available");
-        d->available = av ? json_is_true(av) : 1;
-        d->host_memory = json_is_true(json_object_get(rec, "host_memory"));
-        d->description = jstr(rec, "description");
-        d->reason = jstr(rec, "reason");
+        d->available = rec->available != 0; /* absent: available */
+        d->host_memory = rec->host_memory;
+        d->description = jstr(rec->description);
+        d->reason = jstr(rec->reason);
     } else {
         /* a case names a backend without a backend record: it ran, so it was available */
         d->available = 1;
@@ -92,8 +87,7 @@ static int dev_find_add(hb_report *rp, int *cap, int run, const char *backend, j
         d->is_cpu_device = 1;
     } else if (rec) {
         /* an OpenCL platform such as pocl exposes the host CPU as a device */
-        json_t *info = json_object_get(rec, "info");
-        const char *dt = jstr(info, "device_type");
+        const char *dt = jstr(rec->info.device_type);
         d->is_cpu_device = contains_ci(dt, "cpu") || contains_ci(d->description, "pthread") ||
                            (contains_ci(d->description, " cpu") && !contains_ci(d->description, "gpu"));
     }
@@ -111,19 +105,19 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
         if (st != HB_OK) return st;
         rp->nruns = i + 1;
         hb_rrun *ru = &rp->runs[i];
-        json_t *m = ru->r.meta;
-        ru->host = m && *jstr(m, "host") ? jstr(m, "host") : "?";
-        ru->commit = m && *jstr(m, "git_commit") ? jstr(m, "git_commit") : "?";
-        ru->run_id = m && *jstr(m, "run_id") ? jstr(m, "run_id") : "?";
-        ru->date = m && *jstr(m, "date") ? jstr(m, "date") : "?";
-        ncases += json_array_size(ru->r.cases);
+        const hb_rec_meta *m = ru->r.meta_rec;
+        ru->host = m && *jstr(m->host) ? m->host : "?";
+        ru->commit = m && *jstr(m->git_commit) ? m->git_commit : "?";
+        ru->run_id = m && *jstr(m->run_id) ? m->run_id : "?";
+        ru->date = m && *jstr(m->date) ? m->date : "?";
+        ncases += ru->r.ncase_recs;
     }
     /* labels: the host; host/<first 8 hex digits of the fingerprint> where two different machines share a host name (the machine
      * fingerprint, results/machine.h: CPU, GPU, driver and library versions); then @commit7 where
      * those repeat; #i where both repeat. The fingerprint of every run is in the runs table (runs_header.c). */
     char (*fps)[32] = calloc((size_t)rp->nruns + 1, sizeof *fps);
     if (!fps) return HB_ENOMEM;
-    for (int i = 0; i < rp->nruns; i++) hb_machine_fingerprint(rp->runs[i].r.meta, rp->runs[i].r.backends, NULL, 0, fps[i], sizeof fps[i]);
+    for (int i = 0; i < rp->nruns; i++) hb_run_fingerprint(&rp->runs[i].r, NULL, 0, fps[i], sizeof fps[i]);
     char (*base)[96] = calloc((size_t)rp->nruns + 1, sizeof *base);
     if (!base) { free(fps); return HB_ENOMEM; }
     for (int i = 0; i < rp->nruns; i++) {
@@ -149,10 +143,9 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
     free(fps);
     int devcap = 0;
     for (int i = 0; i < rp->nruns; i++) {
-        size_t k;
-        json_t *b;
-        json_array_foreach(rp->runs[i].r.backends, k, b) {
-            const char *name = jstr(b, "backend");
+        for (size_t k = 0; k < rp->runs[i].r.nbackend_recs; k++) {
+            const hb_rec_backend *b = &rp->runs[i].r.backend_recs[k];
+            const char *name = jstr(b->backend);
             if (!*name) continue;
             if (dev_find_add(rp, &devcap, i, name, b) < 0) return HB_ENOMEM;
         }
@@ -160,45 +153,42 @@ hb_status hb_report_load(hb_report *rp, char *const *paths, int npaths, char *er
     rp->rows = calloc(ncases ? ncases : 1, sizeof *rp->rows);
     if (!rp->rows) return HB_ENOMEM;
     for (int i = 0; i < rp->nruns; i++) {
-        size_t k;
-        json_t *c;
-        json_array_foreach(rp->runs[i].r.cases, k, c) {
-            const char *bk = jstr(c, "backend");
-            if (!*bk || !*jstr(c, "op")) continue; /* not a usable case record */
+        for (size_t k = 0; k < rp->runs[i].r.ncase_recs; k++) {
+            const hb_rec_case *c = &rp->runs[i].r.case_recs[k];
+            const char *bk = jstr(c->backend);
+            if (!*bk || !*jstr(c->op)) continue; /* not a usable case record */
             int d = dev_find_add(rp, &devcap, i, bk, NULL);
             if (d < 0) return HB_ENOMEM;
             hb_rrow *w = &rp->rows[rp->nrows++];
             w->rec = c;
             w->run = i;
             w->dev = d;
-            w->op = jstr(c, "op");
-            w->family = jstr(c, "family");
-            w->shape = jstr(c, "shape_str");
-            w->name = jstr(c, "name");
-            w->model = jstr(c, "model");
-            w->dtype = *jstr(c, "dtype") ? jstr(c, "dtype") : "f32";
-            w->mode = jstr(c, "mode");
-            w->route = *jstr(c, "route") ? jstr(c, "route") : "pageable";
-            w->status = jstr(c, "status");
-            w->bound = jstr(c, "bound");
-            w->size = hb_rec_num(c, "size");
-            w->flops = hb_rec_num(c, "flops");
-            w->bytes = hb_rec_num(c, "bytes");
-            w->weight = hb_rec_num(c, "weight");
+            w->op = jstr(c->op);
+            w->family = jstr(c->family);
+            w->shape = jstr(c->shape_str);
+            w->name = jstr(c->name);
+            w->model = jstr(c->model);
+            w->dtype = *jstr(c->dtype) ? c->dtype : "f32";
+            w->mode = jstr(c->mode);
+            w->route = *jstr(c->route) ? c->route : "pageable";
+            w->status = jstr(c->status);
+            w->bound = jstr(c->bound);
+            w->size = c->size;
+            w->flops = c->flops;
+            w->bytes = c->bytes;
+            w->weight = c->weight;
             if (!isfinite(w->weight) || w->weight <= 0) w->weight = 1;
-            for (int p = 0; p < HB_PH_COUNT; p++) w->t[p] = hb_case_phase(c, hb_phase_names[p], "median");
-            w->ci_lo = hb_case_phase(c, "total", "ci_lo");
-            w->ci_hi = hb_case_phase(c, "total", "ci_hi");
-            json_t *met = json_object_get(c, "ci_met");
-            w->ci_met = json_is_boolean(met) ? json_is_true(met) : -1;
-            w->gflops = hb_rec_num(c, "gflops");
-            w->gbps = hb_rec_num(c, "gbps");
-            w->gflops_total = hb_rec_num(c, "gflops_total");
-            w->gbps_total = hb_rec_num(c, "gbps_total");
-            json_t *mem = json_object_get(c, "mem");
-            w->host_bytes = hb_rec_num(mem, "host_bytes");
-            w->device_bytes = hb_rec_num(mem, "device_bytes");
-            w->rss = hb_rec_num(mem, "peak_rss_bytes");
+            for (int p = 0; p < HB_PH_COUNT; p++) w->t[p] = c->phase[p].median;
+            w->ci_lo = c->phase[HB_PH_TOTAL].ci_lo;
+            w->ci_hi = c->phase[HB_PH_TOTAL].ci_hi;
+            w->ci_met = c->ci_met;
+            w->gflops = c->gflops;
+            w->gbps = c->gbps;
+            w->gflops_total = c->gflops_total;
+            w->gbps_total = c->gbps_total;
+            w->host_bytes = c->mem.host_bytes;
+            w->device_bytes = c->mem.device_bytes;
+            w->rss = c->mem.peak_rss_bytes;
             w->ok = !strcmp(w->status, "ok") && isfinite(w->t[HB_PH_TOTAL]) && w->t[HB_PH_TOTAL] > 0;
         }
     }

@@ -8,13 +8,11 @@
  */
 #include "report/common.h"
 
-static json_t *energy_of(const hb_rrow *w) { return w->ok ? json_object_get(w->rec, "energy") : NULL; }
-static int energy_ok(const hb_rrow *w) { return json_is_true(json_object_get(energy_of(w), "available")); }
-static double enum_(const hb_rrow *w, const char *k)
-{
-    json_t *x = json_object_get(energy_of(w), k);
-    return json_is_number(x) ? json_number_value(x) : DNAN;
-}
+/* The row's energy object (results/record.h), NULL when the row is not ok or has none. */
+static const hb_rec_energy *energy_of(const hb_rrow *w) { return w->ok && w->rec->energy.present ? &w->rec->energy : NULL; }
+static int energy_ok(const hb_rrow *w) { return energy_of(w) && energy_of(w)->available == 1; }
+/* A member of the row's energy object; NAN without one. */
+#define enum_(w, k) (energy_of(w) ? energy_of(w)->k : DNAN)
 
 hb_status hb_report_energy(ctx *c)
 {
@@ -40,17 +38,17 @@ hb_status hb_report_energy(ctx *c)
         double idle = DNAN, upd = 0, win = 0;
         for (size_t i = 0; i < rp->nrows; i++) {
             const hb_rrow *w = &rp->rows[i];
-            json_t *e = energy_of(w);
+            const hb_rec_energy *e = energy_of(w);
             if (w->dev != d || !e) continue;
             na++;
-            src = json_string_value(json_object_get(e, "source")) ? json_string_value(json_object_get(e, "source")) : "";
+            src = e && e->source ? e->source : "";
             if (energy_ok(w)) {
                 n++;
-                if (isnan(idle)) idle = enum_(w, "idle_power_w");
-                upd += enum_(w, "counter_updates");
-                win += enum_(w, "window_s");
-            } else if (!*why && json_string_value(json_object_get(e, "reason"))) {
-                why = json_string_value(json_object_get(e, "reason"));
+                if (isnan(idle)) idle = enum_(w, idle_power_w);
+                upd += enum_(w, counter_updates);
+                win += enum_(w, window_s);
+            } else if (!*why && e && e->reason) {
+                why = e->reason;
             }
         }
         if (!na) continue;
@@ -71,10 +69,10 @@ hb_status hb_report_energy(ctx *c)
         const hb_rrow *w = &rp->rows[i];
         if (!energy_ok(w)) continue;
         int cb = !strcmp(w->bound, "compute");
-        double eff = enum_(w, cb ? "gflop_per_j" : "gb_per_j");
+        double eff = (cb ? enum_(w, gflop_per_j) : enum_(w, gb_per_j));
         hb_doc_row(rows, 10, rp->devs[w->dev].id, w->op, *w->name ? w->name : w->shape, w->dtype, w->mode,
-                   hb_report_fmt_time(enum_(w, "s_per_op")), F("%.4g J", enum_(w, "j_per_op")), F("%.4g J", enum_(w, "j_per_op_net")),
-                   F("%.0f W", enum_(w, "power_w")), isnan(eff) ? "n/a" : F("%.4g %s", eff, cb ? "GFLOP/J" : "GB/J"));
+                   hb_report_fmt_time(enum_(w, s_per_op)), F("%.4g J", enum_(w, j_per_op)), F("%.4g J", enum_(w, j_per_op_net)),
+                   F("%.0f W", enum_(w, power_w)), isnan(eff) ? "n/a" : F("%.4g %s", eff, cb ? "GFLOP/J" : "GB/J"));
     }
     /* by precision: tf32/f16/bf16 J/op as a share of f32's, same device, op, shape and mode */
     json_t *rows_p = hb_doc_table(rp, "Energy by precision: J/op of each dtype as a share of f32's (same backend, op, shape and mode)", 0, 7,
@@ -88,7 +86,7 @@ hb_status hb_report_energy(ctx *c)
             if (j == i || !energy_ok(b) || !strcmp(b->dtype, "f32") || b->dev != a->dev || strcmp(a->op, b->op) || strcmp(a->shape, b->shape) ||
                 strcmp(a->mode, b->mode) || strcmp(a->route, b->route))
                 continue;
-            double ja = enum_(a, "j_per_op"), jb = enum_(b, "j_per_op");
+            double ja = enum_(a, j_per_op), jb = enum_(b, j_per_op);
             hb_doc_row(rows_p, 7, rp->devs[a->dev].id, a->op, *a->name ? a->name : a->shape, a->mode, F("%.4g J", ja), b->dtype,
                        hb_report_fmt_pct(100 * jb / ja));
             json_array_append_new(sum_prec, json_pack("{s:s,s:s,s:s,s:s,s:f,s:f}", "device", rp->devs[a->dev].id, "op", a->op, "shape", a->shape,
@@ -114,12 +112,12 @@ hb_status hb_report_energy(ctx *c)
             seen[j] = 1;
             ndev += b->dev != a->dev;
             if (b->t[HB_PH_TOTAL] < rp->rows[bt].t[HB_PH_TOTAL]) bt = j;
-            if (enum_(b, "j_per_op") < enum_(&rp->rows[be], "j_per_op")) be = j;
+            if (enum_(b, j_per_op) < enum_(&rp->rows[be], j_per_op)) be = j;
         }
         if (ndev < 2) continue;
         nsel++;
         ndiff += rp->rows[bt].dev != rp->rows[be].dev;
-        double jt = enum_(&rp->rows[bt], "j_per_op"), je = enum_(&rp->rows[be], "j_per_op");
+        double jt = enum_(&rp->rows[bt], j_per_op), je = enum_(&rp->rows[be], j_per_op);
         hb_doc_row(rows_s, 7, a->op, *a->name ? a->name : a->shape, a->dtype, a->mode, rp->devs[rp->rows[bt].dev].id,
                    rp->rows[bt].dev == rp->rows[be].dev ? "[good] same" : F("[warn] %s", rp->devs[rp->rows[be].dev].id),
                    hb_report_fmt_pct(100 * (jt - je) / jt));

@@ -42,11 +42,11 @@ hb_status hb_report_rooflines(ctx *c)
         plots[0] = 0;
         groups fam = { 0 };
         /* the device's last-level cache: the GPU's L2 (backend info), else the host's L3 (meta) */
-        json_t *info = json_object_get(dv->rec, "info");
-        double llc = json_number_value(json_object_get(info, "l2_bytes"));
+        double llc = dv->rec ? dv->rec->info.l2_bytes : DNAN;
         const char *llc_name = "L2";
         if (!(llc > 0) || dv->host_memory) {
-            llc = json_number_value(json_object_get(json_object_get(rp->runs[dv->run].r.meta, "cpu"), "l3_bytes"));
+            const hb_rec_meta *m = rp->runs[dv->run].r.meta_rec;
+            llc = m ? m->cpu.l3_bytes : DNAN;
             llc_name = "L3";
         }
         for (int fi = 0; fi <= NFAM; fi++) {
@@ -73,8 +73,8 @@ hb_status hb_report_rooflines(ctx *c)
                     char key[256];
                     snprintf(key, sizeof key, "%s", w->family);
                     grp *gg = grp_get(&fam, key, json_pack("{s:s}", "family", w->family));
-                    double fr = json_number_value(json_object_get(w->rec, "fraction"));
-                    if (gg && json_is_number(json_object_get(w->rec, "fraction"))) {
+                    double fr = w->rec->fraction;
+                    if (gg && !isnan(fr)) {
                         vec_push(&gg->v[0], fr);
                         /* above the ceiling: v[1] counts them, v[2] those whose bytes fit in the
                          * device's last-level cache (whose bandwidth exceeds the DRAM copy ceiling) */
@@ -276,8 +276,7 @@ hb_status hb_report_models(ctx *c)
  * the field existed). */
 static const char *row_impl(const hb_rrow *w)
 {
-    const char *s = json_string_value(json_object_get(w->rec, "impl"));
-    return s ? s : json_string_value(json_object_get(json_object_get(w->rec, "extra"), "impl"));
+    return w->rec->impl ? w->rec->impl : w->rec->extra.impl;
 }
 
 /* Best implementation per backend for one plotted series: ix[0..n) are one device's and mode's rows

@@ -12,42 +12,38 @@
 #include "report/common.h"
 #include "analysis/plan_costs.h"
 
-static const char *str(json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
+static const char *S(const char *s) { return s ? s : ""; }
 
 /* The ops of plan record rec that run on another device than its first op, "label@device, ...";
  * "none (one device)" when every op runs on one. Into buf. */
-static const char *moved_ops(json_t *rec, char *buf, size_t len)
+static const char *moved_ops(const hb_rec_plan *rec, char *buf, size_t len)
 {
-    json_t *steps = json_object_get(rec, "steps"), *s;
-    const char *first = str(json_array_get(steps, 0), "device");
-    size_t i, o = 0, nm = 0;
+    const char *first = rec->nsteps ? S(rec->steps[0].device) : "";
+    size_t o = 0, nm = 0;
     buf[0] = 0;
-    json_array_foreach(steps, i, s) {
-        if (!strcmp(str(s, "device"), first)) continue;
-        if (nm++ < 8 && o < len) o += (size_t)snprintf(buf + o, len - o, "%s%s@%s", nm > 1 ? ", " : "", str(s, "label"), str(s, "device"));
+    for (size_t i = 0; i < rec->nsteps; i++) {
+        const hb_rec_plan_step *s = &rec->steps[i];
+        if (!strcmp(S(s->device), first)) continue;
+        if (nm++ < 8 && o < len) o += (size_t)snprintf(buf + o, len - o, "%s%s@%s", nm > 1 ? ", " : "", S(s->label), S(s->device));
     }
     if (!nm) snprintf(buf, len, "none (all on %s)", first);
     else if (nm > 8 && o < len) snprintf(buf + o, len - o, " ... (%zu ops off %s)", nm, first);
     return buf;
 }
 
-static double median_of(json_t *rec, double *lo, double *hi)
+static double median_of(const hb_rec_plan *rec, double *lo, double *hi)
 {
-    json_t *t = json_object_get(json_object_get(rec, "phases"), "total");
-    if (lo) *lo = hb_rec_num(t, "ci_lo");
-    if (hi) *hi = hb_rec_num(t, "ci_hi");
-    return hb_rec_num(t, "median");
+    const hb_rec_stats *t = &rec->phase[HB_PH_TOTAL];
+    if (lo) *lo = t->ci_lo;
+    if (hi) *hi = t->ci_hi;
+    return t->median;
 }
 
 hb_status hb_report_plans(ctx *c)
 {
     hb_report *rp = c->rp;
     size_t nplans = 0;
-    for (int r = 0; r < rp->nruns; r++) nplans += json_array_size(rp->runs[r].r.plans);
+    for (int r = 0; r < rp->nruns; r++) nplans += rp->runs[r].r.nplan_recs;
     if (!nplans) return HB_OK;
     hb_doc_h(rp, 2, "hybrid-plans", "Hybrid plans: a model run end to end on the devices a plan picks");
     hb_doc_p(rp, "Each plan of `hybench plan` (every single device, the seed's heuristic, the greedy plan of routing.json, the optimal plan "
@@ -61,42 +57,36 @@ hb_status hb_report_plans(ctx *c)
                                 "measured [95% CI]", "predicted (error)", "measured - predicted, by cause", "ops off the first device", "bytes crossing", "rel. error");
     json_t *summary = json_array(), *routing = json_object();
     for (int r = 0; r < rp->nruns; r++) {
-        json_t *plans = rp->runs[r].r.plans, *rec;
+        const hb_rec_plan *plans = rp->runs[r].r.plan_recs;
+        size_t nplan = rp->runs[r].r.nplan_recs;
         const char *mach = rp->runs[r].label;
-        size_t i;
-        /* the models of this run, in first-seen order */
-        json_t *models = json_array();
-        json_array_foreach(plans, i, rec) {
+        /* the models of this run, in first-seen order: each plan whose model no earlier plan has */
+        for (size_t mi = 0; mi < nplan; mi++) {
+            const char *model = S(plans[mi].model);
             int seen = 0;
-            size_t k;
-            json_t *m;
-            json_array_foreach(models, k, m) seen |= !strcmp(json_string_value(m), str(rec, "model"));
-            if (!seen) json_array_append_new(models, json_string(str(rec, "model")));
-        }
-        size_t mi;
-        json_t *mj;
-        json_array_foreach(models, mi, mj) {
-            const char *model = json_string_value(mj);
-            json_t *best_single = NULL, *best_hybrid = NULL, *seed = NULL, *opt = NULL;
-            json_array_foreach(plans, i, rec) {
-                if (strcmp(str(rec, "model"), model)) continue;
-                double lo, hi, med = median_of(rec, &lo, &hi), pr = hb_rec_num(rec, "predicted_s"), re = hb_rec_num(rec, "rel_err");
-                int ok = !strcmp(str(rec, "status"), "ok") && med > 0, f32 = !strcmp(str(rec, "mode"), "f32");
+            for (size_t k = 0; k < mi && !seen; k++) seen = !strcmp(S(plans[k].model), model);
+            if (seen) continue;
+            const hb_rec_plan *best_single = NULL, *best_hybrid = NULL, *seed = NULL, *opt = NULL;
+            for (size_t i = 0; i < nplan; i++) {
+                const hb_rec_plan *rec = &plans[i];
+                if (strcmp(S(rec->model), model)) continue;
+                double lo, hi, med = median_of(rec, &lo, &hi), pr = rec->predicted_s, re = rec->rel_err;
+                int ok = !strcmp(S(rec->status), "ok") && med > 0, f32 = !strcmp(S(rec->mode), "f32");
                 char mv[400];
                 const char *tcell = ok ? F("%s [%s, %s]", hb_report_fmt_time(med), hb_report_fmt_time(lo), hb_report_fmt_time(hi))
-                                       : tone_cell("bad", F("%s: %s", str(rec, "status"), str(rec, "reason")));
+                                       : tone_cell("bad", F("%s: %s", S(rec->status), S(rec->reason)));
                 const char *pcell = !(pr > 0) ? "-"
                                     : ok && f32 ? F("%s (%+.0f%%)", hb_report_fmt_time(pr), 100 * (pr / med - 1))
                                                 : F("%s (f32 model)", hb_report_fmt_time(pr));
                 char split[200];
-                hb_doc_row(rows, 11, model, mach, str(rec, "plan"), str(rec, "route"), str(rec, "mode"), tcell, pcell,
+                hb_doc_row(rows, 11, model, mach, S(rec->plan), S(rec->route), S(rec->mode), tcell, pcell,
                            F("%s", hb_plan_error_split_str(rec, split, sizeof split)), moved_ops(rec, mv, sizeof mv),
-                           F("%.0f B", hb_rec_num(rec, "bytes_crossing")), re >= 0 ? F("%.1e", re) : "-");
+                           F("%.0f B", rec->bytes_crossing), re >= 0 ? F("%.1e", re) : "-");
                 if (!ok || !f32) continue;
-                const char *kind = str(rec, "kind");
-                json_t **slot = !strcmp(kind, "single") ? &best_single : !strcmp(kind, "heuristic") ? &seed : !strcmp(kind, "optimal") ? &opt : NULL;
+                const char *kind = S(rec->kind);
+                const hb_rec_plan **slot = !strcmp(kind, "single") ? &best_single : !strcmp(kind, "heuristic") ? &seed : !strcmp(kind, "optimal") ? &opt : NULL;
                 if (slot && (!*slot || med < median_of(*slot, NULL, NULL))) *slot = rec;
-                if (strcmp(kind, "single") && hb_rec_num(rec, "device_changes") > 0 && (!best_hybrid || med < median_of(best_hybrid, NULL, NULL)))
+                if (strcmp(kind, "single") && rec->device_changes > 0 && (!best_hybrid || med < median_of(best_hybrid, NULL, NULL)))
                     best_hybrid = rec;
             }
             /* the verdict, mode f32 */
@@ -106,16 +96,16 @@ hb_status hb_report_plans(ctx *c)
             if (!best_single) o += (size_t)snprintf(v + o, sizeof v - o, "no single-device plan replayed ok in mode f32.");
             else if (!best_hybrid)
                 o += (size_t)snprintf(v + o, sizeof v - o, "no plan that uses two devices was replayed (the optimal plan stays on one device); "
-                                      "the best single device is %s (%s, route %s).", str(best_single, "plan"), hb_report_fmt_time(ts),
-                                      str(best_single, "route"));
+                                      "the best single device is %s (%s, route %s).", S(best_single->plan), hb_report_fmt_time(ts),
+                                      S(best_single->route));
             else {
                 double hlo, hhi, slo, shi;
                 median_of(best_hybrid, &hlo, &hhi);
                 median_of(best_single, &slo, &shi);
                 int apart = th < ts ? hhi < slo : shi < hlo;
                 o += (size_t)snprintf(v + o, sizeof v - o, "the best hybrid plan (%s, route %s, %s) %s the best single device (%s, %s) by %.1f%%%s.",
-                                      str(best_hybrid, "plan"), str(best_hybrid, "route"), hb_report_fmt_time(th), th < ts ? "beats" : "loses to",
-                                      str(best_single, "plan"), hb_report_fmt_time(ts), th < ts ? 100 * (ts / th - 1) : 100 * (th / ts - 1),
+                                      S(best_hybrid->plan), S(best_hybrid->route), hb_report_fmt_time(th), th < ts ? "beats" : "loses to",
+                                      S(best_single->plan), hb_report_fmt_time(ts), th < ts ? 100 * (ts / th - 1) : 100 * (th / ts - 1),
                                       apart ? " (the CIs do not overlap)" : " (the CIs overlap: no difference shown)");
             }
             if (seed && opt && o < sizeof v) {
@@ -130,18 +120,16 @@ hb_status hb_report_plans(ctx *c)
                                                      seed ? json_real(median_of(seed, NULL, NULL)) : json_null(), "optimal_s",
                                                      opt ? json_real(median_of(opt, NULL, NULL)) : json_null()));
             if (opt) {
-                json_t *devs = json_array(), *s;
-                size_t k;
-                json_array_foreach(json_object_get(opt, "steps"), k, s)
-                    json_array_append_new(devs, json_pack("{s:s,s:s}", "op", str(s, "label"), "device", str(s, "device")));
-                json_t *entry = json_pack("{s:s,s:s,s:s,s:f,s:f,s:o}", "machine", mach, "route", str(opt, "route"), "starts_in", str(opt, "starts_in"),
-                                          "measured_s", median_of(opt, NULL, NULL), "predicted_s", hb_rec_num(opt, "predicted_s"), "ops", devs);
+                json_t *devs = json_array();
+                for (size_t k = 0; k < opt->nsteps; k++)
+                    json_array_append_new(devs, json_pack("{s:s,s:s}", "op", S(opt->steps[k].label), "device", S(opt->steps[k].device)));
+                json_t *entry = json_pack("{s:s,s:s,s:s,s:f,s:f,s:o}", "machine", mach, "route", S(opt->route), "starts_in", S(opt->starts_in),
+                                          "measured_s", median_of(opt, NULL, NULL), "predicted_s", opt->predicted_s, "ops", devs);
                 json_t *per = json_object_get(routing, model);
                 if (!per) json_object_set_new(routing, model, per = json_array());
                 json_array_append_new(per, entry);
             }
         }
-        json_decref(models);
     }
     if (rp->routing) json_object_set(rp->routing, "plans", routing);
     json_object_set_new(rp->summary, "hybrid_plans", json_pack("{s:o,s:o}", "verdicts", summary, "optimal", routing));

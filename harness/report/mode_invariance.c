@@ -20,28 +20,31 @@ void hb_report_mc_free(hb_report_mc *m)
     memset(m, 0, sizeof *m);
 }
 
-/* "%p" of a record, the key of the record -> row map */
-static const char *ptr_key(const void *p, char *buf, size_t len)
+/* The row of every case record of rp: v[off[run] + the record's index in its run] (-1: no row). */
+typedef struct rowmap { long *v; size_t *off; } rowmap;
+
+static void row_map_free(rowmap *m) { free(m->v); free(m->off); }
+
+/* HB_OK or HB_ENOMEM (m empty) */
+static hb_status row_map(const hb_report *rp, rowmap *m)
 {
-    snprintf(buf, len, "%p", p);
-    return buf;
+    m->off = malloc(((size_t)rp->nruns + 1) * sizeof *m->off);
+    size_t n = 0;
+    for (int r = 0; m->off && r < rp->nruns; r++) { m->off[r] = n; n += rp->runs[r].r.ncase_recs; }
+    m->v = malloc((n + 1) * sizeof *m->v);
+    if (!m->off || !m->v) { row_map_free(m); m->off = NULL; m->v = NULL; return HB_ENOMEM; }
+    for (size_t i = 0; i < n; i++) m->v[i] = -1;
+    for (size_t i = 0; i < rp->nrows; i++) {
+        const hb_rrow *w = &rp->rows[i];
+        m->v[m->off[w->run] + (size_t)(w->rec - rp->runs[w->run].r.case_recs)] = (long)i;
+    }
+    return HB_OK;
 }
 
-/* row index of every record of rp (record pointer -> row); NULL when out of memory */
-static json_t *row_map(const hb_report *rp)
+/* The row of run r's case record rec, or -1. */
+static long row_of(const hb_report *rp, const rowmap *m, int r, const hb_rec_case *rec)
 {
-    json_t *map = json_object();
-    char k[32];
-    for (size_t i = 0; map && i < rp->nrows; i++)
-        json_object_set_new(map, ptr_key(rp->rows[i].rec, k, sizeof k), json_integer((json_int_t)i));
-    return map;
-}
-
-static long row_of(json_t *map, const json_t *rec)
-{
-    char k[32];
-    json_t *v = json_object_get(map, ptr_key(rec, k, sizeof k));
-    return v ? (long)json_integer_value(v) : -1;
+    return m->v[m->off[r] + (size_t)(rec - rp->runs[r].r.case_recs)];
 }
 
 hb_status hb_report_mc_compute(const hb_report *rp, hb_report_mc *m)
@@ -50,35 +53,31 @@ hb_status hb_report_mc_compute(const hb_report *rp, hb_report_mc *m)
     m->sets = calloc((size_t)rp->nruns + 1, sizeof *m->sets);
     m->moved = calloc(rp->nrows + 1, 1);
     m->ratio = malloc((rp->nrows + 1) * sizeof *m->ratio);
-    json_t *map = row_map(rp);
-    if (!m->sets || !m->moved || !m->ratio || !map) { json_decref(map); hb_report_mc_free(m); return HB_ENOMEM; }
+    rowmap map = {0};
+    if (!m->sets || !m->moved || !m->ratio || row_map(rp, &map) != HB_OK) { row_map_free(&map); hb_report_mc_free(m); return HB_ENOMEM; }
     for (size_t i = 0; i < rp->nrows; i++) m->ratio[i] = DNAN;
     for (int r = 0; r < rp->nruns; r++) {
-        if (hb_mc_check(rp->runs[r].r.cases, HB_MC_PARALLEL | HB_MC_CI_BEYOND_TOL, &m->sets[r]) != HB_OK) { json_decref(map); hb_report_mc_free(m); return HB_ENOMEM; }
+        if (hb_mc_check(&rp->runs[r].r, HB_MC_PARALLEL | HB_MC_CI_BEYOND_TOL, &m->sets[r]) != HB_OK) { row_map_free(&map); hb_report_mc_free(m); return HB_ENOMEM; }
         m->nsets = r + 1;
         for (size_t k = 0; k < m->sets[r].n; k++) {
             const hb_mc_pair *p = &m->sets[r].v[k];
-            long w = row_of(map, p->rec);
+            long w = row_of(rp, &map, r, p->rec);
             if (w < 0) continue;
             m->ratio[w] = p->r.ratio;
             m->moved[w] = p->r.verdict == HB_MC_MOVED;
         }
     }
-    json_decref(map);
+    row_map_free(&map);
     return HB_OK;
 }
 
-static const char *sget(json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
+static const char *sget(const char *s) { return s ? s : ""; }
 
 /* "convert/f32 1.31x [1.27, 1.35]" */
 static const char *ratio_text(const hb_mc_pair *p)
 {
     const char *fmt = p->r.ratio < 10 && p->r.hi < 10 ? "[%.3f, %.3f]" : "[%.3g, %.3g]";
-    return F("%s/%s %sx %s", sget(p->rec, "mode"), sget(p->ref, "mode"), F(p->r.ratio < 10 ? "%.3f" : "%.3g", p->r.ratio),
+    return F("%s/%s %sx %s", sget(p->rec->mode), sget(p->ref->mode), F(p->r.ratio < 10 ? "%.3f" : "%.3g", p->r.ratio),
              p->r.has_ci ? F(fmt, p->r.lo, p->r.hi)
              : p->r.verdict == HB_MC_INVARIANT ? F("(within %g%%)", 100 * HB_MC_TOL) : F("(no CI: fewer than %d samples)", HB_MC_MIN_SAMPLES));
 }
@@ -110,13 +109,13 @@ void hb_report_mc_doc(hb_report *rp, const hb_report_mc *m, json_t *q)
                  "noisy: beyond %g%% but the CI includes 1, or a side has fewer than %d samples (no CI). A moved case measures the harness, "
                  "not the mode: Q1 marks it and leaves it out of its savings figures.",
              HB_MC_RESAMPLES, 100 * HB_MC_TOL, 100 * HB_MC_TOL, 100 * HB_MC_TOL, 100 * HB_MC_TOL, HB_MC_MIN_SAMPLES);
-    json_t *map = row_map(rp);
+    rowmap map = {0};
     hb_mc_tally *t = calloc((size_t)rp->ndevs + 1, sizeof *t);
     size_t total = 0, moved = 0;
-    if (!map || !t) { json_decref(map); free(t); return; }
+    if (row_map(rp, &map) != HB_OK || !t) { row_map_free(&map); free(t); return; }
     for (int r = 0; r < m->nsets; r++)
         for (size_t k = 0; k < m->sets[r].n; k++) {
-            long w = row_of(map, m->sets[r].v[k].rec);
+            long w = row_of(rp, &map, r, m->sets[r].v[k].rec);
             if (w < 0) continue;
             hb_mc_tally_add(&t[rp->rows[w].dev], &m->sets[r].v[k]);
             total++;
@@ -141,7 +140,7 @@ void hb_report_mc_doc(hb_report *rp, const hb_report_mc *m, json_t *q)
             hb_doc_row(rows, 7, rp->devs[d].id, F("%zu", x->pairs),
                        F("[%s] %zu (%s)", x->within == x->pairs ? "good" : tone, x->within, hb_report_fmt_pct(100.0 * (double)x->within / (double)x->pairs)),
                        F("%zu", x->moved), F("%zu", x->noisy), F("%zu", x->beyond_far),
-                       wp ? F("%s %s: %s", sget(wp->rec, "op"), sget(wp->rec, "shape_str"), ratio_text(wp)) : "");
+                       wp ? F("%s %s: %s", sget(wp->rec->op), sget(wp->rec->shape_str), ratio_text(wp)) : "");
         }
         size_t nb = 0;
         for (int r = 0; r < m->nsets; r++)
@@ -152,7 +151,7 @@ void hb_report_mc_doc(hb_report *rp, const hb_report_mc *m, json_t *q)
             for (int r = 0; r < m->nsets; r++)
                 for (size_t k = 0; k < m->sets[r].n; k++) {
                     const hb_mc_pair *p = &m->sets[r].v[k];
-                    long w = row_of(map, p->rec);
+                    long w = row_of(rp, &map, r, p->rec);
                     if (p->r.verdict == HB_MC_INVARIANT || w < 0) continue;
                     const char *dev = rp->devs[rp->rows[w].dev].id;
                     json_t *o = hb_mc_pair_json(p);
@@ -161,11 +160,11 @@ void hb_report_mc_doc(hb_report *rp, const hb_report_mc *m, json_t *q)
                         json_object_set_new(o, "device", json_string(dev));
                         json_array_append_new(jb, o);
                     }
-                    hb_doc_row(rows, 7, dev, sget(p->rec, "op"), sget(p->rec, "shape_str"), rp->rows[w].route, rp->rows[w].dtype,
+                    hb_doc_row(rows, 7, dev, sget(p->rec->op), sget(p->rec->shape_str), rp->rows[w].route, rp->rows[w].dtype,
                                ratio_text(p), F("[%s] %s", p->r.verdict == HB_MC_MOVED ? "bad" : "warn", hb_mc_verdict_name(p->r.verdict)));
                 }
         }
     }
     free(t);
-    json_decref(map);
+    row_map_free(&map);
 }

@@ -11,8 +11,8 @@ static const char *moved_cell(double ratio) { return F("[bad] compute moved (con
  * a record without seq (older files) when its name does not say "prefill". */
 static int chain_is_decode(const hb_rrow *r)
 {
-    json_t *seq = json_object_get(json_object_get(r->rec, "shape"), "seq");
-    if (json_is_number(seq)) return json_number_value(seq) == 1;
+    double seq = HB_REC_SHAPE(&r->rec->shape, seq);
+    if (!isnan(seq)) return seq == 1;
     return !(r->name && strstr(r->name, "prefill"));
 }
 
@@ -356,9 +356,15 @@ hb_status hb_report_q1(ctx *c, json_t *cards)
         double mm = DNAN, mc = DNAN, csm = DNAN;
         for (size_t g = 0; g < bycls.n; g++) {
             if (strcmp(gattr(&bycls.g[g], "device"), rp->devs[d].id)) continue;
-            json_t *row = json_array_get(jc, g);
-            double med = json_number_value(json_object_get(row, "median_saving_pct"));
-            if (!strcmp(gattr(&bycls.g[g], "class"), "memory")) { mm = med; csm = json_number_value(json_object_get(row, "median_convert_share_pct")); }
+            /* the class medians of the by_class rows above (vec_median again: the vector is sorted, the
+             * median the same; a median that is not finite counts 0, as its null in the summary read) */
+            double med = vec_median(&bycls.g[g].v[0]);
+            if (!isfinite(med)) med = 0;
+            if (!strcmp(gattr(&bycls.g[g], "class"), "memory")) {
+                mm = med;
+                csm = vec_median(&bycls.g[g].v[1]);
+                if (!isfinite(csm)) csm = 0;
+            }
             if (!strcmp(gattr(&bycls.g[g], "class"), "compute")) mc = med;
         }
         hb_across_dev(&a_dec, rp, d, md, "no decode layer case");

@@ -187,9 +187,8 @@ hb_status hb_report_q2(ctx *c, json_t *cards)
             for (int d = 0; d < rp->ndevs; d++) {
                 if (!card_device(c, d, has)) continue;
                 snprintf(key, sizeof key, "%d|%s", d, low);
-                json_t *ix = json_object_get(bydev.map, key);
-                if (!ix) { hb_across_dev(&a, rp, d, DNAN, F("no %s case", low)); continue; }
-                grp *g = &bydev.g[json_integer_value(ix)];
+                grp *g = grp_find(&bydev, key);
+                if (!g) { hb_across_dev(&a, rp, d, DNAN, F("no %s case", low)); continue; }
                 hb_across_dev(&a, rp, d, g->v[0].n ? vec_median(&g->v[0]) : DNAN, "no compute-bound case");
             }
             if (o < sizeof text - 1)

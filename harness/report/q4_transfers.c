@@ -11,6 +11,9 @@ static const char *fmt_signed_pct(double p)
     return F(fabs(p) < 10 ? "%+.1f%%" : "%+.0f%%", p);
 }
 
+/* v, or 0 when it is not finite (a figure the summary holds as null, read back as 0) */
+static double nz(double v) { return isfinite(v) ? v : 0; }
+
 hb_status hb_report_q4(ctx *c, json_t *cards)
 {
     hb_report *rp = c->rp;
@@ -101,6 +104,11 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
     size_t n = find_pairs(rp, K_DEV | K_OP | K_SHAPE | K_ROUTE | K_DTYPE | K_NAME, K_MODE, "f32", "resident", NULL, NULL, &pr);
     if (!pr) { groups_free(&share); groups_free(&route); return HB_ENOMEM; }
     sort_pairs(c, pr, n);
+    /* the chain rows' savings per device, for the card below (a saving that is not finite counts 0,
+     * as its null in the summary read) */
+    struct chsav { int dev; double s; } *chs = malloc((n + 1) * sizeof *chs);
+    size_t nchs = 0;
+    if (!chs) { free(pr); groups_free(&share); groups_free(&route); return HB_ENOMEM; }
     /* three views: the chain rows, medians per backend and class, every case (collapsed) */
     groups resg = { 0 };
     json_t *rows_chain = NULL, *rows_all = NULL;
@@ -108,6 +116,7 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
         const hb_rrow *a = &rp->rows[pr[i].a], *b = &rp->rows[pr[i].b];
         if (row_dev(c, b)->host_memory) continue;
         double s = 100.0 * (1.0 - b->t[HB_PH_TOTAL] / a->t[HB_PH_TOTAL]);
+        if (!strcmp(b->family, "chain")) chs[nchs++] = (struct chsav){b->dev, isfinite(s) ? s : 0};
         json_array_append_new(jres, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "device", row_dev(c, b)->id, "op", b->op, "family", b->family, "name", b->name,
             "shape", b->shape, "route", b->route, "total_f32_s", hb_json_num(a->t[HB_PH_TOTAL]), "total_resident_s", hb_json_num(b->t[HB_PH_TOTAL]),
             "saving_pct", hb_json_num(s), "transfer_share_f32_pct", hb_json_num(100.0 * xfer(a) / a->t[HB_PH_TOTAL])));
@@ -148,15 +157,14 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
     for (int d = 0; d < rp->ndevs; d++) {
         const hb_rdev *dv = &rp->devs[d];
         if (dv->host_memory || !dv->rec) continue;
-        size_t i;
-        json_t *ce;
-        json_array_foreach(json_object_get(dv->rec, "ceilings"), i, ce) {
-            const char *nm = json_string_value(json_object_get(ce, "name"));
+        for (size_t i = 0; i < dv->rec->nceilings; i++) {
+            const hb_rec_ceiling *ce = &dv->rec->ceilings[i];
+            const char *nm = ce->name;
             if (!nm || (strncmp(nm, "h2d_gbps_", 9) && strncmp(nm, "d2h_gbps_", 9))) continue;
             if (!rows) rows = hb_doc_table(rp, "Measured transfer ceilings (this run's probes)", 0, 4, "backend", "ceiling", "GB/s", "how");
-            double v = json_number_value(json_object_get(ce, "value"));
+            double v = isnan(ce->value) ? 0 : ce->value; /* null: 0, as json_number_value read it */
             json_array_append_new(jce, json_pack("{s:s,s:s,s:o}", "device", dv->id, "name", nm, "gbps", hb_json_num(v)));
-            const char *how = json_string_value(json_object_get(ce, "how"));
+            const char *how = ce->how;
             hb_doc_row(rows, 4, dv->id, nm, hb_report_fmt_num(v), how ? how : "");
         }
     }
@@ -167,7 +175,7 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
     /* plot per device: share vs size, one series per route (mode f32, dtype f32) */
     json_t *ids = plot_ids_new();
     size_t *ix = malloc((rp->nrows + 1) * sizeof *ix);
-    if (!ix) { groups_free(&share); groups_free(&route); return HB_ENOMEM; }
+    if (!ix) { free(chs); groups_free(&share); groups_free(&route); return HB_ENOMEM; }
     for (int d = 0; d < rp->ndevs; d++) {
         const hb_rdev *dv = &rp->devs[d];
         if (dv->host_memory || !dv->available) continue;
@@ -187,7 +195,7 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
             qsort_r(ix, m, sizeof *ix, cmp_rowix, c);
             if (!p) {
                 p = hb_report_plot_begin(rp, F("q4_share_%s", dv->id), "q4", F("Q4: h2d+d2h share of end-to-end time on %s (mode f32)", dv->id), 900, 420, &dat);
-                if (!p) { free(ix); groups_free(&share); groups_free(&route); return HB_EDEVICE; }
+                if (!p) { free(ix); free(chs); groups_free(&share); groups_free(&route); return HB_EDEVICE; }
                 hb_sb_printf(&body, "set title '%s'\n", hb_report_gp_str(p->title));
                 gp_size_axis(&body);
                 hb_sb_printf(&body, "set ylabel 'h2d + d2h, %% of total'\nset yrange [0:100]\nplot ");
@@ -205,7 +213,7 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
             hb_sb_printf(&body, "\n");
             fclose(dat);
             hb_status st = hb_report_plot_script(rp, p, body.s);
-            if (st != HB_OK) { hb_sb_free(&body); free(ix); groups_free(&share); groups_free(&route); return st; }
+            if (st != HB_OK) { hb_sb_free(&body); free(ix); free(chs); groups_free(&share); groups_free(&route); return st; }
             plot_id_add(ids, p);
         }
         hb_sb_free(&body);
@@ -221,24 +229,26 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
         const hb_rdev *dv = &rp->devs[d];
         if (dv->host_memory || !dv->available) continue;
         double sh = DNAN, pin = DNAN, res = DNAN, mapc = DNAN, mape = DNAN;
-        size_t i;
-        json_t *t;
-        json_array_foreach(jshare, i, t)
-            if (!strcmp(json_string_value(json_object_get(t, "device")), dv->id) && !strcmp(json_string_value(json_object_get(t, "route")), "pageable") &&
-                !strcmp(json_string_value(json_object_get(t, "mode")), "f32")) sh = json_number_value(json_object_get(t, "median_share_pct"));
-        json_array_foreach(jroute, i, t) {
-            if (strcmp(json_string_value(json_object_get(t, "device")), dv->id)) continue;
-            double v = json_number_value(json_object_get(t, "median_transfer_saving_pct"));
-            if (!strcmp(json_string_value(json_object_get(t, "route")), "pinned")) pin = v;
+        /* the medians of the tables above (vec_median again: the vectors are sorted, the medians the
+         * same; one that is not finite counts 0, as its null in the summary read) */
+        for (size_t i = 0; i < share.n; i++) {
+            grp *g = &share.g[i];
+            if (!strcmp(gattr(g, "device"), dv->id) && !strcmp(gattr(g, "route"), "pageable") && !strcmp(gattr(g, "mode"), "f32"))
+                sh = nz(vec_median(&g->v[0]));
+        }
+        for (size_t i = 0; i < route.n; i++) {
+            grp *g = &route.g[i];
+            if (strcmp(gattr(g, "device"), dv->id)) continue;
+            double v = nz(vec_median(&g->v[1]));
+            if (!strcmp(gattr(g, "route"), "pinned")) pin = v;
             else {
-                mapc = json_number_value(json_object_get(t, "median_compute_change_pct"));
-                mape = json_number_value(json_object_get(t, "median_saving_pct"));
+                mapc = nz(vec_median(&g->v[2]));
+                mape = nz(vec_median(&g->v[0]));
             }
         }
         vec rv = { 0 };
-        json_array_foreach(jres, i, t)
-            if (!strcmp(json_string_value(json_object_get(t, "device")), dv->id) && !strcmp(json_string_value(json_object_get(t, "family")), "chain"))
-                vec_push(&rv, json_number_value(json_object_get(t, "saving_pct")));
+        for (size_t i = 0; i < nchs; i++)
+            if (chs[i].dev == d) vec_push(&rv, chs[i].s);
         res = vec_median(&rv);
         free(rv.v);
         any_mapped |= isfinite(mapc) || isfinite(mape);
@@ -272,6 +282,7 @@ hb_status hb_report_q4(ctx *c, json_t *cards)
     json_array_extend(crows, drows);
     json_decref(drows);
     for (int k = 0; k < 5; k++) hb_across_free(&ax[k]);
+    free(chs);
     groups_free(&share);
     groups_free(&route);
     return HB_OK;

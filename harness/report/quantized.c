@@ -31,13 +31,13 @@ static double layer_time(const hb_rrow *w, double *graph, double *enq)
 {
     *graph = *enq = NAN;
     if (!w->ok || strcmp(w->op, "chain")) return NAN;
-    json_t *sh = json_object_get(w->rec, "shape");
-    double seq = hb_rec_num(sh, "seq"), kv = hb_rec_num(sh, "kv_seq"), ranks = hb_rec_num(sh, "ranks");
+    const hb_rec_shape *sh = &w->rec->shape;
+    double seq = HB_REC_SHAPE(sh, seq), kv = HB_REC_SHAPE(sh, kv_seq), ranks = HB_REC_SHAPE(sh, ranks);
     if (!(kv > seq) || ranks > 0) return NAN;
-    json_t *ly = json_object_get(w->rec, "layer"), *gr = json_object_get(w->rec, "graph");
-    if (ly) *enq = hb_rec_num(ly, "enqueue_s");
-    if (gr) *graph = hb_rec_num(gr, "median");
-    double t = ly ? hb_rec_num(ly, "median") : (double)NAN;
+    const hb_rec_layer *ly = &w->rec->layer, *gr = &w->rec->graph;
+    if (ly->present) *enq = ly->enqueue_s;
+    if (gr->present) *graph = gr->st.median;
+    double t = ly->present ? ly->st.median : (double)NAN;
     if (!(t > 0)) t = w->t[HB_PH_COMPUTE];
     return t;
 }
@@ -64,7 +64,7 @@ static void decode_table(ctx *c, json_t *cards)
         if (!(lt > 0) || f < 0 || !strcmp(rp->devs[w->dev].type, "cpu-ref")) continue;
         double *cell = &t[(w->dev * NFMT + f) * 4];
         /* the record's weight_bytes (the layer's weights as stored), else the synthetic layer's */
-        double wb = hb_rec_num(w->rec, "weight_bytes");
+        double wb = w->rec->weight_bytes;
         if (!(wb > 0)) {
             hb_shape sh = {0};
             sh.seq = 1;
@@ -123,9 +123,8 @@ static void decode_table(ctx *c, json_t *cards)
 /* The CI of row w's compute median (seconds); the median itself at both ends when the record has none. */
 static void compute_ci(const hb_rrow *w, double *lo, double *hi)
 {
-    json_t *cp = json_object_get(json_object_get(w->rec, "phases"), "compute");
-    *lo = hb_rec_num(cp, "ci_lo");
-    *hi = hb_rec_num(cp, "ci_hi");
+    *lo = w->rec->phase[HB_PH_COMPUTE].ci_lo;
+    *hi = w->rec->phase[HB_PH_COMPUTE].ci_hi;
     if (!isfinite(*lo) || !isfinite(*hi)) *lo = *hi = w->t[HB_PH_COMPUTE];
 }
 
@@ -137,7 +136,7 @@ static double dequant_time(const hb_report *rp, int dev, const char *dt, const c
         const hb_rrow *w = &rp->rows[j];
         if (w->ok && w->dev == dev && !strcmp(w->op, "dequantize") && !strcmp(w->dtype, dt) && !strcmp(w->mode, mode) &&
             !strcmp(w->route, route) &&
-            hb_rec_num(json_object_get(w->rec, "shape"), "n") == n)
+            HB_REC_SHAPE(&w->rec->shape, n) == n)
             return w->t[HB_PH_COMPUTE];
     }
     return NAN;
@@ -156,15 +155,15 @@ static void matmul_table(ctx *c, json_t *cards)
         if (!q->ok || strcmp(q->op, "matmul") || !hb_dtype_is_quant((hb_dtype)hb_dtype_parse(q->dtype)) ||
             !strcmp(rp->devs[q->dev].type, "cpu-ref"))
             continue;
-        json_t *s = json_object_get(q->rec, "shape");
-        double m = hb_rec_num(s, "m"), n = hb_rec_num(s, "n"), k = hb_rec_num(s, "k");
+        const hb_rec_shape *s = &q->rec->shape;
+        double m = HB_REC_SHAPE(s, m), n = HB_REC_SHAPE(s, n), k = HB_REC_SHAPE(s, k);
         const hb_rrow *f = NULL;
         for (size_t j = 0; j < rp->nrows && !f; j++) {
             const hb_rrow *w = &rp->rows[j];
-            json_t *s2 = json_object_get(w->rec, "shape");
+            const hb_rec_shape *s2 = &w->rec->shape;
             if (w->ok && w->dev == q->dev && !strcmp(w->op, "matmul") && !strcmp(w->dtype, "f32") && !strcmp(w->mode, q->mode) &&
                 !strcmp(w->route, q->route) &&
-                hb_rec_num(s2, "m") == m && hb_rec_num(s2, "n") == n && hb_rec_num(s2, "k") == k)
+                HB_REC_SHAPE(s2, m) == m && HB_REC_SHAPE(s2, n) == n && HB_REC_SHAPE(s2, k) == k)
                 f = w;
         }
         if (!rows)

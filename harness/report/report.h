@@ -60,12 +60,13 @@ typedef struct hb_rdev {
     int available, host_memory;
     int is_reference;        /* cpu-ref: the verification reference, never a routing candidate */
     int is_cpu_device;       /* an OpenCL/other device whose description or info says it is a CPU */
-    json_t *rec;             /* the backend record (borrowed from the run) */
+    const hb_rec_backend *rec; /* the backend record (borrowed from the run: r.backend_recs); NULL when a
+                                  case names a backend that has none */
 } hb_rdev;
 
-/* One case record, flattened. Strings are borrowed from the run's JSON ("" when absent). */
+/* One case record, flattened. Strings are borrowed from the run's records ("" when absent). */
 typedef struct hb_rrow {
-    json_t *rec;
+    const hb_rec_case *rec;  /* the record (results/record.h; borrowed from the run: r.case_recs) */
     int run, dev;
     const char *op, *family, *shape, *name, *model, *dtype, *mode, *route, *status, *bound;
     double size, flops, bytes, weight;

@@ -34,7 +34,7 @@ hb_status hb_report_runs(ctx *c)
     hb_doc_h(rp, 2, "runs", "Runs compared: each run against the first");
     for (int r = 0; r < nr; r++) {
         char fp[32], fpd[1024];
-        hb_machine_fingerprint(rp->runs[r].r.meta, rp->runs[r].r.backends, fpd, sizeof fpd, fp, sizeof fp);
+        hb_run_fingerprint(&rp->runs[r].r, fpd, sizeof fpd, fp, sizeof fp);
         json_array_append_new(jruns, json_pack("{s:s,s:s,s:s,s:s}", "label", rp->runs[r].label, "machine", fp, "machine_desc", fpd,
                                                "run_id", rp->runs[r].run_id));
     }
@@ -43,14 +43,21 @@ hb_status hb_report_runs(ctx *c)
              "95%% CIs allow. A ratio whose interval excludes 1 is marked faster or slower; the others are within the noise. Runs are named "
              "host/machine fingerprint (CPU, GPU, driver and library versions: Run metadata).", rp->runs[0].label);
     /* index the later runs' ok rows by key */
-    json_t **idx = calloc((size_t)nr, sizeof *idx);
-    if (!idx) return HB_ENOMEM;
-    for (int r = 0; r < nr; r++) idx[r] = json_object();
+    hb_strmap *idx = calloc((size_t)nr, sizeof *idx); /* per run: key -> row */
+    size_t *first = malloc((rp->nrows + 1) * sizeof *first), nfirst = 0; /* the first run's rows of idx[0], in order */
+    if (!idx || !first) { free(idx); free(first); return HB_ENOMEM; }
     for (size_t i = 0; i < rp->nrows; i++) {
         const hb_rrow *w = &rp->rows[i];
         if (!w->ok || !*rkey(w)) continue;
         /* a key repeated within a run (a shape listed twice): the first occurrence is compared */
-        if (!json_object_get(idx[w->run], rkey(w))) json_object_set_new(idx[w->run], rkey(w), json_integer((json_int_t)i));
+        if (hb_strmap_has(&idx[w->run], rkey(w))) continue;
+        if (hb_strmap_set(&idx[w->run], rkey(w), i) != HB_OK) {
+            for (int q = 0; q < nr; q++) hb_strmap_free(&idx[q]);
+            free(idx);
+            free(first);
+            return HB_ENOMEM;
+        }
+        if (w->run == 0) first[nfirst++] = i;
     }
     /* the table: one row per case of the first run found in at least one later run */
     const char *heads[10];
@@ -69,17 +76,17 @@ hb_status hb_report_runs(ctx *c)
     hb_plot *p = NULL;
     int nser = 0;
     hb_sb body = { 0 };
-    const char *k;
-    json_t *v;
     hb_status st = HB_OK;
     for (int r = 1; r < nr; r++) {
         size_t npts = 0;
         /* data for the plot: ratios of run r sorted by value (gnuplot sorts nothing: write in order) */
         vec ratios = { 0 };
-        json_object_foreach(idx[0], k, v) {
-            json_t *o = json_object_get(idx[r], k);
-            if (!o) continue;
-            const hb_rrow *a = &rp->rows[json_integer_value(v)], *b = &rp->rows[json_integer_value(o)];
+        for (size_t e = 0; e < nfirst; e++) {
+            size_t v = first[e];
+            const char *k = rkey(&rp->rows[v]);
+            size_t o = hb_strmap_get(&idx[r], k, SIZE_MAX);
+            if (o == SIZE_MAX) continue;
+            const hb_rrow *a = &rp->rows[v], *b = &rp->rows[o];
             double ra, lo, hi;
             ratio_ci(a, b, &ra, &lo, &hi);
             snprintf(key, sizeof key, "%d|%s", r, row_dev(c, a)->backend);
@@ -104,10 +111,12 @@ hb_status hb_report_runs(ctx *c)
         double *trip = malloc(3 * npts * sizeof *trip);
         if (!trip) { free(ratios.v); st = HB_ENOMEM; break; }
         size_t t = 0;
-        json_object_foreach(idx[0], k, v) {
-            json_t *o = json_object_get(idx[r], k);
-            if (!o) continue;
-            ratio_ci(&rp->rows[json_integer_value(v)], &rp->rows[json_integer_value(o)], &trip[3 * t], &trip[3 * t + 1], &trip[3 * t + 2]);
+        for (size_t e = 0; e < nfirst; e++) {
+            size_t v = first[e];
+            const char *k = rkey(&rp->rows[v]);
+            size_t o = hb_strmap_get(&idx[r], k, SIZE_MAX);
+            if (o == SIZE_MAX) continue;
+            ratio_ci(&rp->rows[v], &rp->rows[o], &trip[3 * t], &trip[3 * t + 1], &trip[3 * t + 2]);
             t++;
         }
         /* insertion sort by ratio (a few thousand cases at most) */
@@ -126,24 +135,27 @@ hb_status hb_report_runs(ctx *c)
     if (st != HB_OK) {
         if (dat) fclose(dat);
         hb_sb_free(&body);
-        for (int q = 0; q < nr; q++) json_decref(idx[q]);
+        for (int q = 0; q < nr; q++) hb_strmap_free(&idx[q]);
         free(idx);
+        free(first);
         groups_free(&sum);
         return st;
     }
     /* the side-by-side table */
-    json_object_foreach(idx[0], k, v) {
-        const hb_rrow *a = &rp->rows[json_integer_value(v)];
+    for (size_t e = 0; e < nfirst; e++) {
+        size_t v = first[e];
+        const char *k = rkey(&rp->rows[v]);
+        const hb_rrow *a = &rp->rows[v];
         const char *cell[10] = { 0 };
         int found = 0;
         cell[0] = F("%s %s %s %s %s", a->op, a->shape, a->mode, a->route, a->dtype);
         cell[1] = row_dev(c, a)->backend;
         cell[2] = fmt_time_ci(a);
         for (int r = 1; r < nr && r + 2 < 10; r++) {
-            json_t *o = json_object_get(idx[r], k);
-            if (!o) { cell[r + 2] = "not in this run"; continue; }
+            size_t o = hb_strmap_get(&idx[r], k, SIZE_MAX);
+            if (o == SIZE_MAX) { cell[r + 2] = "not in this run"; continue; }
             found = 1;
-            const hb_rrow *b = &rp->rows[json_integer_value(o)];
+            const hb_rrow *b = &rp->rows[o];
             double ra, lo, hi;
             ratio_ci(a, b, &ra, &lo, &hi);
             const char *txt = F("%.3g [%.3g, %.3g]%s", ra, lo, hi, b->ci_met == 0 || a->ci_met == 0 ? " \u2020" : "");
@@ -176,8 +188,9 @@ hb_status hb_report_runs(ctx *c)
         hb_doc_plots(rp, ids);
     }
     hb_sb_free(&body);
-    for (int q = 0; q < nr; q++) json_decref(idx[q]);
+    for (int q = 0; q < nr; q++) hb_strmap_free(&idx[q]);
     free(idx);
+    free(first);
     groups_free(&sum);
     return st;
 }

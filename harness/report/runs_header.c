@@ -6,58 +6,54 @@
 #include "results/machine.h"
 #include <stdarg.h>
 
-static const char *sget(json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
+static const char *sget(const char *s) { return s ? s : ""; }
 
 /* A version packed as MMmmpp (cuBLAS 130100, cuDNN 91400, NCCL 22803) as "13.1.0"; a string as it is. */
-static const char *packed_version(json_t *v)
+static const char *packed_version(const hb_rec_ver *v)
 {
-    if (json_is_string(v)) {
-        const char *s = json_string_value(v);
+    if (v->kind == 1) {
+        const char *s = v->s;
         char *end;
         long n = strtol(s, &end, 10);
         if (*s && !*end && n >= 10000) return F("%ld.%ld.%ld", n / 10000, n / 100 % 100, n % 100);
         return s;
     }
-    if (json_is_integer(v)) {
-        long long n = json_integer_value(v);
+    if (v->kind == 2) {
+        long long n = v->n;
         return n >= 10000 ? F("%lld.%lld.%lld", n / 10000, n / 100 % 100, n % 100) : F("%lld", n);
     }
     return "";
 }
 
 /* The device model of backend record b: the GPU's name, else its description up to " (". */
-static void model_of(json_t *b, char *out, size_t len)
+static void model_of(const hb_rec_backend *b, char *out, size_t len)
 {
-    hb_machine_device(b, out, len);
+    const char *n = b->info.name ? b->info.name : b->description;
+    snprintf(out, len, "%s", n ? n : "");
     char *p = strstr(out, " (");
     if (p) *p = 0;
 }
 
 /* "4x NVIDIA H100 80GB HBM3, cpu, cpu-ref": the run's available backends, a device model counted
  * where several instances share it (the GPUs of one machine); host backends by name. */
-static void devices_text(json_t *backends, char *out, size_t len)
+static void devices_text(const hb_run *r, char *out, size_t len)
 {
-    size_t o = 0, n = json_array_size(backends);
+    size_t o = 0, n = r->nbackend_recs;
     out[0] = 0;
     for (int pass = 0; pass < 2; pass++) /* devices with their own memory (GPUs) first, then the host's */
     for (size_t i = 0; i < n; i++) {
-        json_t *b = json_array_get(backends, i);
-        if (!json_is_true(json_object_get(b, "available")) || json_is_true(json_object_get(b, "host_memory")) != (pass == 1)) continue;
+        const hb_rec_backend *b = &r->backend_recs[i];
+        if (b->available != 1 || b->host_memory != (pass == 1)) continue;
         char mi[256], mj[256], type[32];
-        const char *name = sget(b, "backend");
+        const char *name = sget(b->backend);
         snprintf(type, sizeof type, "%.*s", (int)strcspn(name, ":"), name);
         model_of(b, mi, sizeof mi);
-        int host = json_is_true(json_object_get(b, "host_memory")) || !strcmp(type, "cpu") || !strcmp(type, "cpu-ref");
+        int host = b->host_memory || !strcmp(type, "cpu") || !strcmp(type, "cpu-ref");
         int seen = 0, cnt = 0;
         for (size_t j = 0; j < n; j++) {
-            json_t *c = json_array_get(backends, j);
-            const char *nj = sget(c, "backend");
-            if (!json_is_true(json_object_get(c, "available")) || strncmp(nj, type, strlen(type)) ||
+            const hb_rec_backend *c = &r->backend_recs[j];
+            const char *nj = sget(c->backend);
+            if (c->available != 1 || strncmp(nj, type, strlen(type)) ||
                 (nj[strlen(type)] != ':' && nj[strlen(type)] != 0))
                 continue;
             model_of(c, mj, sizeof mj);
@@ -75,34 +71,36 @@ static void devices_text(json_t *backends, char *out, size_t len)
 /* "driver 580.159.04, CUDA 13.0, cuBLAS 13.1.0, cuDNN 9.14.0, NCCL 2.28.3; OpenCL ...; OpenBLAS
  * 0.3.21; gcc 12.2.0": the versions that name the run's software, from the first available record of
  * each backend type and the meta record. */
-static void software_text(json_t *meta, json_t *backends, char *out, size_t len)
+static void software_text(const hb_run *r, char *out, size_t len)
 {
-    size_t o = 0, i;
-    json_t *b;
+    size_t o = 0;
     int cuda = 0, ocl = 0;
     out[0] = 0;
-    json_array_foreach(backends, i, b) {
-        if (!json_is_true(json_object_get(b, "available"))) continue;
-        json_t *info = json_object_get(b, "info");
-        const char *name = sget(b, "backend");
+    for (size_t i = 0; i < r->nbackend_recs; i++) {
+        const hb_rec_backend *b = &r->backend_recs[i];
+        if (b->available != 1) continue;
+        const char *name = sget(b->backend);
         if (!strncmp(name, "cuda", 4) && !cuda++) {
-            const char *drv = *sget(info, "nvml_driver_version") ? sget(info, "nvml_driver_version") : sget(info, "driver_version");
-            hb_appendf(out, len, &o, "%sdriver %s, CUDA %s", o ? "; " : "", *drv ? drv : "?", *sget(info, "runtime_version") ? sget(info, "runtime_version") : "?");
-            if (json_object_get(info, "cublas_version")) hb_appendf(out, len, &o, ", cuBLAS %s", packed_version(json_object_get(info, "cublas_version")));
-            if (json_object_get(info, "cudnn_version")) hb_appendf(out, len, &o, ", cuDNN %s", packed_version(json_object_get(info, "cudnn_version")));
-            if (json_object_get(info, "nccl_version")) hb_appendf(out, len, &o, ", NCCL %s", packed_version(json_object_get(info, "nccl_version")));
+            const char *drv = *sget(b->info.nvml_driver_version) ? b->info.nvml_driver_version : sget(b->info.driver_version);
+            hb_appendf(out, len, &o, "%sdriver %s, CUDA %s", o ? "; " : "", *drv ? drv : "?",
+                       *sget(b->info.runtime_version) ? b->info.runtime_version : "?");
+            if (b->info.cublas_version.kind) hb_appendf(out, len, &o, ", cuBLAS %s", packed_version(&b->info.cublas_version));
+            if (b->info.cudnn_version.kind) hb_appendf(out, len, &o, ", cuDNN %s", packed_version(&b->info.cudnn_version));
+            if (b->info.nccl_version.kind) hb_appendf(out, len, &o, ", NCCL %s", packed_version(&b->info.nccl_version));
         } else if (!strncmp(name, "opencl", 6) && !ocl++) {
-            hb_appendf(out, len, &o, "%s%s %s", o ? "; " : "", *sget(info, "platform") ? sget(info, "platform") : "OpenCL", sget(info, "driver_version"));
+            hb_appendf(out, len, &o, "%s%s %s", o ? "; " : "", *sget(b->info.platform) ? b->info.platform : "OpenCL",
+                       sget(b->info.driver_version));
         }
     }
-    const char *blas = sget(json_object_get(meta, "openblas"), "config");
+    const hb_rec_meta *meta = r->meta_rec;
+    const char *blas = meta ? sget(meta->openblas.config) : "";
     if (*blas) {
         int w = 0;
         size_t k = 0;
         while (blas[k] && !(blas[k] == ' ' && ++w == 2)) k++; /* "OpenBLAS 0.3.21" */
         hb_appendf(out, len, &o, "%s%.*s", o ? "; " : "", (int)k, blas);
     }
-    if (*sget(meta, "compiler")) hb_appendf(out, len, &o, "%s%s", o ? "; " : "", sget(meta, "compiler"));
+    if (meta && *sget(meta->compiler)) hb_appendf(out, len, &o, "%s%s", o ? "; " : "", meta->compiler);
 }
 
 void hb_report_header(ctx *c, const char *generated)
@@ -113,31 +111,33 @@ void hb_report_header(ctx *c, const char *generated)
     json_t *rows = hb_doc_table(rp, NULL, 0, 9, "run", "run id", "date", "host", "CPU", "devices", "software", "commit", "cases");
     for (int r = 0; r < rp->nruns; r++) {
         hb_rrun *ru = &rp->runs[r];
-        json_t *m = ru->r.meta, *cpu = json_object_get(m, "cpu");
+        const hb_rec_meta *m = ru->r.meta_rec;
+        static const hb_rec_meta none; /* a run read without its meta record: every member absent */
+        if (!m) m = &none;
         char devs[600], sw[600], fp[32], fpd[4096];
-        devices_text(ru->r.backends, devs, sizeof devs);
-        software_text(m, ru->r.backends, sw, sizeof sw);
-        hb_machine_fingerprint(m, ru->r.backends, fpd, sizeof fpd, fp, sizeof fp);
-        double mem = json_number_value(json_object_get(m, "memory_bytes"));
-        const char *cpus = !cpu ? "?" : F("%s, %lld cores%s", *sget(cpu, "model") ? sget(cpu, "model") : "?",
-                                          (long long)json_integer_value(json_object_get(cpu, "cores")),
-                                          mem > 0 ? F(", %.0f GiB", mem / 1073741824.0) : "");
-        size_t nok = 0, ncases = json_array_size(ru->r.cases);
+        devices_text(&ru->r, devs, sizeof devs);
+        software_text(&ru->r, sw, sizeof sw);
+        hb_run_fingerprint(&ru->r, fpd, sizeof fpd, fp, sizeof fp);
+        double mem = m->memory_bytes;
+        const char *cpus = !m->has_cpu ? "?" : F("%s, %lld cores%s", *sget(m->cpu.model) ? m->cpu.model : "?",
+                                                 isnan(m->cpu.cores) ? 0LL : (long long)m->cpu.cores,
+                                                 mem > 0 ? F(", %.0f GiB", mem / 1073741824.0) : "");
+        size_t nok = 0, ncases = ru->r.ncase_recs;
         for (size_t i = 0; i < rp->nrows; i++) nok += rp->rows[i].run == r && rp->rows[i].ok;
         char date[40];
         snprintf(date, sizeof date, "%s", ru->date);
         if (strlen(date) > 10 && date[10] == 'T') date[10] = ' ';
         hb_doc_row(rows, 9, ru->label, ru->run_id, date, ru->host, cpus, devs, sw, F("%.7s", ru->commit),
-                   ru->r.end ? F("%zu (%zu ok)", ncases, nok) : tone_cell("warn", F("%zu (%zu ok), incomplete: no end record", ncases, nok)));
+                   ru->r.end_rec ? F("%zu (%zu ok)", ncases, nok) : tone_cell("warn", F("%zu (%zu ok), incomplete: no end record", ncases, nok)));
         json_t *items = json_array();
         json_array_append_new(items, json_pack("[s,s]", "file", ru->r.path));
-        json_array_append_new(items, json_pack("[s,s]", "command line", *sget(m, "command_line") ? sget(m, "command_line") : "?"));
+        json_array_append_new(items, json_pack("[s,s]", "command line", *sget(m->command_line) ? m->command_line : "?"));
         json_array_append_new(items, json_pack("[s,s]", "commit", ru->commit));
         char mf[4200];
         snprintf(mf, sizeof mf, "%s (%s)", fp, fpd);
         json_array_append_new(items, json_pack("[s,s]", "machine fingerprint", mf));
-        if (*sget(m, "os")) json_array_append_new(items, json_pack("[s,s]", "os", sget(m, "os")));
-        if (*sget(m, "cflags")) json_array_append_new(items, json_pack("[s,s]", "cflags", sget(m, "cflags")));
+        if (*sget(m->os)) json_array_append_new(items, json_pack("[s,s]", "os", m->os));
+        if (*sget(m->cflags)) json_array_append_new(items, json_pack("[s,s]", "cflags", m->cflags));
         hb_doc_more(rp, "command line, machine fingerprint, file", items);
     }
 }

@@ -23,9 +23,10 @@ typedef struct tprow {
 static int tprow_get(const hb_report *rp, const hb_rrow *w, tprow *out)
 {
     if (!w->ok || strcmp(w->op, "chain") || strcmp(w->mode, "resident")) return 0;
-    json_t *sh = json_object_get(w->rec, "shape"), *tp = json_object_get(w->rec, "tensor_parallel"),
-           *ly = json_object_get(w->rec, "layer"), *gr = json_object_get(w->rec, "graph");
-    double seq = hb_rec_num(sh, "seq"), kv = hb_rec_num(sh, "kv_seq"), ranks = hb_rec_num(sh, "ranks");
+    const hb_rec_shape *sh = &w->rec->shape;
+    const hb_rec_tp *tp = w->rec->tp.present ? &w->rec->tp : NULL;
+    const hb_rec_stats *ly = &w->rec->layer.st, *gr = &w->rec->graph.st; /* all NaN when absent */
+    double seq = HB_REC_SHAPE(sh, seq), kv = HB_REC_SHAPE(sh, kv_seq), ranks = HB_REC_SHAPE(sh, ranks);
     if (!(seq > 0)) return 0;
     memset(out, 0, sizeof *out);
     out->machine = rp->runs[w->run].host;
@@ -35,14 +36,14 @@ static int tprow_get(const hb_report *rp, const hb_rrow *w, tprow *out)
     if (out->ranks && !tp) return 0;
     if (kv > seq) snprintf(out->layer, sizeof out->layer, "decode (seq %.0f, kv %.0f)", seq, kv);
     else snprintf(out->layer, sizeof out->layer, "prefill (seq %.0f)", seq);
-    out->t = tp ? hb_rec_num(tp, "time_s") : hb_rec_num(ly, "median");
+    out->t = tp ? tp->time_s : ly->median;
     if (!(out->t > 0)) out->t = w->t[HB_PH_COMPUTE];
     /* the CI of the layer's time, from this rank's record (the merged record keeps the lowest rank's) */
-    out->ci_lo = hb_rec_num(ly, "ci_lo");
-    out->ci_hi = hb_rec_num(ly, "ci_hi");
-    out->share = tp ? hb_rec_num(tp, "allreduce_share") : (double)NAN;
-    out->enq = hb_rec_num(ly, "enqueue_s");
-    out->graph = tp ? hb_rec_num(tp, "graph_s") : hb_rec_num(gr, "median");
+    out->ci_lo = ly->ci_lo;
+    out->ci_hi = ly->ci_hi;
+    out->share = tp ? tp->allreduce_share : (double)NAN;
+    out->enq = w->rec->layer.enqueue_s;
+    out->graph = tp ? tp->graph_s : gr->median;
     return out->t > 0;
 }
 

@@ -84,6 +84,11 @@ void hb_machine_device(json_t *b, char *buf, size_t len)
     snprintf(buf, len, "%s", n ? n : "");
 }
 
+void hb_run_fingerprint(const hb_run *r, char *text, size_t tlen, char *id, size_t idlen)
+{
+    hb_machine_fingerprint(r->meta, r->backends, text, tlen, id, idlen);
+}
+
 void hb_machine_fingerprint(json_t *meta, json_t *backends, char *text, size_t tlen, char *id, size_t idlen)
 {
     char desc[4096]; /* the store hashes a 4096-byte description: the same bound keeps the same hash */

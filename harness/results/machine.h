@@ -30,6 +30,10 @@
  * the report call it, so a run has one machine id everywhere. Either output may be NULL. */
 void hb_machine_fingerprint(json_t *meta, json_t *backends, char *text, size_t tlen, char *id, size_t idlen);
 
+/* hb_machine_fingerprint of a loaded run (its meta and backend records); r borrowed. */
+struct hb_run;
+void hb_run_fingerprint(const struct hb_run *r, char *text, size_t tlen, char *id, size_t idlen);
+
 /* The parts of two fingerprint texts (hb_machine_fingerprint's text) that differ, for a message:
  * the texts are "; "-separated parts, each named by what precedes its first "=" or ": " ("cpu",
  * "memory", "compiler", "openblas", a backend's name); writes "NAME: A-PART vs B-PART" for a part that

@@ -13,6 +13,7 @@
 void hb_run_free(hb_run *r)
 {
     if (!r) return;
+    hb_run_unindex(r);
     free(r->path);
     json_decref(r->meta);
     json_decref(r->backends);
@@ -452,6 +453,10 @@ hb_status hb_run_load_opts(const char *path, const hb_load_opts *o, hb_run *out,
     load_ctx x = {out, o, o && o->keep ? json_object() : NULL};
     hb_status st = hb_results_stream(path, o ? o->flags : 0, load_cb, &x, err, errlen);
     json_decref(x.strings);
+    if (st == HB_OK && hb_run_index(out) != HB_OK) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        st = HB_ENOMEM;
+    }
     if (st != HB_OK) hb_run_free(out);
     return st;
 }
@@ -514,15 +519,12 @@ double hb_case_phase(json_t *c, const char *phase, const char *stat)
 
 double hb_run_ceiling(const hb_run *r, const char *backend, const char *name)
 {
-    size_t i, j;
-    json_t *b, *c;
-    json_array_foreach(r->backends, i, b) {
-        const char *bn = json_string_value(json_object_get(b, "backend"));
-        if (!bn || strcmp(bn, backend)) continue;
-        json_array_foreach(json_object_get(b, "ceilings"), j, c) {
-            const char *cn = json_string_value(json_object_get(c, "name"));
-            if (cn && !strcmp(cn, name)) return json_number_value(json_object_get(c, "value"));
-        }
+    for (size_t i = 0; i < r->nbackend_recs; i++) {
+        const hb_rec_backend *b = &r->backend_recs[i];
+        if (!b->backend || strcmp(b->backend, backend)) continue;
+        for (size_t j = 0; j < b->nceilings; j++)
+            if (b->ceilings[j].name && !strcmp(b->ceilings[j].name, name))
+                return isnan(b->ceilings[j].value) ? 0 : b->ceilings[j].value; /* null: 0, as before */
     }
     return NAN;
 }

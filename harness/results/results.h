@@ -5,6 +5,8 @@
  * (hb_record_check) and either streams the records to a callback one at a time (hb_results_stream:
  * the CSV of csv.c and the Google Benchmark JSON of gbench.c are written that way) or loads them into
  * an hb_run, from which compare's Markdown/JSON/JUnit and the report's Markdown and HTML are written.
+ * A loaded hb_run holds its records twice: as JSON (what results/ and measure/ read and rewrite) and as
+ * the C structs of record.h (record.c, hb_run_index), which analysis/ and report/ read.
  */
 #ifndef HB_RESULTS_H
 #define HB_RESULTS_H
@@ -12,10 +14,7 @@
 #include <jansson.h>
 #include "core/hybench.h"
 #include "core/stats.h"
-
-/* ---- the phases of a case record, in schema order (write.c) ---- */
-enum { HB_PH_CONVERT_IN, HB_PH_H2D, HB_PH_COMPUTE, HB_PH_D2H, HB_PH_CONVERT_OUT, HB_PH_TOTAL, HB_PH_COUNT };
-extern const char *const hb_phase_names[HB_PH_COUNT];
+#include "results/record.h"
 
 /* ---- writing (write.c) ---- */
 /* Write one JSON record as a single line with a single write(2) to fd (O_APPEND); fsync not needed.
@@ -33,6 +32,14 @@ json_t *hb_stats_json(const hb_stats *s);
 /* The fields every case record starts with (type, key, backend, op, shape, size, name, source, model,
  * weight, dtype, mode, route, flops, bytes, bound). New reference. */
 json_t *hb_case_record(const hb_case *c, const char *backend);
+/* A case record's shape object from its struct: its fields in the record's order, integers; null
+ * when s is NULL or the record had none. New reference. */
+json_t *hb_rec_shape_json(const hb_rec_shape *s);
+/* The "mode_check" record of m (docs/results-schema.md; the strings must not be NULL): type, backend,
+ * op, shape, shape_str, name, dtype, route, mode, ref_mode, ratio, ci ([lo, hi] or null), ref_median,
+ * median, n, ref_n, verdict, then paired_passes or paired_rounds when set. New reference; NULL when
+ * out of memory. */
+json_t *hb_rec_mode_check_json(const hb_rec_mode_check *m);
 /* A case record that measured nothing: the base fields, status st and its reason. New reference. */
 json_t *hb_case_status_record(const hb_case *c, const char *backend, hb_status st, const char *reason);
 
@@ -115,7 +122,38 @@ typedef struct hb_run {
     json_t *plans;     /* "plan" records, file order */
     json_t *end;
     long long schema;  /* the highest "schema" of its meta, backend, case and end records; 0: none has one */
+    /* The same records as structs (record.h), built by hb_run_index (hb_run_load does it): what
+     * analysis/ and report/ read. case_recs[i] is cases[i], backend_recs[i] backends[i], plan_recs[i]
+     * plans[i]; meta_rec and end_rec NULL where meta and end are. Owned by the hb_run; their strings
+     * are borrowed from the JSON records above. */
+    hb_rec_meta *meta_rec;
+    hb_rec_backend *backend_recs; size_t nbackend_recs;
+    hb_rec_case *case_recs; size_t ncase_recs;
+    hb_rec_plan *plan_recs; size_t nplan_recs;
+    hb_rec_end *end_rec;
 } hb_run;
+
+/* ---- records as structs (record.c; the structs and the rule for absent values: record.h) ---- */
+/* Fill out from one record of that type (rec borrowed; validated by hb_record_check, though any
+ * object is read: a member of the wrong JSON type reads as absent). Strings in out are borrowed from
+ * rec; arrays are allocated and freed by the matching _free. Returns HB_OK or HB_ENOMEM (out then
+ * holds nothing to free). */
+hb_status hb_rec_case_parse(json_t *rec, hb_rec_case *out);
+void hb_rec_case_free(hb_rec_case *c);
+hb_status hb_rec_meta_parse(json_t *rec, hb_rec_meta *out);
+void hb_rec_meta_free(hb_rec_meta *m);
+hb_status hb_rec_backend_parse(json_t *rec, hb_rec_backend *out);
+void hb_rec_backend_free(hb_rec_backend *b);
+void hb_rec_end_parse(json_t *rec, hb_rec_end *out);
+/* A baseline's provenance object (strings borrowed from p). */
+void hb_rec_baseline_parse(json_t *p, hb_rec_baseline *out);
+hb_status hb_rec_plan_parse(json_t *rec, hb_rec_plan *out);
+void hb_rec_plan_free(hb_rec_plan *p);
+/* (Re)build r's structs from its JSON records (frees the former ones first): call it after filling
+ * or changing an hb_run's JSON by hand. Returns HB_OK or HB_ENOMEM (the structs are then empty). */
+hb_status hb_run_index(hb_run *r);
+/* Free the structs only (hb_run_free does it too). */
+void hb_run_unindex(hb_run *r);
 
 /* Options of hb_run_load_opts. keep: NULL to keep whole case records, else a NULL-terminated list
  * of the case fields to keep (the others are dropped as the file is read, so that a large file
@@ -157,7 +195,9 @@ const char *hb_run_cpu_model(const hb_run *r);
 /* Convenience: number field of a case's phase stats, e.g. hb_case_phase(c, "total", "median").
  * Returns NAN when absent. */
 double hb_case_phase(json_t *c, const char *phase, const char *stat);
-/* The ceiling named `name` of backend instance `backend` in run r; NAN when absent. */
+/* The ceiling named `name` of backend instance `backend` in run r (r->backend_recs: its first such
+ * ceiling), in the ceiling's unit; 0 when that ceiling's value is null, NAN when there is no such
+ * ceiling. */
 double hb_run_ceiling(const hb_run *r, const char *backend, const char *name);
 
 /* ---- exports ---- */

@@ -173,55 +173,13 @@ hb_status hb_q_script(hb_store *s, const char *sql, char *err, size_t errlen)
 /* ------------------------------------------------------------------------------------------ */
 /* a string -> id map                                                                            */
 /* ------------------------------------------------------------------------------------------ */
-static size_t kmap_slot(const kmap *m, const char *k, int *found)
-{
-    size_t h = (size_t)hb_hash64(k) & (m->cap - 1);
-    while (m->keys[h]) {
-        if (!strcmp(m->keys[h], k)) { *found = 1; return h; }
-        h = (h + 1) & (m->cap - 1);
-    }
-    *found = 0;
-    return h;
-}
-int hb_kmap_put(kmap *m, const char *k, int64_t v)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 1024;
-        kmap n = { calloc(nc, sizeof(char *)), calloc(nc, sizeof(int64_t)), nc, 0 };
-        if (!n.keys || !n.vals) { free(n.keys); free(n.vals); return -1; }
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->keys[i]) {
-                int f;
-                size_t h = kmap_slot(&n, m->keys[i], &f);
-                n.keys[h] = m->keys[i];
-                n.vals[h] = m->vals[i];
-                n.n++;
-            }
-        free(m->keys);
-        free(m->vals);
-        *m = n;
-    }
-    int f;
-    size_t h = kmap_slot(m, k, &f);
-    if (!f) {
-        if (!(m->keys[h] = strdup(k))) return -1;
-        m->n++;
-    }
-    m->vals[h] = v;
-    return 0;
-}
+int hb_kmap_put(kmap *m, const char *k, int64_t v) { return hb_strmap_set(m, k, (size_t)v) == HB_OK ? 0 : -1; }
+
 int hb_kmap_get(const kmap *m, const char *k, int64_t *v)
 {
-    if (!m->cap) return 0;
-    int f;
-    size_t h = kmap_slot(m, k, &f);
-    if (f) *v = m->vals[h];
-    return f;
+    if (!hb_strmap_has(m, k)) return 0;
+    *v = (int64_t)hb_strmap_get(m, k, 0);
+    return 1;
 }
-void hb_kmap_free(kmap *m)
-{
-    for (size_t i = 0; i < m->cap; i++) free(m->keys[i]);
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
+
+void hb_kmap_free(kmap *m) { hb_strmap_free(m); }

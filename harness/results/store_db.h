@@ -6,6 +6,7 @@
  */
 #ifndef HB_STORE_DB_H
 #define HB_STORE_DB_H
+#include "core/strmap.h"
 #include "results/store.h"
 #include <libpq-fe.h>
 #include <math.h>
@@ -24,8 +25,8 @@ static inline prm pt_(const char *v) { return v ? (prm){ .t = P_TEXT, .s = v } :
 #define PT(v) pt_(v)
 #define PB(p, n) ((p) ? (prm){ .t = P_BLOB, .b = (p), .bl = (n) } : (prm){ .t = P_NULL })
 
-/* A string -> int64 map (open addressing; keys owned by the map). */
-typedef struct kmap { char **keys; int64_t *vals; size_t cap, n; } kmap;
+/* A string -> int64 map: core/strmap.h's map (keys owned by the map), its values the int64's bits. */
+typedef hb_strmap kmap;
 /* Set k (copied) to v. 0, or -1 out of memory. */
 int hb_kmap_put(kmap *m, const char *k, int64_t v);
 /* 1 and *v when k is there, else 0. */

@@ -91,6 +91,31 @@ json_t *hb_case_record(const hb_case *c, const char *backend)
     return r;
 }
 
+json_t *hb_rec_shape_json(const hb_rec_shape *s)
+{
+    if (!s || !s->present) return json_null();
+    json_t *o = json_object();
+    for (int i = 0; o && i < s->norder; i++) {
+        const hb_shape_field *f = &hb_shape_fields[s->order[i]];
+        json_object_set_new(o, f->name, json_integer(*(const int64_t *)((const char *)&s->v + f->offset)));
+    }
+    return o;
+}
+
+json_t *hb_rec_mode_check_json(const hb_rec_mode_check *m)
+{
+    json_t *ci = m->has_ci ? json_pack("[o,o]", hb_json_num(m->ci_lo), hb_json_num(m->ci_hi)) : json_null();
+    json_t *o = json_pack("{s:s,s:s,s:s,s:o,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:I,s:I,s:s}",
+                          "type", "mode_check", "backend", m->backend, "op", m->op, "shape", hb_rec_shape_json(m->shape),
+                          "shape_str", m->shape_str, "name", m->name, "dtype", m->dtype, "route", m->route, "mode", m->mode,
+                          "ref_mode", m->ref_mode, "ratio", hb_json_num(m->ratio), "ci", ci,
+                          "ref_median", hb_json_num(m->ref_median), "median", hb_json_num(m->median),
+                          "n", (json_int_t)m->n, "ref_n", (json_int_t)m->ref_n, "verdict", m->verdict);
+    if (o && m->paired_passes) json_object_set_new(o, "paired_passes", json_integer(m->paired_passes));
+    else if (o && m->paired_rounds) json_object_set_new(o, "paired_rounds", json_integer(m->paired_rounds));
+    return o;
+}
+
 json_t *hb_case_status_record(const hb_case *c, const char *backend, hb_status st, const char *reason)
 {
     json_t *r = hb_case_record(c, backend);

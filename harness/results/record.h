@@ -1,0 +1,220 @@
+/*
+ * record.h - the records of a results file as C structs (docs/results-schema.md): one struct per
+ * record type, filled once by results/ (record.c, from the JSON read.c has validated) and read by
+ * analysis/ and report/, which never look a JSON key up in a record.
+ *
+ * Absent values, one rule for every struct below:
+ *   - a number is NaN when the record lacks it or holds null (JSON has no NaN: hybench writes a
+ *     non-finite figure as null);
+ *   - a string is NULL when absent or not a string;
+ *   - a boolean or small enum is -1 when absent (else 0 or 1), where the difference matters to a
+ *     reader; a flag that can only be present or absent is a `has_` member (0/1);
+ *   - an array is a pointer and a count: count 0 (pointer NULL) when absent.
+ * Ownership: every pointer in a struct (strings, arrays) is owned by the hb_run it was loaded into
+ * (results.h) or, for hb_rec_case_parse and friends, by the parsed JSON record and the struct's own
+ * arrays (freed by the matching _free). Strings are borrowed from the JSON record and live as long
+ * as the record does (hb_rec_meta's *_text members are its own copies). Writing: results/write.c
+ * writes a mode_check record from its struct (hb_rec_mode_check_json) and a shape from its struct
+ * (hb_rec_shape_json); the other records are still built as JSON where they are measured (measure/:
+ * case, meta, backend, end and plan records) with write.c's helpers (hb_case_record, hb_stats_json,
+ * hb_record_write).
+ * Errors: parsing a validated record cannot fail except for memory (HB_ENOMEM, results.h).
+ * Units: seconds for times, bytes, elements, GFLOP/s and GB/s, as the schema says per field.
+ */
+#ifndef HB_RECORD_H
+#define HB_RECORD_H
+#include <stddef.h>
+#include <stdint.h>
+#include "core/hybench.h"
+
+/* ---- the phases of a case record, in schema order (names: hb_phase_names, write.c) ---- */
+enum { HB_PH_CONVERT_IN, HB_PH_H2D, HB_PH_COMPUTE, HB_PH_D2H, HB_PH_CONVERT_OUT, HB_PH_TOTAL, HB_PH_COUNT };
+extern const char *const hb_phase_names[HB_PH_COUNT];
+
+/* ---- parts ---- */
+
+/* A stats object (write.c hb_stats_json): every member NaN when absent or null; seconds for a phase. */
+typedef struct hb_rec_stats {
+    double n, min, max, mean, median, p10, p90, mad, stddev, cv, ci_lo, ci_hi;
+} hb_rec_stats;
+
+/* An array of numbers (samples in seconds, pass medians): v[0..n-1]; a JSON null in the array
+ * (a pass without a median) reads as NaN. NULL and 0 when absent. */
+typedef struct hb_rec_nums { double *v; size_t n; int present; } hb_rec_nums;
+
+/* A case's shape object: values in hb_shape's layout, has.<field> 1 for a field the record names
+ * (a field it lacks is 0 in both). hb_rec_shape_get gives NaN for an absent field. */
+#define HB_REC_SHAPE_MAXF 48
+typedef struct hb_rec_shape {
+    hb_shape v, has;
+    int present;                        /* the record has a shape object */
+    signed char order[HB_REC_SHAPE_MAXF]; /* the fields it names, as indices of hb_shape_fields, in its order */
+    int norder;
+} hb_rec_shape;
+/* The value of shape field `field` (a member of hb_shape, e.g. offsetof(hb_shape, n)), NaN when the
+ * record lacks it. Use the macro: HB_REC_SHAPE(&c->shape, n). */
+double hb_rec_shape_get(const hb_rec_shape *s, size_t offset);
+#define HB_REC_SHAPE(s, field) hb_rec_shape_get((s), offsetof(hb_shape, field))
+
+/* The case's mem object (harness accounting, bytes; NaN when absent). */
+typedef struct hb_rec_mem {
+    double host_bytes, device_bytes, staging_bytes, peak_rss_bytes, device_free_bytes, device_total_bytes;
+} hb_rec_mem;
+
+/* A chain case's layer run as one stream (`layer`) or one CUDA graph (`graph`): its stats and the
+ * host's median enqueue time, seconds. present 0 when the record has no such object. */
+typedef struct hb_rec_layer { int present; hb_rec_stats st; double enqueue_s; } hb_rec_layer;
+
+/* One rank of a merged multi-rank record (collective.per_rank, tensor_parallel.per_rank). */
+typedef struct hb_rec_rank {
+    double rank;            /* NaN when absent */
+    const char *backend, *status, *reason;
+    double time_s, busbw_gbps, rel_err, allreduce_s, allreduce_share;
+} hb_rec_rank;
+
+/* collective (docs/collectives.md): nccl-tests' figures. present 0 without the object. */
+typedef struct hb_rec_collective {
+    int present;
+    double size_bytes, time_s, algbw_gbps, busbw_gbps, busbw_factor, ranks;
+    const char *path;       /* "nccl", "host", "peer" */
+    int in_place;           /* -1 absent */
+    hb_rec_rank *per_rank; size_t nper_rank;
+} hb_rec_collective;
+
+/* tensor_parallel (chain cases with a `ranks` shape field). present 0 without the object. */
+typedef struct hb_rec_tp {
+    int present;
+    double ranks, rank, time_s, steps_s, allreduce_s, allreduce_share, graph_s;
+    hb_rec_rank *per_rank; size_t nper_rank;
+} hb_rec_tp;
+
+/* energy (`run --energy`, docs/energy.md). present 0 without the object. */
+typedef struct hb_rec_energy {
+    int present;
+    const char *source, *reason;
+    int available;          /* -1 absent */
+    double window_s, min_window_s, calls, counter_updates, joules, power_w, j_per_op, s_per_op, idle_power_w, j_per_op_net,
+        gflop_per_j, gb_per_j;
+} hb_rec_energy;
+
+/* The members of `extra` (the backend's case_info hook) that hybench's readers use. */
+typedef struct hb_rec_extra {
+    double conv_exhaustive_best_ms;   /* extra.conv_choice.exhaustive_best_ms (cuda conv2d) */
+    const char *impl;                 /* extra.impl */
+} hb_rec_extra;
+
+/* ---- type "case" (and "pass_case", which results/ never hands on) ---- */
+typedef struct hb_rec_case {
+    const char *type;                              /* "case" (or what a record built by hand says) */
+    /* identity (strings; NULL when absent: only a non-strict read lets one be absent) */
+    const char *key, *backend, *op, *family, *shape_str, *name, *source, *model;
+    const char *dtype, *mode, *route, *status, *reason, *bound, *ceiling, *impl;
+    hb_rec_shape shape;
+    double size, flops, bytes, weight;             /* elements, FLOPs per call, bytes per call, repeat weight */
+    double gflops, gbps, gflops_total, gbps_total; /* from the compute / total medians */
+    double fraction, ceiling_value;                /* compute throughput / ceiling; the ceiling's value */
+    double rel_err, tolerance, verified_fraction, ci_target, warmup_runs, settle_runs, steps;
+    double weight_bytes;                           /* a model layer's weights as stored (chain cases of --model) */
+    int ci_met;                                    /* -1 absent */
+    hb_rec_stats phase[HB_PH_COUNT];               /* phases.<hb_phase_names[i]>; all NaN when absent */
+    int has_phase[HB_PH_COUNT];
+    hb_rec_nums samples[HB_PH_COUNT];              /* samples.<phase> (total and compute are written) */
+    hb_rec_nums pass_medians[HB_PH_COUNT];         /* pass_medians.<phase> */
+    double interleaved_with;                       /* NaN absent; an integer when present */
+    int has_interleaved_with;                      /* 1 when interleaved_with is an integer */
+    long long best_pass;                           /* -1 absent */
+    int has_best_pass;                             /* best_pass present at all (any JSON type) */
+    int best_pass_is_int;
+    double passes;                                 /* NaN absent */
+    double instructions_per_call;                  /* instructions.per_call; NaN absent or null */
+    int has_instructions_per_call;                 /* instructions.per_call present (any JSON type) */
+    hb_rec_mem mem;
+    hb_rec_layer layer, graph;
+    hb_rec_collective collective;
+    hb_rec_tp tp;
+    hb_rec_energy energy;
+    hb_rec_extra extra;
+} hb_rec_case;
+
+/* ---- type "meta" ---- */
+typedef struct hb_rec_meta {
+    const char *run_id, *tool, *tool_version, *date, *command_line, *git_commit, *host, *os, *compiler, *cflags;
+    long long schema;                 /* 0 when the record has no integer "schema" */
+    int has_schema;                   /* "schema" present (any type) */
+    struct { const char *model; double sockets, cores, pus, numa_nodes, l1d_bytes, l2_bytes, l3_bytes; } cpu;
+    int has_cpu;                      /* the record has a cpu object */
+    double memory_bytes;
+    struct { const char *config, *corename; } openblas;
+    const char *cases_from;           /* options.cases_from: the run measured only the keys listed there */
+    const char *ab_pair;              /* ab.pair: the pair id of a `hybench ab` round */
+    double *load_avg; size_t nload_avg; int has_load_avg;  /* load_avg array (1, 5, 15 minutes) */
+    double ranks_n;                   /* ranks.n of a merged multi-rank file; NaN absent */
+    /* For display (the report's metadata table): these members of the record as compact JSON, keys
+     * sorted, reals to 6 digits; owned (freed by hb_rec_meta_free); NULL when absent. */
+    char *openblas_text, *options_text, *clock_text;
+} hb_rec_meta;
+
+/* ---- type "backend" ---- */
+/* A member that is a string or an integer: kind 0 absent, 1 a string (s), 2 an integer (n), 3 another
+ * JSON type. */
+typedef struct hb_rec_ver { int kind; const char *s; long long n; } hb_rec_ver;
+typedef struct hb_rec_ceiling { const char *name, *unit, *how; double value; } hb_rec_ceiling;
+typedef struct hb_rec_backend {
+    const char *backend, *reason, *description;
+    int available;                    /* -1 absent (a reader treats absent as available) */
+    int host_memory;                  /* 1 only when true */
+    struct {
+        const char *name, *device_type, *platform, *driver_version, *nvml_driver_version, *runtime_version;
+        double l2_bytes;
+        hb_rec_ver cublas_version, cudnn_version, nccl_version; /* a string or a packed integer (MMmmpp) */
+    } info;
+    hb_rec_ceiling *ceilings; size_t nceilings;
+} hb_rec_backend;
+
+/* ---- type "end" ---- */
+typedef struct hb_rec_end {
+    double cases, ok, wrong, failed, skipped, crashed, no_resource, elapsed_s, passes;
+    int interrupted;                  /* -1 absent */
+} hb_rec_end;
+
+/* ---- type "plan" (a device plan replayed end to end, measure/replay.h) ---- */
+typedef struct hb_rec_plan_step {
+    const char *label, *device;
+    double bytes_in, predicted_compute_s, predicted_transfer_s, compute_s, transfer_s, in_sequence_s;
+} hb_rec_plan_step;
+typedef struct hb_rec_plan {
+    const char *model, *what, *plan, *kind, *route, *mode, *status, *reason, *starts_in, *costs_from;
+    double predicted_s, bytes_crossing, copies, device_changes, chain_case_s, rel_err, tolerance, ci_target, error_pct;
+    int ci_met, launch_bound;         /* -1 absent */
+    hb_rec_stats phase[HB_PH_COUNT];  /* phases.<name> as for a case (host_copy, device below) */
+    int has_phase[HB_PH_COUNT];
+    hb_rec_stats host_copy, device;
+    int has_device;
+    struct { double measured_s, predicted_s, ops_alone_s, ops_in_sequence_s, copies_predicted_s, copies_measured_s,
+             rest_s, in_sequence_calls; int present; } error_split;
+    struct { const char *term; double seconds, share_of_error; int present; } error_cause;
+    hb_rec_plan_step *steps; size_t nsteps;
+} hb_rec_plan;
+
+/* ---- type "mode_check" (analysis/modecheck.h builds it, results/write.c writes it) ---- */
+typedef struct hb_rec_mode_check {
+    const char *backend, *op, *shape_str, *name, *dtype, *route, *mode, *ref_mode, *verdict;
+    const hb_rec_shape *shape;        /* the case record's shape (written as null when NULL or absent) */
+    double ratio, ci_lo, ci_hi;       /* ci written only when has_ci (else null) */
+    int has_ci;
+    double ref_median, median;        /* seconds */
+    long long n, ref_n;
+    int paired_passes, paired_rounds; /* 0: absent (paired_passes wins when both are set) */
+} hb_rec_mode_check;
+
+/* ---- a baseline's provenance, DIR/<fingerprint>.json (analysis/baseline.h writes it) ---- */
+typedef struct hb_rec_baseline {
+    const char *fingerprint, *host, *cpu_model, *run_id, *date, *git_commit, *source, *set_at, *set_by;
+    long long cases, ok, wrong, crashed;  /* 0 when absent or not integers */
+    int complete;                         /* 1 only when true */
+} hb_rec_baseline;
+
+/* The index of phase name `name` in hb_phase_names, or -1. */
+int hb_rec_phase_index(const char *name);
+
+#endif
