@@ -247,6 +247,7 @@ TEST_TOP_test_collective := measure
 TEST_TOP_test_cuda_collective := kernels
 TEST_TOP_test_chain_tp   := measure
 TEST_TOP_test_replay     := measure
+TEST_TOP_test_rounds     := measure
 TEST_TOP_test_refcache   := measure
 TEST_TOP_test_verify     := measure
 TEST_TOP_test_model      := measure

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "measure/replay.h"
+#include "core/stats.h"
 #include "test_config.h"
 
 static hb_model g_model;
@@ -267,6 +268,132 @@ static void test_plans_in_rounds(void **state)
     for (int k = 0; k < 3; k++) { json_decref(recs[k]); plan_free(&p[k]); }
 }
 
+/* A model with a chain case (the TinyLlama decode layer): the chain case on each device that a plan
+ * runs alone is sampled in the same rounds as the plans (measure/rounds.h) and summarised in that plan's
+ * record ("chain_in_rounds"): verified, at least as many calls as the plan (it follows the plans' rounds),
+ * and the ratio of the two medians on one clock and span; a plan over two devices has none. */
+static void test_chain_in_rounds(void **state)
+{
+    (void)state;
+    hb_model dm;
+    char err[256];
+    assert_int_equal(hb_model_build("tinyllama-decode", &dm, err, sizeof err), HB_OK);
+    assert_true(dm.has_whole);
+    hb_plan_costs c = g_c;
+    c.model = &dm;
+    hb_plan_named p[3];
+    for (int k = 0; k < 3; k++) {
+        memset(&p[k], 0, sizeof p[k]);
+        snprintf(p[k].name, sizeof p[k].name, "test %d", k);
+        p[k].kind = k < 2 ? "single" : "optimal";
+        p[k].dev = calloc((size_t)dm.n, sizeof *p[k].dev);
+        p[k].res.steps = calloc((size_t)dm.n, sizeof *p[k].res.steps);
+        p[k].res.nops = dm.n;
+        for (int i = 0; i < dm.n; i++) p[k].dev[i] = p[k].res.steps[i].dev = k < 2 ? k : i % 2;
+        p[k].res.start_mem = c.dev[p[k].dev[0]].mem;
+    }
+    json_t *recs[3];
+    hb_status st[3];
+    hb_replay_plans(&c, p, 3, g_two_mem ? HB_ROUTE_PINNED : -1, HB_MODE_F32, g_inst, &g_o, "test", recs, st);
+    for (int k = 0; k < 3; k++) {
+        if (st[k] != HB_OK) fail_msg("plan %d: %s", k, json_string_value(json_object_get(recs[k], "reason")));
+        /* three plans and two chains in the rounds */
+        assert_int_equal(json_integer_value(json_object_get(recs[k], "interleaved_with")), 4);
+        json_t *cr = json_object_get(recs[k], "chain_in_rounds");
+        if (k == 2) { assert_null(cr); continue; }
+        assert_non_null(cr);
+        assert_string_equal(json_string_value(json_object_get(cr, "backend")), g_inst[k].name);
+        if (strcmp(json_string_value(json_object_get(cr, "status")), "ok"))
+            fail_msg("the chain on %s: %s", g_inst[k].name, json_string_value(json_object_get(cr, "reason")));
+        assert_string_equal(json_string_value(json_object_get(cr, "mode")), g_inst[k].host_memory ? "f32" : "resident");
+        assert_true(jnum(cr, "rel_err") <= jnum(cr, "tolerance"));
+        assert_int_equal(json_integer_value(json_object_get(cr, "interleaved_with")), 4);
+        json_t *ct = json_object_get(cr, "total"), *pt = tot_of(recs[k]);
+        assert_true(json_integer_value(json_object_get(ct, "n")) >= json_integer_value(json_object_get(pt, "n")));
+        json_t *pd = json_object_get(json_object_get(recs[k], "phases"), "device"), *ly = json_object_get(cr, "layer");
+        const int span = pd && ly;
+        assert_string_equal(json_string_value(json_object_get(cr, "compared")), span ? "phases.device / layer" : "phases.total / total");
+        double a = jnum(span ? pd : pt, "median"), b = jnum(span ? ly : ct, "median");
+        assert_true(a > 0 && b > 0);
+        assert_true(fabs(jnum(cr, "replay_over_chain") - a / b) <= 1e-12 * (a / b));
+    }
+    for (int k = 0; k < 3; k++) { json_decref(recs[k]); plan_free(&p[k]); }
+    hb_model_free(&dm);
+}
+
+/* A plan on one device with its own memory, run_async and a device timer (the all-GPU plan of a GPU
+ * host), on this machine: cpu dressed as such a device (its buffers' host views are its "device
+ * memory", run_async its run, the device timer the host clock). The plan is enqueued as one segment on
+ * the executor (replay.h dev1) and verified; twice the same plan and the model's resident chain case
+ * in the same rounds: phases.device and launch_bound recorded, each op's share of the enqueue, and the
+ * chain compared on the same clock and span (phases.device / layer). */
+static double g_fake_t0;
+static hb_status fake_tb(hb_instance *i) { (void)i; g_fake_t0 = hb_now(); return HB_OK; }
+static hb_status fake_te(hb_instance *i, double *s) { (void)i; *s = hb_now() - g_fake_t0; return HB_OK; }
+
+static void test_device_plan_in_rounds(void **state)
+{
+    (void)state;
+    hb_model dm;
+    char err[256];
+    assert_int_equal(hb_model_build("tinyllama-decode", &dm, err, sizeof err), HB_OK);
+    hb_instance fin[HB_PLAN_MAXDEV];
+    memcpy(fin, g_inst, sizeof fin);
+    static hb_backend_ops fops;
+    fops = *g_inst[0].ops; /* cpu */
+    fops.run_async = fops.run;
+    fops.timer_begin = fake_tb;
+    fops.timer_end = fake_te;
+    fin[1] = g_inst[0];
+    fin[1].ops = &fops;
+    fin[1].host_memory = 0;
+    snprintf(fin[1].name, sizeof fin[1].name, "cpu-as-device");
+    hb_plan_costs c = g_c;
+    c.model = &dm;
+    c.nmem = 2;
+    snprintf(c.dev[1].id, sizeof c.dev[1].id, "cpu-as-device");
+    c.dev[1].host_memory = 0;
+    c.dev[1].mem = 1;
+    hb_plan_named p[2];
+    for (int k = 0; k < 2; k++) {
+        memset(&p[k], 0, sizeof p[k]);
+        snprintf(p[k].name, sizeof p[k].name, "device plan %d", k);
+        p[k].kind = "single";
+        p[k].dev = calloc((size_t)dm.n, sizeof *p[k].dev);
+        p[k].res.steps = calloc((size_t)dm.n, sizeof *p[k].res.steps);
+        p[k].res.nops = dm.n;
+        for (int i = 0; i < dm.n; i++) p[k].dev[i] = p[k].res.steps[i].dev = 1;
+        p[k].res.start_mem = 1;
+    }
+    json_t *recs[2];
+    hb_status st[2];
+    hb_replay_plans(&c, p, 2, -1, HB_MODE_F32, fin, &g_o, "test", recs, st);
+    double rel[2];
+    for (int k = 0; k < 2; k++) {
+        if (st[k] != HB_OK) fail_msg("plan %d: %s", k, json_string_value(json_object_get(recs[k], "reason")));
+        rel[k] = jnum(recs[k], "rel_err");
+        assert_true(rel[k] > 0 && rel[k] <= HB_REPLAY_TOL);
+        json_t *ph = json_object_get(recs[k], "phases"), *dv = json_object_get(ph, "device");
+        assert_non_null(dv);
+        assert_true(jnum(dv, "median") > 0 && jnum(dv, "median") <= jnum(json_object_get(ph, "total"), "median"));
+        assert_true(json_is_boolean(json_object_get(recs[k], "launch_bound")));
+        json_t *steps = json_object_get(recs[k], "steps");
+        for (size_t i = 0; i < json_array_size(steps); i++) assert_true(jnum(json_array_get(steps, i), "compute_s") > 0);
+        assert_int_equal(json_integer_value(json_object_get(recs[k], "interleaved_with")), 2);
+        json_t *cr = json_object_get(recs[k], "chain_in_rounds");
+        assert_non_null(cr);
+        if (strcmp(json_string_value(json_object_get(cr, "status")), "ok"))
+            fail_msg("the chain: %s", json_string_value(json_object_get(cr, "reason")));
+        assert_string_equal(json_string_value(json_object_get(cr, "mode")), "resident");
+        assert_string_equal(json_string_value(json_object_get(cr, "compared")), "phases.device / layer");
+        double a = jnum(dv, "median"), b = jnum(json_object_get(cr, "layer"), "median");
+        assert_true(b > 0 && fabs(jnum(cr, "replay_over_chain") - a / b) <= 1e-12 * (a / b));
+    }
+    assert_true(rel[0] == rel[1]); /* the same plan, the same output */
+    for (int k = 0; k < 2; k++) { json_decref(recs[k]); plan_free(&p[k]); }
+    hb_model_free(&dm);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -304,6 +431,8 @@ int main(void)
         cmocka_unit_test(test_skipped_op_is_wrong),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_plans_in_rounds),
+        cmocka_unit_test(test_chain_in_rounds),
+        cmocka_unit_test(test_device_plan_in_rounds),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -195,7 +195,16 @@ static int replay_end(replay_args *ra, const hb_plan_costs *c)
         char split[200];
         printf("%s | ", hb_plan_error_split_str(&pl, split, sizeof split));
         printf("%.0f B | ", pl.bytes_crossing);
-        if (ch > 0) printf("%.4g ms | ", ch * 1e3);
+        /* the chain case sampled in the same rounds (measure/replay.c; its layer where compared so,
+         * docs/results-schema.md "chain_in_rounds"), else the costs file's */
+        json_t *cr = json_object_get(rec, "chain_in_rounds");
+        const char *cmp = json_string_value(json_object_get(cr, "compared"));
+        json_t *cs = json_object_get(cr, cmp && !strncmp(cmp, "phases.device", 13) ? "layer" : "total");
+        const double cmed = json_number_value(json_object_get(cs, "median"));
+        if (cmed > 0)
+            printf("%.4g ms [%.4g, %.4g] same rounds, replay/chain %.3f | ", cmed * 1e3, json_number_value(json_object_get(cs, "ci_lo")) * 1e3,
+                   json_number_value(json_object_get(cs, "ci_hi")) * 1e3, json_number_value(json_object_get(cr, "replay_over_chain")));
+        else if (ch > 0) printf("%.4g ms | ", ch * 1e3);
         else printf("- | ");
         double re = pl.rel_err;
         if (re >= 0) printf("%.2g | ", re);

@@ -8,7 +8,8 @@
 #include "core/convert.h"
 #include "core/quant.h"
 #include "measure/model_layer.h"
-#include "measure/prepare.h"
+#include "measure/exec.h"
+#include "measure/rounds.h"
 #include "cpu_ref/ref.h"
 #include "core/stats.h"
 #include "core/launch.h"
@@ -134,6 +135,7 @@ typedef struct chain_ctx {
     int want_impl;     /* the verified run: each step's implementation read from the backend (step_impl) */
     char impl[HB_CHAIN_MAXSTEPS][48];
     hb_prep_state prep[HB_CHAIN_MAXSTEPS]; /* the hot rule's state per step */
+    hb_exec_step step[HB_CHAIN_MAXSTEPS];  /* step i for the executor (exec.h): sc[i] on its buffers */
 } chain_ctx;
 
 static void cc_free(chain_ctx *x)
@@ -144,21 +146,6 @@ static void cc_free(chain_ctx *x)
     }
     if (x->graph) x->inst->ops->graph_free(x->inst, x->graph);
     x->graph = NULL;
-}
-
-static double now_dev_begin(chain_ctx *x)
-{
-    if (x->device && x->inst->ops->timer_begin) x->inst->ops->timer_begin(x->inst);
-    return hb_now();
-}
-
-static hb_status dev_end(chain_ctx *x, double t0, double *acc)
-{
-    double dev = -1;
-    hb_status st = HB_OK;
-    if (x->device && x->inst->ops->timer_end) st = x->inst->ops->timer_end(x->inst, &dev);
-    *acc += dev >= 0 ? dev : hb_now() - t0;
-    return st;
 }
 
 /* Phases of one call; P_COLL, the collective steps' device time (a part of compute), is recorded in
@@ -192,10 +179,8 @@ static hb_status chain_once(chain_ctx *x, double ph[P_N])
     if (mode == HB_MODE_RESIDENT && x->device) {
         /* resident: the weights and the KV cache already live on the device (uploaded once, before
          * timing); per call only the layer's input crosses, and its output comes back */
-        t0 = now_dev_begin(x);
-        st = x->inst->ops->upload(x->inst, &x->buf[HB_CT_X]);
-        if (st == HB_OK) st = dev_end(x, t0, &ph[P_H2D]);
-        if (st != HB_OK) return st;
+        hb_buf *xb = &x->buf[HB_CT_X];
+        if ((st = hb_exec_place(x->inst, &xb, 1, 1, &ph[P_H2D])) != HB_OK) return st;
     }
     for (int i = 0; i < x->nsteps; i++) {
         const int *in = x->sin[i];
@@ -208,31 +193,25 @@ static hb_status chain_once(chain_ctx *x, double ph[P_N])
                 ph[P_CIN] += hb_now() - t0;
             }
             if (x->device) {
-                t0 = now_dev_begin(x);
-                for (int j = 0; j < 3 && in[j] >= 0 && st == HB_OK; j++) st = x->inst->ops->upload(x->inst, &x->buf[in[j]]);
-                if (st == HB_OK) st = dev_end(x, t0, &ph[P_H2D]);
-                if (st != HB_OK) return st;
+                hb_buf *up[3];
+                int nu = 0;
+                for (int j = 0; j < 3 && in[j] >= 0; j++) up[nu++] = &x->buf[in[j]];
+                if ((st = hb_exec_place(x->inst, up, nu, 1, &ph[P_H2D])) != HB_OK) return st;
             }
         }
-        hb_buf *ins[3] = {&x->buf[in[0]], in[1] >= 0 ? &x->buf[in[1]] : NULL, in[2] >= 0 ? &x->buf[in[2]] : NULL};
-        double prep = 0;
-        st = hb_compute_prepare(x->inst, x->cold, &x->sc[i], ins, &x->buf[out], &x->prep[i], &prep);
+        /* the step: its start state (hot or cold), then its run timed (exec.h); the preparation is no
+         * phase's: it leaves the measured total */
+        double tc = 0, prep = 0;
+        st = hb_exec_run(&x->step[i], x->cold, x->device ? HB_EXEC_DEV_TIMER : 0, &tc, NULL, &prep);
+        tstart += prep;
+        ph[P_COMP] += tc;
+        if (hb_op_is_collective(x->sc[i].op)) ph[P_COLL] += tc;
         if (st != HB_OK) return st;
-        tstart += prep; /* the preparation is no phase's: it leaves the measured total */
-        t0 = now_dev_begin(x);
-        st = x->inst->ops->run(x->inst, &x->sc[i], ins, &x->buf[out]);
-        const double before = ph[P_COMP];
-        hb_status s2 = dev_end(x, t0, &ph[P_COMP]);
-        if (hb_op_is_collective(x->sc[i].op)) ph[P_COLL] += ph[P_COMP] - before;
-        if (st != HB_OK) return st;
-        if (s2 != HB_OK) return s2;
         if (x->want_impl) step_impl(x, i);
         if (mode != HB_MODE_RESIDENT || out == HB_CT_Y) {
             if (x->device) {
-                t0 = now_dev_begin(x);
-                st = x->inst->ops->download(x->inst, &x->buf[out]);
-                if (st == HB_OK) st = dev_end(x, t0, &ph[P_D2H]);
-                if (st != HB_OK) return st;
+                hb_buf *ob = &x->buf[out];
+                if ((st = hb_exec_fetch(x->inst, &ob, 1, 1, &ph[P_D2H])) != HB_OK) return st;
             }
             if (mode == HB_MODE_CONVERT) {
                 t0 = hb_now();
@@ -257,18 +236,8 @@ static hb_status chain_stream_once(chain_ctx *x, double *dev, double *enq)
     hb_status st = x->inst->ops->upload(x->inst, &x->buf[HB_CT_X]);
     if (st != HB_OK) return st;
     if (x->coll_step >= 0) (void)x->inst->ops->coll_vote(x->inst, &x->sc[x->coll_step], 0);
-    hb_status (*run)(hb_instance *, const hb_case *, hb_buf *const *, hb_buf *) =
-        x->inst->ops->run_async ? x->inst->ops->run_async : x->inst->ops->run;
-    st = x->inst->ops->timer_begin(x->inst);
-    const double t0 = hb_now();
-    for (int i = 0; i < x->nsteps && st == HB_OK; i++) {
-        const int *in = x->sin[i];
-        hb_buf *ins[3] = {&x->buf[in[0]], in[1] >= 0 ? &x->buf[in[1]] : NULL, in[2] >= 0 ? &x->buf[in[2]] : NULL};
-        st = run(x->inst, &x->sc[i], ins, &x->buf[hb_chain_step_at(&x->c->shape, i)->out]);
-    }
-    *enq = hb_now() - t0; /* the host's time to enqueue the layer: near the layer's time, the layer is launch-bound */
-    hb_status s2 = x->inst->ops->timer_end(x->inst, dev);
-    return st != HB_OK ? st : s2;
+    /* *enq, the host's time to enqueue the layer: near the layer's time, the layer is launch-bound */
+    return hb_exec_enqueue(x->step, x->nsteps, dev, enq, NULL, NULL);
 }
 
 /* The layer's steps recorded once as a graph (the backend's graph_capture around the run_async calls
@@ -282,15 +251,8 @@ static void chain_graph_capture(chain_ctx *x)
         if (x->coll_step >= 0) (void)x->inst->ops->coll_vote(x->inst, &x->sc[x->coll_step], 1); /* the others' vote below */
         return;
     }
-    hb_status (*run)(hb_instance *, const hb_case *, hb_buf *const *, hb_buf *) =
-        x->inst->ops->run_async ? x->inst->ops->run_async : x->inst->ops->run;
     int failed = -1;
-    for (int i = 0; i < x->nsteps && failed < 0; i++) {
-        const int *in = x->sin[i];
-        hb_buf *ins[3] = {&x->buf[in[0]], in[1] >= 0 ? &x->buf[in[1]] : NULL, in[2] >= 0 ? &x->buf[in[2]] : NULL};
-        st = run(x->inst, &x->sc[i], ins, &x->buf[hb_chain_step_at(&x->c->shape, i)->out]);
-        if (st != HB_OK) failed = i;
-    }
+    st = hb_exec_enqueue(x->step, x->nsteps, NULL, NULL, NULL, &failed); /* recorded, not run */
     hb_status st2 = x->inst->ops->graph_capture(x->inst, 0, &x->graph); /* always ends the capture */
     if (failed >= 0 || st2 != HB_OK) {
         if (failed >= 0)
@@ -416,6 +378,11 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
             }
             if (coll) x->coll_step = i;
         }
+    for (int i = 0; i < x->nsteps; i++) {
+        const int *in = x->sin[i];
+        x->step[i] = (hb_exec_step){.inst = inst, .c = &x->sc[i], .in = {&x->buf[in[0]], in[1] >= 0 ? &x->buf[in[1]] : NULL, in[2] >= 0 ? &x->buf[in[2]] : NULL},
+                                    .out = &x->buf[hb_chain_step_at(&c->shape, i)->out], .prep = &x->prep[i]};
+    }
     if (x->coll_step >= 0 && !inst->ops->coll_vote) {
         st = HB_ESKIP;
         snprintf(reason, rl, "the backend has no collective vote: its ranks could not agree where sampling stops");
@@ -750,5 +717,38 @@ json_t *hb_chain_measure(hb_instance *inst, const hb_case *c, const hb_options *
 {
     json_t *rec = NULL;
     hb_chain_measure_group(inst, c, 1, o, cl, ncl, &rec, st_out);
+    return rec;
+}
+
+/* ---- a chain in another measurement's rounds (internal.h) ---- */
+struct hb_chain_part {
+    chain_var v;
+    const hb_options *o;
+};
+
+hb_chain_part *hb_chain_part_open(hb_instance *inst, const hb_case *c, const hb_options *o)
+{
+    hb_chain_part *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->o = o;
+    double t0 = hb_now();
+    chain_open(&p->v, inst, c, o, hb_rss_now());
+    p->v.wall_setup = hb_now() - t0;
+    p->v.want = 1;
+    return p;
+}
+
+int hb_chain_part_sample(void *ctx)
+{
+    hb_chain_part *p = ctx;
+    if (p->v.done) return HB_ROUND_DONE;
+    chain_sample(&p->v, p->o, 1); /* grouped: its rule clears want; done only at max_samples or a failure */
+    return p->v.done ? HB_ROUND_DONE : p->v.want ? HB_ROUND_MORE : HB_ROUND_ENOUGH;
+}
+
+json_t *hb_chain_part_close(hb_chain_part *p, int others, hb_status *st)
+{
+    json_t *rec = chain_close(&p->v, p->o, NULL, 0, others + 1, st);
+    free(p);
     return rec;
 }

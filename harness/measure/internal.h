@@ -147,6 +147,29 @@ json_t *hb_chain_measure(hb_instance *inst, const hb_case *c, const hb_options *
 void hb_chain_measure_group(hb_instance *inst, const hb_case *cases, int n, const hb_options *o, const hb_ceiling *cl,
                             int ncl, json_t **recs, hb_status *st_out);
 
+/* A chain case as one participant of another measurement's rounds (measure/rounds.h; replay.c samples
+ * a model's chain case in the rounds of its plans). hb_chain_part_open sets c up on inst and verifies
+ * it as hb_chain_measure does (NULL only when out of memory); hb_chain_part_sample takes one timed
+ * call (the layer op by op, then as one stream and one graph where the case has them) and answers
+ * HB_ROUND_MORE while its own rule (CI target after min_samples; 4 x budget_s) wants calls,
+ * HB_ROUND_ENOUGH once it is met (it takes calls while the others sample, up to max_samples), and
+ * HB_ROUND_DONE at max_samples, after a failure, or when set-up failed (then it calls nothing);
+ * hb_chain_part_close returns its "case" record (as hb_chain_measure's; "interleaved_with": others
+ * when others > 0), *st its status, and frees p. */
+typedef struct hb_chain_part hb_chain_part;
+hb_chain_part *hb_chain_part_open(hb_instance *inst, const hb_case *c, const hb_options *o);
+int hb_chain_part_sample(void *p);
+json_t *hb_chain_part_close(hb_chain_part *p, int others, hb_status *st);
+
+/* The chain case of model m (m->whole) on inst, as replay.c samples it beside the plans
+ * (replay_chain.c): dtype f32, resident on a device with its own memory, else f32; route rt (pageable
+ * on a host-memory backend, which has no transfer routes); named and sourced after the model. */
+struct hb_model;
+hb_case hb_replay_chain_case(const struct hb_model *m, const hb_instance *inst, hb_route rt);
+/* What plan record prec keeps of the chain case record crec sampled in its rounds: a new object
+ * ("chain_in_rounds", docs/results-schema.md; replay_chain.c). */
+json_t *hb_replay_chain_summary(json_t *crec, json_t *prec);
+
 /* Merge pass `pass` (2..P, 1-based) of a multi-pass run into the results file `path` (merge.c): its
  * pass_case / pass_backend records folded into the case and backend records of the passes before,
  * the merged file written to path.tmp (path's real name), locked, synced and renamed over path; *fd

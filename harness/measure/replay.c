@@ -6,61 +6,12 @@
 #include "measure/internal.h"
 #include "cpu_ref/ref.h"
 #include "core/stats.h"
+#include "measure/rounds.h"
+#include "measure/exec.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-void hb_replay_wait_policy(const hb_plan_costs *c, int argc, char **argv)
-{
-    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || getenv("HB_REPLAY_REEXEC")) return;
-    int ocl = 0;
-    for (int d = 0; d < c->ndev; d++) ocl |= !strcmp(c->dev[d].type, "opencl");
-    if (!ocl) return;
-    char **av = calloc((size_t)argc + 2, sizeof *av);
-    if (!av) return;
-    av[0] = (char *)"hybench";
-    for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
-    setenv("GOMP_SPINCOUNT", "1000", 1);
-    setenv("HB_REPLAY_REEXEC", "1", 1);
-    fflush(NULL);
-    execv("/proc/self/exe", av);
-    unsetenv("GOMP_SPINCOUNT");
-    free(av);
-}
-
-/* ---- opening the plan's instances ---- */
-
-hb_status hb_replay_open(const hb_plan_costs *c, hb_instance inst[HB_PLAN_MAXDEV], char *err, size_t errlen)
-{
-    memset(inst, 0, sizeof(hb_instance) * HB_PLAN_MAXDEV);
-    for (int d = 0; d < c->ndev; d++) {
-        const hb_backend_entry *e = hb_backend_find(c->dev[d].type);
-        hb_instance all[MAX_INST];
-        char why[256] = "";
-        int n = e ? hb_backend_open(e, all, MAX_INST, why, sizeof why) : 0;
-        int got = -1;
-        for (int k = 0; k < n; k++) {
-            if (got < 0 && !strcmp(all[k].name, c->dev[d].id)) got = k;
-            else all[k].ops->close(&all[k]);
-        }
-        if (got < 0) {
-            snprintf(err, errlen, "backend %s is not available in this process: %s", c->dev[d].id,
-                     !e ? "unknown type" : n ? "no instance of that name here" : why);
-            hb_replay_close(c, inst);
-            return HB_ESKIP;
-        }
-        inst[d] = all[got];
-    }
-    return HB_OK;
-}
-
-void hb_replay_close(const hb_plan_costs *c, hb_instance inst[HB_PLAN_MAXDEV])
-{
-    for (int d = 0; d < c->ndev; d++)
-        if (inst[d].ops) { inst[d].ops->close(&inst[d]); inst[d].ops = NULL; }
-}
 
 /* ---- one replay ---- */
 
@@ -96,6 +47,7 @@ typedef struct replay {
     int dev1;                    /* every op on one device with its own memory, a device timer and
                                   * run_async, mode f32, hot: the call is enqueued as the chain's
                                   * layer is (chain.c chain_stream_once) and also timed on the device */
+    hb_exec_step *steps;         /* dev1: the n ops as the executor's steps (exec.h), one segment */
     hb_prep_state warm;          /* the hot rule over whole calls, before sampling */
     double *step_c, *step_x;     /* per sample x n: each step's compute and copy seconds */
     double *seq;                 /* n: each op's median compute time in the in-sequence pass (NULL: not run) */
@@ -287,7 +239,7 @@ static void teardown(replay *r)
     for (int i = 0; r->w && i < r->n; i++)
         for (int j = 0; j < HB_MAX_INPUTS; j++)
             if (r->wh[i][j]) inst_of(r, i)->ops->buf_free(inst_of(r, i), &r->w[i][j]);
-    free(r->t); free(r->w); free(r->wh); free(r->prep); free(r->ref); free(r->step_c); free(r->step_x); free(r->seq);
+    free(r->t); free(r->w); free(r->wh); free(r->prep); free(r->ref); free(r->step_c); free(r->step_x); free(r->seq); free(r->steps);
     for (int p = 0; p < P_N; p++) free(r->samp[p]);
 }
 
@@ -302,10 +254,8 @@ static hb_status ensure(replay *r, int t, int y, double ph[P_N])
         int from = 1;
         while (from < r->c->nmem && !(x->present & (1u << from))) from++;
         if (from >= r->c->nmem) return HB_EINVAL; /* a bug: the tensor is nowhere */
-        hb_instance *in = &r->inst[r->owner[from]];
-        double t0 = hb_now();
-        if ((st = in->ops->download(in, &x->dbuf[from])) != HB_OK) return st;
-        ph[P_D2H] += hb_now() - t0;
+        hb_buf *b = &x->dbuf[from];
+        if ((st = hb_exec_fetch(&r->inst[r->owner[from]], &b, 1, 0, &ph[P_D2H])) != HB_OK) return st;
         x->hloc = x->dbuf[from].host;
         x->present |= 1u;
     }
@@ -316,10 +266,7 @@ static hb_status ensure(replay *r, int t, int y, double ph[P_N])
             memcpy(b->host, x->hloc, bytes);
             ph[P_STAGE] += hb_now() - t0;
         }
-        hb_instance *in = &r->inst[r->owner[y]];
-        double t0 = hb_now();
-        if ((st = in->ops->upload(in, b)) != HB_OK) return st;
-        ph[P_H2D] += hb_now() - t0;
+        if ((st = hb_exec_place(&r->inst[r->owner[y]], &b, 1, 0, &ph[P_H2D])) != HB_OK) return st;
     }
     x->present |= 1u << y;
     return HB_OK;
@@ -329,8 +276,37 @@ static hb_status ensure(replay *r, int t, int y, double ph[P_N])
  * NULL): the in-sequence pass (hb_replay_plan): every op run blocking, with no hot rule before it (its
  * start state is what the ops before it left), seq[i] its compute time - the device timer's where the
  * backend has one and computes in its own memory, else the host clock's. */
+/* dev1 (replay.h): the model's input placed in the device's memory (a copy when the plan starts in
+ * host memory), the first op's start state prepared (hot rule), then the ops enqueued as one segment
+ * on the executor (exec.h hb_exec_enqueue: the same call, and so the same host work per op, as the
+ * chain's layer as one stream, chain.c) under one device timer; the output then goes where the plan
+ * ends. step_c[i]: op i's share of the host's enqueue; step_x[0] the input's copy. */
+static hb_status call_dev1(replay *r, double ph[P_N], double *step_c, double *step_x)
+{
+    memset(ph, 0, sizeof(double) * P_N);
+    const int mm = mem_of(r, 0);
+    for (int t = 1; t <= r->n; t++) { r->t[t].present = 0; r->t[t].hloc = NULL; }
+    r->t[0].present = (1u << r->start_mem) | (r->start_mem ? 0u : 1u);
+    r->t[0].hloc = r->start_mem ? NULL : r->t[0].hout;
+    double tstart = hb_now(), prep = 0;
+    hb_status st = ensure(r, 0, mm, ph);
+    if (step_x) {
+        memset(step_x, 0, sizeof(double) * (size_t)r->n);
+        step_x[0] = ph[P_H2D] + ph[P_D2H] + ph[P_STAGE];
+    }
+    const hb_exec_step *s0 = &r->steps[0];
+    if (st == HB_OK) st = hb_compute_prepare(s0->inst, r->o->cold, s0->c, s0->in, s0->out, s0->prep, &prep);
+    tstart += prep;
+    if (st == HB_OK) st = hb_exec_enqueue(r->steps, r->n, &ph[P_DEV], &ph[P_COMP], step_c, NULL);
+    for (int t = 1; t <= r->n; t++) r->t[t].present = 1u << mm;
+    if (st == HB_OK) st = ensure(r, r->n, r->end_mem, ph); /* the output to the next unit / the host */
+    ph[P_TOTAL] = hb_now() - tstart;
+    return st;
+}
+
 static hb_status call_once(replay *r, double ph[P_N], double *step_c, double *step_x, double *seq)
 {
+    if (r->dev1 && !seq) return call_dev1(r, ph, step_c, step_x);
     memset(ph, 0, sizeof(double) * P_N);
     const hb_model *m = r->m;
     const int conv = r->mode == HB_MODE_CONVERT;
@@ -357,9 +333,8 @@ static hb_status call_once(replay *r, double ph[P_N], double *step_c, double *st
             hb_convert(dst, HB_ELEM_F32, x->h64, HB_ELEM_F64, x->elems);
             ph[P_CONV] += hb_now() - t0;
             if (mm) {
-                t0 = hb_now();
-                st = in->ops->upload(in, &x->dbuf[mm]);
-                ph[P_H2D] += hb_now() - t0;
+                hb_buf *b = &x->dbuf[mm];
+                st = hb_exec_place(in, &b, 1, 0, &ph[P_H2D]);
             }
         }
         if (st != HB_OK) break;
@@ -376,42 +351,30 @@ static hb_status call_once(replay *r, double ph[P_N], double *step_c, double *st
          * without waiting, as an executor launches a segment of ops; the segment's last op waits (run), so
          * the segment's device time is in the total (and in its last op's compute figure), and an op
          * after an enqueued one gets no settle runs (they would wait for it outside the timed total) */
-        const int async = !seq && !conv && !r->o->cold && in->ops->run_async && !in->host_memory &&
-                          ((i + 1 < r->n && inst_of(r, i + 1) == in) || r->dev1);
+        const int async = !seq && !conv && !r->o->cold && in->ops->run_async && !in->host_memory && i + 1 < r->n && inst_of(r, i + 1) == in;
         const int dtimer = seq && !in->host_memory && in->ops->timer_begin && in->ops->timer_end;
-        double prep = 0;
-        if (!seq && !prev_async && (st = hb_compute_prepare(in, r->o->cold, &nd->c, ins, out, &r->prep[i], &prep)) != HB_OK) break;
+        /* the step on the executor (exec.h): its start state first unless it follows an enqueued op or
+         * is in sequence */
+        hb_exec_step es = {.inst = in, .c = &nd->c, .in = {ins[0], ins[1], ins[2]}, .out = out, .prep = &r->prep[i]};
+        unsigned fl = (async ? HB_EXEC_ASYNC : 0) | (dtimer ? HB_EXEC_DEV_TIMER : 0) | (seq || prev_async ? HB_EXEC_NO_PREP : 0);
+        double prep = 0, tc = 0, tt = 0;
+        st = hb_exec_run(&es, r->o->cold, fl, &tt, &tc, &prep);
         tstart += prep;
-        if (dtimer && (st = in->ops->timer_begin(in)) != HB_OK) break;
-        if (!seq && r->dev1 && i == 0 && (st = in->ops->timer_begin(in)) != HB_OK) break;
-        double t0 = hb_now();
-        st = async ? in->ops->run_async(in, &nd->c, ins, out) : in->ops->run(in, &nd->c, ins, out);
         prev_async = async;
-        double tc = hb_now() - t0;
-        if (seq) {
-            double dt = tc;
-            if (dtimer && st == HB_OK) st = in->ops->timer_end(in, &dt);
-            seq[i] = dt > 0 ? dt : tc;
-        }
+        if (seq) seq[i] = tt; /* the device timer's where the backend has one on a device, else the host clock's */
         ph[P_COMP] += tc;
         if (st != HB_OK) break;
         y->present = (1u << mm) | (mm ? 0u : 1u);
         y->hloc = mm ? NULL : y->hout;
         if (conv) {
-            if (mm) {
-                t0 = hb_now();
-                st = in->ops->download(in, out);
-                ph[P_D2H] += hb_now() - t0;
-            }
-            t0 = hb_now();
+            if (mm) st = hb_exec_fetch(in, &out, 1, 0, &ph[P_D2H]);
+            double t0 = hb_now();
             hb_convert(y->h64, HB_ELEM_F64, mm ? out->host : y->hout, HB_ELEM_F32, y->elems);
             ph[P_CONV] += hb_now() - t0;
         }
         if (step_c) step_c[i] = tc;
         if (step_x) step_x[i] = ph[P_H2D] + ph[P_D2H] + ph[P_STAGE] - before;
     }
-    /* dev1: the device's seconds from the first op's start to the last op's end; its end waits for them */
-    if (st == HB_OK && !seq && r->dev1) st = inst_of(r, 0)->ops->timer_end(inst_of(r, 0), &ph[P_DEV]);
     if (st == HB_OK && !conv) st = ensure(r, r->n, r->end_mem, ph); /* the output to the next unit / the host */
     ph[P_TOTAL] = hb_now() - tstart;
     return st;
@@ -633,6 +596,16 @@ static void rp_open(replay *r, const hb_plan_costs *c, const hb_plan_named *p, i
         for (int i = 1; i < r->n; i++) r->dev1 &= p->dev[i] == p->dev[0];
     }
     if ((st = setup(r)) != HB_OK) goto out;
+    if (r->dev1 && !(r->steps = calloc((size_t)r->n, sizeof *r->steps))) st = HB_ENOMEM;
+    for (int i = 0; r->steps && i < r->n; i++) {
+        /* dev1: every activation in the device's memory, every weight on it */
+        const hb_model_node *nd = &r->m->nodes[i];
+        const int mm = mem_of(r, i);
+        hb_exec_step *es = &r->steps[i];
+        *es = (hb_exec_step){.inst = inst_of(r, i), .c = &nd->c, .out = &r->t[i + 1].dbuf[mm], .prep = &r->prep[i]};
+        for (int j = 0; j < hb_op_get(nd->c.op)->ninputs; j++)
+            es->in[j] = nd->slot[j] < 0 ? &r->w[i][j] : &r->t[tix(nd->in[nd->slot[j]])].dbuf[mm];
+    }
     for (int k = 0; k < P_N; k++)
         if (!(r->samp[k] = calloc((size_t)o->max_samples + 2, sizeof(double)))) st = HB_ENOMEM;
     if (st == HB_OK && (!(r->step_c = calloc(((size_t)o->max_samples + 2) * (size_t)r->n, sizeof(double))) ||
@@ -698,30 +671,87 @@ static json_t *rp_close(replay *r, const char *costs_from, int others)
     return rec;
 }
 
+/* One sampled call of plan r in the rounds (rounds.h): a plan's own rule ends it. */
+static int rp_round(void *ctx)
+{
+    replay *r = ctx;
+    if (r->done) return HB_ROUND_DONE;
+    rp_sample(r);
+    return r->done ? HB_ROUND_DONE : HB_ROUND_MORE;
+}
+
+/* The device that runs every op of plan p, or -1. */
+static int single_dev(const hb_plan_costs *c, const hb_plan_named *p)
+{
+    for (int i = 1; i < c->model->n; i++)
+        if (p->dev[i] != p->dev[0]) return -1;
+    return p->dev[0] >= 0 && p->dev[0] < c->ndev ? p->dev[0] : -1;
+}
+
+/* The chain case on device d in the rounds: it takes calls while a plan that runs alone on d still
+ * samples, and after that only while its own rule wants more (a chain kept going for other devices'
+ * plans would only put its host work before theirs). */
+typedef struct chain_slot {
+    hb_chain_part *cp;
+    const replay *r;
+    const int *single; /* per plan: its one device, or -1 */
+    int np, d, last;
+} chain_slot;
+
+static int chain_round(void *ctx)
+{
+    chain_slot *cs = ctx;
+    int live = 0;
+    for (int k = 0; k < cs->np; k++) live |= cs->single[k] == cs->d && !cs->r[k].done;
+    if (!live && cs->last != HB_ROUND_MORE) return HB_ROUND_DONE;
+    return cs->last = hb_chain_part_sample(cs->cp);
+}
+
 void hb_replay_plans(const hb_plan_costs *c, const hb_plan_named *p, int np, int route, hb_mode mode, hb_instance inst[HB_PLAN_MAXDEV],
                      const hb_options *o, const char *costs_from, json_t **recs, hb_status *st)
 {
     replay *r = calloc((size_t)(np > 0 ? np : 1), sizeof *r);
-    if (!r) {
+    hb_round_part *parts = calloc((size_t)np + HB_PLAN_MAXDEV + 1, sizeof *parts);
+    if (!r || !parts) {
+        free(r);
+        free(parts);
         for (int k = 0; k < np; k++) { recs[k] = NULL; st[k] = HB_ENOMEM; }
         return;
     }
-    for (int k = 0; k < np; k++) rp_open(&r[k], c, &p[k], route, mode, inst, o);
-    /* rounds: every plan still sampling takes one call, the order rotating each round */
-    for (int round = 0;; round++) {
-        int any = 0;
-        for (int j = 0; j < np; j++) {
-            replay *x = &r[(j + round) % np];
-            if (x->done) continue;
-            rp_sample(x);
-            any = 1;
-        }
-        if (!any) break;
+    for (int k = 0; k < np; k++) {
+        rp_open(&r[k], c, &p[k], route, mode, inst, o);
+        parts[k] = (hb_round_part){.ctx = &r[k], .sample = rp_round};
+    }
+    /* the model's chain case on each device that one of these plans runs alone (mode f32, a model
+     * with a chain case): a participant of the same rounds, so that the replay and the chain meet
+     * the host's drift alike (rounds.h) */
+    hb_chain_part *chain[HB_PLAN_MAXDEV] = {NULL};
+    chain_slot slot[HB_PLAN_MAXDEV];
+    int npart = np, *single = calloc((size_t)np + 1, sizeof *single);
+    for (int k = 0; k < np && single; k++) single[k] = single_dev(c, &p[k]);
+    for (int k = 0; k < np && single && mode == HB_MODE_F32 && c->model->has_whole; k++) {
+        int d = single[k];
+        if (d < 0 || chain[d] || !inst[d].ops || r[k].st != HB_OK) continue;
+        hb_case cc = hb_replay_chain_case(c->model, &inst[d], route < 0 ? HB_ROUTE_PAGEABLE : (hb_route)route);
+        if (!(chain[d] = hb_chain_part_open(&inst[d], &cc, o))) continue;
+        slot[d] = (chain_slot){.cp = chain[d], .r = r, .single = single, .np = np, .d = d, .last = HB_ROUND_MORE};
+        parts[npart++] = (hb_round_part){.ctx = &slot[d], .sample = chain_round};
+    }
+    hb_rounds_run(parts, npart);
+    json_t *crec[HB_PLAN_MAXDEV] = {NULL};
+    for (int d = 0; d < HB_PLAN_MAXDEV; d++) {
+        hb_status cst;
+        if (chain[d]) crec[d] = hb_chain_part_close(chain[d], npart - 1, &cst);
     }
     for (int k = 0; k < np; k++) {
-        recs[k] = rp_close(&r[k], costs_from, np - 1);
+        recs[k] = rp_close(&r[k], costs_from, npart - 1);
         st[k] = r[k].st;
+        int d = single_dev(c, &p[k]);
+        if (recs[k] && d >= 0 && crec[d]) json_object_set_new(recs[k], "chain_in_rounds", hb_replay_chain_summary(crec[d], recs[k]));
     }
+    for (int d = 0; d < HB_PLAN_MAXDEV; d++) json_decref(crec[d]);
+    free(single);
+    free(parts);
     free(r);
 }
 

@@ -35,8 +35,9 @@
  *     host overhead between ops). These calls are not samples. Where the prediction misses
  *     by more than HB_REPLAY_CAUSE_PCT, "error_cause" names the largest of the three terms;
  *   - a plan whose ops all run on one device with its own memory, a device timer and run_async (mode
- *     f32, hot) is enqueued as the chain's layer is (chain.c chain_stream_once: every op with
- *     run_async, the device timer around them, its end the one wait) and its record adds the phase
+ *     f32, hot) is enqueued as the chain's layer is, by the same call (exec.h hb_exec_enqueue: every
+ *     op with run_async, the device timer around them, its end the one wait; the model's input placed
+ *     and the first op's start state prepared before it) and its record adds the phase
  *     "device": the device's seconds from the first op's start to the last op's end, the clock and
  *     the span of the chain's layer figure it is set beside;
  *   - warm-up: whole calls under the hot rule (prepare.h hb_settle) before the first sample.
@@ -83,13 +84,20 @@ json_t *hb_replay_plan(const hb_plan_costs *c, const hb_plan_named *p, int route
                        const hb_options *o, const char *costs_from, hb_status *st);
 
 /* Replay the np plans p[0..np-1] together, as hb_replay_plan replays one: each is set up, verified
- * and warmed (all held at once), then they take their sampled calls in rounds, the order rotating
- * every round, each until its own stop rule; then each its in-sequence pass and record. The host's
+ * and warmed (all held at once), then they take their sampled calls in rounds (measure/rounds.h: a
+ * fresh order every round), each until its own stop rule; then each its in-sequence pass and record. The host's
  * launch rate drifts by 20% and more over seconds on the GPU hosts (the decode layer replayed at
  * 110 us and 130 us in two processes 16 s apart, 2x H200 host), so plans sampled one after the other
  * are compared across that drift; in rounds they meet it alike (as hb_measure_group does for modes).
- * recs[k] gets plan k's record (NULL when out of memory) with "interleaved_with": np - 1, st[k] its
- * status. */
+ * In mode f32, for a model with a chain case (hb_model.has_whole: the decoder layers), that chain case
+ * (measure/chain.c, hb_chain_part_*: resident on a device with its own memory, f32 on a host-memory
+ * backend, on route) on each device that one of the plans runs alone joins the same rounds
+ * (measure/rounds.h) as a participant that takes a call every round while a plan run alone on its
+ * device still samples (and while its own rule wants more), so that the replay and the chain meet the
+ * host's drift alike; each
+ * plan run alone on that device gets the chain's figures and the ratio of the two ("chain_in_rounds",
+ * docs/results-schema.md). recs[k] gets plan k's record (NULL when out of memory) with
+ * "interleaved_with": the other participants (np - 1 plus the chains), st[k] its status. */
 void hb_replay_plans(const hb_plan_costs *c, const hb_plan_named *p, int np, int route, hb_mode mode, hb_instance inst[HB_PLAN_MAXDEV],
                      const hb_options *o, const char *costs_from, json_t **recs, hb_status *st);
 

@@ -6,7 +6,7 @@
  * ceiling and the timer agreement. The chain's cases go to chain.c.
  */
 #include "measure/internal.h"
-#include "measure/prepare.h"
+#include "measure/exec.h"
 #include "measure/energy.h"
 #include "measure/plant.h"
 #include "measure/instr.h"
@@ -22,21 +22,9 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
-/* One timed phase: host clock always; device clock when the backend has timers and touches the device. */
-#define PHASE_BEGIN(use_dev) do { if ((use_dev) && x->inst->ops->timer_begin) x->inst->ops->timer_begin(x->inst); } while (0)
-
-static hb_status phase_end(run_ctx *x, int use_dev, double t0, double *out_s, double *host_s)
-{
-    double dev = -1;
-    hb_status st = HB_OK;
-    if (use_dev && x->inst->ops->timer_end) st = x->inst->ops->timer_end(x->inst, &dev);
-    double t1 = hb_now();
-    if (host_s) *host_s = t1 - t0;
-    *out_s = (dev >= 0 && st == HB_OK) ? dev : t1 - t0;
-    return st;
-}
-
-/* One call of the op through the mode's data path. ph[] receives each phase in seconds. */
+/* One call of the op through the mode's data path: a one-step graph on the executor (exec.h), which
+ * places its inputs, runs and times it (the device clock where the backend has timers and the phase
+ * touches the device, else the host clock) and fetches its output. ph[] receives each phase in seconds. */
 static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_compute)
 {
     const hb_case *c = x->c;
@@ -59,13 +47,8 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
         else if (x->h32[0])
             for (int i = 0; i < x->nin; i++) hb_convert(x->in[i].host, x->el, x->h32[i], HB_ELEM_F32, x->nel[i]);
         ph[HB_PH_CONVERT_IN] = (c->mode == HB_MODE_CONVERT || x->h32[0]) ? hb_now() - t0 : 0;
-        if (x->device) {
-            t0 = hb_now();
-            PHASE_BEGIN(1);
-            for (int i = 0; i < x->nin && st == HB_OK; i++) st = x->inst->ops->upload(x->inst, &x->in[i]);
-            hb_status s2 = phase_end(x, 1, t0, &ph[HB_PH_H2D], NULL);
-            if (st != HB_OK || s2 != HB_OK) return st != HB_OK ? st : s2;
-        }
+        if (x->device && (st = hb_exec_place(x->inst, (hb_buf *[]){&x->in[0], &x->in[1], &x->in[2]}, x->nin, 1, &ph[HB_PH_H2D])) != HB_OK)
+            return st;
     }
     /* the compute starts hot or cold by one rule in every mode (prepare.h); its time is no phase's */
     hb_buf *ins[HB_MAX_INPUTS] = {&x->in[0], &x->in[1], &x->in[2]};
@@ -86,8 +69,7 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
         if (plant_dev > 1 || x->inst->ops->plant_delay(x->inst, plant_dev) != HB_OK) plant_dev = 0;
     }
 #endif
-    t0 = hb_now();
-    PHASE_BEGIN(x->device);
+    hb_exec_step es = {.inst = x->inst, .c = c, .in = {ins[0], ins[1], ins[2]}, .out = &x->out, .prep = &x->prep};
 #ifdef HB_PLANT /* ---- PLANTED REAL WORK (HB_PLANT_WORK=1; plant.h): the op on a sub-problem of (factor - 1) x its
                   * FLOPs, on the same buffers, before the real call rewrites the output ---- */
     if (plant_f > 1 && !plant_on_dev && hb_plant_is_work(c->op) && !x->plant_sub) {
@@ -95,12 +77,10 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
         x->plant_sub = hb_plant_sub_shape(c->op, &c->shape, plant_f - 1, &x->plant_case.shape) ? -1 : 1;
         if (x->plant_sub < 0) fprintf(stderr, "hybench: HB_PLANT_WORK: no sub-problem of %s: the timed spin instead\n", hb_op_get(c->op)->name);
     }
-    if (plant_f > 1 && x->plant_sub > 0 && (st = x->inst->ops->run(x->inst, &x->plant_case, ins, &x->out)) != HB_OK) return st;
+    if (plant_f > 1 && x->plant_sub > 0) es.pre = &x->plant_case;
 #endif
-    st = x->inst->ops->run(x->inst, c, ins, &x->out);
-    hb_status s3 = phase_end(x, x->device, t0, &ph[HB_PH_COMPUTE], host_compute);
+    st = hb_exec_run(&es, x->o->cold, HB_EXEC_NO_PREP | (x->device ? HB_EXEC_DEV_TIMER : 0), &ph[HB_PH_COMPUTE], host_compute, NULL);
     if (st != HB_OK) return st;
-    if (s3 != HB_OK) return s3;
 #ifdef HB_PLANT
     if (plant_on_dev) x->plant_compute = ph[HB_PH_COMPUTE] - plant_dev;
 #endif
@@ -111,13 +91,8 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
         ph[HB_PH_D2H] = cp;
         ph[HB_PH_CONVERT_OUT] = cv;
     } else if (!resident) {
-        if (x->device) {
-            t0 = hb_now();
-            PHASE_BEGIN(1);
-            st = x->inst->ops->download(x->inst, &x->out);
-            hb_status s4 = phase_end(x, 1, t0, &ph[HB_PH_D2H], NULL);
-            if (st != HB_OK || s4 != HB_OK) return st != HB_OK ? st : s4;
-        }
+        hb_buf *ob = &x->out;
+        if (x->device && (st = hb_exec_fetch(x->inst, &ob, 1, 1, &ph[HB_PH_D2H])) != HB_OK) return st;
         t0 = hb_now();
         if (c->mode == HB_MODE_CONVERT) hb_convert(x->o64, HB_ELEM_F64, x->out.host, x->el, x->nout);
         else if (x->o32) hb_convert(x->o32, HB_ELEM_F32, x->out.host, x->el, x->nout);
@@ -252,12 +227,15 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
         /* resident: the inputs cross once, before sampling (converted to the device dtype first) */
         if (v->x.h32[0])
             for (int i = 0; i < v->x.nin; i++) hb_convert(v->x.in[i].host, v->x.el, v->x.h32[i], HB_ELEM_F32, v->x.nel[i]);
-        for (int i = 0; i < v->x.nin && v->x.device && st == HB_OK; i++) st = inst->ops->upload(inst, &v->x.in[i]);
+        double t_up = 0; /* untimed: placed once, on the executor (exec.h) */
+        if (v->x.device) st = hb_exec_place(inst, (hb_buf *[]){&v->x.in[0], &v->x.in[1], &v->x.in[2]}, v->x.nin, 0, &t_up);
         if (st != HB_OK) { v->st = st; snprintf(v->reason, sizeof v->reason, "upload failed"); return; }
     }
     st = poison_output(&v->x);
     if (st == HB_OK) st = call_once(&v->x, ph, &hc);
-    if (st == HB_OK && c->mode == HB_MODE_RESIDENT && v->x.device) st = inst->ops->download(inst, &v->x.out);
+    hb_buf *ob = &v->x.out;
+    double t_down = 0;
+    if (st == HB_OK && c->mode == HB_MODE_RESIDENT && v->x.device) st = hb_exec_fetch(inst, &ob, 1, 0, &t_down);
     v->warmups++;
     /* its own set-up's peak: the peak since the reset, less what the group's other variants hold */
     long long pk = hb_rss_peak();
@@ -288,7 +266,9 @@ static void var_check_last(mvar *v, hb_ref_cache *rc)
 {
     hb_instance *inst = v->x.inst;
     if (v->c->mode == HB_MODE_RESIDENT && v->x.device) {
-        hb_status st = inst->ops->download(inst, &v->x.out);
+        hb_buf *ob = &v->x.out;
+        double t_down = 0;
+        hb_status st = hb_exec_fetch(inst, &ob, 1, 0, &t_down);
         if (st != HB_OK) {
             v->st = st;
             snprintf(v->reason, sizeof v->reason, "download of the last sample's output failed: %s", hb_status_name(st));
