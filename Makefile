@@ -227,6 +227,7 @@ TEST_TOP_test_quant      := core
 TEST_TOP_test_stats      := measure
 TEST_TOP_test_clock      := measure
 TEST_TOP_test_workload   := workload
+TEST_TOP_test_gatelist   := workload
 TEST_TOP_test_benchdnn   := workload
 TEST_TOP_test_gguf       := workload
 TEST_TOP_test_cpu_kernels := measure

@@ -25,13 +25,19 @@
 #   GATE_CHANGED_FIRST=0  one hybench ab over every case (as when --op is among the options)
 #   GATE_ARGS     hybench ab options used when none follow "--"
 #                 (default: --quick --budget 0.01)
+#                 The case list: the workload files among the options, else the gate list (the cheapest
+#                 case of every kernel path, docs/compare.md "The gate list"), drawn up once by HEAD's
+#                 `hybench gate-list` into GATE_OUT/gate-list.ini and .keys (each backend's cases, passed as
+#                 --cases-from; BASE needs `run --cases-from`) (with --instructions: its cost cut;
+#                 --with-time then times that list too); --no-gate-list: the list `run` reads (with
+#                 --quick the whole quick list, as before the gate list)
 #   GATE_MAKE     make arguments for both builds (default: WITH_CUDA=no), e.g. "PLANT=1 WITH_CUDA=no";
 #                 with --instructions among the ab options, ARCH=-march=x86-64-v3 is added unless an ARCH= is given
 #   GATE_KEEP=1   keep the worktrees and builds (default: removed at the end)
 #   GATE_TMP      parent of the temporary folder (default: $TMPDIR or /tmp)
 set -u
 GMAP=$(cd "$(dirname "$0")" && pwd)/gate_map.sh   # the map's reader beside this script (before any cd)
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; }
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case "$1" in -h|--help) usage; exit 0;; esac
 BASE_REF=$1; shift
@@ -80,21 +86,25 @@ AB_VALUED=" rounds min-rounds time-budget threshold alpha confidence bootstrap r
   markdown json junit order-seed threads pin cur-env round-stat subset-from redecide ref-cache algo-cache instr-rounds
   instr-calls instr-threshold "
 RUN_VALUED=" backend op mode route dtype filter batch budget ci-target min-samples max-samples ref-max-gflop
-  case-timeout repetitions seed passes "
-PASS=() RUNARGS=() USER_BK="" has_op=0 has_tb=0 instr=0 wtime=0
+  case-timeout repetitions seed passes cases-from "
+PASS=() RUNARGS=() GLARGS=() USER_BK="" has_op=0 has_tb=0 instr=0 wtime=0 has_wl=0 nogl=0 THR=1 PIN=""
 i=0
 while [ $i -lt ${#ARGS[@]} ]; do
   a=${ARGS[$i]} v="" nm=""
   case "$a" in --*=*) nm=${a%%=*}; nm=${nm#--}; v=${a#*=};; --*) nm=${a#--};; esac
   if [ -n "$nm" ] && [ -z "$v" ] && [[ $AB_VALUED$RUN_VALUED == *" $nm "* ]]; then i=$((i + 1)); v=${ARGS[$i]:-}; fi
   case "$nm" in
-    backend) USER_BK=$v;;
+    backend) USER_BK=$v; GLARGS+=("--backend" "$v");;
+    dtype|mode|route) GLARGS+=("--$nm" "$v"); PASS+=("--$nm" "$v"); RUNARGS+=("--$nm" "$v");;
+    threads) THR=$v; PASS+=("--threads" "$v");;
+    pin) PIN=$v; PASS+=("--pin" "$v");;
+    no-gate-list) nogl=1; PASS+=("$a");;
     op) has_op=1; PASS+=("--op" "$v"); RUNARGS+=("--op" "$v");;
     time-budget) has_tb=1; PASS+=("--time-budget" "$v");;
     instructions) instr=1; PASS+=("$a");;
     with-time) wtime=1; PASS+=("$a");;
     quick|cold) PASS+=("$a"); RUNARGS+=("$a");;
-    "") PASS+=("$a"); RUNARGS+=("$a");;    # a workload file
+    "") has_wl=1; PASS+=("$a"); RUNARGS+=("$a");;    # a workload file
     *) if [[ $RUN_VALUED == *" $nm "* ]]; then PASS+=("--$nm" "$v"); RUNARGS+=("--$nm" "$v");
        elif [[ $AB_VALUED == *" $nm "* ]]; then PASS+=("--$nm" "$v"); else PASS+=("$a"); fi;;
   esac
@@ -106,6 +116,23 @@ if [ -n "$USER_BK" ]; then GBK=$USER_BK
 elif [ $instr = 1 ]; then GBK=cpu-ref,cpu
 else GBK=$("$TMP/head/build/hybench" list 2>/dev/null | awk '$2 == "available" {sub(/:.*/, "", $1); if (!s[$1]++) printf "%s%s", n++ ? "," : "", $1}')
   [ -n "$GBK" ] || { echo "gate.sh: hybench list of the HEAD build names no available backend" >&2; exit 2; }
+fi
+# the case list: the gate list unless workload files or --no-gate-list are given, drawn up once here by
+# HEAD's build with the threads of the gate's runs (the cpu backend's plans depend on them; 1 under
+# callgrind) and passed to every group's hybench ab as its workload file
+if [ $has_wl = 0 ] && [ $nogl = 0 ]; then
+  GL=(--out "$OUT/gate-list.ini" --keys "$OUT/gate-list.keys"); GLENV=()
+  [ $instr = 1 ] && { GL+=(--instructions); THR=1; GLENV=(HB_CPU_ISA=avx2); }
+  [ "$THR" = 0 ] || GLENV+=(OMP_NUM_THREADS="$THR" OPENBLAS_NUM_THREADS="$THR")
+  # pinned as hybench ab pins its runs (--pin, default the last CPU; on one CPU the cpu backend skips
+  # its timed thread calibration, which decides the -rows plans and their names)
+  [ -n "$PIN" ] || PIN=$(taskset -pc $$ 2>/dev/null | sed 's/.*: //' | tr ',' '\n' | tail -1 | sed 's/.*-//')
+  TS=(); [ "$PIN" = all ] || [ -z "$PIN" ] || ! command -v taskset >/dev/null || TS=(taskset -c "$PIN")
+  env "${GLENV[@]}" "${TS[@]}" "$TMP/head/build/hybench" gate-list "${GL[@]}" "${GLARGS[@]}" 2> "$OUT/gate-list.log" \
+    || { echo "gate.sh: HEAD's hybench gate-list failed; see $OUT/gate-list.log" >&2; cat "$OUT/gate-list.log" >&2; exit 2; }
+  echo "gate.sh: the case list: the gate list ($(tail -1 "$OUT/gate-list.log" | sed 's/^hybench gate-list: //'))" >&2
+  # each backend runs only its own paths' cases (run --cases-from; a BASE older than that option cannot)
+  PASS+=("$OUT/gate-list.ini" --cases-from "$OUT/gate-list.keys"); RUNARGS+=("$OUT/gate-list.ini")
 fi
 BUDGET=${GATE_BUDGET:-900}
 PH_KIND=() PH_BK=() PH_FAM=()

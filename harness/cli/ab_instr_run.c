@@ -14,10 +14,11 @@
  * backend's choices by timing (matmul/bmm: OpenBLAS or oneDNN; conv2d: own or oneDNN) fixed, since
  * timings under valgrind mean nothing and a choice that differed between the builds would move the
  * count by far more than a regression. */
-static char *const vg_env[] = {(char *)"OPENBLAS_CORETYPE=Haswell", (char *)"HB_CPU_ISA=avx2",
+char *const hb_ab_vg_env[] = {(char *)"OPENBLAS_CORETYPE=Haswell", (char *)"HB_CPU_ISA=avx2",
                                (char *)"OMP_WAIT_POLICY=passive", (char *)"DNNL_MAX_CPU_ISA=AVX2",
                                (char *)"HB_CPU_GEMM=openblas", (char *)"HB_CPU_CONV=own"};
-#define NVG_ENV (int)(sizeof vg_env / sizeof *vg_env)
+#define NVG_ENV (int)(sizeof hb_ab_vg_env / sizeof *hb_ab_vg_env)
+const int hb_ab_nvg_env = NVG_ENV;
 
 static int has_option(char **fwd, int nfwd, const char *opt)
 {
@@ -120,7 +121,7 @@ int hb_ab_instructions(const char *const exe[2], char **fwd, int nfwd, const hb_
     char *env[2][NVG_ENV + 16];
     int nenv[2] = {0, 0};
     for (int s = 0; s < 2; s++)
-        for (int i = 0; i < NVG_ENV; i++) env[s][nenv[s]++] = vg_env[i];
+        for (int i = 0; i < NVG_ENV; i++) env[s][nenv[s]++] = hb_ab_vg_env[i];
     for (int i = 0; i < ncur && i < 16; i++) env[1][nenv[1]++] = cur_env[i];
     hb_run runs[2][16];
     const hb_run *rp[2][16];

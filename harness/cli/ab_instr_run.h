@@ -11,6 +11,11 @@
 #include "analysis/compare.h"
 #include <stdio.h>
 
+/* The environment of the runs under callgrind ("VAR=VALUE", hb_ab_nvg_env of them; hb_ab_instructions
+ * says which and why): the gate list of an instruction gate is drawn up in it too (ab_gatelist.c). */
+extern char *const hb_ab_vg_env[];
+extern const int hb_ab_nvg_env;
+
 typedef struct hb_ab_instr_opts {
     int rounds;        /* rounds under callgrind (each runs both builds once; default 2) */
     int calls;         /* timed calls counted per case (default 3) */

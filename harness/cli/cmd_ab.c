@@ -14,6 +14,7 @@
  */
 #include "analysis/ab.h"
 #include "cli/ab_builds.h"
+#include "cli/ab_gatelist.h"
 #include "cli/ab_instr_run.h"
 #include "cli/ab_usage.h"
 #include "measure/lockstep.h"
@@ -153,12 +154,12 @@ int hb_cmd_ab(int argc, char **argv)
     char err[1024];
     enum { O_ROUNDS = 256, O_MINR, O_TB, O_THR, O_ALPHA, O_CONF, O_BOOT, O_RULE, O_METRIC, O_MIND, O_ALLOWM, O_MAXR,
            O_OUTD, O_MD, O_JS, O_JU, O_QUIET, O_OSEED, O_ASLR, O_THREADS, O_PIN, O_HUGE, O_HELP, O_CEILEACH, O_CURENV, O_NONORM, O_REDECIDE, O_RSTAT, O_NOLOCK, O_DUET, O_NOPRUNE, O_SUBFROM, O_REFC, O_NOREFC,
-           O_ALGOC, O_NOALGOC, O_CROSS, O_INSTR, O_IROUNDS, O_ICALLS, O_ITHR, O_CACHESIM, O_WTIME, O_NOSERVE, O_SERVE, O_FWD0 = 512, O_FWD1 = 1024 };
+           O_ALGOC, O_NOALGOC, O_CROSS, O_INSTR, O_IROUNDS, O_ICALLS, O_ITHR, O_CACHESIM, O_WTIME, O_NOSERVE, O_SERVE, O_NOGL, O_FWD0 = 512, O_FWD1 = 1024 };
     /* forwarded run options: O_FWD0 + i without a value, O_FWD1 + i with one */
     static const char *const fwd0[] = {"quick", "cold"};
     static const char *const fwd1[] = {"backend", "op", "mode", "route", "dtype", "filter", "batch", "budget", "ci-target",
                                        "min-samples", "max-samples", "ref-max-gflop", "case-timeout", "repetitions", "seed",
-                                       "passes"};
+                                       "passes", "cases-from"};
     struct option lo[72] = {
         {"rounds", 1, 0, O_ROUNDS}, {"min-rounds", 1, 0, O_MINR}, {"time-budget", 1, 0, O_TB}, {"threshold", 1, 0, O_THR},
         {"alpha", 1, 0, O_ALPHA}, {"confidence", 1, 0, O_CONF}, {"bootstrap", 1, 0, O_BOOT}, {"rule", 1, 0, O_RULE},
@@ -173,11 +174,11 @@ int hb_cmd_ab(int argc, char **argv)
         {"no-ref-cache", 0, 0, O_NOREFC}, {"algo-cache", 1, 0, O_ALGOC}, {"no-algo-cache", 0, 0, O_NOALGOC},
         {"cross-machine", 0, 0, O_CROSS}, {"instructions", 0, 0, O_INSTR}, {"instr-rounds", 1, 0, O_IROUNDS},
         {"instr-calls", 1, 0, O_ICALLS}, {"instr-threshold", 1, 0, O_ITHR}, {"cache-sim", 0, 0, O_CACHESIM}, {"with-time", 0, 0, O_WTIME},
-        {"no-serve", 0, 0, O_NOSERVE}, {"serve", 0, 0, O_SERVE}};
+        {"no-serve", 0, 0, O_NOSERVE}, {"serve", 0, 0, O_SERVE}, {"no-gate-list", 0, 0, O_NOGL}};
     /* per-round processes by default: a served run keeps one process per build for the whole gate, and
      * its process-level luck (buffer addresses, page placement) then holds in every round as a bias
      * (docs/compare.md "Served rounds", measured) */
-    int nlo = 45, no_serve = 1;
+    int nlo = 46, no_serve = 1, gate_list = 1;
     hb_ab_instr_opts io = {.rounds = 2, .calls = 3, .threshold = 0.01};
     int instructions = 0, with_time = 0, irc = HB_EXIT_OK;
     hb_instr_case *icases = NULL;
@@ -237,6 +238,7 @@ int hb_cmd_ab(int argc, char **argv)
         case O_DUET: duet = 1; break;
         case O_NOSERVE: no_serve = 1; break;
         case O_SERVE: no_serve = 0; break;
+        case O_NOGL: gate_list = 0; break;
         case O_NOPRUNE: prune = 0; break;
         case O_REFC: refcache = optarg; if (!*optarg) { fprintf(stderr, "hybench ab: --ref-cache wants a directory\n"); bad = 1; } break;
         case O_NOREFC: no_refcache = 1; break;
@@ -334,20 +336,31 @@ int hb_cmd_ab(int argc, char **argv)
         fprintf(stderr, "hybench ab: cannot create %s: %s\n", rdir, strerror(errno));
         return HB_EXIT_IO;
     }
+    /* the case list when no workload file is named: the gate list, one case per kernel path, drawn up by
+     * CUR (cli/ab_gatelist.h; the instruction gate's with its cost cut); --no-gate-list: the list `run` reads */
+    const char *const exe[2] = {sides[0].exe, sides[1].exe};
+    char *iextra[3], *textra[3];
+    int nie = 0, nte = 0;
+    if (!redecide && npos == 2 && gate_list) {
+        if (instructions && hb_ab_gate_list(exe, fwd, nfwd, 1, &no, dir, iextra, &nie)) return HB_EXIT_USAGE;
+        if ((!instructions || with_time) && hb_ab_gate_list(exe, fwd, nfwd, 0, &no, dir, textra, &nte)) return HB_EXIT_USAGE;
+    }
     if (instructions && !redecide) {
-        const char *const exe[2] = {sides[0].exe, sides[1].exe};
+        for (int k = 0; k < nie; k++) fwd[nfwd + k] = iextra[k]; /* the instruction rounds' list (nfwd + nie below) */
+        const int ni = nfwd + nie;
         io.markdown = md;
         io.quiet = quiet;
         if (!with_time) {
             if (js || ju) fprintf(stderr, "hybench ab: --instructions writes Markdown only: --json and --junit are not written\n");
-            return hb_ab_instructions(exe, fwd, nfwd, &no, cur_env, ncur_env, dir, &io, NULL, NULL);
+            return hb_ab_instructions(exe, fwd, ni, &no, cur_env, ncur_env, dir, &io, NULL, NULL);
         }
         char imd[1200]; /* both measures: the instruction table beside the time gate's outputs */
         snprintf(imd, sizeof imd, "%s/instructions.md", dir);
         io.markdown = imd;
-        irc = hb_ab_instructions(exe, fwd, nfwd, &no, cur_env, ncur_env, dir, &io, &icases, &nicases);
+        irc = hb_ab_instructions(exe, fwd, ni, &no, cur_env, ncur_env, dir, &io, &icases, &nicases);
         if (irc != HB_EXIT_OK && irc != HB_EXIT_REGRESSION && irc != HB_EXIT_INCONCLUSIVE) return irc;
     }
+    for (int k = 0; k < nte; k++) fwd[nfwd++] = textra[k];
     fprintf(stderr, "hybench ab: BASE %s\nhybench ab: CUR  %s\nhybench ab: rounds in %s (order seed %llu, ASLR %s%s%s)\n",
             sides[0].exe, sides[1].exe, rdir, order_seed, no.aslr ? "on" : "off", no.hugepages ? ", huge pages" : "",
             no.have_pin ? ", pinned" : "");

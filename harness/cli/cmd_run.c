@@ -166,8 +166,8 @@ static int int_opt(const char *arg, const char *opt, long lo, long hi, int *out)
     return 1;
 }
 
-static const char *const default_workloads[] = {"workloads/default.ini", "workloads/tinyllama.ini", "workloads/resnet50.ini",
-                                                 "workloads/collectives.ini"};
+const char *const hb_default_workloads[] = {"workloads/default.ini", "workloads/tinyllama.ini", "workloads/resnet50.ini",
+                                             "workloads/collectives.ini", NULL};
 
 /* The run after its owned memory is set up by run_common (which frees it on every return path:
  * the joined command line, the workload items and the cases). */
@@ -344,7 +344,7 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
     if (argc - optind > 64) { fprintf(stderr, "hybench %s: at most 64 workload files\n", cmd); return HB_EXIT_USAGE; }
     for (int i = optind; i < argc; i++) wl[nwl++] = argv[i];
     if (nwl == 0 && nbatches == 0 && !model)
-        for (size_t i = 0; i < sizeof default_workloads / sizeof default_workloads[0]; i++) wl[nwl++] = (char *)default_workloads[i];
+        for (size_t i = 0; hb_default_workloads[i]; i++) wl[nwl++] = (char *)hb_default_workloads[i];
     for (int i = 0; i < nwl; i++)
         if (hb_workload_load(wl[i], itemsp, err, sizeof err) != HB_OK) {
             fprintf(stderr, "hybench %s: %s\n", cmd, err);

@@ -12,6 +12,9 @@ int hb_cmd_list(int argc, char **argv);      /* cmd_list.c:     list backends wi
 int hb_cmd_report(int argc, char **argv);    /* cmd_report.c:   render reports/<name>/ from results */
 int hb_cmd_compare(int argc, char **argv);   /* cmd_compare.c:  regression gate */
 int hb_cmd_ab(int argc, char **argv);        /* cmd_ab.c:       merge gate, two builds interleaved */
+int hb_cmd_gate_list(int argc, char **argv); /* cmd_gate_list.c: the merge gate's case list, one case per kernel path */
+/* The workload files `run` reads when none is named (cmd_run.c), NULL-terminated; `gate-list`'s candidates. */
+extern const char *const hb_default_workloads[];
 int hb_cmd_trend(int argc, char **argv);     /* cmd_trend.c:    nightly history plots */
 int hb_cmd_history(int argc, char **argv);   /* cmd_history.c:  the history store: import, export, list */
 int hb_cmd_publish(int argc, char **argv);   /* cmd_publish.c:  a static site of the nightly history */

@@ -12,6 +12,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     {"report", hb_cmd_report, "render reports/<name>/ (HTML, Markdown, SVG) from results files"},
     {"compare", hb_cmd_compare, "regression gate: compare two results files (exit 1 on regression, 11 inconclusive)"},
     {"ab", hb_cmd_ab, "merge gate: run two builds interleaved in rounds, paired per-round verdicts"},
+    {"gate-list", hb_cmd_gate_list, "the merge gate's case list: the cheapest case of every kernel path (op, backend, dtype, mode, impl)"},
     {"trend", hb_cmd_trend, "steps and drifts in each case's nightly history, with plots"},
     {"history", hb_cmd_history, "history import|export|list|machines|where: the store of nightly runs"},
     {"publish", hb_cmd_publish, "a static site of the nightly history: machines, steps and drifts, case graphs"},

@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define HB_BACKEND_ABI 7 /* 2: hb_case.seq; 3: run_async; 4: plant_delay; 5: graph_capture, graph_launch, graph_free; 6: hb_shape.inter; 7: configure */
+#define HB_BACKEND_ABI 8 /* 2: hb_case.seq; 3: run_async; 4: plant_delay; 5: graph_capture, graph_launch, graph_free; 6: hb_shape.inter; 7: configure; 8: impl_of */
 
 /* A tensor's memory for one backend. `host` is the host-side tensor/staging memory the driver
  * reads and writes, allocated according to `route`:
@@ -147,6 +147,18 @@ typedef struct hb_backend_ops {
      * own struct between calls and call configure again). cfg NULL: every setting unset (defaults).
      * Until it is called the backend uses every setting's default. NULL: the backend reads no setting. */
     void (*configure)(const hb_config *cfg);
+    /* Optional (the merge gate's case list, `hybench gate-list`, docs/compare.md "The gate list"): the
+     * name of the implementation this instance runs for case c, from the case alone (op, shape, dtype,
+     * mode, route) and the instance's fixed facts (its ISA, its thread count, the libraries found),
+     * before any run and without timing anything or allocating device memory: the name case_info's
+     * "impl" gives after the run (the record's `impl`), where a choice made by timing at run time (the
+     * cpu backend's OpenBLAS or oneDNN per matmul/bmm/conv2d shape) is left out, the path taken without
+     * it named instead. A kernel that takes another code path by size (streaming stores, another loop
+     * order) says so in its name, so that every path has a name. Returns a string owned by the
+     * backend (static, or living as long as the instance); NULL when it cannot be told before a run.
+     * NULL hook: the gate's rule knows no implementation for the backend's cases (one per op, dtype,
+     * mode and route). */
+    const char *(*impl_of)(hb_instance *inst, const hb_case *c);
 } hb_backend_ops;
 
 struct hb_instance {

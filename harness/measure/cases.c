@@ -182,6 +182,24 @@ int hb_cases_keys_load(const char *path, hb_case_list *l, char *err, size_t errl
     return 0;
 }
 
+/* Whether instance inst runs case j of the list; NULL, or why not (a reason shared by a whole class
+ * of cases, reported when an instance is left with none). Host-memory backends (cpu-ref, cpu) have
+ * one route, their own memory, recorded as `pageable`: they run each case once, at its item's first
+ * requested route (so `--route pinned` still measures them), and have no resident mode (their data
+ * never leaves host memory: f32 is that path). */
+const char *hb_case_refusal(const hb_instance *inst, const hb_case_list *l, size_t j)
+{
+    const hb_case *c = &l->v[j];
+    if (inst->host_memory && c->mode == HB_MODE_RESIDENT)
+        return "a host-memory backend has no resident mode (its data never leaves host memory; f32 is that path)";
+    if (inst->host_memory && !l->host_route[j]) return "a host-memory backend runs each case once, at its one route";
+    /* convert-device exists only where the backend converts on the device (upload_f64 hook) */
+    if (c->mode == HB_MODE_CONVERT_DEVICE && (!inst->ops->upload_f64 || !inst->ops->download_f64))
+        return "convert-device needs a backend that converts on the device (upload_f64/download_f64 hooks)";
+    if (c->mode == HB_MODE_CONVERT_DEVICE && c->op == HB_OP_CHAIN) return "the decoder-layer chain has no convert-device mode";
+    if (!hb_case_listed(l, j, inst->name, inst->host_memory)) return "not listed by --cases-from";
+    return NULL;
+}
 int hb_case_listed(const hb_case_list *l, size_t j, const char *inst_name, int host_memory)
 {
     if (!l->keys) return 1;

@@ -65,25 +65,7 @@ static int instance_selected(const hb_options *o, const hb_instance *inst)
     return hb_list_has(o->backends, inst->name) || hb_list_has(o->backends, inst->ops->type);
 }
 
-/* Whether instance inst runs case j of the list; NULL, or why not (a reason shared by a whole class
- * of cases, reported when an instance is left with none). Host-memory backends (cpu-ref, cpu) have
- * one route, their own memory, recorded as `pageable`: they run each case once, at its item's first
- * requested route (so `--route pinned` still measures them), and have no resident mode (their data
- * never leaves host memory: f32 is that path). */
-static const char *case_refusal(const hb_instance *inst, const hb_case_list *l, size_t j)
-{
-    const hb_case *c = &l->v[j];
-    if (inst->host_memory && c->mode == HB_MODE_RESIDENT)
-        return "a host-memory backend has no resident mode (its data never leaves host memory; f32 is that path)";
-    if (inst->host_memory && !l->host_route[j]) return "a host-memory backend runs each case once, at its one route";
-    /* convert-device exists only where the backend converts on the device (upload_f64 hook) */
-    if (c->mode == HB_MODE_CONVERT_DEVICE && (!inst->ops->upload_f64 || !inst->ops->download_f64))
-        return "convert-device needs a backend that converts on the device (upload_f64/download_f64 hooks)";
-    if (c->mode == HB_MODE_CONVERT_DEVICE && c->op == HB_OP_CHAIN) return "the decoder-layer chain has no convert-device mode";
-    if (!hb_case_listed(l, j, inst->name, inst->host_memory)) return "not listed by --cases-from";
-    return NULL;
-}
-static int case_applies(const hb_instance *inst, const hb_case_list *l, size_t j) { return case_refusal(inst, l, j) == NULL; }
+static int case_applies(const hb_instance *inst, const hb_case_list *l, size_t j) { return hb_case_refusal(inst, l, j) == NULL; }
 
 /* A backend record's "ceilings" array ({name, value, unit, how} per ceiling) from cl; new reference. */
 static json_t *ceilings_json(const hb_ceiling_set *cl)
@@ -334,7 +316,7 @@ static json_t *inst_begin(const child_args *a, hb_instance *inst, int i, hb_ceil
     size_t total = 0;
     const char *why_none = "no case of the workloads matches the selection (--op, --filter, --quick, --cases-from)";
     for (size_t j = 0; j < a->cases->n; j++) {
-        const char *r = case_refusal(&inst[i], a->cases, j);
+        const char *r = hb_case_refusal(&inst[i], a->cases, j);
         if (!r) total++;
         else why_none = r;
     }

@@ -87,6 +87,10 @@ int hb_cases_keys_load(const char *path, hb_case_list *l, char *err, size_t errl
 /* 1 when case j of l runs on the instance named inst_name (always, without --cases-from);
  * host_memory: the instance's one route, recorded as pageable, is the key's route. */
 int hb_case_listed(const hb_case_list *l, size_t j, const char *inst_name, int host_memory);
+/* Whether instance inst runs case j of l at all (before its supports hook is asked): NULL, or why not, a
+ * reason shared by a whole class of cases (a host-memory backend's resident mode or second route,
+ * convert-device without the device conversion hooks, a key not listed by --cases-from). */
+const char *hb_case_refusal(const hb_instance *inst, const hb_case_list *l, size_t j);
 /* 1 when the comma list `list` names `name` exactly. */
 int hb_list_has(const char *list, const char *name);
 

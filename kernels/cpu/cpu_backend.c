@@ -219,6 +219,16 @@ static hb_status cpu_case_info(hb_instance *inst, const hb_case *c, char *buf, s
     return HB_OK;
 }
 
+/* impl_of (backend.h): the path without the per-shape timed choice (hb_cpu_kernel_path); the
+ * quantized cases as case_info names them */
+static const char *cpu_impl_of(hb_instance *inst, const hb_case *c)
+{
+    (void)inst;
+    if (hb_dtype_is_quant(c->dtype))
+        return c->op == HB_OP_DEQUANTIZE ? "own-dequant-omp" : hb_cpu_qmatmul_impl(c);
+    return hb_cpu_kernel_path(c);
+}
+
 static hb_status cpu_describe(hb_instance *inst, char *buf, size_t len)
 {
     cpu_ctx *ctx = inst->ctx;
@@ -305,6 +315,7 @@ const hb_backend_ops hb_cpu_ops = {
     .ceilings = cpu_ceilings,
     .mem_info = cpu_mem_info,
     .case_info = cpu_case_info,
+    .impl_of = cpu_impl_of,
     .describe = cpu_describe,
     .flush_cache = cpu_flush_cache,
 };

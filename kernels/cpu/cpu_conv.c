@@ -187,17 +187,30 @@ static void pool_plane_rows(const hbk_conv *p, int is_max, const float *restrict
 
 #define POOL_ROW_MIN 16
 
+/* The pooling method of p: 0 the row method; 1 window by window (input rows under POOL_ROW_MIN). Until
+ * 2026-11-27 the choice went by the output width, and a 3x3/2 pooling of 28x28 planes (output 14 wide)
+ * ran window by window, each window's three taps an omp simd reduction: b8 c64 maxpool took 1993 us on
+ * the development VM against 247 us for the 56x56 planes (4x the data), and 1.6x PyTorch's time on the
+ * H100 host. 2: global pooling (one window = the whole plane, ResNet pool5), a contiguous reduction. */
+static int pool_method(const hbk_conv *p)
+{
+    if (p->oh == 1 && p->ow == 1 && p->ph == 0 && p->pw == 0 && p->kh == p->h && p->kw == p->w)
+        return 2;
+    return p->w < POOL_ROW_MIN;
+}
+
+const char *pool_impl(const hbk_conv *p)
+{
+    static const char *const name[3] = {"own-omp", "own-omp+windows", "own-omp+global"};
+    return name[pool_method(p)];
+}
+
 hb_status k_pool(const hbk_conv *p, int is_max, const float *x, float *y)
 {
     const int64_t planes = p->b * p->c;
-    /* the row method unless the input rows are short. Until 2026-11-27 the choice went by the output
-     * width, and a 3x3/2 pooling of 28x28 planes (output 14 wide) ran window by window, each window's
-     * three taps an omp simd reduction: b8 c64 maxpool took 1993 us on the development VM against
-     * 247 us for the 56x56 planes (4x the data), and 1.6x PyTorch's time on the H100 host */
+    /* the row method unless the input rows are short (pool_method) */
     const int direct = p->w < POOL_ROW_MIN;
-    /* global pooling (one window = the whole plane, ResNet pool5): a contiguous reduction */
-    const int global = p->oh == 1 && p->ow == 1 && p->ph == 0 && p->pw == 0 && p->kh == p->h &&
-                       p->kw == p->w;
+    const int global = pool_method(p) == 2;
     /* interior output columns: every horizontal tap in bounds */
     int64_t ilo, ihi, lo2, hi2;
     tap_range(p->ow, p->w, p->sw, -p->pw, &ilo, &ihi);

@@ -369,7 +369,7 @@ static int ew_class(hb_op op)
  * were compared with the LLC, and the Xeon's relu at 4 Mi ran at 1.59x PyTorch's time in one call.
  * On the development VM (EPYC, 32 MiB L3) the same sizes moved too much between runs to show a
  * crossing (relu 4 Mi: 474-943 us, one setting). */
-static int ew_stream(const float *b, int64_t n)
+static int ew_stream_n(int ninputs, int64_t n)
 {
     static size_t cached; /* the threshold + 1; 0 = not decided yet (read once, as nt_min_bytes) */
     size_t lim = __atomic_load_n(&cached, __ATOMIC_RELAXED);
@@ -381,7 +381,18 @@ static int ew_stream(const float *b, int64_t n)
         __atomic_store_n(&cached, lim + 1, __ATOMIC_RELAXED);
     } else
         lim -= 1;
-    return (double)n * 4.0 * (b ? 3.0 : 2.0) >= (double)lim;
+    return (double)n * 4.0 * (ninputs > 1 ? 3.0 : 2.0) >= (double)lim;
+}
+static int ew_stream(const float *b, int64_t n) { return ew_stream_n(b ? 2 : 1, n); }
+
+/* The elementwise op's implementation at n elements: ew_impl's name, with "+nt" where its outputs are
+ * written with streaming stores (ew_stream: a working set from the last-level cache or 32 MiB on). */
+const char *ew_impl_n(hb_op op, int64_t n)
+{
+    const char *b = ew_impl(op);
+    if (!ew_stream_n(hb_op_get(op)->ninputs, n))
+        return b;
+    return !strcmp(b, "sleef-avx512") ? "sleef-avx512+nt" : !strcmp(b, "sleef-avx2") ? "sleef-avx2+nt" : "own-omp+nt";
 }
 
 /* o = op(a[, b]) over n elements, on the calling thread (nth <= 1) or split over the first nth threads
@@ -438,6 +449,16 @@ void k_elementwise(hb_op op, const float *a, const float *b, float *o, int64_t n
 
 /* ------------------------------------------------------------------ reductions ------- */
 
+/* 1 when k_rows writes op's output with streaming stores: rmsnorm over a tensor of the last-level
+ * cache or more, in the branch that runs whole rows per thread (as many rows as threads, or too small
+ * for threads) */
+int rows_stream(hb_op op, int64_t rows, int64_t cols)
+{
+    const int T = omp_get_max_threads();
+    const int par = rows * cols >= EW_PAR_MIN;
+    return (rows >= T || !par) && op == HB_OP_RMSNORM && (double)rows * (double)cols * 4.0 >= (double)nt_min_bytes();
+}
+
 void k_rows(hb_op op, const float *restrict x, const float *restrict g, float *restrict y,
             int64_t rows, int64_t cols)
 {
@@ -446,7 +467,7 @@ void k_rows(hb_op op, const float *restrict x, const float *restrict g, float *r
     if (rows >= T || !par) {
         /* rmsnorm over a large tensor writes its output with streaming stores, row by row from a
          * per-thread row buffer */
-        const int nt = op == HB_OP_RMSNORM && (double)rows * (double)cols * 4.0 >= (double)nt_min_bytes();
+        const int nt = rows_stream(op, rows, cols);
 #pragma omp parallel if (par && rows > 1)
         {
             /* without a row buffer (allocation failed) rows are written directly */

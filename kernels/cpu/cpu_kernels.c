@@ -134,15 +134,16 @@ hb_status hb_cpu_kernel_check(const hb_case *c, char *reason, size_t reasonlen)
     return HB_OK;
 }
 
-const char *hb_cpu_kernel_impl(const hb_case *c)
+/* timed: 1 names the shape's timed choice of oneDNN where one was made */
+static const char *kernel_impl(const hb_case *c, int timed)
 {
     hbk_conv p;
     const hb_shape *s = &c->shape;
     if (hb_op_is_ew(c->op))
-        return ew_impl(c->op);
+        return ew_impl_n(c->op, s->n);
     switch (c->op) {
     case HB_OP_MATMUL:
-        if (gemm_impl(c)) /* oneDNN, where the shape's probe found it faster (cpu_dnnl_gemm.c) */
+        if (timed && gemm_impl(c)) /* oneDNN, where the shape's probe found it faster (cpu_dnnl_gemm.c) */
             return gemm_impl(c);
         if (s->m == 1 || s->n == 1) /* split: blocks of rows over the threads (gemv_split_run) */
             return plan_threads(gemm_plan_for(s->m, s->n, s->k), s->m, s->n, s->k) >= 2 &&
@@ -152,13 +153,13 @@ const char *hb_cpu_kernel_impl(const hb_case *c)
         return gemm_plan_for(s->m, s->n, s->k) <= -2 && split_threads(gemm_plan_for(s->m, s->n, s->k), s->m) >= 2
                    ? "openblas-sgemm-rows" : "openblas-sgemm";
     case HB_OP_BMM:
-        if (gemm_impl(c))
+        if (timed && gemm_impl(c))
             return gemm_impl(c);
         if (bmm_plan(s->batch > 0 ? s->batch : 1, s->m, s->n, s->k) == 1)
             return s->m == 1 || s->n == 1 ? "openblas-sgemv-batch" : "openblas-sgemm-batch";
         return s->m == 1 || s->n == 1 ? "openblas-sgemv" : "openblas-sgemm";
     case HB_OP_CONV2D:
-        if (conv_impl(c))
+        if (timed && conv_impl(c))
             return conv_impl(c);
         if (hbk_conv_params(&c->shape, 0, &p) == 0 && p.nhwc)
             return conv_is_direct(&p) && p.g == 1 ? "openblas-sgemm-nhwc-1x1" : "openblas-sgemm-nhwc-im2col";
@@ -166,9 +167,17 @@ const char *hb_cpu_kernel_impl(const hb_case *c)
             return "openblas-sgemm-1x1";
         return "openblas-sgemm-im2col";
     case HB_OP_ATTENTION: return attn_impl();
+    case HB_OP_MAXPOOL:
+    case HB_OP_AVGPOOL:
+        return hbk_conv_params(&c->shape, 1, &p) == 0 ? pool_impl(&p) : "own-omp";
+    case HB_OP_RMSNORM:
+        return rows_stream(c->op, s->rows, s->cols) ? "own-omp+nt" : "own-omp";
     default: return "own-omp";
     }
 }
+
+const char *hb_cpu_kernel_impl(const hb_case *c) { return kernel_impl(c, 1); }
+const char *hb_cpu_kernel_path(const hb_case *c) { return kernel_impl(c, 0); }
 
 int hb_cpu_kernel_threads(const hb_case *c)
 {

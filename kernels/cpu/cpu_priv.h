@@ -36,8 +36,14 @@ hb_status hb_cpu_kernel_run(const hb_case *c, const float *const *in, float *out
 /* Free the kernels' per-thread scratch memory (kept between calls so that timed calls do not
  * page-fault fresh memory). The next call allocates again. */
 void hb_cpu_kernel_release(void);
-/* Short name of the implementation run for case c ("openblas sgemm", "im2col+sgemm", ...). */
+/* Short name of the implementation run for case c ("openblas-sgemm", "onednn-sgemm", "own-omp+nt", ...):
+ * the shape's timed choice of oneDNN where one was made (gemm_impl, conv_impl), else
+ * hb_cpu_kernel_path's. Static strings. */
 const char *hb_cpu_kernel_impl(const hb_case *c);
+/* The implementation case c runs without a timed choice (the backend's impl_of hook): the path the
+ * dispatch picks from the shape, dtype and thread count alone; paths taken by size carry it in the
+ * name (streaming stores "+nt", pooling "+windows"/"+global", the row-split "-rows" plans). */
+const char *hb_cpu_kernel_path(const hb_case *c);
 /* OpenBLAS on one thread for the BLAS calls that follow, outside any OpenMP parallel region only (the
  * OpenMP build takes its count from omp_get_max_threads() and, once set to 1, keeps it; inside a
  * region the call would shrink the team too). Returns the thread count to hand back to
@@ -150,6 +156,8 @@ float max_f32(const float *restrict x, int64_t n);  /* max of x[0..n), n >= 1 */
  * class (0: timed with relu, memory-bound; 1: timed with silu, transcendental). */
 int ew_supported(hb_op op);
 const char *ew_impl(hb_op op);
+const char *ew_impl_n(hb_op op, int64_t n); /* ew_impl's name at n elements, "+nt" with streaming stores */
+int rows_stream(hb_op op, int64_t rows, int64_t cols); /* 1: k_rows writes op's output with streaming stores */
 void ew_run(hb_op op, const float *a, const float *b, float *o, int64_t n, int nth); /* on nth threads */
 int ew_threads(hb_op op, int64_t n);   /* threads an elementwise op of n elements runs on */
 void k_elementwise(hb_op op, const float *a, const float *b, float *o, int64_t n); /* a table row's op */
@@ -160,6 +168,9 @@ void k_sum_all(const float *restrict x, float *restrict y, int64_t n); /* y[0] =
 struct hbk_conv;
 struct hbk_attn;
 hb_status k_pool(const struct hbk_conv *p, int is_max, const float *x, float *y); /* max/avg pooling */
+/* k_pool's method for p as a name: "own-omp" (the row method), "own-omp+windows" (input rows under 16
+ * wide: window by window), "own-omp+global" (one window per plane); static strings */
+const char *pool_impl(const struct hbk_conv *p);
 int conv_is_direct(const struct hbk_conv *p); /* 1x1 stride-1 unpadded: the input is its own im2col */
 hb_status k_conv2d(const struct hbk_conv *p, const float *x, const float *wt, float *y);      /* NCHW */
 hb_status k_conv2d_nhwc(const struct hbk_conv *p, const float *x, const float *wt, float *y); /* NHWC */

@@ -237,6 +237,14 @@ static hb_status ref_case_info(hb_instance *inst, const hb_case *c, char *buf, s
     return HB_OK;
 }
 
+/* impl_of (backend.h): the one implementation, as ref_case_info names it */
+static const char *ref_impl_of(hb_instance *inst, const hb_case *c)
+{
+    (void)inst;
+    (void)c;
+    return "cpu-ref";
+}
+
 static hb_status ref_describe(hb_instance *inst, char *buf, size_t len)
 {
     (void)inst;
@@ -266,5 +274,6 @@ const hb_backend_ops hb_cpu_ref_ops = {
     .mem_info = ref_mem_info,
     .describe = ref_describe,
     .case_info = ref_case_info,
+    .impl_of = ref_impl_of,
     .flush_cache = ref_flush_cache,
 };

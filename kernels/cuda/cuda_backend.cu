@@ -660,5 +660,6 @@ const hb_backend_ops hb_cuda_ops = {
     hbc_graph_launch,   /* graph_launch */
     hbc_graph_free,     /* graph_free */
     cuda_configure,     /* configure */
+    nullptr,            /* impl_of: not yet; case_info names the implementation after a run (last_impl) */
 };
 }

@@ -317,6 +317,16 @@ static hb_status ocl_describe(hb_instance *inst, char *buf, size_t len)
     return dump_json(o, buf, len);
 }
 
+/* impl_of (backend.h), and case_info's "impl": CLBlast where its sgemm/hgemm runs the matrix product
+ * (matmul, bmm, and conv2d's im2col product), hybench's own OpenCL kernels else */
+static const char *ocl_impl_of(hb_instance *inst, const hb_case *cs)
+{
+    ocl_ctx *c = CTX(inst);
+    int mm = cs->op == HB_OP_MATMUL || cs->op == HB_OP_BMM || cs->op == HB_OP_CONV2D;
+    int clb = mm && !strcmp(ocl_gemm_impl_name(c, cs->dtype == HB_F16), "clblast") && hb_quant_block_elems(cs->dtype) == 0;
+    return clb ? (cs->op == HB_OP_CONV2D ? "clblast-im2col" : "clblast") : "own-cl";
+}
+
 static hb_status ocl_case_info(hb_instance *inst, const hb_case *cs, char *buf, size_t len)
 {
     ocl_ctx *c = CTX(inst);
@@ -327,13 +337,8 @@ static hb_status ocl_case_info(hb_instance *inst, const hb_case *cs, char *buf, 
         json_object_set_new(o, "matmul_impl", json_string(ocl_gemm_impl_name(c, var)));
         json_object_set_new(o, "matmul_kernel", json_string(ocl_gemm_kernel_name(c, var)));
     }
-    /* impl (lifted to the record's top level by the driver): CLBlast where its sgemm/hgemm runs the
-     * matrix product (matmul, bmm, and conv2d's im2col product), hybench's own OpenCL kernels else */
-    {
-        int mm = cs->op == HB_OP_MATMUL || cs->op == HB_OP_BMM || cs->op == HB_OP_CONV2D;
-        int clb = mm && !strcmp(ocl_gemm_impl_name(c, var), "clblast") && hb_quant_block_elems(cs->dtype) == 0;
-        json_object_set_new(o, "impl", json_string(clb ? (cs->op == HB_OP_CONV2D ? "clblast-im2col" : "clblast") : "own-cl"));
-    }
+    /* impl (lifted to the record's top level by the driver) */
+    json_object_set_new(o, "impl", json_string(ocl_impl_of(inst, cs)));
     if (cs->op == HB_OP_CONV2D)
         json_object_set_new(o, "conv_algo", json_string(cs->shape.layout == HB_LAYOUT_NHWC ? "nhwc im2col+gemm (W^T)" : "im2col+gemm"));
     if (cs->op == HB_OP_ATTENTION) json_object_set_new(o, "attention_kernel", json_string("fused, online softmax, one work-item per query row"));
@@ -403,6 +408,7 @@ __attribute__((visibility("default"))) const hb_backend_ops hb_opencl_ops = {
     .ceilings = ocl_ceilings,
     .mem_info = ocl_mem_info,
     .case_info = ocl_case_info,
+    .impl_of = ocl_impl_of,
     .describe = ocl_describe,
     .flush_cache = ocl_flush_cache,
     .upload_f64 = ocl_upload_f64,
