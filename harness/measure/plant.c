@@ -1,6 +1,7 @@
 /* plant.c - planted slowdowns for testing the merge gate (plant.h; built only with make PLANT=1). */
 #include "measure/plant.h"
 #include "core/config.h"
+#include "core/quant.h"
 typedef int hb_plant_unit_not_empty; /* ISO C wants a declaration in every translation unit */
 #ifdef HB_PLANT
 #include "core/stats.h"
@@ -75,7 +76,7 @@ static int fits(hb_op op, const hb_shape *sub, const hb_shape *full)
     return hb_op_output_elems(op, sub) <= hb_op_output_elems(op, full);
 }
 
-int hb_plant_sub_shape(hb_op op, const hb_shape *full, double fraction, hb_shape *sub)
+int hb_plant_sub_shape(hb_op op, hb_dtype dtype, const hb_shape *full, double fraction, hb_shape *sub)
 {
     double f0 = hb_op_flops(op, full);
     if (!(fraction > 0 && fraction < 1) || !(f0 > 0)) return -1;
@@ -97,6 +98,8 @@ int hb_plant_sub_shape(hb_op op, const hb_shape *full, double fraction, hb_shape
             hb_shape t = *full;
             *(int64_t *)((char *)&t + hb_shape_fields[fi].offset) = cand;
             if (hb_shape_normalize(op, &t, err, sizeof err) != HB_OK || !fits(op, &t, full)) continue;
+            const hb_case tc = {.op = op, .dtype = dtype, .shape = t};
+            if (!hb_quant_blocks_whole(&tc, NULL, 0)) continue; /* a quantized k stays whole blocks */
             double r = hb_op_flops(op, &t) / f0;
             double miss = fabs(log(r / fraction));
             if (miss < best) { best = miss; *sub = t; }

@@ -39,8 +39,10 @@ int hb_plant_is_work(hb_op op);
  * nearest value misses the target by the smallest log ratio; the sub-problem must pass
  * hb_shape_normalize and have no input or output larger than full's, so it runs on full's buffers
  * (its output is garbage until the real call rewrites it). Writes *sub; 0, or -1 when no field
- * can shrink (e.g. every size field 1) or fraction is out of range. Pure; no allocation. */
-int hb_plant_sub_shape(hb_op op, const hb_shape *full, double fraction, hb_shape *sub);
+ * can shrink (e.g. every size field 1) or fraction is out of range. With a quantized dtype the
+ * sub-problem keeps core/quant.h's block rule (hb_quant_blocks_whole: k a whole number of blocks), so
+ * the planted call is one the backend runs. Pure; no allocation. */
+int hb_plant_sub_shape(hb_op op, hb_dtype dtype, const hb_shape *full, double fraction, hb_shape *sub);
 /* Busy work for `seconds` (returns at once for seconds <= 0). */
 void hb_plant_spin(double seconds);
 #endif

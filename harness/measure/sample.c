@@ -74,7 +74,7 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
                   * FLOPs, on the same buffers, before the real call rewrites the output ---- */
     if (plant_f > 1 && !plant_on_dev && hb_plant_is_work(c->op) && !x->plant_sub) {
         x->plant_case = *c;
-        x->plant_sub = hb_plant_sub_shape(c->op, &c->shape, plant_f - 1, &x->plant_case.shape) ? -1 : 1;
+        x->plant_sub = hb_plant_sub_shape(c->op, c->dtype, &c->shape, plant_f - 1, &x->plant_case.shape) ? -1 : 1;
         if (x->plant_sub < 0) fprintf(stderr, "hybench: HB_PLANT_WORK: no sub-problem of %s: the timed spin instead\n", hb_op_get(c->op)->name);
     }
     if (plant_f > 1 && x->plant_sub > 0) es.pre = &x->plant_case;
