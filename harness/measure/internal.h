@@ -124,6 +124,14 @@ int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, c
  * a chain's mode, measured whole in set-up) gets the same record every round. hb_group_free frees it.
  * hb_group_prepares: how many variants this process has set up (every hb_measure_group and
  * hb_group_prepare counts), so that a served round that repeats set-up shows in its records. */
+/* The checks case c passes before its first call on inst, in this order: the workload item's skip
+ * (skip; NULL or "" for none), the quantized block rule (core/ops.c hb_quant_case_skip), the backend's
+ * supports() (not for a chain: chain.c checks each step), cpu-ref's size limit (o->ref_max_gflop
+ * GFLOP per call; not with --verify). HB_OK when the case runs; else HB_ESKIP with why in
+ * reason[0..len). One statement for the run (sample.c, before set-up) and the gate list
+ * (kernel_paths.c), so that a gate list holds exactly the cases a run measures. */
+hb_status hb_case_precheck(hb_instance *inst, const hb_case *c, const char *skip, const hb_options *o, char *reason, size_t len);
+
 typedef struct hb_group hb_group;
 hb_group *hb_group_prepare(hb_instance *inst, const hb_case *cases, int n, int item, const char *skip, const hb_options *o,
                            hb_ref_cache *rc, const hb_ceiling_set *cl);

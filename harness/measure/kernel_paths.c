@@ -1,22 +1,19 @@
 /* kernel_paths.c - the gate list's candidates: the cases each backend instance would run, with the
  * implementation it names for them before a run (measure/kernel_paths.h). */
 #include "measure/kernel_paths.h"
+#include "measure/internal.h"
 #include "measure/registry.h"
 #include <stdlib.h>
 #include <string.h>
 
-/* 1 when instance inst runs case j of l (the checks a run makes before its first call) */
+/* 1 when instance inst runs case j of l: not refused for its class, and the checks a run makes before
+ * its first call (internal.h hb_case_precheck, the same function sample.c calls) */
 static int runs_case(hb_instance *inst, const hb_case_list *l, size_t j, const hb_options *o)
 {
     const hb_case *c = &l->v[j];
     char why[512];
     if (hb_case_refusal(inst, l, j)) return 0;
-    if (l->items && l->items->v[l->item[j]].skip[0]) return 0;
-    if (hb_quant_case_skip(c, why, sizeof why)) return 0;
-    /* the chain is the driver's: its steps are checked when it runs */
-    if (c->op != HB_OP_CHAIN && inst->ops->supports(inst, c, why, sizeof why) != HB_OK) return 0;
-    if (!strcmp(inst->ops->type, "cpu-ref") && hb_op_flops(c->op, &c->shape) / 1e9 > o->ref_max_gflop) return 0;
-    return 1;
+    return hb_case_precheck(inst, c, l->items ? l->items->v[l->item[j]].skip : NULL, o, why, sizeof why) == HB_OK;
 }
 
 hb_status hb_kernel_paths(const hb_case_list *l, const hb_options *o, hb_gate_cand **out, size_t *n, int *ninst, char *err,

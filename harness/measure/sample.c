@@ -514,18 +514,7 @@ hb_group *hb_group_prepare(hb_instance *inst, const hb_case *cases, int n, int i
     for (int k = 0; k < n; k++) {
         const hb_case *c = v[k].c;
         char reason[512] = "";
-        if (skip && skip[0]) { var_status(&v[k], inst->name, HB_ESKIP, skip); continue; }
-        if (hb_quant_case_skip(c, reason, sizeof reason)) { var_status(&v[k], inst->name, HB_ESKIP, reason); continue; }
-        /* the chain is the driver's: each of its steps is checked against supports() in chain.c */
-        hb_status st = c->op == HB_OP_CHAIN ? HB_OK : inst->ops->supports(inst, c, reason, sizeof reason);
-        if (st != HB_OK) { var_status(&v[k], inst->name, HB_ESKIP, reason[0] ? reason : "unsupported"); continue; }
-        double gflop = hb_op_flops(c->op, &c->shape) / 1e9;
-        if (!strcmp(inst->ops->type, "cpu-ref") && gflop > o->ref_max_gflop && !o->verify_only) {
-            snprintf(reason, sizeof reason, "cpu-ref is the plain-C reference: not timed above %.3g GFLOP per call (this case: %.3g; --ref-max-gflop)",
-                     o->ref_max_gflop, gflop);
-            var_status(&v[k], inst->name, HB_ESKIP, reason);
-            continue;
-        }
+        if (hb_case_precheck(inst, c, skip, o, reason, sizeof reason) != HB_OK) { var_status(&v[k], inst->name, HB_ESKIP, reason); continue; }
         if (c->op == HB_OP_CHAIN) v[k].chain = 1;
     }
     /* the chain's modes (runner.c groups chains only with chains): measured together in chain.c */
