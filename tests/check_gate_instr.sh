@@ -5,7 +5,7 @@
 #  1. One round under callgrind of the planted build against itself, CUR with a real-work plant
 #     (HB_PLANT=matmul:1.03 HB_PLANT_WORK=1) on matmul m=1 n=k=1024 (cpu, convert mode: a case whose
 #     sub-problem costs in proportion; small ones rise by more, docs/compare.md "Plants that do real work"): exit 1; the case
-#     flagged by "instructions"; its count per call 2-4% above BASE's; CUR's record still verified (ok,
+#     flagged by "instructions"; its count per call 2-6% above BASE's; CUR's record still verified (ok,
 #     rel_err within tolerance); the record names the tool and the calls counted.
 #  3. Both measures (--with-time): a planted add flagged by "both", the unplanted cases never by the
 #     instruction count (a flag by time alone is noted, not failed: the VM's timing noise).
@@ -46,7 +46,7 @@ for k in b:
     ib, ic = b[k]["instructions"], c[k]["instructions"]
     assert ib["tool"] == "callgrind" and ib["calls"] == 3, ib
     r = ic["per_call"] / ib["per_call"]
-    assert 1.02 <= r <= 1.04, (k, r)
+    assert 1.02 <= r <= 1.06, (k, r)  # 3% of the op and of its conversions, plus the sub-call's fixed cost
     assert c[k]["status"] == "ok" and c[k]["rel_err"] <= c[k]["tolerance"], c[k]["status"]
     print("check_gate_instr: %s: instructions x%.4f under HB_PLANT=matmul:1.03 HB_PLANT_WORK=1, verified" % (k, r))
 PY

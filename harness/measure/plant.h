@@ -9,7 +9,10 @@
  * With HB_PLANT_WORK=1 as well the plant is the op's own work instead: inside its timed compute
  * phase, before the real call, the backend runs the op on a sub-problem of (FACTOR - 1) x its FLOPs
  * (hb_plant_sub_shape) on the same buffers, and the real call then rewrites the output, so the
- * result still verifies and time and instruction counts (`run --instructions`) both see the work.
+ * result still verifies and time and instruction counts (`run --instructions`) both see the work;
+ * where the host converts the data around the call (modes convert, and f32 with a device dtype other
+ * than f32), (FACTOR - 1) of each input and of the output is converted again as well (the same
+ * values), so that a call whose conversions outweigh the op is planted by the factor too.
  * On a device backend with the plant_delay hook (cuda) the compute phase is planted on the device:
  * behind every call of a named op, inside its device-timed region, a delay kernel spins for
  * (FACTOR - 1) x the op's last compute time (the delay kernel included), so a gate judging the

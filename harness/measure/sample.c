@@ -32,6 +32,11 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
     memset(ph, 0, sizeof(double) * HB_PH_COUNT);
     double t_start = hb_now(), t0;
     int resident = c->mode == HB_MODE_RESIDENT;
+#ifdef HB_PLANT /* planted real work on the host's conversions too (plant.h): see the convert blocks below */
+    const double plant_f = hb_plant_factor(c->op);
+    const int plant_on_dev = plant_f >= 1 && x->device && x->inst->ops->plant_delay;
+    const double plant_conv = plant_f > 1 && !plant_on_dev && hb_plant_is_work(c->op) ? plant_f - 1 : 0;
+#endif
     if (c->mode == HB_MODE_CONVERT_DEVICE) {
         for (int i = 0; i < x->nin; i++) {
             double cp = 0, cv = 0;
@@ -46,6 +51,14 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
             for (int i = 0; i < x->nin; i++) hb_convert(x->in[i].host, x->el, x->h64[i], HB_ELEM_F64, x->nel[i]);
         else if (x->h32[0])
             for (int i = 0; i < x->nin; i++) hb_convert(x->in[i].host, x->el, x->h32[i], HB_ELEM_F32, x->nel[i]);
+#ifdef HB_PLANT /* PLANTED REAL WORK: (factor - 1) of each input converted again (the same values), so that a
+                 * call whose conversions outweigh the op is slower by the factor too (plant.h) */
+        for (int i = 0; plant_conv > 0 && i < x->nin && (c->mode == HB_MODE_CONVERT || x->h32[0]); i++) {
+            const size_t m = (size_t)(plant_conv * (double)x->nel[i]);
+            if (c->mode == HB_MODE_CONVERT) hb_convert(x->in[i].host, x->el, x->h64[i], HB_ELEM_F64, m);
+            else hb_convert(x->in[i].host, x->el, x->h32[i], HB_ELEM_F32, m);
+        }
+#endif
         ph[HB_PH_CONVERT_IN] = (c->mode == HB_MODE_CONVERT || x->h32[0]) ? hb_now() - t0 : 0;
         if (x->device && (st = hb_exec_place(x->inst, (hb_buf *[]){&x->in[0], &x->in[1], &x->in[2]}, x->nin, 1, &ph[HB_PH_H2D])) != HB_OK)
             return st;
@@ -61,8 +74,6 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
                   * with the plant_delay hook runs a delay kernel behind every call of a named op
                   * (factor 1 included), spinning (factor - 1) x the last call's compute without its
                   * spin, inside the device-timed compute phase, as a slower kernel would ---- */
-    const double plant_f = hb_plant_factor(c->op);
-    const int plant_on_dev = plant_f >= 1 && x->device && x->inst->ops->plant_delay;
     double plant_dev = 0;
     if (plant_on_dev) {
         plant_dev = x->plant_compute > 0 ? (plant_f - 1) * x->plant_compute : 0;
@@ -96,6 +107,13 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
         t0 = hb_now();
         if (c->mode == HB_MODE_CONVERT) hb_convert(x->o64, HB_ELEM_F64, x->out.host, x->el, x->nout);
         else if (x->o32) hb_convert(x->o32, HB_ELEM_F32, x->out.host, x->el, x->nout);
+#ifdef HB_PLANT /* PLANTED REAL WORK: (factor - 1) of the output converted again, as the inputs above */
+        if (plant_conv > 0 && (c->mode == HB_MODE_CONVERT || x->o32)) {
+            const size_t m = (size_t)(plant_conv * (double)x->nout);
+            if (c->mode == HB_MODE_CONVERT) hb_convert(x->o64, HB_ELEM_F64, x->out.host, x->el, m);
+            else hb_convert(x->o32, HB_ELEM_F32, x->out.host, x->el, m);
+        }
+#endif
         ph[HB_PH_CONVERT_OUT] = (c->mode == HB_MODE_CONVERT || x->o32) ? hb_now() - t0 : 0;
     }
 #ifdef HB_PLANT /* ---- PLANTED SLOWDOWN (make PLANT=1 only; plant.h): the call, inside its timed region, lasts
