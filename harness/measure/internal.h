@@ -163,7 +163,8 @@ void hb_chain_measure_group(hb_instance *inst, const hb_case *cases, int n, cons
  * HB_ROUND_ENOUGH once it is met (it takes calls while the others sample, up to max_samples), and
  * HB_ROUND_DONE at max_samples, after a failure, or when set-up failed (then it calls nothing);
  * hb_chain_part_close returns its "case" record (as hb_chain_measure's; "interleaved_with": others
- * when others > 0), *st its status, and frees p. */
+ * when others > 0), *st its status, and frees p. The part keeps the pointer c: *c must live until
+ * hb_chain_part_close. */
 typedef struct hb_chain_part hb_chain_part;
 hb_chain_part *hb_chain_part_open(hb_instance *inst, const hb_case *c, const hb_options *o);
 int hb_chain_part_sample(void *p);

@@ -727,13 +727,14 @@ void hb_replay_plans(const hb_plan_costs *c, const hb_plan_named *p, int np, int
      * the host's drift alike (rounds.h) */
     hb_chain_part *chain[HB_PLAN_MAXDEV] = {NULL};
     chain_slot slot[HB_PLAN_MAXDEV];
+    hb_case chain_case[HB_PLAN_MAXDEV]; /* hb_chain_part_open keeps a pointer to its case until close */
     int npart = np, *single = calloc((size_t)np + 1, sizeof *single);
     for (int k = 0; k < np && single; k++) single[k] = single_dev(c, &p[k]);
     for (int k = 0; k < np && single && mode == HB_MODE_F32 && c->model->has_whole; k++) {
         int d = single[k];
         if (d < 0 || chain[d] || !inst[d].ops || r[k].st != HB_OK) continue;
-        hb_case cc = hb_replay_chain_case(c->model, &inst[d], route < 0 ? HB_ROUTE_PAGEABLE : (hb_route)route);
-        if (!(chain[d] = hb_chain_part_open(&inst[d], &cc, o))) continue;
+        chain_case[d] = hb_replay_chain_case(c->model, &inst[d], route < 0 ? HB_ROUTE_PAGEABLE : (hb_route)route);
+        if (!(chain[d] = hb_chain_part_open(&inst[d], &chain_case[d], o))) continue;
         slot[d] = (chain_slot){.cp = chain[d], .r = r, .single = single, .np = np, .d = d, .last = HB_ROUND_MORE};
         parts[npart++] = (hb_round_part){.ctx = &slot[d], .sample = chain_round};
     }
