@@ -22,6 +22,15 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#ifdef HB_PLANT
+/* planted real work on a conversion (plant.h): dst[0..m) = src[0..m) again, m = fraction x n (the same
+ * values); nothing when fraction <= 0 */
+static void plant_reconvert(double fraction, void *dst, hb_elem dt, const void *src, hb_elem st, size_t n)
+{
+    if (fraction > 0) hb_convert(dst, dt, src, st, (size_t)(fraction * (double)n));
+}
+#endif
+
 /* One call of the op through the mode's data path: a one-step graph on the executor (exec.h), which
  * places its inputs, runs and times it (the device clock where the backend has timers and the phase
  * touches the device, else the host clock) and fetches its output. ph[] receives each phase in seconds. */
@@ -53,11 +62,9 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
             for (int i = 0; i < x->nin; i++) hb_convert(x->in[i].host, x->el, x->h32[i], HB_ELEM_F32, x->nel[i]);
 #ifdef HB_PLANT /* PLANTED REAL WORK: (factor - 1) of each input converted again (the same values), so that a
                  * call whose conversions outweigh the op is slower by the factor too (plant.h) */
-        for (int i = 0; plant_conv > 0 && i < x->nin && (c->mode == HB_MODE_CONVERT || x->h32[0]); i++) {
-            const size_t m = (size_t)(plant_conv * (double)x->nel[i]);
-            if (c->mode == HB_MODE_CONVERT) hb_convert(x->in[i].host, x->el, x->h64[i], HB_ELEM_F64, m);
-            else hb_convert(x->in[i].host, x->el, x->h32[i], HB_ELEM_F32, m);
-        }
+        for (int i = 0; i < x->nin && (c->mode == HB_MODE_CONVERT || x->h32[0]); i++)
+            plant_reconvert(plant_conv, x->in[i].host, x->el, c->mode == HB_MODE_CONVERT ? (void *)x->h64[i] : (void *)x->h32[i],
+                            c->mode == HB_MODE_CONVERT ? HB_ELEM_F64 : HB_ELEM_F32, x->nel[i]);
 #endif
         ph[HB_PH_CONVERT_IN] = (c->mode == HB_MODE_CONVERT || x->h32[0]) ? hb_now() - t0 : 0;
         if (x->device && (st = hb_exec_place(x->inst, (hb_buf *[]){&x->in[0], &x->in[1], &x->in[2]}, x->nin, 1, &ph[HB_PH_H2D])) != HB_OK)
@@ -108,11 +115,9 @@ static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_comp
         if (c->mode == HB_MODE_CONVERT) hb_convert(x->o64, HB_ELEM_F64, x->out.host, x->el, x->nout);
         else if (x->o32) hb_convert(x->o32, HB_ELEM_F32, x->out.host, x->el, x->nout);
 #ifdef HB_PLANT /* PLANTED REAL WORK: (factor - 1) of the output converted again, as the inputs above */
-        if (plant_conv > 0 && (c->mode == HB_MODE_CONVERT || x->o32)) {
-            const size_t m = (size_t)(plant_conv * (double)x->nout);
-            if (c->mode == HB_MODE_CONVERT) hb_convert(x->o64, HB_ELEM_F64, x->out.host, x->el, m);
-            else hb_convert(x->o32, HB_ELEM_F32, x->out.host, x->el, m);
-        }
+        if (c->mode == HB_MODE_CONVERT || x->o32)
+            plant_reconvert(plant_conv, c->mode == HB_MODE_CONVERT ? (void *)x->o64 : (void *)x->o32,
+                            c->mode == HB_MODE_CONVERT ? HB_ELEM_F64 : HB_ELEM_F32, x->out.host, x->el, x->nout);
 #endif
         ph[HB_PH_CONVERT_OUT] = (c->mode == HB_MODE_CONVERT || x->o32) ? hb_now() - t0 : 0;
     }
