@@ -680,6 +680,7 @@ hb_status run_conv(hbc_ctx *c, const hb_case *cs, const void *x, const void *w, 
     conv_desc_free(&d);
     return st;
 }
+
 const char *hbc_pool_impl(const hb_case *cs)
 {
     conv_p p;
