@@ -41,152 +41,49 @@ static void stats(json_t *o, hb_rec_stats *s)
     s->stddev = num(o, "stddev"); s->cv = num(o, "cv"); s->ci_lo = num(o, "ci_lo"); s->ci_hi = num(o, "ci_hi");
 }
 
-/* An array of numbers (null and non-numbers read as NaN). 0 or HB_ENOMEM. */
-static hb_status nums(json_t *a, hb_rec_nums *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!json_is_array(a)) return HB_OK;
-    out->present = 1;
-    size_t n = json_array_size(a);
-    if (!n) return HB_OK;
-    if (!(out->v = malloc(n * sizeof *out->v))) return HB_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        json_t *x = json_array_get(a, i);
-        out->v[i] = json_is_number(x) ? json_number_value(x) : (double)NAN;
-    }
-    out->n = n;
-    return HB_OK;
-}
-
-static void shape(json_t *o, hb_rec_shape *s)
-{
-    memset(s, 0, sizeof *s);
-    if (!json_is_object(o)) return;
-    s->present = 1;
-    const char *k;
-    json_t *v;
-    json_object_foreach(o, k, v) {
-        int i = 0;
-        while (i < hb_shape_nfields && strcmp(hb_shape_fields[i].name, k)) i++;
-        if (i == hb_shape_nfields || !json_is_number(v)) continue; /* a field this hybench does not know */
-        *(int64_t *)((char *)&s->v + hb_shape_fields[i].offset) = (int64_t)json_number_value(v);
-        *(int64_t *)((char *)&s->has + hb_shape_fields[i].offset) = 1;
-        if (s->norder < HB_REC_SHAPE_MAXF) s->order[s->norder++] = (signed char)i;
-    }
-}
-
-static hb_status ranks(json_t *a, hb_rec_rank **out, size_t *n)
-{
-    *out = NULL;
-    *n = 0;
-    size_t m = json_array_size(a);
-    if (!m) return HB_OK;
-    if (!(*out = calloc(m, sizeof **out))) return HB_ENOMEM;
-    for (size_t i = 0; i < m; i++) {
-        json_t *x = json_array_get(a, i);
-        hb_rec_rank *r = &(*out)[i];
-        r->rank = num(x, "rank");
-        r->backend = str(x, "backend");
-        r->status = str(x, "status");
-        r->reason = str(x, "reason");
-        r->time_s = num(x, "time_s");
-        r->busbw_gbps = num(x, "busbw_gbps");
-        r->rel_err = num(x, "rel_err");
-        r->allreduce_s = num(x, "allreduce_s");
-        r->allreduce_share = num(x, "allreduce_share");
-    }
-    *n = m;
-    return HB_OK;
-}
-
-static void layer(json_t *o, hb_rec_layer *l)
-{
-    memset(l, 0, sizeof *l);
-    l->present = json_is_object(o);
-    stats(o, &l->st);
-    l->enqueue_s = num(o, "enqueue_s");
-}
-
 void hb_rec_case_free(hb_rec_case *c)
 {
     if (!c) return;
-    for (int p = 0; p < HB_PH_COUNT; p++) { free(c->samples[p].v); free(c->pass_medians[p].v); }
-    free(c->collective.per_rank);
-    free(c->tp.per_rank);
+    hb_rec_release(&hb_rec_case_table, c);
     memset(c, 0, sizeof *c);
+}
+
+/* The read views of a case struct (record.h: has_*, present, extra, instructions_per_call) from
+ * what hb_rec_decode filled. */
+static void case_views(hb_rec_case *c)
+{
+    const hb_rec_table *t = &hb_rec_case_table;
+#define ENTRY(m) hb_rec_entry_at(t, c, offsetof(hb_rec_case, m))
+#define IS(m, type) (ENTRY(m) && ENTRY(m)->form == (type) + 1)
+    for (int p = 0; p < HB_PH_COUNT; p++) c->has_phase[p] = ENTRY(phase[p]) != NULL;
+    c->has_interleaved_with = IS(interleaved_with, JSON_INTEGER);
+    if (!c->has_interleaved_with) c->interleaved_with = NAN;
+    c->has_best_pass = ENTRY(best_pass) != NULL;
+    c->best_pass_is_int = IS(best_pass, JSON_INTEGER);
+    c->has_instructions_per_call =
+        IS(instructions, JSON_OBJECT) &&
+        hb_rec_entry_at(&hb_rec_instr_table, &c->instructions, offsetof(hb_rec_instr, per_call)) != NULL;
+    c->instructions_per_call = c->instructions.per_call;
+    c->layer.present = IS(layer, JSON_OBJECT);
+    c->graph.present = IS(graph, JSON_OBJECT);
+    c->collective.present = IS(collective, JSON_OBJECT);
+    c->tp.present = IS(tp, JSON_OBJECT);
+    c->energy.present = IS(energy, JSON_OBJECT);
+    c->extra.conv_exhaustive_best_ms = num(json_object_get(c->extra_json, "conv_choice"), "exhaustive_best_ms");
+    c->extra.impl = str(c->extra_json, "impl");
+#undef IS
+#undef ENTRY
 }
 
 hb_status hb_rec_case_parse(json_t *rec, hb_rec_case *c)
 {
     memset(c, 0, sizeof *c);
-    c->type = str(rec, "type");
-    c->key = str(rec, "key"); c->backend = str(rec, "backend"); c->op = str(rec, "op");
-    c->family = str(rec, "family"); c->shape_str = str(rec, "shape_str"); c->name = str(rec, "name");
-    c->source = str(rec, "source"); c->model = str(rec, "model"); c->dtype = str(rec, "dtype");
-    c->mode = str(rec, "mode"); c->route = str(rec, "route"); c->status = str(rec, "status");
-    c->reason = str(rec, "reason"); c->bound = str(rec, "bound"); c->ceiling = str(rec, "ceiling");
-    c->impl = str(rec, "impl");
-    shape(json_object_get(rec, "shape"), &c->shape);
-    c->size = num(rec, "size"); c->flops = num(rec, "flops"); c->bytes = num(rec, "bytes"); c->weight = num(rec, "weight");
-    c->gflops = num(rec, "gflops"); c->gbps = num(rec, "gbps");
-    c->gflops_total = num(rec, "gflops_total"); c->gbps_total = num(rec, "gbps_total");
-    c->fraction = num(rec, "fraction"); c->ceiling_value = num(rec, "ceiling_value");
-    c->rel_err = num(rec, "rel_err"); c->tolerance = num(rec, "tolerance");
-    c->verified_fraction = num(rec, "verified_fraction"); c->ci_target = num(rec, "ci_target");
-    c->warmup_runs = num(rec, "warmup_runs"); c->settle_runs = num(rec, "settle_runs"); c->steps = num(rec, "steps");
-    c->weight_bytes = num(rec, "weight_bytes");
-    c->ci_met = tri(rec, "ci_met");
-    json_t *ph = json_object_get(rec, "phases"), *sm = json_object_get(rec, "samples"),
-           *pm = json_object_get(rec, "pass_medians");
-    for (int p = 0; p < HB_PH_COUNT; p++) {
-        json_t *o = json_object_get(ph, hb_phase_names[p]);
-        c->has_phase[p] = o != NULL;
-        stats(o, &c->phase[p]);
-        if (nums(json_object_get(sm, hb_phase_names[p]), &c->samples[p]) ||
-            nums(json_object_get(pm, hb_phase_names[p]), &c->pass_medians[p]))
-            goto oom;
+    if (hb_rec_decode(&hb_rec_case_table, c, rec)) {
+        memset(c, 0, sizeof *c);
+        return HB_ENOMEM;
     }
-    json_t *iw = json_object_get(rec, "interleaved_with"), *bp = json_object_get(rec, "best_pass");
-    c->has_interleaved_with = json_is_integer(iw);
-    c->interleaved_with = c->has_interleaved_with ? (double)json_integer_value(iw) : (double)NAN;
-    c->has_best_pass = bp != NULL;
-    c->best_pass_is_int = json_is_integer(bp);
-    c->best_pass = c->best_pass_is_int ? (long long)json_integer_value(bp) : -1;
-    c->passes = num(rec, "passes");
-    json_t *in = json_object_get(rec, "instructions");
-    c->has_instructions_per_call = json_object_get(in, "per_call") != NULL;
-    c->instructions_per_call = num(in, "per_call");
-    json_t *mem = json_object_get(rec, "mem");
-    c->mem = (hb_rec_mem){num(mem, "host_bytes"), num(mem, "device_bytes"), num(mem, "staging_bytes"),
-                          num(mem, "peak_rss_bytes"), num(mem, "device_free_bytes"), num(mem, "device_total_bytes")};
-    layer(json_object_get(rec, "layer"), &c->layer);
-    layer(json_object_get(rec, "graph"), &c->graph);
-    json_t *co = json_object_get(rec, "collective");
-    c->collective.present = json_is_object(co);
-    c->collective.size_bytes = num(co, "size_bytes"); c->collective.time_s = num(co, "time_s");
-    c->collective.algbw_gbps = num(co, "algbw_gbps"); c->collective.busbw_gbps = num(co, "busbw_gbps");
-    c->collective.busbw_factor = num(co, "busbw_factor"); c->collective.ranks = num(co, "ranks");
-    c->collective.path = str(co, "path"); c->collective.in_place = tri(co, "in_place");
-    if (ranks(json_object_get(co, "per_rank"), &c->collective.per_rank, &c->collective.nper_rank)) goto oom;
-    json_t *tp = json_object_get(rec, "tensor_parallel");
-    c->tp.present = json_is_object(tp);
-    c->tp.ranks = num(tp, "ranks"); c->tp.rank = num(tp, "rank"); c->tp.time_s = num(tp, "time_s");
-    c->tp.steps_s = num(tp, "steps_s"); c->tp.allreduce_s = num(tp, "allreduce_s");
-    c->tp.allreduce_share = num(tp, "allreduce_share"); c->tp.graph_s = num(tp, "graph_s");
-    if (ranks(json_object_get(tp, "per_rank"), &c->tp.per_rank, &c->tp.nper_rank)) goto oom;
-    json_t *en = json_object_get(rec, "energy");
-    c->energy = (hb_rec_energy){json_is_object(en), str(en, "source"), str(en, "reason"), tri(en, "available"),
-                                num(en, "window_s"), num(en, "min_window_s"), num(en, "calls"),
-                                num(en, "counter_updates"), num(en, "joules"),
-                                num(en, "power_w"), num(en, "j_per_op"), num(en, "s_per_op"), num(en, "idle_power_w"),
-                                num(en, "j_per_op_net"), num(en, "gflop_per_j"), num(en, "gb_per_j")};
-    json_t *ex = json_object_get(rec, "extra");
-    c->extra.conv_exhaustive_best_ms = num(json_object_get(ex, "conv_choice"), "exhaustive_best_ms");
-    c->extra.impl = str(ex, "impl");
+    case_views(c);
     return HB_OK;
-oom:
-    hb_rec_case_free(c);
-    return HB_ENOMEM;
 }
 
 void hb_rec_meta_free(hb_rec_meta *m)

@@ -40,6 +40,17 @@ json_t *hb_rec_shape_json(const hb_rec_shape *s);
  * median, n, ref_n, verdict, then paired_passes or paired_rounds when set. New reference; NULL when
  * out of memory. */
 json_t *hb_rec_mode_check_json(const hb_rec_mode_check *m);
+/* A case record from its struct (record.h, hb_rec_case): every member its keys name, in their order
+ * and JSON form (record_codec.c); a record read with hb_rec_case_parse is written back as read. New
+ * reference; NULL when out of memory. Pass it to hb_record_write. */
+json_t *hb_rec_case_json(const hb_rec_case *c);
+/* r's twelve members from s (n, min, max, mean, median, p10, p90, mad, stddev, cv, ci_lo, ci_hi, in
+ * hb_stats_json's order), each put (record.h hb_rec_put): written as hb_stats_json writes s, with
+ * null for a non-finite figure. HB_OK or HB_ENOMEM. */
+hb_status hb_rec_stats_set(hb_rec_stats *r, const hb_stats *s);
+/* a's values set to a copy of v[0..n-1] (seconds or whatever the member holds), a's own (freed by the
+ * struct's _free, a's old values freed here); present. The caller puts the member. HB_OK or HB_ENOMEM. */
+hb_status hb_rec_nums_set(hb_rec_nums *a, const double *v, size_t n);
 /* A case record that measured nothing: the base fields, status st and its reason. New reference. */
 json_t *hb_case_status_record(const hb_case *c, const char *backend, hb_status st, const char *reason);
 

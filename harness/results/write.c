@@ -116,6 +116,32 @@ json_t *hb_rec_mode_check_json(const hb_rec_mode_check *m)
     return o;
 }
 
+hb_status hb_rec_stats_set(hb_rec_stats *r, const hb_stats *s)
+{
+    const double v[12] = {(double)s->n, s->min, s->max, s->mean, s->median, s->p10, s->p90, s->mad, s->stddev, s->cv,
+                          s->ci_lo, s->ci_hi};
+    double *m[12] = {&r->n, &r->min, &r->max, &r->mean, &r->median, &r->p10, &r->p90, &r->mad, &r->stddev, &r->cv,
+                     &r->ci_lo, &r->ci_hi};
+    for (int i = 0; i < 12; i++) {
+        *m[i] = v[i];
+        hb_status st = hb_rec_put(&hb_rec_stats_table, r, (size_t)((char *)m[i] - (char *)r));
+        if (st) return st;
+    }
+    return HB_OK;
+}
+
+hb_status hb_rec_nums_set(hb_rec_nums *a, const double *v, size_t n)
+{
+    double *c = n ? malloc(n * sizeof *c) : NULL;
+    if (n && !c) return HB_ENOMEM;
+    if (n) memcpy(c, v, n * sizeof *c);
+    free(a->v);
+    *a = (hb_rec_nums){c, n, 1};
+    return HB_OK;
+}
+
+json_t *hb_rec_case_json(const hb_rec_case *c) { return hb_rec_encode(&hb_rec_case_table, c); }
+
 json_t *hb_case_status_record(const hb_case *c, const char *backend, hb_status st, const char *reason)
 {
     json_t *r = hb_case_record(c, backend);
