@@ -5,7 +5,8 @@
 #     `run --passes 1`'s (the same record types, case keys and fields per case, "served" aside), and
 #     no round after the set-up repeats it: every prepared case's "served" says 0 set-ups and 0
 #     references obtained in its round, the process's set-up count the same in every round, and its
-#     wall_s.setup 0; a chain case is set up in every round and says so;
+#     wall_s.setup 0; every round after the first moved the buffers (served.placements = the round);
+#     a chain case is set up in every round and says so;
 #  2. `hybench ab` A/A serves its rounds (one set-up per build, said on stderr and in gate.json);
 #  3. an older build whose `run` lacks --serve-rounds: the gate falls back to a run per round, says so;
 #  4. usage: --serve-rounds with --passes 2, --serve-cases alone.
@@ -48,6 +49,7 @@ for r in (1, 2, 3):
             continue
         assert not sv["prepared_per_round"], (k, sv)
         assert sv["setups_in_round"] == 0 and sv["references_in_round"] == 0, (k, sv)
+        assert sv["placements"] == r, (k, sv)   # moved to new memory before every round after the first
         if c["status"] == "ok":
             assert c["wall_s"]["setup"] == 0 and sv["setup_s"] > 0 and c["samples"]["total"], (k, c["wall_s"], sv)
         setups.setdefault((c["backend"], r), set()).add(sv["setups"] - 0)

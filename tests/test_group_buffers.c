@@ -5,7 +5,8 @@
  *     one allocation per input and output for the group, every record verified and ok, the memory
  *     accounting of each mode as if it were alone;
  *   - with shared buffers, each mode's last output is still checked as its own: a mode whose later
- *     runs go wrong is marked wrong even when another mode ran after it.
+ *     runs go wrong is marked wrong even when another mode ran after it;
+ *   - served rounds move the group's buffers to new memory before every round after the first.
  * A fake device backend (its own "device" memory, the pageable and mapped routes, add in f32) stands
  * in for cuda; nothing here is timed.
  */
@@ -63,6 +64,8 @@ static void test_evict_keeps_data(void **state)
 /* ---------------------------------------------------------------- a fake device backend */
 
 static int g_allocs;          /* buf_alloc calls */
+static int g_fail_alloc;      /* > 0: the buf_alloc call of this number (g_allocs + 1) fails */
+static void *g_last_host[8], *g_last_dev[8]; /* the memory of the last 8 allocations, by g_allocs % 8 */
 static int64_t g_dev_bytes;   /* "device" bytes held */
 static long g_f32_runs;       /* run calls of the f32-mode case */
 static long g_corrupt_after;  /* > 0: the f32 mode's runs after this many write a wrong result */
@@ -87,6 +90,7 @@ static hb_status fake_alloc(hb_instance *inst, size_t bytes, hb_route route, hb_
 {
     (void)inst;
     memset(out, 0, sizeof *out);
+    if (g_fail_alloc && g_allocs + 1 == g_fail_alloc) return HB_ENOMEM;
     size_t r = (bytes + 63) / 64 * 64;
     out->host = aligned_alloc(64, r);
     if (!out->host) return HB_ENOMEM;
@@ -98,6 +102,8 @@ static hb_status fake_alloc(hb_instance *inst, size_t bytes, hb_route route, hb_
         if (!out->dev) { free(out->host); return HB_ENOMEM; }
         g_dev_bytes += (int64_t)r;
     }
+    g_last_host[g_allocs % 8] = out->host;
+    g_last_dev[g_allocs % 8] = out->dev;
     g_allocs++;
     return HB_OK;
 }
@@ -295,6 +301,64 @@ static void test_modes_share_rounds(void **state)
     json_decref(recs[1]);
 }
 
+/* Served rounds (hb_group_prepare, then hb_group_sample per round): the first round computes where
+ * set-up put the buffers; every later round moves them to new memory first (sample.c group_move:
+ * one new set for the group, host and device addresses other than the set before, the old set freed)
+ * and still checks every mode's output; a move that fails keeps the old set and the round goes on. */
+static void test_served_rounds_move_buffers(void **state)
+{
+    (void)state;
+    const long n = 4099;
+    const hb_mode modes[3] = {HB_MODE_CONVERT, HB_MODE_F32, HB_MODE_RESIDENT};
+    hb_case cs[3];
+    for (int k = 0; k < 3; k++) cs[k] = add_case(modes[k], HB_ROUTE_PAGEABLE, n);
+    hb_instance inst;
+    memset(&inst, 0, sizeof inst);
+    snprintf(inst.name, sizeof inst.name, "fake:0");
+    inst.ops = &fake_ops;
+    hb_options o = test_options();
+    hb_ref_cache rc;
+    memset(&rc, 0, sizeof rc);
+    rc.item = -1;
+    hb_ceiling_set cl;
+    memset(&cl, 0, sizeof cl);
+    g_allocs = 0; g_f32_runs = 0; g_corrupt_after = 0; g_fail_alloc = 0;
+    hb_group *g = hb_group_prepare(&inst, cs, 3, 0, "", &o, &rc, &cl);
+    assert_non_null(g);
+    assert_int_equal(g_allocs, 3);
+    const int64_t one_set = 3 * ((n * 4 + 63) / 64 * 64);
+    void *host[3], *dev[3];
+    for (int round = 1; round <= 4; round++) {
+        for (int i = 0; i < 3; i++) { host[i] = g_last_host[(g_allocs - 3 + i) % 8]; dev[i] = g_last_dev[(g_allocs - 3 + i) % 8]; }
+        const int allocs0 = g_allocs;
+        if (round == 4) g_fail_alloc = g_allocs + 2; /* the second buffer of the move fails */
+        json_t *recs[3] = {0};
+        hb_status st[3];
+        assert_int_equal(hb_group_sample(g, &o, &cl, recs, st), 0);
+        if (round == 1) assert_int_equal(g_allocs, allocs0);           /* set-up's buffers */
+        else if (round < 4) {
+            assert_int_equal(g_allocs, allocs0 + 3);                   /* one new set for the group */
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) {
+                    assert_ptr_not_equal(g_last_host[(allocs0 + i) % 8], host[j]);
+                    assert_ptr_not_equal(g_last_dev[(allocs0 + i) % 8], dev[j]);
+                }
+        }
+        assert_int_equal(g_dev_bytes, one_set);                        /* the old set freed */
+        assert_int_equal(hb_group_placements(g), round < 4 ? round : 3); /* the failed move: kept */
+        for (int k = 0; k < 3; k++) {
+            assert_non_null(recs[k]);
+            assert_string_equal(rec_str(recs[k], "status"), "ok");
+            assert_true(json_number_value(json_object_get(recs[k], "rel_err")) < 1e-6);
+            json_decref(recs[k]);
+        }
+        g_fail_alloc = 0;
+    }
+    hb_group_free(g);
+    hb_ref_cache_free(&rc);
+    assert_int_equal(g_dev_bytes, 0);
+}
+
 /* Timer agreement: which gap between the host clock and the device events each verdict explains. Random
  * device times of 0.1-10 ms; gaps drawn inside and outside each allowance (HB_TIMER_SYNC_S plus
  * HB_TIMER_AGREE of the device time). */
@@ -365,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_group_shares_buffers),
         cmocka_unit_test(test_last_output_checked_per_mode),
         cmocka_unit_test(test_modes_share_rounds),
+        cmocka_unit_test(test_served_rounds_move_buffers),
         cmocka_unit_test(test_timer_agreement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

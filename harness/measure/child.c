@@ -506,7 +506,10 @@ static int serve_group(const child_args *a, hb_instance *inst, served_grp *sg, c
         json_t *sv = json_pack("{s:i,s:b,s:I,s:I,s:I,s:I}", "round", round, "prepared_per_round", per_round, "setups",
                                (json_int_t)hb_group_prepares(), "setups_in_round", (json_int_t)(hb_group_prepares() - setups0),
                                "references", (json_int_t)hb_ref_gets(), "references_in_round", (json_int_t)(hb_ref_gets() - refs0));
-        if (!per_round) json_object_set_new(sv, "setup_s", json_real(sg->setup_s));
+        if (!per_round) {
+            json_object_set_new(sv, "setup_s", json_real(sg->setup_s));
+            json_object_set_new(sv, "placements", json_integer(hb_group_placements(sg->g)));
+        }
         else json_object_set_new(sv, "why", json_string(sg->why ? sg->why : "out of memory beside the group's other modes: set up alone in each round"));
         json_object_set_new(rec, "served", sv);
         json_t *rel = json_incref(json_object_get(rec, "rel_err"));

@@ -112,3 +112,22 @@ hb_status hb_ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const hb_
     }
     return HB_OK;
 }
+
+hb_status hb_ctx_move(run_ctx *x, run_ctx *old, const hb_ref_cache *rc, const run_ctx *group, char *reason, size_t rlen)
+{
+    *old = *x;
+    hb_status st = hb_ctx_init(x, old->inst, old->c, old->o, rc, reason, rlen, group);
+    if (st != HB_OK) {
+        hb_ctx_free(x); /* what the failed set-up had allocated */
+        *x = *old;
+        memset(old, 0, sizeof *old);
+        return st;
+    }
+    x->prep = old->prep;
+#ifdef HB_PLANT
+    x->plant_compute = old->plant_compute;
+    x->plant_case = old->plant_case;
+    x->plant_sub = old->plant_sub;
+#endif
+    return HB_OK;
+}

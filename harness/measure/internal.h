@@ -84,6 +84,25 @@ typedef struct run_ctx {
 hb_status hb_ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const hb_options *o, const hb_ref_cache *rc,
                       char *reason, size_t rlen, const run_ctx *group);
 void hb_ctx_free(run_ctx *x);
+/* Move x's data path to new memory (a served round, measure/serve.h: sample.c hb_group_sample): a
+ * new set-up of the same case as hb_ctx_init makes (its own buffers, or group's when group is not
+ * NULL; new host tensors, inputs written again from rc), carrying over the state kept between calls
+ * (the hot rule's, the plant's). *old receives the former data path, to be freed with hb_ctx_free by
+ * the caller once no variant computes on its buffers. A resident case's inputs are not placed on the
+ * device here (the caller does, as at set-up). HB_OK, or hb_ctx_init's error with reason: x is then
+ * as it was and *old zeroed (nothing to free). */
+hb_status hb_ctx_move(run_ctx *x, run_ctx *old, const hb_ref_cache *rc, const run_ctx *group, char *reason, size_t rlen);
+/* One call of case x->c through its mode's data path (call.c): a one-step graph on the executor
+ * (exec.h), which places its inputs, runs and times it (the device clock where the backend has
+ * timers and the phase touches the device, else the host clock) and fetches its output; the compute
+ * starts hot or cold by prepare.h's rule, whose runs are timed by no phase. ph[HB_PH_COUNT] receives
+ * each phase in seconds (record.h's order), *host_compute the host's time of the compute phase.
+ * HB_OK or the first error of a conversion, transfer or run (the phases then undefined). */
+hb_status hb_case_call(run_ctx *x, double ph[HB_PH_COUNT], double *host_compute);
+/* A resident case's inputs placed on its device once, before sampling (converted to the device
+ * dtype first), untimed, on the executor; other modes and host-memory backends: nothing to place.
+ * HB_OK or the placement's error. */
+hb_status hb_case_place_resident(run_ctx *x);
 double ceiling_get(const hb_ceiling_set *cl, const char *name);
 /* The relative L2 error of x's output against the reference (ref: x->nout doubles, NaN where
  * subsampled away), under verify.h's rule with HB_VERIFY_SUBSAMPLED: *nonfinite counts the output's
@@ -138,6 +157,9 @@ hb_group *hb_group_prepare(hb_instance *inst, const hb_case *cases, int n, int i
                            hb_ref_cache *rc, const hb_ceiling_set *cl);
 int hb_group_sample(hb_group *g, const hb_options *o, const hb_ceiling_set *cl, json_t **recs, hb_status *st_out);
 int hb_group_deferred(const hb_group *g, int k);
+/* How many placements the group's buffers have had: 1 after hb_group_prepare, one more for every
+ * round after the first (hb_group_sample moves them to new memory first: sample.c group_move). */
+int hb_group_placements(const hb_group *g);
 void hb_group_free(hb_group *g);
 long hb_group_prepares(void);
 

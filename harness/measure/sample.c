@@ -1,6 +1,6 @@
 /*
  * sample.c - measuring one case on one backend instance: buffers for its mode and route, one call
- * timed phase by phase (call_once), the poisoned first run verified against the cpu-ref reference
+ * timed phase by phase (call.c hb_case_call), the poisoned first run verified against the cpu-ref reference
  * (cached per workload item), warm-up, then sampling windows until the median's CI meets the target
  * or the budget runs out; the case record with every raw sample, its statistics, its fraction of the
  * ceiling and the timer agreement. The chain's cases go to chain.c.
@@ -13,128 +13,19 @@
 #include "measure/refcache.h"
 #include "core/convert.h"
 #include "core/quant.h"
+#include "core/rstats.h"
 #include "cpu_ref/ref.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
-#ifdef HB_PLANT
-/* planted real work on a conversion (plant.h): dst[0..m) = src[0..m) again, m = fraction x n (the same
- * values); nothing when fraction <= 0 */
-static void plant_reconvert(double fraction, void *dst, hb_elem dt, const void *src, hb_elem st, size_t n)
-{
-    if (fraction > 0) hb_convert(dst, dt, src, st, (size_t)(fraction * (double)n));
-}
-#endif
-
-/* One call of the op through the mode's data path: a one-step graph on the executor (exec.h), which
- * places its inputs, runs and times it (the device clock where the backend has timers and the phase
- * touches the device, else the host clock) and fetches its output. ph[] receives each phase in seconds. */
-static hb_status call_once(run_ctx *x, double ph[HB_PH_COUNT], double *host_compute)
-{
-    const hb_case *c = x->c;
-    hb_status st = HB_OK;
-    memset(ph, 0, sizeof(double) * HB_PH_COUNT);
-    double t_start = hb_now(), t0;
-    int resident = c->mode == HB_MODE_RESIDENT;
-#ifdef HB_PLANT /* planted real work on the host's conversions too (plant.h): see the convert blocks below */
-    const double plant_f = hb_plant_factor(c->op);
-    const int plant_on_dev = plant_f >= 1 && x->device && x->inst->ops->plant_delay;
-    const double plant_conv = plant_f > 1 && !plant_on_dev && hb_plant_is_work(c->op) ? plant_f - 1 : 0;
-#endif
-    if (c->mode == HB_MODE_CONVERT_DEVICE) {
-        for (int i = 0; i < x->nin; i++) {
-            double cp = 0, cv = 0;
-            st = x->inst->ops->upload_f64(x->inst, &x->in[i], x->h64[i], x->nel[i], &cp, &cv);
-            if (st != HB_OK) return st;
-            ph[HB_PH_H2D] += cp;
-            ph[HB_PH_CONVERT_IN] += cv;
-        }
-    } else if (!resident) {
-        t0 = hb_now();
-        if (c->mode == HB_MODE_CONVERT)
-            for (int i = 0; i < x->nin; i++) hb_convert(x->in[i].host, x->el, x->h64[i], HB_ELEM_F64, x->nel[i]);
-        else if (x->h32[0])
-            for (int i = 0; i < x->nin; i++) hb_convert(x->in[i].host, x->el, x->h32[i], HB_ELEM_F32, x->nel[i]);
-#ifdef HB_PLANT /* PLANTED REAL WORK: (factor - 1) of each input converted again (the same values), so that a
-                 * call whose conversions outweigh the op is slower by the factor too (plant.h) */
-        for (int i = 0; i < x->nin && (c->mode == HB_MODE_CONVERT || x->h32[0]); i++)
-            plant_reconvert(plant_conv, x->in[i].host, x->el, c->mode == HB_MODE_CONVERT ? (void *)x->h64[i] : (void *)x->h32[i],
-                            c->mode == HB_MODE_CONVERT ? HB_ELEM_F64 : HB_ELEM_F32, x->nel[i]);
-#endif
-        ph[HB_PH_CONVERT_IN] = (c->mode == HB_MODE_CONVERT || x->h32[0]) ? hb_now() - t0 : 0;
-        if (x->device && (st = hb_exec_place(x->inst, (hb_buf *[]){&x->in[0], &x->in[1], &x->in[2]}, x->nin, 1, &ph[HB_PH_H2D])) != HB_OK)
-            return st;
-    }
-    /* the compute starts hot or cold by one rule in every mode (prepare.h); its time is no phase's */
-    hb_buf *ins[HB_MAX_INPUTS] = {&x->in[0], &x->in[1], &x->in[2]};
-    double prep = 0;
-    hb_instr_pause(1); /* the settle runs are not counted, as they are not timed (instr.h) */
-    st = hb_compute_prepare(x->inst, x->o->cold, c, ins, &x->out, &x->prep, &prep);
-    hb_instr_pause(0);
-    if (st != HB_OK) return st;
-#ifdef HB_PLANT /* ---- PLANTED SLOWDOWN, device side (make PLANT=1 only; plant.h): a device backend
-                  * with the plant_delay hook runs a delay kernel behind every call of a named op
-                  * (factor 1 included), spinning (factor - 1) x the last call's compute without its
-                  * spin, inside the device-timed compute phase, as a slower kernel would ---- */
-    double plant_dev = 0;
-    if (plant_on_dev) {
-        plant_dev = x->plant_compute > 0 ? (plant_f - 1) * x->plant_compute : 0;
-        if (plant_dev > 1 || x->inst->ops->plant_delay(x->inst, plant_dev) != HB_OK) plant_dev = 0;
-    }
-#endif
-    hb_exec_step es = {.inst = x->inst, .c = c, .in = {ins[0], ins[1], ins[2]}, .out = &x->out, .prep = &x->prep};
-#ifdef HB_PLANT /* ---- PLANTED REAL WORK (HB_PLANT_WORK=1; plant.h): the op on a sub-problem of (factor - 1) x its
-                  * FLOPs, on the same buffers, before the real call rewrites the output ---- */
-    if (plant_f > 1 && !plant_on_dev && hb_plant_is_work(c->op) && !x->plant_sub) {
-        x->plant_case = *c;
-        x->plant_sub = hb_plant_sub_shape(c->op, c->dtype, &c->shape, plant_f - 1, &x->plant_case.shape) ? -1 : 1;
-        if (x->plant_sub < 0) fprintf(stderr, "hybench: HB_PLANT_WORK: no sub-problem of %s: the timed spin instead\n", hb_op_get(c->op)->name);
-    }
-    if (plant_f > 1 && x->plant_sub > 0) es.pre = &x->plant_case;
-#endif
-    st = hb_exec_run(&es, x->o->cold, HB_EXEC_NO_PREP | (x->device ? HB_EXEC_DEV_TIMER : 0), &ph[HB_PH_COMPUTE], host_compute, NULL);
-    if (st != HB_OK) return st;
-#ifdef HB_PLANT
-    if (plant_on_dev) x->plant_compute = ph[HB_PH_COMPUTE] - plant_dev;
-#endif
-    if (c->mode == HB_MODE_CONVERT_DEVICE) {
-        double cp = 0, cv = 0;
-        st = x->inst->ops->download_f64(x->inst, &x->out, x->o64, x->nout, &cp, &cv);
-        if (st != HB_OK) return st;
-        ph[HB_PH_D2H] = cp;
-        ph[HB_PH_CONVERT_OUT] = cv;
-    } else if (!resident) {
-        hb_buf *ob = &x->out;
-        if (x->device && (st = hb_exec_fetch(x->inst, &ob, 1, 1, &ph[HB_PH_D2H])) != HB_OK) return st;
-        t0 = hb_now();
-        if (c->mode == HB_MODE_CONVERT) hb_convert(x->o64, HB_ELEM_F64, x->out.host, x->el, x->nout);
-        else if (x->o32) hb_convert(x->o32, HB_ELEM_F32, x->out.host, x->el, x->nout);
-#ifdef HB_PLANT /* PLANTED REAL WORK: (factor - 1) of the output converted again, as the inputs above */
-        if (c->mode == HB_MODE_CONVERT || x->o32)
-            plant_reconvert(plant_conv, c->mode == HB_MODE_CONVERT ? (void *)x->o64 : (void *)x->o32,
-                            c->mode == HB_MODE_CONVERT ? HB_ELEM_F64 : HB_ELEM_F32, x->out.host, x->el, x->nout);
-#endif
-        ph[HB_PH_CONVERT_OUT] = (c->mode == HB_MODE_CONVERT || x->o32) ? hb_now() - t0 : 0;
-    }
-#ifdef HB_PLANT /* ---- PLANTED SLOWDOWN (make PLANT=1 only; plant.h): the call, inside its timed region, lasts
-                  * HB_PLANT's factor times as long, by real work. Where the device-side delay above
-                  * planted it, the call is longer by that delay alone, as with a slower kernel: a host
-                  * spin after the call moved the next call's mapped-route reads (matmul 128^3 f32
-                  * mapped read 8% faster in the planted build, H200 2026-11-27) ---- */
-    if (plant_f > 1 && !plant_on_dev && x->plant_sub <= 0)
-        hb_plant_spin((plant_f - 1) * (hb_now() - t_start - prep));
-#endif
-    ph[HB_PH_TOTAL] = hb_now() - t_start - prep;
-    return HB_OK;
-}
-
 /* One timed call for the instruction count (instr.h). */
-static hb_status instr_call(void *x) { double ph[HB_PH_COUNT], hc; return call_once(x, ph, &hc); }
+static hb_status instr_call(void *x) { double ph[HB_PH_COUNT], hc; return hb_case_call(x, ph, &hc); }
 
 /* Poison the output (verify.h): the buffer in the device dtype (and its device copy), the f64 and
  * f32 host tensors. */
@@ -193,7 +84,6 @@ static void var_status(mvar *v, const char *inst_name, hb_status st, const char 
     v->final = 1;
 }
 
-/* Set-up, verification on a poisoned output and warm-up of one variant (steps 1-2 of the case). */
 /* The buffers of variant v can serve variant c: the same op, shape, dtype and route, allocated. */
 static int group_buffers_fit(const mvar *v, const hb_case *c)
 {
@@ -209,6 +99,7 @@ static long long buffers_host_bytes(const run_ctx *x)
         if (x->in[i].host) b += (long long)x->in[i].bytes;
     return b;
 }
+
 
 /* Set-up, verification on a poisoned output and warm-up of one variant (steps 1-2 of the case).
  * owner: the group's variant whose buffers this one computes on, or NULL to allocate its own. */
@@ -246,16 +137,9 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
     v->hostc = calloc((size_t)max_s * (size_t)nwin, sizeof(double));
     if (!v->samp[HB_PH_COUNT - 1] || !v->hostc || !v->samp[0]) { v->st = HB_ENOMEM; snprintf(v->reason, sizeof v->reason, "sample arrays"); return; }
     /* 1. verification run on a poisoned output (also the first warm-up: JIT, handles, page faults) */
-    if (c->mode == HB_MODE_RESIDENT) {
-        /* resident: the inputs cross once, before sampling (converted to the device dtype first) */
-        if (v->x.h32[0])
-            for (int i = 0; i < v->x.nin; i++) hb_convert(v->x.in[i].host, v->x.el, v->x.h32[i], HB_ELEM_F32, v->x.nel[i]);
-        double t_up = 0; /* untimed: placed once, on the executor (exec.h) */
-        if (v->x.device) st = hb_exec_place(inst, (hb_buf *[]){&v->x.in[0], &v->x.in[1], &v->x.in[2]}, v->x.nin, 0, &t_up);
-        if (st != HB_OK) { v->st = st; snprintf(v->reason, sizeof v->reason, "upload failed"); return; }
-    }
+    if ((st = hb_case_place_resident(&v->x)) != HB_OK) { v->st = st; snprintf(v->reason, sizeof v->reason, "upload failed"); return; }
     st = poison_output(&v->x);
-    if (st == HB_OK) st = call_once(&v->x, ph, &hc);
+    if (st == HB_OK) st = hb_case_call(&v->x, ph, &hc);
     hb_buf *ob = &v->x.out;
     double t_down = 0;
     if (st == HB_OK && c->mode == HB_MODE_RESIDENT && v->x.device) st = hb_exec_fetch(inst, &ob, 1, 0, &t_down);
@@ -270,7 +154,7 @@ static void var_prepare(mvar *v, hb_instance *inst, const hb_options *o, hb_ref_
     if (!o->verify_only) {
         double tw = hb_now();
         do {
-            st = call_once(&v->x, ph, &hc);
+            st = hb_case_call(&v->x, ph, &hc);
             v->warmups++;
         } while (st == HB_OK && !agreed(&v->x, !(hb_now() - tw < 0.1 * o->budget_s && v->warmups < 20)));
         if (st != HB_OK) { v->st = st; snprintf(v->reason, sizeof v->reason, "run failed during warm-up: %s", hb_status_name(st)); return; }
@@ -322,7 +206,7 @@ static void var_sample(mvar *v, const hb_options *o, int win, double budget, int
     int max_s = window_cap(o);
     double ph[HB_PH_COUNT], hc;
     double t0 = hb_now();
-    hb_status st = call_once(&v->x, ph, &hc);
+    hb_status st = hb_case_call(&v->x, ph, &hc);
     v->spent += hb_now() - t0;
     if (st != HB_OK) {
         v->st = st;
@@ -547,7 +431,68 @@ struct hb_group {
     hb_ref_cache *rc;
     mvar *v;
     json_t *base[HB_MAX_GROUP];  /* each variant's record as set-up left it (a complete one when final) */
+    int rounds;                  /* hb_group_sample calls so far */
+    int placements;              /* the buffers' placements: 1 at set-up, one more per move (group_move) */
+    hb_rng rng;                  /* the spacers' sizes (group_move) */
 };
+
+/* A served round after the first moves the group's data path to new memory before its samples, as a
+ * fresh process's round would have it: a served process otherwise keeps its buffers where set-up put
+ * them for the whole gate, and their placement (physical pages; addresses, whose low bits decide
+ * cache sets and 4K aliasing between operands) biases every round alike. Measured on the 2-vCPU VM
+ * (tests/data/ab_small.ini, cpu, one thread, A/A, 12 served rounds, buffers kept): add n=16384 convert
+ * read 0.934 [0.917, 0.949] and 0.957 [0.950, 0.963] in two of four runs, mul n=4096 convert 1.021
+ * [1.018, 1.038], where per-round processes read 0.989-1.021 (docs/compare.md "Served rounds"). The
+ * same remedy as Stabilizer's (Curtsinger & Berger, ASPLOS 2013): re-randomize the layout during the
+ * run so that its effect averages over rounds instead of staying one bias. The new buffers are
+ * allocated while the old ones are held, behind two spacers of random size (heap bytes, which shift
+ * the new addresses; mapped pages, which take a random number of free physical pages first), then
+ * the old ones are freed. Each moved variant makes one untimed call (page faults, caches) before the
+ * round's samples; the round's last outputs are checked against the reference as always. When one
+ * variant cannot move (memory), none does (they share one set of buffers), said on stderr. */
+static void group_move(hb_group *g)
+{
+    mvar *v = g->v;
+    run_ctx old[HB_MAX_GROUP];
+    int moved[HB_MAX_GROUP] = {0};
+    size_t heap_b = 64 * (1 + (size_t)(hb_rng_next(&g->rng) % 1024)); /* 64 B .. 64 KiB */
+    size_t map_b = 4096 * (1 + (size_t)(hb_rng_next(&g->rng) % 512)); /* 4 KiB .. 2 MiB */
+    void *sp_heap = malloc(heap_b);
+    if (sp_heap) memset(sp_heap, 0, heap_b);
+    void *sp_map = mmap(NULL, map_b, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    const mvar *owner = NULL;   /* the first moved variant with buffers of its own: the others compute on them */
+    char why[256] = "", key[512] = "";
+    int ok = 1;
+    for (int k = 0; k < g->n && ok; k++) {
+        if (!v[k].ready || v[k].deferred) continue;
+        const run_ctx *grp = group_buffers_fit(owner, v[k].c) ? &owner->x : NULL;
+        if (hb_ctx_move(&v[k].x, &old[k], g->rc, grp, why, sizeof why) != HB_OK) {
+            hb_case_key(v[k].c, g->inst->name, key, sizeof key);
+            ok = 0;
+            break;
+        }
+        moved[k] = 1;
+        if (!owner && v[k].x.have_out) owner = &v[k];
+    }
+    /* all or none: the modes keep computing on one set of buffers */
+    for (int k = g->n - 1; k >= 0; k--) {
+        if (!moved[k]) continue;
+        run_ctx *gone = ok ? &old[k] : &v[k].x;
+        hb_ctx_free(gone);
+        if (!ok) v[k].x = old[k];
+    }
+    if (sp_map != MAP_FAILED) munmap(sp_map, map_b);
+    free(sp_heap);
+    if (!ok) { fprintf(stderr, "hybench: %s: buffers not moved for this round: %s\n", key, why); return; }
+    g->placements++;
+    for (int k = 0; k < g->n; k++) {
+        double ph[HB_PH_COUNT], hc;
+        if (moved[k] && (hb_case_place_resident(&v[k].x) != HB_OK || hb_case_call(&v[k].x, ph, &hc) != HB_OK)) {
+            hb_case_key(v[k].c, g->inst->name, key, sizeof key);
+            fprintf(stderr, "hybench: %s: the first call on moved buffers failed (the round's samples will say)\n", key);
+        }
+    }
+}
 
 long hb_group_prepares(void) { return g_prepares; }
 
@@ -561,6 +506,8 @@ hb_group *hb_group_prepare(hb_instance *inst, const hb_case *cases, int n, int i
     if (!v) { free(g); return NULL; }
     g->inst = inst; g->n = n; g->item = item; g->skip = skip; g->rc = rc; g->v = v;
     memcpy(g->cases, cases, (size_t)n * sizeof *cases);
+    g->placements = 1;
+    hb_rng_seed(&g->rng, (uint64_t)o->seed ^ ((uint64_t)item << 32));
     int nready = 0;
     for (int k = 0; k < n; k++) v[k].c = &g->cases[k];
     /* 0. what ends before any run: the item's skip, supports(), cpu-ref's size limit, the chain */
@@ -622,6 +569,7 @@ int hb_group_sample(hb_group *g, const hb_options *o, const hb_ceiling_set *cl, 
     hb_ref_cache *rc = g->rc;
     mvar *v = g->v;
     const int n = g->n, nready = g->nready;
+    if (g->rounds++ > 0 && nready) group_move(g);
     for (int k = 0; k < n; k++) { /* a new round: the record as set-up left it, no samples yet */
         v[k].rec = g->base[k] ? json_deep_copy(g->base[k]) : NULL;
         if (g->base[k] && !v[k].rec) return -1;
@@ -743,6 +691,7 @@ void hb_group_free(hb_group *g)
 }
 
 int hb_group_deferred(const hb_group *g, int k) { return g->v[k].deferred; }
+int hb_group_placements(const hb_group *g) { return g->placements; }
 
 int hb_measure_group(hb_instance *inst, const hb_case *cases, int n, int item, const char *skip, const hb_options *o,
                      hb_ref_cache *rc, const hb_ceiling_set *cl, json_t **recs, hb_status *st_out)
