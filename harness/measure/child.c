@@ -497,21 +497,37 @@ static int serve_group(const child_args *a, hb_instance *inst, served_grp *sg, c
         if (!listed[k] || !rec) { json_decref(rec); continue; }
         const int per_round = !sg->g || hb_group_deferred(sg->g, k);
         /* a served round spends no set-up: its record's set-up and reference seconds are the round's
-         * (0), the one set-up's seconds are in served.setup_s */
-        json_t *ws = json_object_get(rec, "wall_s");
-        if (!per_round && ws) {
-            json_object_set_new(ws, "setup", json_real(0));
-            json_object_set_new(ws, "reference", json_real(0));
+         * (0), the one set-up's seconds are in served.setup_s; the record's struct takes them and is
+         * written back (results/record.h) */
+        hb_rec_case r;
+        json_t *out = NULL;
+        if (hb_rec_case_parse(rec, &r) == HB_OK) {
+            hb_status ws = HB_OK;
+#define SV(T, s, m, x) (ws = ws ? ws : HB_REC_SET(T, s, m, x))
+            if (!per_round && hb_rec_entry_at(&hb_rec_case_table, &r, offsetof(hb_rec_case, wall))) {
+                SV(hb_rec_wall, &r.wall, setup, 0);
+                SV(hb_rec_wall, &r.wall, reference, 0);
+            }
+            SV(hb_rec_served, &r.served, round, round);
+            SV(hb_rec_served, &r.served, prepared_per_round, per_round);
+            SV(hb_rec_served, &r.served, setups, (double)hb_group_prepares());
+            SV(hb_rec_served, &r.served, setups_in_round, (double)(hb_group_prepares() - setups0));
+            SV(hb_rec_served, &r.served, references, (double)hb_ref_gets());
+            SV(hb_rec_served, &r.served, references_in_round, (double)(hb_ref_gets() - refs0));
+            if (!per_round) {
+                SV(hb_rec_served, &r.served, setup_s, sg->setup_s);
+                SV(hb_rec_served, &r.served, placements, hb_group_placements(sg->g));
+            } else
+                SV(hb_rec_served, &r.served, why, sg->why ? sg->why : "out of memory beside the group's other modes: set up alone in each round");
+#undef SV
+            if (!ws) ws = hb_rec_put(&hb_rec_case_table, &r, offsetof(hb_rec_case, served));
+            if (!ws) out = hb_rec_case_json(&r);
+            hb_rec_case_free(&r);
         }
-        json_t *sv = json_pack("{s:i,s:b,s:I,s:I,s:I,s:I}", "round", round, "prepared_per_round", per_round, "setups",
-                               (json_int_t)hb_group_prepares(), "setups_in_round", (json_int_t)(hb_group_prepares() - setups0),
-                               "references", (json_int_t)hb_ref_gets(), "references_in_round", (json_int_t)(hb_ref_gets() - refs0));
-        if (!per_round) {
-            json_object_set_new(sv, "setup_s", json_real(sg->setup_s));
-            json_object_set_new(sv, "placements", json_integer(hb_group_placements(sg->g)));
-        }
-        else json_object_set_new(sv, "why", json_string(sg->why ? sg->why : "out of memory beside the group's other modes: set up alone in each round"));
-        json_object_set_new(rec, "served", sv);
+        if (out) {
+            json_decref(rec);
+            rec = out;
+        } /* out of memory: the record is written without its served round */
         json_t *rel = json_incref(json_object_get(rec, "rel_err"));
         int e = put_record(fd, rec, 1);
         if (e) {

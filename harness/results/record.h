@@ -156,6 +156,7 @@ typedef struct hb_rec_step_impl { const char *op, *impl; hb_rec_keys keys; } hb_
 /* served (`hybench serve`, measure/serve.c): the round and what the serving child set up in it. */
 typedef struct hb_rec_served {
     double round, setups, references, setups_in_round, references_in_round, setup_s;
+    double placements;      /* the group buffers' placements so far (1 at set-up, one more per move) */
     int prepared_per_round; /* -1 absent */
     const char *why;
     hb_rec_keys keys;

@@ -104,7 +104,7 @@ static const hb_rec_field served_rows[] = {
     ROW(hb_rec_served, "setups", INT, setups), ROW(hb_rec_served, "references", INT, references),
     ROW(hb_rec_served, "setups_in_round", INT, setups_in_round),
     ROW(hb_rec_served, "references_in_round", INT, references_in_round), ROW(hb_rec_served, "setup_s", REAL, setup_s),
-    ROW(hb_rec_served, "why", STR, why)};
+    ROW(hb_rec_served, "placements", INT, placements), ROW(hb_rec_served, "why", STR, why)};
 TABLE(hb_rec_served_table, hb_rec_served, keys, served_rows);
 
 /* phases, samples and pass_medians: objects by phase name whose members are the case struct's arrays */
