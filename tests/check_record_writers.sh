@@ -3,10 +3,11 @@
 # hb_rec_case_json), not built as JSON where they are measured: the calls that build JSON objects
 # (json_object_set, json_object_set_new, json_pack, ...) in harness/measure/ and harness/cli/ may
 # only go down. The limits are the counts left when measure's op cases began filling the case struct
-# (sample.c's var_finish, the timer agreement, the energy window, a served round's members); lower them as more writers move to
+# (sample.c's var_finish, the timer agreement, the energy window, a served round's members, the pass
+# merge of case records); lower them as more writers move to
 # results/. Prints the counts and exits 1 when one is over its limit; 0 otherwise.
 cd "$(dirname "$0")/.." || exit 2
-MEASURE_LIMIT=186
+MEASURE_LIMIT=175
 CLI_LIMIT=26
 bad=0
 count() { cat "$1"/*.c | grep -o -E 'json_object_set[a-z_]*|json_pack[a-z_]*' | wc -l; }

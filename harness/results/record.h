@@ -359,6 +359,9 @@ hb_status hb_rec_decode(const hb_rec_table *t, void *base, json_t *o);
 json_t *hb_rec_encode(const hb_rec_table *t, const void *base);
 void hb_rec_release(const hb_rec_table *t, void *base);
 hb_status hb_rec_put(const hb_rec_table *t, void *base, size_t off);
+/* Removes member `off` (a row of t or of a GROUP in it) from the struct's keys: not written any more;
+ * a scalar member reads absent again. HB_OK (also when it was absent) or HB_EINVAL (no such row). */
+hb_status hb_rec_remove(const hb_rec_table *t, void *base, size_t off);
 /* The entry of member `off` (a row of t or of a GROUP in it) in the struct's keys (its JSON form:
  * entry->form), NULL when the member is absent. Borrowed from the struct. */
 const hb_rec_entry *hb_rec_entry_at(const hb_rec_table *t, const void *base, size_t off);

@@ -266,11 +266,11 @@ json_t *hb_rec_encode(const hb_rec_table *t, const void *base)
     return o;
 }
 
-/* The row of t at member offset off (not a GROUP's own row), else -1. */
+/* The row of t at member offset off (a GROUP's row sits at its keys), else -1. */
 static int row_at(const hb_rec_table *t, size_t off)
 {
     for (int i = 0; i < t->n; i++)
-        if (t->f[i].kind != HB_RK_GROUP && t->f[i].off == off) return i;
+        if (t->f[i].off == off) return i;
     return -1;
 }
 
@@ -321,4 +321,29 @@ const hb_rec_entry *hb_rec_entry_at(const hb_rec_table *t, const void *base, siz
         if (t->f[i].kind == HB_RK_GROUP && holds(t->f[i].sub, off))
             return entry_of(CAT(base, t->keys, hb_rec_keys), i) ? hb_rec_entry_at(t->f[i].sub, base, off) : NULL;
     return NULL;
+}
+
+hb_status hb_rec_remove(const hb_rec_table *t, void *base, size_t off)
+{
+    int i = row_at(t, off);
+    if (i < 0) {
+        for (int g = 0; g < t->n; g++)
+            if (t->f[g].kind == HB_RK_GROUP && holds(t->f[g].sub, off)) return hb_rec_remove(t->f[g].sub, base, off);
+        return HB_EINVAL;
+    }
+    hb_rec_keys *k = KEYS(t, base);
+    hb_rec_entry *e = entry_of(k, i);
+    if (!e) return HB_OK;
+    memmove(e, e + 1, (size_t)(k->e + k->n - (e + 1)) * sizeof *e);
+    k->n--;
+    const hb_rec_field *f = &t->f[i];
+    switch (f->kind) { /* the member absent again (an array or object member's own allocations stay until _free) */
+    case HB_RK_STR: *AT(base, f->off, const char *) = NULL; break;
+    case HB_RK_REAL: case HB_RK_REAL_INF: case HB_RK_INT: case HB_RK_COUNT: *AT(base, f->off, double) = NAN; break;
+    case HB_RK_I64: *AT(base, f->off, long long) = -1; break;
+    case HB_RK_BOOL: *AT(base, f->off, int) = -1; break;
+    case HB_RK_JSON: *AT(base, f->off, json_t *) = NULL; break;
+    default: break;
+    }
+    return HB_OK;
 }
