@@ -34,13 +34,6 @@ double hb_rec_shape_get(const hb_rec_shape *s, size_t offset)
     return (double)*(const int64_t *)((const char *)&s->v + offset);
 }
 
-static void stats(json_t *o, hb_rec_stats *s)
-{
-    s->n = num(o, "n"); s->min = num(o, "min"); s->max = num(o, "max"); s->mean = num(o, "mean");
-    s->median = num(o, "median"); s->p10 = num(o, "p10"); s->p90 = num(o, "p90"); s->mad = num(o, "mad");
-    s->stddev = num(o, "stddev"); s->cv = num(o, "cv"); s->ci_lo = num(o, "ci_lo"); s->ci_hi = num(o, "ci_hi");
-}
-
 void hb_rec_case_free(hb_rec_case *c)
 {
     if (!c) return;
@@ -206,54 +199,25 @@ void hb_rec_baseline_parse(json_t *p, hb_rec_baseline *b)
 void hb_rec_plan_free(hb_rec_plan *p)
 {
     if (!p) return;
-    free(p->steps);
+    hb_rec_release(&hb_rec_plan_table, p);
     memset(p, 0, sizeof *p);
 }
 
 hb_status hb_rec_plan_parse(json_t *rec, hb_rec_plan *p)
 {
     memset(p, 0, sizeof *p);
-    p->model = str(rec, "model"); p->what = str(rec, "what"); p->plan = str(rec, "plan"); p->kind = str(rec, "kind");
-    p->route = str(rec, "route"); p->mode = str(rec, "mode"); p->status = str(rec, "status");
-    p->reason = str(rec, "reason"); p->starts_in = str(rec, "starts_in"); p->costs_from = str(rec, "costs_from");
-    p->predicted_s = num(rec, "predicted_s"); p->bytes_crossing = num(rec, "bytes_crossing");
-    p->copies = num(rec, "copies"); p->device_changes = num(rec, "device_changes");
-    p->chain_case_s = num(rec, "chain_case_s"); p->rel_err = num(rec, "rel_err"); p->tolerance = num(rec, "tolerance");
-    p->ci_target = num(rec, "ci_target"); p->error_pct = num(rec, "error_pct");
-    p->ci_met = tri(rec, "ci_met"); p->launch_bound = tri(rec, "launch_bound");
-    json_t *ph = json_object_get(rec, "phases");
-    for (int i = 0; i < HB_PH_COUNT; i++) {
-        json_t *o = json_object_get(ph, hb_phase_names[i]);
-        p->has_phase[i] = o != NULL;
-        stats(o, &p->phase[i]);
+    if (hb_rec_decode(&hb_rec_plan_table, p, rec)) {
+        memset(p, 0, sizeof *p);
+        return HB_ENOMEM;
     }
-    stats(json_object_get(ph, "host_copy"), &p->host_copy);
-    p->has_device = json_object_get(ph, "device") != NULL;
-    stats(json_object_get(ph, "device"), &p->device);
-    json_t *e = json_object_get(rec, "error_split");
-    p->error_split.present = json_is_object(e);
-    p->error_split.measured_s = num(e, "measured_s"); p->error_split.predicted_s = num(e, "predicted_s");
-    p->error_split.ops_alone_s = num(e, "ops_alone_s"); p->error_split.ops_in_sequence_s = num(e, "ops_in_sequence_s");
-    p->error_split.copies_predicted_s = num(e, "copies_predicted_s");
-    p->error_split.copies_measured_s = num(e, "copies_measured_s"); p->error_split.rest_s = num(e, "rest_s");
-    p->error_split.in_sequence_calls = num(e, "in_sequence_calls");
-    json_t *ec = json_object_get(rec, "error_cause");
-    p->error_cause.present = json_is_object(ec);
-    p->error_cause.term = str(ec, "term");
-    p->error_cause.seconds = num(ec, "seconds");
-    p->error_cause.share_of_error = num(ec, "share_of_error");
-    json_t *st = json_object_get(rec, "steps");
-    size_t n = json_array_size(st);
-    if (n) {
-        if (!(p->steps = calloc(n, sizeof *p->steps))) return HB_ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-            json_t *s = json_array_get(st, i);
-            p->steps[i] = (hb_rec_plan_step){str(s, "label"), str(s, "device"), num(s, "bytes_in"),
-                                             num(s, "predicted_compute_s"), num(s, "predicted_transfer_s"),
-                                             num(s, "compute_s"), num(s, "transfer_s"), num(s, "in_sequence_s")};
-        }
-        p->nsteps = n;
-    }
+    /* the read views (record.h) */
+    const hb_rec_table *t = &hb_rec_plan_table;
+#define ENTRY(m) hb_rec_entry_at(t, p, offsetof(hb_rec_plan, m))
+    for (int i = 0; i < HB_PH_COUNT; i++) p->has_phase[i] = ENTRY(phase[i]) != NULL;
+    p->has_device = ENTRY(device) != NULL;
+    p->error_split.present = ENTRY(error_split.keys) && ENTRY(error_split.keys)->form == JSON_OBJECT + 1;
+    p->error_cause.present = ENTRY(error_cause.keys) && ENTRY(error_cause.keys)->form == JSON_OBJECT + 1;
+#undef ENTRY
     return HB_OK;
 }
 

@@ -14,10 +14,12 @@
  * (results.h) or, for hb_rec_case_parse and friends, by the parsed JSON record and the struct's own
  * arrays (freed by the matching _free). Strings are borrowed from the JSON record and live as long
  * as the record does (hb_rec_meta's *_text members are its own copies). Writing: results/write.c
- * writes a mode_check record from its struct (hb_rec_mode_check_json) and a shape from its struct
- * (hb_rec_shape_json); the other records are still built as JSON where they are measured (measure/:
- * case, meta, backend, end and plan records) with write.c's helpers (hb_case_record, hb_stats_json,
- * hb_record_write).
+ * writes case and plan records from their structs (hb_rec_case_json, hb_rec_plan_json, through the
+ * field tables of record_fields.c and the codec of record_codec.c: a struct read and written back is
+ * the same JSON), a mode_check record (hb_rec_mode_check_json) and a shape (hb_rec_shape_json);
+ * measure/ fills the structs member by member (HB_REC_SET) where it measures. The meta, backend and
+ * end records are still built as JSON in measure/ (hb_case_record's base fields too), with write.c's
+ * helpers (hb_case_record, hb_stats_json, hb_record_write).
  * Errors: parsing a validated record cannot fail except for memory (HB_ENOMEM, results.h).
  * Units: seconds for times, bytes, elements, GFLOP/s and GB/s, as the schema says per field.
  */
@@ -263,19 +265,34 @@ typedef struct hb_rec_end {
 typedef struct hb_rec_plan_step {
     const char *label, *device;
     double bytes_in, predicted_compute_s, predicted_transfer_s, compute_s, transfer_s, in_sequence_s;
+    hb_rec_keys keys;
 } hb_rec_plan_step;
+/* devices[]: a device the plan uses, its id and the backend's description of it. */
+typedef struct hb_rec_plan_device { const char *id, *description; hb_rec_keys keys; } hb_rec_plan_device;
 typedef struct hb_rec_plan {
+    const char *type;                 /* "plan" */
     const char *model, *what, *plan, *kind, *route, *mode, *status, *reason, *starts_in, *costs_from;
     double predicted_s, bytes_crossing, copies, device_changes, chain_case_s, rel_err, tolerance, ci_target, error_pct;
     int ci_met, launch_bound;         /* -1 absent */
-    hb_rec_stats phase[HB_PH_COUNT];  /* phases.<name> as for a case (host_copy, device below) */
-    int has_phase[HB_PH_COUNT];
-    hb_rec_stats host_copy, device;
-    int has_device;
+    hb_rec_stats phase[HB_PH_COUNT];  /* phases.<name> as for a case (host_copy, convert, device below) */
+    int has_phase[HB_PH_COUNT];       /* read view, set by hb_rec_plan_parse */
+    hb_rec_stats host_copy, device, convert;
+    int has_device;                   /* read view */
     struct { double measured_s, predicted_s, ops_alone_s, ops_in_sequence_s, copies_predicted_s, copies_measured_s,
-             rest_s, in_sequence_calls; int present; } error_split;
-    struct { const char *term; double seconds, share_of_error; int present; } error_cause;
+             rest_s, in_sequence_calls; int present; hb_rec_keys keys; } error_split;
+    struct { const char *term; double seconds, share_of_error; int present; hb_rec_keys keys; } error_cause;
     hb_rec_plan_step *steps; size_t nsteps;
+    /* the rest of what a plan record says (docs/plans.md) */
+    struct { const char *policy, *spincount; hb_rec_keys keys; } omp_wait; /* OMP_WAIT_POLICY, GOMP_SPINCOUNT */
+    hb_rec_plan_device *devices; size_t ndevices;
+    json_t *weight_bytes;             /* bytes of weights per device id, as JSON (borrowed) */
+    struct { double compute_s, transfer_s, end_transfer_s; hb_rec_keys keys; } predicted;
+    hb_rec_nums samples_total, samples_device; /* samples.total, samples.device (seconds) */
+    double settle_runs, interleaved_with, schema;
+    hb_rec_wall wall;
+    hb_rec_mem mem;
+    json_t *chain_in_rounds;          /* the model's chain case beside the replays (replay_chain.c), as JSON (borrowed) */
+    hb_rec_keys keys, phases_keys, samples_keys;
 } hb_rec_plan;
 
 /* ---- type "mode_check" (analysis/modecheck.h builds it, results/write.c writes it) ---- */
@@ -338,7 +355,8 @@ struct hb_rec_table {
 };
 extern const hb_rec_table hb_rec_case_table, hb_rec_stats_table, hb_rec_mem_table, hb_rec_energy_table,
     hb_rec_collective_table, hb_rec_tp_table, hb_rec_rank_table, hb_rec_wall_table, hb_rec_clock_table,
-    hb_rec_timer_table, hb_rec_instr_table, hb_rec_model_file_table, hb_rec_served_table, hb_rec_layer_table;
+    hb_rec_timer_table, hb_rec_instr_table, hb_rec_model_file_table, hb_rec_served_table, hb_rec_layer_table,
+    hb_rec_step_impl_table, hb_rec_plan_table, hb_rec_plan_step_table, hb_rec_plan_device_table;
 
 /* Generic over a table (record_codec.c); base points at a struct of table t.
  * hb_rec_clear: every member absent (NaN, NULL, -1, empty), keys empty; frees nothing (use on a

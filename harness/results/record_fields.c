@@ -1,8 +1,8 @@
 /*
- * record_fields.c - the field tables of a case record and of its parts (record.h, hb_rec_table): each
- * JSON key of a case record, its kind and its member, written once here. record_codec.c reads and
+ * record_fields.c - the field tables of a case record, a plan record and of their parts (record.h,
+ * hb_rec_table): each JSON key of such a record, its kind and its member, written once here. record_codec.c reads and
  * writes any struct through these rows; record.c and write.c name the tables, nobody else spells a
- * case record's keys. The keys and their units are docs/results-schema.md's.
+ * case or plan record's keys. The keys and their units are docs/results-schema.md's.
  */
 #include "results/results.h"
 #include <stddef.h>
@@ -97,7 +97,7 @@ static const hb_rec_field model_file_rows[] = {
 TABLE(hb_rec_model_file_table, hb_rec_model_file, keys, model_file_rows);
 
 static const hb_rec_field step_impl_rows[] = {ROW(hb_rec_step_impl, "op", STR, op), ROW(hb_rec_step_impl, "impl", STR, impl)};
-static TABLE(step_impl_table, hb_rec_step_impl, keys, step_impl_rows);
+TABLE(hb_rec_step_impl_table, hb_rec_step_impl, keys, step_impl_rows);
 
 static const hb_rec_field served_rows[] = {
     ROW(hb_rec_served, "round", INT, round), ROW(hb_rec_served, "prepared_per_round", BOOL, prepared_per_round),
@@ -141,7 +141,7 @@ static const hb_rec_field case_rows[] = {
     ROW(C, "rel_err", REAL_INF, rel_err), ROW(C, "tolerance", REAL, tolerance),
     ROW(C, "verified_fraction", REAL, verified_fraction), ROW(C, "steps", INT, steps),
     ROW(C, "weight_bytes", COUNT, weight_bytes), SUB(C, "model_file", OBJ, model_file, hb_rec_model_file_table),
-    ARR(C, "steps_impl", steps_impl, nsteps_impl, step_impl_table), ROW(C, "extra", JSON, extra_json),
+    ARR(C, "steps_impl", steps_impl, nsteps_impl, hb_rec_step_impl_table), ROW(C, "extra", JSON, extra_json),
     ROW(C, "impl", STR, impl), ROW(C, "timer_disagreement", BOOL, timer_disagreement),
     SUB(C, "timer_agreement", OBJ, timer, hb_rec_timer_table), SUB(C, "layer", OBJ, layer, hb_rec_layer_table),
     SUB(C, "graph", OBJ, graph, hb_rec_layer_table), SUB(C, "tensor_parallel", OBJ, tp, hb_rec_tp_table),
@@ -152,3 +152,66 @@ static const hb_rec_field case_rows[] = {
     ROW(C, "ab_rounds", INT, ab_rounds), ROW(C, "schema", INT, schema)};
 #undef C
 TABLE(hb_rec_case_table, hb_rec_case, keys, case_rows);
+
+/* ---- the plan record (measure/replay.c, docs/plans.md) ---- */
+#define PS hb_rec_plan_step
+static const hb_rec_field plan_step_rows[] = {
+    ROW(PS, "label", STR, label), ROW(PS, "device", STR, device), ROW(PS, "bytes_in", COUNT, bytes_in),
+    ROW(PS, "predicted_compute_s", REAL, predicted_compute_s), ROW(PS, "predicted_transfer_s", REAL, predicted_transfer_s),
+    ROW(PS, "compute_s", REAL, compute_s), ROW(PS, "transfer_s", REAL, transfer_s),
+    ROW(PS, "in_sequence_s", REAL, in_sequence_s)};
+#undef PS
+TABLE(hb_rec_plan_step_table, hb_rec_plan_step, keys, plan_step_rows);
+
+static const hb_rec_field plan_device_rows[] = {ROW(hb_rec_plan_device, "id", STR, id),
+                                                ROW(hb_rec_plan_device, "description", STR, description)};
+TABLE(hb_rec_plan_device_table, hb_rec_plan_device, keys, plan_device_rows);
+
+#define P hb_rec_plan
+static const hb_rec_field plan_phases_rows[] = {
+    SUB(P, "total", OBJ, phase[HB_PH_TOTAL], hb_rec_stats_table), SUB(P, "compute", OBJ, phase[HB_PH_COMPUTE], hb_rec_stats_table),
+    SUB(P, "h2d", OBJ, phase[HB_PH_H2D], hb_rec_stats_table), SUB(P, "d2h", OBJ, phase[HB_PH_D2H], hb_rec_stats_table),
+    SUB(P, "convert_in", OBJ, phase[HB_PH_CONVERT_IN], hb_rec_stats_table),
+    SUB(P, "convert_out", OBJ, phase[HB_PH_CONVERT_OUT], hb_rec_stats_table),
+    SUB(P, "host_copy", OBJ, host_copy, hb_rec_stats_table), SUB(P, "convert", OBJ, convert, hb_rec_stats_table),
+    SUB(P, "device", OBJ, device, hb_rec_stats_table)};
+static TABLE(plan_phases_table, hb_rec_plan, phases_keys, plan_phases_rows);
+static const hb_rec_field plan_samples_rows[] = {ROW(P, "total", NUMS, samples_total), ROW(P, "device", NUMS, samples_device)};
+static TABLE(plan_samples_table, hb_rec_plan, samples_keys, plan_samples_rows);
+static const hb_rec_field omp_wait_rows[] = {ROW(P, "OMP_WAIT_POLICY", STR, omp_wait.policy),
+                                             ROW(P, "GOMP_SPINCOUNT", STR, omp_wait.spincount)};
+static TABLE(omp_wait_table, hb_rec_plan, omp_wait.keys, omp_wait_rows);
+static const hb_rec_field predicted_rows[] = {ROW(P, "compute_s", REAL, predicted.compute_s),
+                                              ROW(P, "transfer_s", REAL, predicted.transfer_s),
+                                              ROW(P, "end_transfer_s", REAL, predicted.end_transfer_s)};
+static TABLE(predicted_table, hb_rec_plan, predicted.keys, predicted_rows);
+static const hb_rec_field error_split_rows[] = {
+    ROW(P, "measured_s", REAL, error_split.measured_s), ROW(P, "predicted_s", REAL, error_split.predicted_s),
+    ROW(P, "ops_alone_s", REAL, error_split.ops_alone_s), ROW(P, "ops_in_sequence_s", REAL, error_split.ops_in_sequence_s),
+    ROW(P, "copies_predicted_s", REAL, error_split.copies_predicted_s),
+    ROW(P, "copies_measured_s", REAL, error_split.copies_measured_s), ROW(P, "rest_s", REAL, error_split.rest_s),
+    ROW(P, "in_sequence_calls", INT, error_split.in_sequence_calls)};
+static TABLE(error_split_table, hb_rec_plan, error_split.keys, error_split_rows);
+static const hb_rec_field error_cause_rows[] = {ROW(P, "term", STR, error_cause.term),
+                                                ROW(P, "seconds", REAL, error_cause.seconds),
+                                                ROW(P, "share_of_error", REAL, error_cause.share_of_error)};
+static TABLE(error_cause_table, hb_rec_plan, error_cause.keys, error_cause_rows);
+static const hb_rec_field plan_rows[] = {
+    ROW(P, "type", STR, type), ROW(P, "model", STR, model), ROW(P, "what", STR, what), ROW(P, "plan", STR, plan),
+    ROW(P, "kind", STR, kind), ROW(P, "route", STR, route), ROW(P, "mode", STR, mode),
+    SUB(P, "omp_wait", GROUP, omp_wait.keys, omp_wait_table),
+    ARR(P, "devices", devices, ndevices, hb_rec_plan_device_table), ROW(P, "weight_bytes", JSON, weight_bytes),
+    ROW(P, "starts_in", STR, starts_in), ROW(P, "predicted_s", REAL, predicted_s),
+    SUB(P, "predicted", GROUP, predicted.keys, predicted_table), ROW(P, "bytes_crossing", COUNT, bytes_crossing),
+    ROW(P, "copies", INT, copies), ROW(P, "device_changes", INT, device_changes), ROW(P, "chain_case_s", REAL, chain_case_s),
+    ARR(P, "steps", steps, nsteps, hb_rec_plan_step_table), SUB(P, "phases", GROUP, phases_keys, plan_phases_table),
+    ROW(P, "launch_bound", BOOL, launch_bound), SUB(P, "samples", GROUP, samples_keys, plan_samples_table),
+    ROW(P, "ci_met", BOOL, ci_met), ROW(P, "ci_target", REAL, ci_target), ROW(P, "error_pct", REAL, error_pct),
+    SUB(P, "error_split", GROUP, error_split.keys, error_split_table),
+    SUB(P, "error_cause", GROUP, error_cause.keys, error_cause_table), ROW(P, "settle_runs", REAL, settle_runs),
+    SUB(P, "wall_s", OBJ, wall, hb_rec_wall_table), ROW(P, "rel_err", REAL, rel_err), ROW(P, "tolerance", REAL, tolerance),
+    SUB(P, "mem", OBJ, mem, hb_rec_mem_table), ROW(P, "status", STR, status), ROW(P, "reason", STR, reason),
+    ROW(P, "costs_from", STR, costs_from), ROW(P, "interleaved_with", INT, interleaved_with),
+    ROW(P, "chain_in_rounds", JSON, chain_in_rounds), ROW(P, "schema", INT, schema)};
+#undef P
+TABLE(hb_rec_plan_table, hb_rec_plan, keys, plan_rows);

@@ -44,10 +44,15 @@ json_t *hb_rec_mode_check_json(const hb_rec_mode_check *m);
  * and JSON form (record_codec.c); a record read with hb_rec_case_parse is written back as read. New
  * reference; NULL when out of memory. Pass it to hb_record_write. */
 json_t *hb_rec_case_json(const hb_rec_case *c);
+/* A plan record from its struct (record.h, hb_rec_plan), as hb_rec_case_json writes a case record. */
+json_t *hb_rec_plan_json(const hb_rec_plan *p);
 /* r's twelve members from s (n, min, max, mean, median, p10, p90, mad, stddev, cv, ci_lo, ci_hi, in
  * hb_stats_json's order), each put (record.h hb_rec_put): written as hb_stats_json writes s, with
  * null for a non-finite figure. HB_OK or HB_ENOMEM. */
 hb_status hb_rec_stats_set(hb_rec_stats *r, const hb_stats *s);
+/* A chain case's layer or graph object (record.h hb_rec_layer): s's twelve members as
+ * hb_rec_stats_set writes them, then enqueue_s (seconds), each put in l. HB_OK or HB_ENOMEM. */
+hb_status hb_rec_layer_set(hb_rec_layer *l, const hb_stats *s, double enqueue_s);
 /* a's values set to a copy of v[0..n-1] (seconds or whatever the member holds), a's own (freed by the
  * struct's _free, a's old values freed here); present. The caller puts the member. HB_OK or HB_ENOMEM. */
 hb_status hb_rec_nums_set(hb_rec_nums *a, const double *v, size_t n);

@@ -116,7 +116,8 @@ json_t *hb_rec_mode_check_json(const hb_rec_mode_check *m)
     return o;
 }
 
-hb_status hb_rec_stats_set(hb_rec_stats *r, const hb_stats *s)
+/* The twelve members of r (at r inside the struct base of table t) set from s and put in t's keys. */
+static hb_status stats_put(const hb_rec_table *t, void *base, hb_rec_stats *r, const hb_stats *s)
 {
     const double v[12] = {(double)s->n, s->min, s->max, s->mean, s->median, s->p10, s->p90, s->mad, s->stddev, s->cv,
                           s->ci_lo, s->ci_hi};
@@ -124,10 +125,18 @@ hb_status hb_rec_stats_set(hb_rec_stats *r, const hb_stats *s)
                      &r->ci_lo, &r->ci_hi};
     for (int i = 0; i < 12; i++) {
         *m[i] = v[i];
-        hb_status st = hb_rec_put(&hb_rec_stats_table, r, (size_t)((char *)m[i] - (char *)r));
+        hb_status st = hb_rec_put(t, base, (size_t)((char *)m[i] - (char *)base));
         if (st) return st;
     }
     return HB_OK;
+}
+
+hb_status hb_rec_stats_set(hb_rec_stats *r, const hb_stats *s) { return stats_put(&hb_rec_stats_table, r, r, s); }
+
+hb_status hb_rec_layer_set(hb_rec_layer *l, const hb_stats *s, double enqueue_s)
+{
+    hb_status st = stats_put(&hb_rec_layer_table, l, &l->st, s);
+    return st ? st : HB_REC_SET(hb_rec_layer, l, enqueue_s, enqueue_s);
 }
 
 hb_status hb_rec_nums_set(hb_rec_nums *a, const double *v, size_t n)
@@ -141,6 +150,8 @@ hb_status hb_rec_nums_set(hb_rec_nums *a, const double *v, size_t n)
 }
 
 json_t *hb_rec_case_json(const hb_rec_case *c) { return hb_rec_encode(&hb_rec_case_table, c); }
+
+json_t *hb_rec_plan_json(const hb_rec_plan *p) { return hb_rec_encode(&hb_rec_plan_table, p); }
 
 json_t *hb_case_status_record(const hb_case *c, const char *backend, hb_status st, const char *reason)
 {
