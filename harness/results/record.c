@@ -178,11 +178,21 @@ hb_status hb_rec_backend_parse(json_t *rec, hb_rec_backend *b)
     return HB_OK;
 }
 
-void hb_rec_end_parse(json_t *rec, hb_rec_end *e)
+hb_status hb_rec_end_parse(json_t *rec, hb_rec_end *e)
 {
-    *e = (hb_rec_end){num(rec, "cases"), num(rec, "ok"), num(rec, "wrong"), num(rec, "failed"), num(rec, "skipped"),
-                      num(rec, "crashed"), num(rec, "no_resource"), num(rec, "elapsed_s"), num(rec, "passes"),
-                      tri(rec, "interrupted")};
+    memset(e, 0, sizeof *e);
+    if (hb_rec_decode(&hb_rec_end_table, e, rec)) {
+        memset(e, 0, sizeof *e);
+        return HB_ENOMEM;
+    }
+    return HB_OK;
+}
+
+void hb_rec_end_free(hb_rec_end *e)
+{
+    if (!e) return;
+    hb_rec_release(&hb_rec_end_table, e);
+    memset(e, 0, sizeof *e);
 }
 
 void hb_rec_baseline_parse(json_t *p, hb_rec_baseline *b)
@@ -232,6 +242,7 @@ void hb_run_unindex(hb_run *r)
     free(r->case_recs);
     for (size_t i = 0; i < r->nplan_recs; i++) hb_rec_plan_free(&r->plan_recs[i]);
     free(r->plan_recs);
+    if (r->end_rec) hb_rec_end_free(r->end_rec);
     free(r->end_rec);
     r->meta_rec = NULL; r->backend_recs = NULL; r->case_recs = NULL; r->plan_recs = NULL; r->end_rec = NULL;
     r->nbackend_recs = r->ncase_recs = r->nplan_recs = 0;
@@ -248,7 +259,7 @@ hb_status hb_run_index(hb_run *r)
         (np && !(r->plan_recs = calloc(np, sizeof *r->plan_recs))))
         goto oom;
     if (r->meta && hb_rec_meta_parse(r->meta, r->meta_rec)) goto oom;
-    if (r->end) hb_rec_end_parse(r->end, r->end_rec);
+    if (r->end && hb_rec_end_parse(r->end, r->end_rec)) goto oom;
     for (; r->nbackend_recs < nb; r->nbackend_recs++)
         if (hb_rec_backend_parse(json_array_get(r->backends, r->nbackend_recs), &r->backend_recs[r->nbackend_recs])) goto oom;
     for (; r->ncase_recs < nc; r->ncase_recs++)

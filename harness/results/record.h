@@ -14,12 +14,13 @@
  * (results.h) or, for hb_rec_case_parse and friends, by the parsed JSON record and the struct's own
  * arrays (freed by the matching _free). Strings are borrowed from the JSON record and live as long
  * as the record does (hb_rec_meta's *_text members are its own copies). Writing: results/write.c
- * writes case and plan records from their structs (hb_rec_case_json, hb_rec_plan_json, through the
- * field tables of record_fields.c and the codec of record_codec.c: a struct read and written back is
- * the same JSON), a mode_check record (hb_rec_mode_check_json) and a shape (hb_rec_shape_json);
- * measure/ fills the structs member by member (HB_REC_SET) where it measures. The meta, backend and
- * end records are still built as JSON in measure/ (hb_case_record's base fields too), with write.c's
- * helpers (hb_case_record, hb_stats_json, hb_record_write).
+ * writes case, plan and end records from their structs (hb_rec_case_json, hb_rec_plan_json,
+ * hb_rec_end_json, hb_end_record; through the field tables of record_fields.c and the codec of
+ * record_codec.c: a struct read and written back is the same JSON), a mode_check record
+ * (hb_rec_mode_check_json) and a shape (hb_rec_shape_json); measure/ and cli/ fill the structs member
+ * by member (HB_REC_SET) where they measure. The meta and backend records are still built as JSON in
+ * measure/ (hb_case_record's base fields too), with write.c's helpers (hb_case_record, hb_stats_json,
+ * hb_record_write).
  * Errors: parsing a validated record cannot fail except for memory (HB_ENOMEM, results.h).
  * Units: seconds for times, bytes, elements, GFLOP/s and GB/s, as the schema says per field.
  */
@@ -259,6 +260,11 @@ typedef struct hb_rec_backend {
 typedef struct hb_rec_end {
     double cases, ok, wrong, failed, skipped, crashed, no_resource, elapsed_s, passes;
     int interrupted;                  /* -1 absent */
+    const char *type;                 /* "end" */
+    double timed_out, plans, serve_round, schema; /* plans: `plan --replay`'s; serve_round: `hybench serve`'s round */
+    json_t *backends;                 /* per backend type: cases measured, or why none (runner.c), as JSON (borrowed) */
+    json_t *mode_invariance;          /* the mode check's summary (analysis/modecheck.h), as JSON (borrowed) */
+    hb_rec_keys keys;
 } hb_rec_end;
 
 /* ---- type "plan" (a device plan replayed end to end, measure/replay.h) ---- */
@@ -356,7 +362,7 @@ struct hb_rec_table {
 extern const hb_rec_table hb_rec_case_table, hb_rec_stats_table, hb_rec_mem_table, hb_rec_energy_table,
     hb_rec_collective_table, hb_rec_tp_table, hb_rec_rank_table, hb_rec_wall_table, hb_rec_clock_table,
     hb_rec_timer_table, hb_rec_instr_table, hb_rec_model_file_table, hb_rec_served_table, hb_rec_layer_table,
-    hb_rec_step_impl_table, hb_rec_plan_table, hb_rec_plan_step_table, hb_rec_plan_device_table;
+    hb_rec_step_impl_table, hb_rec_plan_table, hb_rec_plan_step_table, hb_rec_plan_device_table, hb_rec_end_table;
 
 /* Generic over a table (record_codec.c); base points at a struct of table t.
  * hb_rec_clear: every member absent (NaN, NULL, -1, empty), keys empty; frees nothing (use on a

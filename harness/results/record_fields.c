@@ -1,8 +1,8 @@
 /*
- * record_fields.c - the field tables of a case record, a plan record and of their parts (record.h,
- * hb_rec_table): each JSON key of such a record, its kind and its member, written once here. record_codec.c reads and
+ * record_fields.c - the field tables of a case record, a plan record, an end record and of their parts
+ * (record.h, hb_rec_table): each JSON key of such a record, its kind and its member, written once here. record_codec.c reads and
  * writes any struct through these rows; record.c and write.c name the tables, nobody else spells a
- * case or plan record's keys. The keys and their units are docs/results-schema.md's.
+ * case, plan or end record's keys. The keys and their units are docs/results-schema.md's.
  */
 #include "results/results.h"
 #include <stddef.h>
@@ -215,3 +215,15 @@ static const hb_rec_field plan_rows[] = {
     ROW(P, "chain_in_rounds", JSON, chain_in_rounds), ROW(P, "schema", INT, schema)};
 #undef P
 TABLE(hb_rec_plan_table, hb_rec_plan, keys, plan_rows);
+
+/* ---- the end record (measure/runner.c, measure/serve.c, cli/cmd_plan.c) ---- */
+#define E hb_rec_end
+static const hb_rec_field end_rows[] = {
+    ROW(E, "type", STR, type), ROW(E, "schema", INT, schema), ROW(E, "cases", INT, cases), ROW(E, "ok", INT, ok),
+    ROW(E, "wrong", INT, wrong), ROW(E, "failed", INT, failed), ROW(E, "skipped", INT, skipped),
+    ROW(E, "crashed", INT, crashed), ROW(E, "no_resource", INT, no_resource), ROW(E, "timed_out", INT, timed_out),
+    ROW(E, "elapsed_s", REAL, elapsed_s), ROW(E, "passes", INT, passes), ROW(E, "interrupted", BOOL, interrupted),
+    ROW(E, "plans", INT, plans), ROW(E, "serve_round", INT, serve_round), ROW(E, "backends", JSON, backends),
+    ROW(E, "mode_invariance", JSON, mode_invariance)};
+#undef E
+TABLE(hb_rec_end_table, hb_rec_end, keys, end_rows);

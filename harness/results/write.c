@@ -153,6 +153,37 @@ json_t *hb_rec_case_json(const hb_rec_case *c) { return hb_rec_encode(&hb_rec_ca
 
 json_t *hb_rec_plan_json(const hb_rec_plan *p) { return hb_rec_encode(&hb_rec_plan_table, p); }
 
+json_t *hb_rec_end_json(const hb_rec_end *e) { return hb_rec_encode(&hb_rec_end_table, e); }
+
+json_t *hb_end_record(size_t cases, const int counts[HB_STATUS_COUNT], double elapsed_s, int passes, int interrupted,
+                      int serve_round, json_t *backends, json_t *mode_invariance)
+{
+    hb_rec_end e;
+    memset(&e, 0, sizeof e);
+    hb_rec_clear(&hb_rec_end_table, &e);
+    hb_status st = HB_OK;
+#define SET(m, x) (st = st ? st : HB_REC_SET(hb_rec_end, &e, m, x))
+    SET(type, "end");
+    SET(cases, (double)cases);
+    SET(ok, counts[HB_OK]);
+    SET(wrong, counts[HB_EWRONG]);
+    SET(failed, counts[HB_EDEVICE] + counts[HB_EINVAL]);
+    SET(skipped, counts[HB_ESKIP]);
+    SET(crashed, counts[HB_ECRASH]);
+    SET(no_resource, counts[HB_ENOMEM]);
+    SET(timed_out, counts[HB_ETIMEOUT]);
+    SET(elapsed_s, elapsed_s);
+    SET(passes, passes);
+    SET(interrupted, interrupted != 0);
+    if (serve_round >= 0) SET(serve_round, serve_round);
+    if (backends) SET(backends, backends);
+    if (mode_invariance) SET(mode_invariance, mode_invariance);
+#undef SET
+    json_t *o = st ? NULL : hb_rec_end_json(&e);
+    hb_rec_end_free(&e);
+    return o;
+}
+
 json_t *hb_case_status_record(const hb_case *c, const char *backend, hb_status st, const char *reason)
 {
     json_t *r = hb_case_record(c, backend);
