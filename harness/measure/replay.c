@@ -455,11 +455,7 @@ static hb_status record(replay *r, hb_status st, double rel, hb_rec_plan *pl, js
 #define SET(m, x) (ws = ws ? ws : HB_REC_SET(hb_rec_plan, pl, m, x))
 #define PUT(m) (ws = ws ? ws : hb_rec_put(&hb_rec_plan_table, pl, offsetof(hb_rec_plan, m)))
 #define SETIN(T, s, m, x) (ws = ws ? ws : HB_REC_SET(T, s, m, x))
-    SET(type, "plan");
-    SET(model, r->m->name);
-    SET(what, r->m->what);
-    SET(plan, p->name);
-    SET(kind, p->kind);
+    SET(type, "plan"), SET(model, r->m->name), SET(what, r->m->what), SET(plan, p->name), SET(kind, p->kind);
     SET(route, r->route < 0 || c->nmem <= 1 ? "none" : hb_route_name(r->route));
     SET(mode, hb_mode_name(r->mode));
     {
@@ -485,8 +481,7 @@ static hb_status record(replay *r, hb_status st, double rel, hb_rec_plan *pl, js
     SET(starts_in, sd >= 0 ? c->dev[sd].id : "host");
     const hb_plan_result *pr = &p->res;
     SET(predicted_s, pr->total_s);
-    SET(predicted.compute_s, pr->compute_s);
-    SET(predicted.transfer_s, pr->xfer_s);
+    SET(predicted.compute_s, pr->compute_s), SET(predicted.transfer_s, pr->xfer_s);
     SET(predicted.end_transfer_s, pr->end_xfer_s);
     SET(bytes_crossing, pr->xfer_bytes);
     SET(copies, pr->ncopies);
@@ -505,8 +500,7 @@ static hb_status record(replay *r, hb_status st, double rel, hb_rec_plan *pl, js
     for (int i = 0; pl->steps && i < r->n; i++) {
         const hb_plan_step *ps = &pr->steps[i];
         hb_rec_plan_step *so = &pl->steps[pl->nsteps++];
-        SETIN(hb_rec_plan_step, so, label, r->m->nodes[i].label);
-        SETIN(hb_rec_plan_step, so, device, c->dev[p->dev[i]].id);
+        SETIN(hb_rec_plan_step, so, label, r->m->nodes[i].label), SETIN(hb_rec_plan_step, so, device, c->dev[p->dev[i]].id);
         SETIN(hb_rec_plan_step, so, bytes_in, ps->xfer_bytes);
         SETIN(hb_rec_plan_step, so, predicted_compute_s, ps->compute_s);
         SETIN(hb_rec_plan_step, so, predicted_transfer_s, ps->xfer_s);
@@ -558,22 +552,17 @@ static hb_status record(replay *r, hb_status st, double rel, hb_rec_plan *pl, js
             double seq = 0, cp = 0;
             for (int i = 0; i < r->n; i++) seq += r->seq[i];
             for (int k = P_H2D; k <= P_STAGE; k++) { hb_stats_compute(r->samp[k], r->ns, &s); cp += s.median; }
-            SET(error_split.measured_s, tot.median);
-            SET(error_split.predicted_s, pr->total_s);
-            SET(error_split.ops_alone_s, pr->compute_s);
-            SET(error_split.ops_in_sequence_s, seq);
-            SET(error_split.copies_predicted_s, pr->xfer_s + pr->end_xfer_s);
-            SET(error_split.copies_measured_s, cp);
-            SET(error_split.rest_s, tot.median - seq - cp);
-            SET(error_split.in_sequence_calls, r->seq_calls);
+            SET(error_split.measured_s, tot.median), SET(error_split.predicted_s, pr->total_s);
+            SET(error_split.ops_alone_s, pr->compute_s), SET(error_split.ops_in_sequence_s, seq);
+            SET(error_split.copies_predicted_s, pr->xfer_s + pr->end_xfer_s), SET(error_split.copies_measured_s, cp);
+            SET(error_split.rest_s, tot.median - seq - cp), SET(error_split.in_sequence_calls, r->seq_calls);
             /* a prediction off by more than HB_REPLAY_CAUSE_PCT: the record names the split's largest term */
             if (pr->total_s > 0 && fabs(tot.median - pr->total_s) > HB_REPLAY_CAUSE_PCT / 100 * tot.median) {
                 const double term[3] = {seq - pr->compute_s, cp - (pr->xfer_s + pr->end_xfer_s), tot.median - seq - cp};
                 static const char *const why[3] = {"ops_in_sequence", "copies", "launches_and_syncs"};
                 int big = 0;
                 for (int k = 1; k < 3; k++) if (fabs(term[k]) > fabs(term[big])) big = k;
-                SET(error_cause.term, why[big]);
-                SET(error_cause.seconds, term[big]);
+                SET(error_cause.term, why[big]), SET(error_cause.seconds, term[big]);
                 SET(error_cause.share_of_error, term[big] / (tot.median - pr->total_s));
             }
         }
