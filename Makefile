@@ -284,6 +284,8 @@ results/h100-reference.jsonl: | tests/data/h100-reference.jsonl.gz
 .PHONY: plant-build
 plant-build:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/plant PLANT=1 WITH_CUDA=no ARCH=-march=x86-64-v3 $(BUILD)/plant/hybench
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/plant PLANT=1 WITH_CUDA=no ARCH=-march=x86-64-v3 $(BUILD)/plant/hb_opencl.so \
+	  || echo "plant-build: no OpenCL plugin (the planted build runs cpu-ref and cpu only)"
 
 clean:
 	rm -rf $(BUILD)

@@ -324,7 +324,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
         c->base = w[i].brec[0];
         c->cur = w[i].brec[1];
         hb_cmp_fill_labels(c);
-        c->threshold = hb_cmp_threshold_for(o, c->backend);
+        c->threshold = hb_cmp_threshold_for(o, c->backend, c->op);
         pv[i] = NAN;
         if (c->base && c->cur) res->matched++;
         /* status verdicts (as compare.c's classify_status), over the rounds */
@@ -408,7 +408,7 @@ hb_status hb_ab_decide(const hb_run *const *base, const hb_run *const *cur, int 
             c->shape_str = "median of every case";
             c->mode = c->route = c->dtype = "-";
             c->status_base = c->status_cur = "ok";
-            c->threshold = hb_cmp_threshold_for(o, c->backend);
+            c->threshold = hb_cmp_threshold_for(o, c->backend, c->op);
             c->noise = NAN;
             c->med_base = c->med_cur = NAN;
             size_t k = 0;

@@ -53,43 +53,73 @@ hb_status hb_cmp_parse_threshold(hb_cmp_options *o, const char *arg, char *err, 
     if (!arg || !*arg) { snprintf(err, errlen, "--threshold: empty value"); return HB_EINVAL; }
     if (!eq) {
         if (parse_fraction(arg, &v)) {
-            snprintf(err, errlen, "--threshold %s: expected a percentage such as 5%% or BACKEND=3%%", arg);
+            snprintf(err, errlen, "--threshold %s: expected a percentage such as 5%% or SCOPE=3%% (BACKEND, OP or BACKEND/OP)", arg);
             return HB_EINVAL;
         }
         o->threshold = v;
         return HB_OK;
     }
-    size_t bl = (size_t)(eq - arg);
-    if (bl == 0 || bl >= sizeof o->per_backend[0].backend || parse_fraction(eq + 1, &v)) {
-        snprintf(err, errlen, "--threshold %s: expected BACKEND=PERCENT, e.g. cuda=3%%", arg);
+    char be[64] = "", op[32] = "";
+    size_t sl = (size_t)(eq - arg);
+    const char *slash = memchr(arg, '/', sl);
+    size_t bl = slash ? (size_t)(slash - arg) : sl, ol = slash ? sl - bl - 1 : 0;
+    if (sl == 0 || bl >= sizeof be || ol >= sizeof op || (slash && (bl == 0 || ol == 0)) || parse_fraction(eq + 1, &v)) {
+        snprintf(err, errlen, "--threshold %s: expected SCOPE=PERCENT with SCOPE a backend, an op or BACKEND/OP, e.g. cuda=3%%, "
+                 "dequantize=4%%, cuda/dequantize=4%%", arg);
         return HB_EINVAL;
+    }
+    memcpy(be, arg, bl);
+    if (slash) {
+        memcpy(op, slash + 1, ol);
+        if (hb_op_parse(op) < 0) {
+            snprintf(err, errlen, "--threshold %s: %s is not an op name (docs/workloads.md lists them: add, matmul, dequantize, ...)", arg, op);
+            return HB_EINVAL;
+        }
+    } else if (hb_op_parse(be) >= 0) { /* an op's name: every backend's cases of it */
+        memcpy(op, be, sizeof op - 1 < bl ? sizeof op - 1 : bl);
+        be[0] = 0;
     }
     int i;
     for (i = 0; i < o->nper_backend; i++)
-        if (strlen(o->per_backend[i].backend) == bl && !strncmp(o->per_backend[i].backend, arg, bl)) break;
+        if (!strcmp(o->per_backend[i].backend, be) && !strcmp(o->per_backend[i].op, op)) break;
     if (i == o->nper_backend) {
         if (o->nper_backend == HB_CMP_MAX_BACKEND_THRESHOLDS) {
-            snprintf(err, errlen, "--threshold: more than %d per-backend thresholds", HB_CMP_MAX_BACKEND_THRESHOLDS);
+            snprintf(err, errlen, "--threshold: more than %d scoped thresholds", HB_CMP_MAX_BACKEND_THRESHOLDS);
             return HB_EINVAL;
         }
         o->nper_backend++;
-        memcpy(o->per_backend[i].backend, arg, bl);
-        o->per_backend[i].backend[bl] = 0;
+        snprintf(o->per_backend[i].backend, sizeof o->per_backend[i].backend, "%s", be);
+        snprintf(o->per_backend[i].op, sizeof o->per_backend[i].op, "%s", op);
     }
     o->per_backend[i].threshold = v;
     return HB_OK;
 }
 
-double hb_cmp_threshold_for(const hb_cmp_options *o, const char *backend)
+/* How specifically scoped entry e names a case of op on backend (instance name): 6 instance/op,
+ * 5 type/op, 4 op, 3 instance, 2 type; 0 when it does not name it. */
+static int scope_rank(const char *ebe, const char *eop, const char *backend, const char *op)
 {
-    if (!backend) return o->threshold;
-    for (int i = 0; i < o->nper_backend; i++)
-        if (!strcmp(o->per_backend[i].backend, backend)) return o->per_backend[i].threshold;
-    size_t tl = strcspn(backend, ":");
-    for (int i = 0; i < o->nper_backend; i++)
-        if (strlen(o->per_backend[i].backend) == tl && !strncmp(o->per_backend[i].backend, backend, tl))
-            return o->per_backend[i].threshold;
-    return o->threshold;
+    if (*eop && (!op || strcmp(eop, op))) return 0;
+    int be = 0; /* 2 the instance, 1 the type, 0 no backend named */
+    if (*ebe) {
+        if (!backend) return 0;
+        if (!strcmp(ebe, backend)) be = 2;
+        else if (strlen(ebe) == strcspn(backend, ":") && !strncmp(ebe, backend, strlen(ebe))) be = 1;
+        else return 0;
+    }
+    if (*eop) return be == 2 ? 6 : be == 1 ? 5 : 4;
+    return be == 2 ? 3 : be == 1 ? 2 : 0;
+}
+
+double hb_cmp_threshold_for(const hb_cmp_options *o, const char *backend, const char *op)
+{
+    double t = o->threshold;
+    int best = 0;
+    for (int i = 0; i < o->nper_backend; i++) {
+        int r = scope_rank(o->per_backend[i].backend, o->per_backend[i].op, backend, op);
+        if (r > best) { best = r; t = o->per_backend[i].threshold; }
+    }
+    return t;
 }
 
 static const char *const verdict_names[HB_CMP_VERDICT_COUNT] = {
@@ -419,7 +449,7 @@ hb_status hb_compare_runs(const hb_run *base, const hb_run *cur, const hb_cmp_op
         else if (c < 0) { snprintf(k->key, sizeof k->key, "%s", eb[i].key); k->base = eb[i++].rec; }
         else { snprintf(k->key, sizeof k->key, "%s", ec[j].key); k->cur = ec[j++].rec; }
         hb_cmp_fill_labels(k);
-        k->threshold = hb_cmp_threshold_for(o, k->backend);
+        k->threshold = hb_cmp_threshold_for(o, k->backend, k->op);
     }
     res->cases = cs;
     res->n = n;

@@ -42,7 +42,11 @@
 typedef struct hb_cmp_options {
     const char *metric;          /* "total" (default) or "compute": which samples.<metric> array */
     double threshold;            /* default relative threshold (0.05 = 5%) */
-    struct { char backend[64]; double threshold; } per_backend[HB_CMP_MAX_BACKEND_THRESHOLDS];
+    struct {
+        char backend[64];        /* backend type or instance; "" for every backend */
+        char op[32];             /* op name; "" for every op */
+        double threshold;
+    } per_backend[HB_CMP_MAX_BACKEND_THRESHOLDS]; /* scoped thresholds (hb_cmp_parse_threshold) */
     int nper_backend;
     double alpha;                /* false discovery rate for Benjamini-Hochberg (0.05) */
     double confidence;           /* bootstrap CI level (0.95) */
@@ -69,14 +73,18 @@ typedef struct hb_cmp_options {
 /* Fill the defaults listed above. */
 void hb_cmp_options_default(hb_cmp_options *o);
 
-/* Parse one --threshold argument: "5%", "0.05" (a number < 1 is a fraction, >= 1 a percentage),
- * or "BACKEND=5%" (BACKEND is a backend type such as "cuda", matching every instance "cuda:N", or
- * an instance name such as "opencl:0:1"; an instance name wins over a type). Thresholds must lie in
- * [0, 10] (0% to 1000%). Errors: HB_EINVAL with the reason in err; more than
- * HB_CMP_MAX_BACKEND_THRESHOLDS per-backend entries is HB_EINVAL too. */
+/* Parse one --threshold argument: "5%", "0.05" (a number < 1 is a fraction, >= 1 a percentage), or
+ * SCOPE=5% for some cases only. SCOPE is BACKEND (a backend type such as "cuda", matching every
+ * instance "cuda:N", or an instance name such as "opencl:0:1"), OP (an op name of the op table, e.g.
+ * "dequantize": every backend's cases of that op) or BACKEND/OP (both). A case takes the most specific
+ * threshold that names it: instance/op, type/op, op, instance, type, then the default. The same
+ * SCOPE given again replaces its value. Thresholds must lie in [0, 10] (0% to 1000%). Errors:
+ * HB_EINVAL with the reason in err: a malformed value, an OP after "/" that the op table does not
+ * know, or more than HB_CMP_MAX_BACKEND_THRESHOLDS scoped entries. */
 hb_status hb_cmp_parse_threshold(hb_cmp_options *o, const char *arg, char *err, size_t errlen);
-/* Threshold that applies to a backend instance name (e.g. "cuda:0"). */
-double hb_cmp_threshold_for(const hb_cmp_options *o, const char *backend);
+/* The threshold that applies to a case of op `op` (an op name; NULL: any) on backend instance
+ * `backend` (e.g. "cuda:0"; NULL: the default threshold), by the precedence above. */
+double hb_cmp_threshold_for(const hb_cmp_options *o, const char *backend, const char *op);
 
 /* ---- per-case outcome ---- */
 typedef enum hb_cmp_verdict {

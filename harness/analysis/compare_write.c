@@ -137,11 +137,19 @@ static const char *g_date(const hb_run *r) { return r->meta_rec ? r->meta_rec->d
 static const char *g_host(const hb_run *r) { return r->meta_rec ? r->meta_rec->host : NULL; }
 static const char *g_cpu(const hb_run *r) { return r->meta_rec ? r->meta_rec->cpu.model : NULL; }
 
+/* Scoped threshold i's scope as --threshold takes it: BACKEND, OP or BACKEND/OP. */
+static const char *thr_scope(const hb_cmp_options *o, int i, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s%s", o->per_backend[i].backend, *o->per_backend[i].backend && *o->per_backend[i].op ? "/" : "",
+             o->per_backend[i].op);
+    return buf;
+}
+
 static void md_thresholds(FILE *f, const hb_cmp_options *o)
 {
+    char sc[128];
     fprintf(f, "%g%%", o->threshold * 100);
-    for (int i = 0; i < o->nper_backend; i++)
-        fprintf(f, ", %s %g%%", o->per_backend[i].backend, o->per_backend[i].threshold * 100);
+    for (int i = 0; i < o->nper_backend; i++) fprintf(f, ", %s %g%%", thr_scope(o, i, sc, sizeof sc), o->per_backend[i].threshold * 100);
 }
 
 hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *base,
@@ -217,7 +225,7 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
         first = 0;
         md_put(f, nz(c->backend));
         fprintf(f, " %.1f%%", (exp(c->noise) - 1) * 100);
-        if (exp(c->noise) - 1 > hb_cmp_threshold_for(o, c->backend)) { fputs(" (above its threshold)", f); noisy = 1; }
+        if (exp(c->noise) - 1 > hb_cmp_threshold_for(o, c->backend, NULL)) { fputs(" (above its threshold)", f); noisy = 1; }
     }
     if (!first) fputs(o->noise_k > 0 ? "; thresholds raised to the noise level (--noise-scale).\n\n" : ".\n\n", f);
     if (noisy && o->noise_k <= 0)
@@ -408,8 +416,8 @@ json_t *hb_cmp_to_json(const hb_cmp_result *r, const hb_run *base, const hb_run 
 {
     json_t *thr = json_object();
     json_object_set_new(thr, "default", json_real(o->threshold));
-    for (int i = 0; i < o->nper_backend; i++)
-        json_object_set_new(thr, o->per_backend[i].backend, json_real(o->per_backend[i].threshold));
+    char sc[128];
+    for (int i = 0; i < o->nper_backend; i++) json_object_set_new(thr, thr_scope(o, i, sc, sizeof sc), json_real(o->per_backend[i].threshold));
     json_t *opts = json_pack("{s:s, s:o, s:f, s:f, s:i, s:I, s:s, s:f, s:I, s:b}",
                              "metric", o->metric, "thresholds", thr, "alpha", o->alpha,
                              "confidence", o->confidence, "bootstrap", o->resamples,
