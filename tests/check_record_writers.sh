@@ -5,12 +5,13 @@
 # only go down. The limits are the counts left when the case and plan records began to be filled as
 # structs where they are measured (sample.c's op cases with their timer agreement and energy window,
 # chain.c's chain cases, a served round's members, merge.c's pass merge, replay.c's plan records, the
-# end records of runner.c, serve.c and `plan --replay`): what is left builds the meta and backend
-# records, a case record's base fields, JSON maps kept as JSON (a model's weights, a plan's weight
-# bytes, callgrind's events, the end record's backends) and cli/'s other writers. Lower the
+# end records of runner.c, serve.c and `plan --replay`, the backend records and a later pass's
+# pass_case / pass_backend): what is left builds the meta record, a case record's base fields, JSON
+# maps kept as JSON (a model's weights, a plan's weight bytes, callgrind's events, the end record's
+# backends), the host ceilings sent to the parent, and cli/'s other writers. Lower the
 # limits as more writers move to results/. Prints the counts and exits 1 when one is over its limit.
 cd "$(dirname "$0")/.." || exit 2
-MEASURE_LIMIT=79
+MEASURE_LIMIT=68
 CLI_LIMIT=25
 bad=0
 count() { cat "$1"/*.c | grep -o -E 'json_object_set[a-z_]*|json_pack[a-z_]*' | wc -l; }

@@ -1,13 +1,14 @@
 /*
- * test_record_write.c - case, plan and end records written from their structs (results/record.h,
- * record_codec.c, write.c hb_rec_case_json, hb_rec_plan_json, hb_rec_end_json): every such record of
- * the given results files (argv; without arguments
+ * test_record_write.c - case, plan, end and backend records written from their structs
+ * (results/record.h, record_codec.c, write.c hb_rec_case_json, hb_rec_plan_json, hb_rec_end_json,
+ * hb_rec_backend_json): every such record of the given results files (argv; without arguments
  * the tests' own files: tests/data, docs/collectives, docs/ggml, docs/replay, the fuzz corpus) is parsed into its
  * struct and written back, and the JSON must be the same: the same keys in the same order, the same
  * values bit for bit (compared as dumped with 17 significant digits), null for non-finite numbers;
  * hand-made records cover every optional part and the odd forms a file may hold (an integer where a
- * real is due, "inf", unknown keys, a phase that is not an object); a case, a plan and an end record
- * with a random value in every member of every table are written, read and written again; and a struct filled member by
+ * real is due, "inf", unknown keys, a phase that is not an object); a case, a plan, an end and a
+ * backend record with a random value in every member of every table are written, read and written
+ * again; and a struct filled member by
  * member with HB_REC_SET is written in the order it was filled, each kind in its JSON form.
  * run_tests.sh also runs it over every results file the end-to-end checks wrote (build/test-results).
  */
@@ -31,20 +32,28 @@ static hb_rng g;
 
 #define DUMP_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY)
 
-/* Parses rec into a case struct (a plan or end struct when its type is "plan" or "end") and writes it
- * back; 1 when the two dumps are equal (else prints both). */
+/* Parses rec into a case struct (a plan, end or backend struct by its type) and writes it back; 1 when
+ * the two dumps are equal (else prints both). */
 static int round_trips(json_t *rec, const char *where)
 {
     hb_rec_case c;
     hb_rec_plan pl;
     hb_rec_end e;
+    hb_rec_backend be;
     const char *type = json_string_value(json_object_get(rec, "type"));
     int plan = type && !strcmp(type, "plan"), end = type && !strcmp(type, "end");
+    int backend = type && (!strcmp(type, "backend") || !strcmp(type, "pass_backend"));
     memset(&c, 0x5a, sizeof c); /* poisoned: the parser must set every member */
     memset(&pl, 0x5a, sizeof pl);
     memset(&e, 0x5a, sizeof e);
+    memset(&be, 0x5a, sizeof be);
     json_t *back;
-    if (end) {
+    if (backend) {
+        assert_int_equal(hb_rec_backend_parse(rec, &be), HB_OK);
+        back = hb_rec_backend_json(&be);
+        hb_rec_backend_free(&be);
+        memset(&c, 0, sizeof c);
+    } else if (end) {
         assert_int_equal(hb_rec_end_parse(rec, &e), HB_OK);
         back = hb_rec_end_json(&e);
         hb_rec_end_free(&e);
@@ -69,7 +78,8 @@ static int round_trips(json_t *rec, const char *where)
     return same;
 }
 
-/* Every case, pass_case, plan and end record of file path round-trips; returns how many were checked. */
+/* Every case, plan, end and backend record (pass_ ones too) of file path round-trips; returns how many
+ * were checked. */
 static size_t check_file(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -81,7 +91,8 @@ static size_t check_file(const char *path)
         lineno++;
         json_t *r = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL); /* a torn last line (a killed run) is skipped */
         const char *t = json_string_value(json_object_get(r, "type"));
-        if (t && (!strcmp(t, "case") || !strcmp(t, "pass_case") || !strcmp(t, "plan") || !strcmp(t, "end"))) {
+        if (t && (!strcmp(t, "case") || !strcmp(t, "pass_case") || !strcmp(t, "plan") || !strcmp(t, "end") ||
+                  !strcmp(t, "backend") || !strcmp(t, "pass_backend"))) {
             char where[600];
             snprintf(where, sizeof where, "%s:%zu", path, lineno);
             assert_true(round_trips(r, where));
@@ -121,7 +132,7 @@ static void test_files(void **state)
         static const char *const dirs[] = {"tests/data", "docs/collectives", "docs/ggml", "docs/replay", "tests/fuzz/corpus/report"};
         for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) n += check_dir(dirs[i]);
     }
-    fprintf(stderr, "test_files: %zu case, plan and end records written back alike\n", n);
+    fprintf(stderr, "test_files: %zu case, plan, end and backend records written back alike\n", n);
     if (g_argc <= 1) assert_true(n >= 100); /* the tests' files hold hundreds */
 }
 
@@ -291,6 +302,19 @@ static void test_every_row(void **state)
         assert_int_equal(hb_rec_end_parse(r, &e), HB_OK);
         assert_true(e.cases == (double)json_integer_value(json_object_get(r, "cases")));
         hb_rec_end_free(&e);
+        json_decref(r);
+        /* and a backend record: its info read through the JSON it keeps */
+        r = random_object(&hb_rec_backend_table, 0);
+        json_object_set_new(r, "type", json_string("backend"));
+        json_object_set_new(r, "info", json_pack("{s:s,s:i}", "name", "GPU Z", "cudnn_version", 91400));
+        assert_true(round_trips(r, "random backend record"));
+        hb_rec_backend b;
+        assert_int_equal(hb_rec_backend_parse(r, &b), HB_OK);
+        assert_string_equal(b.info.name, "GPU Z");
+        assert_true(b.info.cudnn_version.kind == 2 && b.info.cudnn_version.n == 91400);
+        assert_true(b.host_memory == json_is_true(json_object_get(r, "host_memory")));
+        assert_int_equal(b.nceilings, json_array_size(json_object_get(r, "ceilings")));
+        hb_rec_backend_free(&b);
         json_decref(r);
     }
 }

@@ -123,7 +123,7 @@ static int replay_begin(replay_args *ra, const hb_plan_costs *c, const char *cos
     fputc('\n', ra->f);
     json_decref(meta);
     for (int d = 0; d < c->ndev; d++) {
-        json_t *b = hb_backend_record(&ra->inst[d]); /* as a run writes it: one machine, one fingerprint */
+        json_t *b = hb_backend_record(&ra->inst[d], NULL, 0); /* as a run writes it: one machine, one fingerprint */
         if (!b) continue;
         json_dumpf(b, ra->f, JSON_COMPACT);
         fputc('\n', ra->f);

@@ -31,14 +31,27 @@
 int put_record(int fd, json_t *rec, int pass)
 {
     if (!rec) return ENOMEM;
-    if (pass > 1) {
+    if (pass > 1) { /* read into its struct, type and pass set, written back from it (results/record.h) */
         const char *type = json_string_value(json_object_get(rec, "type"));
-        if (type && (!strcmp(type, "case") || !strcmp(type, "backend"))) {
-            char t[32];
-            snprintf(t, sizeof t, "pass_%s", type);
-            json_object_set_new(rec, "type", json_string(t));
-            json_object_set_new(rec, "pass", json_integer(pass));
-        }
+        json_t *out = NULL;
+        hb_status st = HB_OK;
+        if (type && !strcmp(type, "case")) {
+            hb_rec_case c;
+            if ((st = hb_rec_case_parse(rec, &c)) == HB_OK) {
+                if (!(st = HB_REC_SET(hb_rec_case, &c, type, "pass_case")) && !(st = HB_REC_SET(hb_rec_case, &c, pass, pass)))
+                    out = hb_rec_case_json(&c);
+                hb_rec_case_free(&c);
+            }
+        } else if (type && !strcmp(type, "backend")) {
+            hb_rec_backend b;
+            if ((st = hb_rec_backend_parse(rec, &b)) == HB_OK) {
+                if (!(st = HB_REC_SET(hb_rec_backend, &b, type, "pass_backend")) && !(st = HB_REC_SET(hb_rec_backend, &b, pass, pass)))
+                    out = hb_rec_backend_json(&b);
+                hb_rec_backend_free(&b);
+            }
+        } else out = json_incref(rec);
+        json_decref(rec);
+        if (!(rec = out)) return ENOMEM;
     }
     off_t end = lseek(fd, 0, SEEK_END);
     errno = 0;
@@ -339,9 +352,7 @@ static json_t *inst_begin(const child_args *a, hb_instance *inst, int i, hb_ceil
         }
     }
     /* with the OpenMP wait policy this process runs under (see wait_policy_for) */
-    json_t *r = hb_backend_record(&inst[i]);
-    if (r) json_object_set_new(r, "ceilings", ceilings_json(cl));
-    return r;
+    return hb_backend_record(&inst[i], cl->v, cl->n);
 }
 
 int child_main(const child_args *a)
@@ -351,8 +362,7 @@ int child_main(const child_args *a)
     int n = hb_backend_open(a->entry, inst, MAX_INST, reason, sizeof reason);
     if (n == 0) {
         if (a->write_backend_records) {
-            json_t *r = json_pack("{s:s,s:s,s:b,s:s}", "type", "backend", "backend", a->entry->type, "available", 0,
-                                  "reason", reason);
+            json_t *r = hb_backend_record_unavailable(a->entry->type, reason);
             int e = put_record(a->fd, r, a->pass);
             if (e) { say(a->pipe_w, "W %d\n", e); return HB_EXIT_IO; }
         }

@@ -147,9 +147,13 @@ json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads
  * available, description, host_memory and, from its describe hook where it has one, "info" (the
  * facts that name the device and its software, which the machine fingerprint hashes,
  * results/machine.h), so that every file written on one machine names it alike (a run's, a replay's).
- * The OpenMP wait policy of this process ("omp_wait") too. A new object, NULL when out of memory;
- * the caller adds what only it knows (ceilings). */
-json_t *hb_backend_record(hb_instance *inst);
+ * The OpenMP wait policy of this process ("omp_wait") too, and when cl is non-NULL "ceilings":
+ * cl[0..ncl-1] as {name, value, unit, how}. Filled into the record's struct (results/record.h
+ * hb_rec_backend) and written from it: a new object, NULL when out of memory. */
+json_t *hb_backend_record(hb_instance *inst, const hb_ceiling *cl, int ncl);
+/* The "backend" record of a backend type that could not be opened: type, backend (the type),
+ * available false and the reason. A new object, NULL when out of memory. */
+json_t *hb_backend_record_unavailable(const char *type, const char *reason);
 /* Fill deterministic random inputs in [-1, 1] (never zeros), exactly representable in f32, from a
  * seed and a stream id (splitmix64/xoshiro). */
 void hb_fill_random(double *x, size_t n, unsigned long long seed, unsigned long long stream);

@@ -21,16 +21,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* One record of the merged file, in first-seen order: a backend record as JSON (c NULL), or a case
- * record as its struct c (results/record.h), read from json (which c's strings point into). */
-typedef struct merge_item { json_t *json; hb_rec_case *c; } merge_item;
+/* One record of the merged file, in first-seen order: a backend record as its struct b or a case record
+ * as its struct c (results/record.h), read from json (which their strings point into). */
+typedef struct merge_item { json_t *json; hb_rec_case *c; hb_rec_backend *b; } merge_item;
 typedef struct merge_list {
     merge_item *v;
     size_t n, cap;
     hb_strmap index;  /* "backend|<name>" and "<case key>#<occurrence>" -> position in v */
 } merge_list;
 
-static int list_add(merge_list *l, json_t *json, hb_rec_case *c, const char *key)
+static int list_add(merge_list *l, json_t *json, hb_rec_case *c, hb_rec_backend *b, const char *key)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 64;
@@ -40,16 +40,18 @@ static int list_add(merge_list *l, json_t *json, hb_rec_case *c, const char *key
         l->cap = cap;
     }
     if (hb_strmap_set(&l->index, key, l->n)) return -1;
-    l->v[l->n++] = (merge_item){json, c};
+    l->v[l->n++] = (merge_item){json, c, b};
     return 0;
 }
 
 static void item_free(merge_item *it)
 {
     if (it->c) hb_rec_case_free(it->c);
+    if (it->b) hb_rec_backend_free(it->b);
     free(it->c);
+    free(it->b);
     json_decref(it->json);
-    *it = (merge_item){NULL, NULL};
+    *it = (merge_item){NULL, NULL, NULL};
 }
 
 /* Key of a case record across passes: its "key" (hb_case_key) and its occurrence in the pass, so a
@@ -97,40 +99,46 @@ static hb_status pass_medians_set(hb_rec_case *c, hb_rec_nums pm[2])
     return st;
 }
 
-/* A backend record of pass p: the first one of an instance is kept (in order); later passes' ceilings
- * raise its values to the best measured in any pass (ceilings are best-of figures, and the case
- * records keep their best pass: both estimators then cover the same host states). The record is
- * indexed under "backend|<name>". r is consumed. -1 when out of memory. */
+/* A backend record r (consumed) of pass p, read into its struct (a pass_backend record becomes a
+ * backend record: type, without pass): the first one of an instance is kept (in order); later passes'
+ * ceilings raise its values to the best measured in any pass (ceilings are best-of figures, and the
+ * case records keep their best pass: both estimators then cover the same host states), each
+ * ceiling's "passes" set. The record is indexed under "backend|<name>". -1 when out of memory. */
 static int merge_backend(merge_list *l, json_t *r, int p)
 {
-    const char *name = json_string_value(json_object_get(r, "backend"));
-    if (!name) { json_decref(r); return 0; }
+    hb_rec_backend *b = calloc(1, sizeof *b);
+    if (!b || hb_rec_backend_parse(r, b)) { free(b); json_decref(r); return -1; }
+    merge_item it = {r, NULL, b};
+    if (b->type && !strcmp(b->type, "pass_backend") &&
+        (HB_REC_SET(hb_rec_backend, b, type, "backend") || hb_rec_remove(&hb_rec_backend_table, b, offsetof(hb_rec_backend, pass))))
+        goto oom;
+    if (!b->backend) { item_free(&it); return 0; }
     char key[300];
-    snprintf(key, sizeof key, "backend|%s", name);
+    snprintf(key, sizeof key, "backend|%s", b->backend);
     size_t at = hb_strmap_get(&l->index, key, SIZE_MAX);
     if (at == SIZE_MAX) {
-        if (list_add(l, r, NULL, key)) { json_decref(r); return -1; }
+        if (list_add(l, r, NULL, b, key)) goto oom;
         return 0;
     }
-    json_t *old = l->v[at].json;
-    json_t *oc = json_object_get(old, "ceilings"), *nc = json_object_get(r, "ceilings");
-    for (size_t i = 0; i < json_array_size(oc); i++) {
-        json_t *c = json_array_get(oc, i);
-        const char *cn = json_string_value(json_object_get(c, "name"));
-        double v = json_number_value(json_object_get(c, "value"));
-        for (size_t k = 0; k < json_array_size(nc) && cn; k++) {
-            json_t *d = json_array_get(nc, k);
-            const char *dn = json_string_value(json_object_get(d, "name"));
-            double w = json_number_value(json_object_get(d, "value"));
-            if (dn && !strcmp(dn, cn) && w > v) {
-                json_object_set_new(c, "value", json_real(w));
+    hb_rec_backend *old = l->v[at].b;
+    for (size_t i = 0; old && i < old->nceilings; i++) {
+        hb_rec_ceiling *c = &old->ceilings[i];
+        double v = isnan(c->value) ? 0 : c->value; /* an absent value reads 0 */
+        for (size_t k = 0; k < b->nceilings && c->name; k++) {
+            const hb_rec_ceiling *d = &b->ceilings[k];
+            double w = isnan(d->value) ? 0 : d->value;
+            if (d->name && !strcmp(d->name, c->name) && w > v) {
+                if (HB_REC_SET(hb_rec_ceiling, c, value, w)) goto oom;
                 v = w;
             }
         }
-        json_object_set_new(c, "passes", json_integer(p + 1));
+        if (HB_REC_SET(hb_rec_ceiling, c, passes, p + 1)) goto oom;
     }
-    json_decref(r);
+    item_free(&it);
     return 0;
+oom:
+    item_free(&it);
+    return -1;
 }
 
 /* A merged case record: its ceiling_value and fraction from the merged backend ceilings (the
@@ -141,13 +149,12 @@ static hb_status refraction(const merge_list *l, hb_rec_case *c)
     char key[300];
     snprintf(key, sizeof key, "backend|%s", c->backend);
     size_t at = hb_strmap_get(&l->index, key, SIZE_MAX);
-    if (at == SIZE_MAX) return HB_OK;
-    json_t *ca = json_object_get(l->v[at].json, "ceilings");
-    for (size_t i = 0; i < json_array_size(ca); i++) {
-        json_t *e = json_array_get(ca, i);
-        const char *name = json_string_value(json_object_get(e, "name"));
-        if (strcmp(name ? name : "", c->ceiling)) continue;
-        double v = json_number_value(json_object_get(e, "value"));
+    if (at == SIZE_MAX || !l->v[at].b) return HB_OK;
+    const hb_rec_backend *b = l->v[at].b;
+    for (size_t i = 0; i < b->nceilings; i++) {
+        const hb_rec_ceiling *e = &b->ceilings[i];
+        if (strcmp(e->name ? e->name : "", c->ceiling)) continue;
+        double v = isnan(e->value) ? 0 : e->value; /* as json_number_value read an absent value */
         /* as measure_case: compute-bound ops against GFLOP/s */
         double x = c->bound && !strcmp(c->bound, "compute") ? c->gflops : c->gbps;
         hb_status st = HB_OK;
@@ -179,7 +186,7 @@ static int fold_case(merge_list *l, hb_strmap *seen, json_t *r, int p)
             if (pass_medians_add(meds, c, p, ok) || pass_medians_set(c, meds) || HB_REC_SET(hb_rec_case, c, best_pass, p + 1))
                 goto oom;
         }
-        if (list_add(l, r, c, key)) goto oom;
+        if (list_add(l, r, c, NULL, key)) goto oom;
         return 0;
     }
     hb_rec_case *old = l->v[at].c;
@@ -239,11 +246,8 @@ int hb_merge_file(const char *path, int *fd, int pass, int counts[HB_STATUS_COUN
         if (!strcmp(type, "pass_case") || !strcmp(type, "pass_backend")) {
             int p = (int)json_integer_value(json_object_get(r, "pass"));
             if (p != pass) { json_decref(r); continue; } /* not this pass: cannot happen (each pass is merged at its end) */
-            if (!strcmp(type, "pass_backend")) {
-                json_object_set_new(r, "type", json_string("backend"));
-                json_object_del(r, "pass");
-                if (merge_backend(&l, r, pass - 1)) rc = HB_EXIT_IO;
-            } else if (fold_case(&l, &seen_new, r, pass - 1)) rc = HB_EXIT_IO;
+            if (!strcmp(type, "pass_backend")) { if (merge_backend(&l, r, pass - 1)) rc = HB_EXIT_IO; }
+            else if (fold_case(&l, &seen_new, r, pass - 1)) rc = HB_EXIT_IO;
         } else if (!strcmp(type, "backend")) { if (merge_backend(&l, r, 0)) rc = HB_EXIT_IO; }
         else if (!strcmp(type, "case")) { if (fold_case(&l, &seen_old, r, 0)) rc = HB_EXIT_IO; }
         else if (!strcmp(type, "end") || !strcmp(type, "mode_check")) json_decref(r); /* written after the last merge */
@@ -270,7 +274,8 @@ int hb_merge_file(const char *path, int *fd, int pass, int counts[HB_STATUS_COUN
     }
     for (size_t i = 0; i < l.n && !rc; i++) {
         hb_rec_case *c = l.v[i].c;
-        json_t *r = c ? NULL : json_incref(l.v[i].json);
+        json_t *r = NULL;
+        if (l.v[i].b && !(r = hb_rec_backend_json(l.v[i].b))) { rc = ENOMEM; break; }
         if (c) {
             if (c->type && !strcmp(c->type, "case")) {
                 hb_status s = hb_status_from_name(c->status);

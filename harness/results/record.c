@@ -135,7 +135,7 @@ hb_status hb_rec_meta_parse(json_t *rec, hb_rec_meta *m)
 void hb_rec_backend_free(hb_rec_backend *b)
 {
     if (!b) return;
-    free(b->ceilings);
+    hb_rec_release(&hb_rec_backend_table, b);
     memset(b, 0, sizeof *b);
 }
 
@@ -151,10 +151,13 @@ static void ver(json_t *v, hb_rec_ver *out)
 hb_status hb_rec_backend_parse(json_t *rec, hb_rec_backend *b)
 {
     memset(b, 0, sizeof *b);
-    b->backend = str(rec, "backend"); b->reason = str(rec, "reason"); b->description = str(rec, "description");
-    b->available = tri(rec, "available");
-    b->host_memory = json_is_true(json_object_get(rec, "host_memory"));
-    json_t *info = json_object_get(rec, "info");
+    if (hb_rec_decode(&hb_rec_backend_table, b, rec)) {
+        memset(b, 0, sizeof *b);
+        return HB_ENOMEM;
+    }
+    /* the read views (record.h) */
+    b->host_memory = b->host_memory > 0;
+    json_t *info = b->info_json;
     b->info.name = str(info, "name");
     b->info.platform = str(info, "platform");
     b->info.driver_version = str(info, "driver_version");
@@ -165,16 +168,6 @@ hb_status hb_rec_backend_parse(json_t *rec, hb_rec_backend *b)
     ver(json_object_get(info, "nccl_version"), &b->info.nccl_version);
     b->info.l2_bytes = num(info, "l2_bytes");
     b->info.device_type = str(info, "device_type");
-    json_t *cs = json_object_get(rec, "ceilings");
-    size_t n = json_array_size(cs);
-    if (n) {
-        if (!(b->ceilings = calloc(n, sizeof *b->ceilings))) return HB_ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-            json_t *c = json_array_get(cs, i);
-            b->ceilings[i] = (hb_rec_ceiling){str(c, "name"), str(c, "unit"), str(c, "how"), num(c, "value")};
-        }
-        b->nceilings = n;
-    }
     return HB_OK;
 }
 

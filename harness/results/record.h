@@ -14,13 +14,13 @@
  * (results.h) or, for hb_rec_case_parse and friends, by the parsed JSON record and the struct's own
  * arrays (freed by the matching _free). Strings are borrowed from the JSON record and live as long
  * as the record does (hb_rec_meta's *_text members are its own copies). Writing: results/write.c
- * writes case, plan and end records from their structs (hb_rec_case_json, hb_rec_plan_json,
- * hb_rec_end_json, hb_end_record; through the field tables of record_fields.c and the codec of
- * record_codec.c: a struct read and written back is the same JSON), a mode_check record
- * (hb_rec_mode_check_json) and a shape (hb_rec_shape_json); measure/ and cli/ fill the structs member
- * by member (HB_REC_SET) where they measure. The meta and backend records are still built as JSON in
- * measure/ (hb_case_record's base fields too), with write.c's helpers (hb_case_record, hb_stats_json,
- * hb_record_write).
+ * writes case, plan, end and backend records from their structs (hb_rec_case_json,
+ * hb_rec_plan_json, hb_rec_end_json, hb_end_record, hb_rec_backend_json; through the field tables of
+ * record_fields.c and the codec of record_codec.c: a struct read and written back is the same JSON),
+ * a mode_check record (hb_rec_mode_check_json) and a shape (hb_rec_shape_json); measure/ and cli/
+ * fill the structs member by member (HB_REC_SET) where they measure. The meta record is still built
+ * as JSON in measure/ (hb_case_record's base fields too), with write.c's helpers (hb_case_record,
+ * hb_stats_json, hb_record_write).
  * Errors: parsing a validated record cannot fail except for memory (HB_ENOMEM, results.h).
  * Units: seconds for times, bytes, elements, GFLOP/s and GB/s, as the schema says per field.
  */
@@ -243,17 +243,24 @@ typedef struct hb_rec_meta {
 /* A member that is a string or an integer: kind 0 absent, 1 a string (s), 2 an integer (n), 3 another
  * JSON type. */
 typedef struct hb_rec_ver { int kind; const char *s; long long n; } hb_rec_ver;
-typedef struct hb_rec_ceiling { const char *name, *unit, *how; double value; } hb_rec_ceiling;
+/* A ceiling (backend.h hb_ceiling): its value in unit, how it was measured; passes: the passes whose
+ * best it is (a merged multi-pass run's). */
+typedef struct hb_rec_ceiling { const char *name, *unit, *how; double value, passes; hb_rec_keys keys; } hb_rec_ceiling;
 typedef struct hb_rec_backend {
+    const char *type;                 /* "backend" (or "pass_backend") */
     const char *backend, *reason, *description;
     int available;                    /* -1 absent (a reader treats absent as available) */
-    int host_memory;                  /* 1 only when true */
-    struct {
+    int host_memory;                  /* 1 only when true (the parse's read view; -1 absent in a struct being filled) */
+    struct {                          /* read views of info_json, set by hb_rec_backend_parse */
         const char *name, *device_type, *platform, *driver_version, *nvml_driver_version, *runtime_version;
         double l2_bytes;
         hb_rec_ver cublas_version, cudnn_version, nccl_version; /* a string or a packed integer (MMmmpp) */
     } info;
+    json_t *info_json;                /* info: the backend's describe hook, as JSON (borrowed) */
+    struct { const char *policy, *spincount; hb_rec_keys keys; } omp_wait; /* OMP_WAIT_POLICY, GOMP_SPINCOUNT */
     hb_rec_ceiling *ceilings; size_t nceilings;
+    double pass, schema;              /* pass_backend's pass; the schema version */
+    hb_rec_keys keys;
 } hb_rec_backend;
 
 /* ---- type "end" ---- */
@@ -362,7 +369,8 @@ struct hb_rec_table {
 extern const hb_rec_table hb_rec_case_table, hb_rec_stats_table, hb_rec_mem_table, hb_rec_energy_table,
     hb_rec_collective_table, hb_rec_tp_table, hb_rec_rank_table, hb_rec_wall_table, hb_rec_clock_table,
     hb_rec_timer_table, hb_rec_instr_table, hb_rec_model_file_table, hb_rec_served_table, hb_rec_layer_table,
-    hb_rec_step_impl_table, hb_rec_plan_table, hb_rec_plan_step_table, hb_rec_plan_device_table, hb_rec_end_table;
+    hb_rec_step_impl_table, hb_rec_plan_table, hb_rec_plan_step_table, hb_rec_plan_device_table, hb_rec_end_table,
+    hb_rec_backend_table, hb_rec_ceiling_table;
 
 /* Generic over a table (record_codec.c); base points at a struct of table t.
  * hb_rec_clear: every member absent (NaN, NULL, -1, empty), keys empty; frees nothing (use on a

@@ -1,8 +1,8 @@
 /*
- * record_fields.c - the field tables of a case record, a plan record, an end record and of their parts
+ * record_fields.c - the field tables of the case, plan, end and backend records and of their parts
  * (record.h, hb_rec_table): each JSON key of such a record, its kind and its member, written once here. record_codec.c reads and
  * writes any struct through these rows; record.c and write.c name the tables, nobody else spells a
- * case, plan or end record's keys. The keys and their units are docs/results-schema.md's.
+ * case, plan, end or backend record's keys. The keys and their units are docs/results-schema.md's.
  */
 #include "results/results.h"
 #include <stddef.h>
@@ -227,3 +227,20 @@ static const hb_rec_field end_rows[] = {
     ROW(E, "mode_invariance", JSON, mode_invariance)};
 #undef E
 TABLE(hb_rec_end_table, hb_rec_end, keys, end_rows);
+
+/* ---- the backend record (measure/meta.c hb_backend_record) ---- */
+static const hb_rec_field ceiling_rows[] = {
+    ROW(hb_rec_ceiling, "name", STR, name), ROW(hb_rec_ceiling, "value", REAL, value), ROW(hb_rec_ceiling, "unit", STR, unit),
+    ROW(hb_rec_ceiling, "how", STR, how), ROW(hb_rec_ceiling, "passes", INT, passes)};
+TABLE(hb_rec_ceiling_table, hb_rec_ceiling, keys, ceiling_rows);
+#define B hb_rec_backend
+static const hb_rec_field backend_omp_rows[] = {ROW(B, "OMP_WAIT_POLICY", STR, omp_wait.policy),
+                                                ROW(B, "GOMP_SPINCOUNT", STR, omp_wait.spincount)};
+static TABLE(backend_omp_table, hb_rec_backend, omp_wait.keys, backend_omp_rows);
+static const hb_rec_field backend_rows[] = {
+    ROW(B, "type", STR, type), ROW(B, "backend", STR, backend), ROW(B, "available", BOOL, available),
+    ROW(B, "description", STR, description), ROW(B, "reason", STR, reason), ROW(B, "host_memory", BOOL, host_memory),
+    SUB(B, "omp_wait", GROUP, omp_wait.keys, backend_omp_table), ROW(B, "info", JSON, info_json),
+    ARR(B, "ceilings", ceilings, nceilings, hb_rec_ceiling_table), ROW(B, "pass", INT, pass), ROW(B, "schema", INT, schema)};
+#undef B
+TABLE(hb_rec_backend_table, hb_rec_backend, keys, backend_rows);

@@ -155,6 +155,8 @@ json_t *hb_rec_plan_json(const hb_rec_plan *p) { return hb_rec_encode(&hb_rec_pl
 
 json_t *hb_rec_end_json(const hb_rec_end *e) { return hb_rec_encode(&hb_rec_end_table, e); }
 
+json_t *hb_rec_backend_json(const hb_rec_backend *b) { return hb_rec_encode(&hb_rec_backend_table, b); }
+
 json_t *hb_end_record(size_t cases, const int counts[HB_STATUS_COUNT], double elapsed_s, int passes, int interrupted,
                       int serve_round, json_t *backends, json_t *mode_invariance)
 {
