@@ -182,7 +182,7 @@ typedef struct tcase { hb_op op; const char *shape; } tcase;
 static const tcase gpu_cases[] = {
     {HB_OP_ADD, "n=17"}, {HB_OP_ADD, "n=1000003"}, {HB_OP_MUL, "n=65537"}, {HB_OP_RELU, "n=1001"},
     {HB_OP_GELU, "n=100003"}, {HB_OP_SILU, "n=70001"}, {HB_OP_SIGMOID, "n=70001"},
-    {HB_OP_MATMUL, "m=67 n=45 k=129"}, {HB_OP_MATMUL, "m=1 n=300 k=77"}, {HB_OP_MATMUL, "m=256 n=256 k=256"},
+    {HB_OP_MATMUL, "m=67 n=45 k=129"}, {HB_OP_MATMUL, "m=1 n=300 k=77"}, {HB_OP_MATMUL, "m=256 n=256 k=256"}, {HB_OP_MATMUL, "m=3 n=40 k=512"},
     {HB_OP_BMM, "batch=3 m=33 n=17 k=65"},
     {HB_OP_CONV2D, "batch=2 c=8 h=15 w=13 oc=6 kh=3 ph=1"},
     {HB_OP_CONV2D, "batch=1 c=4 h=19 w=18 oc=5 kh=5 kw=3 sh=2 sw=3 ph=2 pw=1 dh=2 dw=1"},
@@ -238,6 +238,7 @@ static void test_ops_gpu(void **state)
                 failures++;
                 printf("     case_info carries no \"impl\"\n");
             }
+            if (st == HB_OK && !impl_of_agrees(inst, &c, impl)) failures++;
             /* a layout=nhwc conv's record names its layout and holds it to the NHWC exhaustive best */
             if (st == HB_OK && c.op == HB_OP_CONV2D && c.shape.layout == HB_LAYOUT_NHWC &&
                 (!strstr(info, "\"layout\":\"nhwc\"") || !strstr(info, "\"exhaustive_best_layout\":\"nhwc\""))) {

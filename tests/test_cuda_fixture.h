@@ -188,6 +188,16 @@ static hb_status run_case(hb_instance *inst, const hb_case *c, double *err, int6
 }
 
 /* "impl" of the last run's case_info (a JSON object); "" when absent or unparsable. */
+/* impl_of (backend.h) must name before the run what the run then reports as "impl" (impl, from
+ * case_impl), wherever it names anything (NULL: a timed choice). 1 when it holds, else prints why. */
+static int impl_of_agrees(hb_instance *inst, const hb_case *c, const char *impl)
+{
+    const char *pre = g_ops->impl_of ? g_ops->impl_of(inst, c) : NULL;
+    if (!pre || !strcmp(pre, impl)) return 1;
+    printf("     impl_of named \"%s\" before the run, the run reports \"%s\"\n", pre, impl);
+    return 0;
+}
+
 static void case_impl(hb_instance *inst, const hb_case *c, char *impl, size_t len, char *algo, size_t alen)
 {
     char info[2048] = "";
@@ -223,7 +233,7 @@ static int run_dtypes(hb_instance *inst, hb_op op, const char *shape, const char
         const int has = marker && (strstr(impl, marker) || strstr(algo, marker));
         marked += has;
         const double tol = hb_op_tolerance(c.op, &c.shape, c.dtype);
-        const int ok = st == HB_OK && bad == 0 && err <= tol && (!require || has);
+        const int ok = st == HB_OK && bad == 0 && err <= tol && (!require || has) && impl_of_agrees(inst, &c, impl);
         printf("%-4s %s %-5s %-62s err %.2e tol %.1e %s: %s\n", ok ? "ok" : "FAIL", tag, hb_dtype_name(c.dtype), shape, err, tol,
                impl, algo);
         *failures += !ok;

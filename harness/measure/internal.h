@@ -86,7 +86,8 @@ hb_status hb_ctx_init(run_ctx *x, hb_instance *inst, const hb_case *c, const hb_
 void hb_ctx_free(run_ctx *x);
 /* Move x's data path to new memory (a served round, measure/serve.h: sample.c hb_group_sample): a
  * new set-up of the same case as hb_ctx_init makes (its own buffers, or group's when group is not
- * NULL; new host tensors, inputs written again from rc), carrying over the state kept between calls
+ * NULL; new host tensors, inputs written again from rc; a convert mode's f64 inputs stay rc's own,
+ * shared by the item's groups), carrying over the state kept between calls
  * (the hot rule's, the plant's). *old receives the former data path, to be freed with hb_ctx_free by
  * the caller once no variant computes on its buffers. A resident case's inputs are not placed on the
  * device here (the caller does, as at set-up). HB_OK, or hb_ctx_init's error with reason: x is then

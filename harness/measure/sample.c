@@ -8,11 +8,8 @@
 #include "measure/internal.h"
 #include "measure/exec.h"
 #include "measure/energy.h"
-#include "measure/plant.h"
 #include "measure/instr.h"
 #include "measure/refcache.h"
-#include "core/convert.h"
-#include "core/quant.h"
 #include "core/rstats.h"
 #include "cpu_ref/ref.h"
 #include <limits.h>

@@ -537,7 +537,7 @@ template <typename T, int D, int NW, int MT> hb_status launch_mma(hbc_ctx *c, co
     HBC_TRY(set_smem(c, attn_mma<T, D, NW, MT>, smem));
     dim3 grid((unsigned)((a.seq + BM - 1) / BM), (unsigned)a.heads, (unsigned)batch);
     attn_mma<T, D, NW, MT><<<grid, NW * 32, smem, c->stream>>>(a);
-    snprintf(c->last_impl, sizeof c->last_impl, "own-flash");
+    snprintf(c->last_impl, sizeof c->last_impl, "%s", hbc_attn_kernel_name(HBC_ATTN_FLASH));
     snprintf(c->last_algo, sizeof c->last_algo, "flash_mma_m16n8k16_d%d_w%d_m%d", D, NW, 16 * MT);
     return HBC_LAUNCHED(c, "attn_mma");
 }
@@ -560,7 +560,7 @@ template <int D> hb_status launch_simt(hbc_ctx *c, const attn_args &a, int batch
     HBC_TRY(set_smem(c, attn_simt<D>, smem));
     dim3 grid((unsigned)((a.seq + BM - 1) / BM), (unsigned)a.heads, (unsigned)batch);
     attn_simt<D><<<grid, 128, smem, c->stream>>>(a);
-    snprintf(c->last_impl, sizeof c->last_impl, "own-flash");
+    snprintf(c->last_impl, sizeof c->last_impl, "%s", hbc_attn_kernel_name(HBC_ATTN_FLASH));
     snprintf(c->last_algo, sizeof c->last_algo, "flash_ffma_f32_d%d", D);
     return HBC_LAUNCHED(c, "attn_simt");
 }
@@ -587,7 +587,7 @@ template <typename T> hb_status launch_split(hbc_ctx *c, const attn_args &a, int
         attn_combine<T><<<(unsigned)((rows + 7) / 8), 256, 0, c->stream>>>(part, a, rows, D, (int)nsplit);
         HBC_TRY(HBC_LAUNCHED(c, "attn_combine"));
     }
-    snprintf(c->last_impl, sizeof c->last_impl, "own-split-kv");
+    snprintf(c->last_impl, sizeof c->last_impl, "%s", hbc_attn_kernel_name(HBC_ATTN_SPLIT));
     snprintf(c->last_algo, sizeof c->last_algo, "attn_split_kv(%lld splits)", nsplit);
     return HB_OK;
 }
@@ -599,6 +599,23 @@ int cfg_int(const char *s, int dflt)
 }
 
 } // namespace
+
+hbc_attn_kernel hbc_attn_kernel_for(const hbc_ctx *c, hb_dtype dt, int64_t hd, int64_t seq)
+{
+    /* HB_CUDA_ATTN=split forces the generic kernel (tests) */
+    const char *force = hbc_cfg()->cuda_attn;
+    const bool fused_ok = (hd == 64 || hd == 128) && seq >= 16 && !(force && !strcmp(force, "split"));
+    if (!fused_ok) return HBC_ATTN_SPLIT;
+    /* f32: 3xTF32 on the tensor cores from sm_80 on (cuda_attn_tf32.cu); HB_CUDA_ATTN_F32=simt keeps FFMA */
+    const char *f32k = hbc_cfg()->cuda_attn_f32;
+    if (dt == HB_F32 && c->prop.major >= 8 && !(f32k && !strcmp(f32k, "simt"))) return HBC_ATTN_FLASH_3XTF32;
+    return HBC_ATTN_FLASH;
+}
+
+const char *hbc_attn_kernel_name(hbc_attn_kernel k)
+{
+    return k == HBC_ATTN_FLASH_3XTF32 ? "own-flash-3xtf32" : k == HBC_ATTN_FLASH ? "own-flash" : "own-split-kv";
+}
 
 hb_status hbc_attention(hbc_ctx *c, hb_dtype dt, const void *q, const void *k, const void *v, void *o, int64_t batch,
                         int64_t heads, int64_t kvh, int64_t seq, int64_t kvs, int64_t hd, int causal, int bshd)
@@ -620,15 +637,13 @@ hb_status hbc_attention(hbc_ctx *c, hb_dtype dt, const void *q, const void *k, c
         a.kb = kvh * kvs * hd; a.kh = kvs * hd; a.kr = hd;
     }
     const long long rows = (long long)batch * heads * seq;
-    /* HB_CUDA_ATTN=split forces the generic kernel (tests); HB_CUDA_ATTN_WARPS=4|8 picks the
-     * tensor-core kernel's query tile (64 or 128 rows). */
-    const char *force = hbc_cfg()->cuda_attn;
-    const bool fused_ok = (hd == 64 || hd == 128) && seq >= 16 && !(force && !strcmp(force, "split"));
+    /* which kernel: hbc_attn_kernel_for; HB_CUDA_ATTN_WARPS=4|8 picks the tensor-core kernel's query
+     * tile (64 or 128 rows) */
+    const hbc_attn_kernel kern = hbc_attn_kernel_for(c, dt, hd, seq);
+    const bool fused_ok = kern != HBC_ATTN_SPLIT;
     const int nw = cfg_int(hbc_cfg()->cuda_attn_warps, 4) == 8 ? 8 : 4;
     if (dt == HB_F32) {
-        /* 3xTF32 on the tensor cores from sm_80 on (cuda_attn_tf32.cu); HB_CUDA_ATTN_F32=simt keeps FFMA */
-        const char *f32k = hbc_cfg()->cuda_attn_f32;
-        if (fused_ok && c->prop.major >= 8 && !(f32k && !strcmp(f32k, "simt"))) return launch_tf32x3(c, a, (int)batch, (int)hd);
+        if (kern == HBC_ATTN_FLASH_3XTF32) return launch_tf32x3(c, a, (int)batch, (int)hd);
         if (fused_ok) return hd == 64 ? launch_simt<64>(c, a, (int)batch) : launch_simt<128>(c, a, (int)batch);
         return launch_split<float>(c, a, (int)hd, rows);
     }

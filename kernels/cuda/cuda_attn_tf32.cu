@@ -265,7 +265,7 @@ template <int D, int BN, bool DBUF, int NW = 4, bool CVT = false> hb_status laun
     HBC_TRY(set_smem(c, attn_tf32x3<D, BN, DBUF, NW, CVT>, smem));
     dim3 grid((unsigned)((a.seq + BM - 1) / BM), (unsigned)a.heads, (unsigned)batch);
     attn_tf32x3<D, BN, DBUF, NW, CVT><<<grid, NW * 32, smem, c->stream>>>(a);
-    snprintf(c->last_impl, sizeof c->last_impl, "own-flash-3xtf32");
+    snprintf(c->last_impl, sizeof c->last_impl, "%s", hbc_attn_kernel_name(HBC_ATTN_FLASH_3XTF32));
     snprintf(c->last_algo, sizeof c->last_algo, "flash_mma_m16n8k8_3xtf32_d%d_n%d%s_w%d%s", D, BN, DBUF ? "_db" : "", NW,
              CVT ? "_cvt" : "");
     return HBC_LAUNCHED(c, "attn_tf32x3");

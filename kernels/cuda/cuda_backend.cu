@@ -324,6 +324,34 @@ static void cuda_close(hb_instance *inst)
     inst->ctx = nullptr;
 }
 
+/* ------------------------------------------------------------------ impl_of */
+
+/* impl_of (backend.h): the implementation case cs will run, as case_info's "impl" will
+ * name it, where it is decided before the run: "own-kernel" (elementwise, reductions, rmsnorm,
+ * dequantize), "cublas" (matmul, bmm), hbc_qmatmul_impl, hbc_pool_impl, hbc_coll_impl, and attention
+ * in f32 (hbc_attn_kernel_for). NULL where a run times candidates first (conv2d: cuDNN engines or a
+ * cuBLAS gemm; attention in f16/bf16: cuDNN's SDPA or the own kernel) or for an op cuda does not run. */
+static const char *cuda_impl_of(hb_instance *inst, const hb_case *cs)
+{
+    const hbc_ctx *c = ctx_of(inst);
+    if (!c || !cs) return nullptr;
+    const hb_op op = cs->op;
+    if (hbc_is_coll(op)) return hbc_coll_impl(cs);
+    if (op == HB_OP_DEQUANTIZE || hb_op_is_ew(op)) return "own-kernel";
+    switch (op) {
+    case HB_OP_MATMUL: return hb_dtype_is_quant(cs->dtype) ? hbc_qmatmul_impl(cs->shape.m) : "cublas";
+    case HB_OP_BMM: return "cublas";
+    case HB_OP_SUM: case HB_OP_MEAN: case HB_OP_MAX: case HB_OP_SUM_ALL: case HB_OP_RMSNORM: return "own-kernel";
+    case HB_OP_MAXPOOL: case HB_OP_AVGPOOL: return hbc_pool_impl(cs);
+    case HB_OP_ATTENTION: {
+        attn_p a;
+        if (cs->dtype != HB_F32 || !attn_params(&cs->shape, &a)) return nullptr; /* f16/bf16: cuDNN or own, timed */
+        return hbc_attn_kernel_name(hbc_attn_kernel_for(c, cs->dtype, a.d, a.seq));
+    }
+    default: return nullptr; /* conv2d: a timed choice; others: not run by cuda */
+    }
+}
+
 /* ------------------------------------------------------------------ supports */
 
 static hb_status cuda_supports(hb_instance *inst, const hb_case *cs, char *reason, size_t reasonlen)
@@ -660,6 +688,6 @@ const hb_backend_ops hb_cuda_ops = {
     hbc_graph_launch,   /* graph_launch */
     hbc_graph_free,     /* graph_free */
     cuda_configure,     /* configure */
-    nullptr,            /* impl_of: not yet; case_info names the implementation after a run (last_impl) */
+    cuda_impl_of,       /* impl_of */
 };
 }

@@ -499,6 +499,11 @@ static ncclDataType_t nccl_type(hb_dtype d)
     return d == HB_F16 ? ncclFloat16 : d == HB_BF16 ? ncclBfloat16 : ncclFloat32;
 }
 
+const char *hbc_coll_impl(const hb_case *cs)
+{
+    return cs->shape.path == HB_COLL_HOST ? "host-staged" : cs->shape.path == HB_COLL_PEER ? "cuda-peer" : "nccl";
+}
+
 hb_status hbc_coll_run(hbc_ctx *c, const hb_case *cs, const void *in, void *out, hb_status (*mark)(hbc_ctx *))
 {
     hb_status r = comm_ready(c);
@@ -506,8 +511,8 @@ hb_status hbc_coll_run(hbc_ctx *c, const hb_case *cs, const void *in, void *out,
     const hb_shape *s = &cs->shape;
     const size_t es = hbc_esize(cs->dtype), n = (size_t)s->n;
     const ncclDataType_t t = nccl_type(cs->dtype);
+    snprintf(c->last_impl, sizeof c->last_impl, "%s", hbc_coll_impl(cs));
     if (s->path == HB_COLL_HOST) {
-        snprintf(c->last_impl, sizeof c->last_impl, "host-staged");
         snprintf(c->last_algo, sizeof c->last_algo, s->ranks > 1 ? "D2H into a shared host buffer, f32 reduce of each rank's share on the host, H2D"
                                                                  : "D2H, f32 reduce on the host, H2D through pinned staging");
         HBC_TRY(hbc_coll_host_prepare(c, cs)); /* once per case, before the timer */
@@ -515,14 +520,12 @@ hb_status hbc_coll_run(hbc_ctx *c, const hb_case *cs, const void *in, void *out,
         return hbc_coll_run_host(c, cs, in, out);
     }
     if (s->path == HB_COLL_PEER) {
-        snprintf(c->last_impl, sizeof c->last_impl, "cuda-peer");
         snprintf(c->last_algo, sizeof c->last_algo, s->ranks > 1 ? "CUDA IPC: direct reads of the other ranks' buffers (copies, or a summing kernel)"
                                                                  : "cudaMemcpyPeerAsync");
         HBC_TRY(hbc_coll_peer_prepare(c, cs, in)); /* once per case, before the timer */
         HBC_TRY(mark(c));
         return hbc_coll_run_peer(c, cs, in, out);
     }
-    snprintf(c->last_impl, sizeof c->last_impl, "nccl");
     snprintf(c->last_algo, sizeof c->last_algo, "NCCL %d, %s", g.api.version, s->inplace ? "in place" : "out of place");
     const void *send = in;
     if (s->inplace) {

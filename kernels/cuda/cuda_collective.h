@@ -25,6 +25,9 @@ static inline int hbc_is_coll(hb_op op)
  * ranks of the case differ from the launch's, this instance is not the rank's GPU, a path or
  * in-place variant not offered). Allocates nothing on the device. */
 hb_status hbc_coll_supports(hbc_ctx *c, const hb_case *cs, char *reason, size_t len);
+/* The implementation of collective case cs (case_info's "impl"), by its shape's path: "host-staged"
+ * (path=host), "cuda-peer" (path=peer) or "nccl". One statement for the run and impl_of. */
+const char *hbc_coll_impl(const hb_case *cs);
 /* Run collective cs on c->stream: input in (device, hb_op_input_elems elements), output out.
  * mark(c) records the device timer's start (launch-gated) and is called after the in-place copy and
  * before the collective. Enqueues and, for the host path, synchronizes; the caller records the stop

@@ -680,6 +680,16 @@ hb_status run_conv(hbc_ctx *c, const hb_case *cs, const void *x, const void *w, 
     conv_desc_free(&d);
     return st;
 }
+
+const char *hbc_pool_impl(const hb_case *cs)
+{
+    conv_p p;
+    if (!conv_params(&cs->shape, true, &p)) return nullptr;
+    /* cuDNN pooling has no dilation and needs padding < window (else a window may lie wholly in the
+     * padding, which hybench defines as 0): own kernel there */
+    return p.dh != 1 || p.dw != 1 || p.ph >= p.kh || p.pw >= p.kw || p.b * p.c > INT_MAX ? "own-kernel" : "cudnn-pool";
+}
+
 hb_status run_pool(hbc_ctx *c, const hb_case *cs, const void *x, void *y)
 {
     conv_p p;
@@ -688,9 +698,8 @@ hb_status run_pool(hbc_ctx *c, const hb_case *cs, const void *x, void *y)
     const hbc_elem e = hbc_elem_of(cs->dtype);
     c->last_ws = 0;
     c->last_algo[0] = 0;
-    /* cuDNN pooling has no dilation and needs padding < window (else a window may lie wholly in the
-     * padding, which hybench defines as 0): own kernel there. */
-    if (p.dh != 1 || p.dw != 1 || p.ph >= p.kh || p.pw >= p.kw || p.b * p.c > INT_MAX) {
+    const char *own = hbc_pool_impl(cs);
+    if (own && !strcmp(own, "own-kernel")) {
         snprintf(c->last_impl, sizeof c->last_impl, "own-kernel");
         snprintf(c->last_algo, sizeof c->last_algo, "own_pool_kernel");
         HBC_TRY(tmark_begin_gated(c));

@@ -220,6 +220,11 @@ struct conv_p {
 /* Fill *p from s (pool: a pooling window, oc = c and one group). false for a shape that cannot be
  * computed: a non-positive size, negative padding, groups that do not divide the channels, a window
  * larger than the padded input. */
+/* The implementation a pooling case takes (case_info's "impl"): "own-kernel" where cuDNN pooling
+ * cannot express it (dilation, padding >= window, more than INT_MAX planes), else "cudnn-pool" (which
+ * falls back to the own kernel at run time if cuDNN refuses the combination). NULL for a shape
+ * conv_params refuses. */
+const char *hbc_pool_impl(const hb_case *cs);
 bool conv_params(const hb_shape *s, bool pool, conv_p *p);
 /* The cuBLAS compute type used for dtype d, by name ("CUBLAS_COMPUTE_32F_FAST_TF32" for tf32, else
  * "CUBLAS_COMPUTE_32F"): for case_info and the ceilings' "how". */
@@ -341,7 +346,19 @@ hb_status hbc_qmatmul(hbc_ctx *c, hb_dtype dt, const void *A, const void *W, voi
  * c->stream, each value as core/quant.h defines it. HB_OK (launched), HB_EINVAL, or the launch's error. */
 hb_status hbc_dequant(hbc_ctx *c, hb_dtype dt, const void *W, void *Y, int64_t n);
 
+/* The implementation a quantized matmul of m rows takes (case_info's "impl"): "own-kernel" (the gemv
+ * kernels, m <= HBC_QGEMV_MAX_M) or "own-dequant+cublas". One statement for the run and impl_of. */
+const char *hbc_qmatmul_impl(int64_t m);
+
 /* ---- attention (cuda_attention.cu) ---- */
+/* The own attention kernel that hbc_attention runs for dtype dt, head_dim hd and seq query rows on
+ * c's device: the fused flash kernel (3xTF32 tensor cores for f32 from sm_80 unless
+ * HB_CUDA_ATTN_F32=simt; mma.sync for f16/bf16; FFMA tiles for f32 before sm_80) where hd is 64 or
+ * 128 and seq >= 16 (and HB_CUDA_ATTN is not "split"), else the split-KV kernel. */
+enum hbc_attn_kernel { HBC_ATTN_SPLIT, HBC_ATTN_FLASH, HBC_ATTN_FLASH_3XTF32 };
+hbc_attn_kernel hbc_attn_kernel_for(const hbc_ctx *c, hb_dtype dt, int64_t hd, int64_t seq);
+/* Its name in case_info's "impl": "own-split-kv", "own-flash", "own-flash-3xtf32". */
+const char *hbc_attn_kernel_name(hbc_attn_kernel k);
 /* o = softmax(q k^T / sqrt(d) + mask) v, layouts of hybench.h (GQA, end-aligned causal mask; a
  * query row that sees no key gives 0); bshd != 0: attention's layout=bshd (q, o [b, s, h, d], k, v
  * [b, kvs, kvh, d]), else the default [b, h, s, d]. Picks the fused flash kernel (mma.sync for f16/bf16, FFMA

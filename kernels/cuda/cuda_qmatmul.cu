@@ -372,8 +372,8 @@ hb_status launch_gemv_m(hbc_ctx *c, const float *A, const uint8_t *W, float *C, 
 template <class F>
 hb_status run_fmt(hbc_ctx *c, const float *A, const uint8_t *W, float *C, int m, int n, int k)
 {
+    snprintf(c->last_impl, sizeof c->last_impl, "%s", hbc_qmatmul_impl(m));
     if (m <= HBC_QGEMV_MAX_M) {
-        snprintf(c->last_impl, sizeof c->last_impl, "own-kernel");
         hb_status st;
         switch (m) {
         case 1: st = launch_gemv_m<F, 1>(c, A, W, C, n, k); break;
@@ -404,7 +404,6 @@ hb_status run_fmt(hbc_ctx *c, const float *A, const uint8_t *W, float *C, int m,
     /* row-major C[m,n] = A W^T is column-major C^T[n,m] = W[n,k] (column-major k x n, transposed) x
      * A^T (column-major k x m) */
     const float alpha = 1.0f, beta = 0.0f;
-    snprintf(c->last_impl, sizeof c->last_impl, "own-dequant+cublas");
     snprintf(c->last_qimpl, sizeof c->last_qimpl, "dequant_f16_%s+cublasGemmEx", F::name);
     snprintf(c->last_algo, sizeof c->last_algo,
              "%s (W dequantized to f16, A rounded to f16, CUBLAS_COMPUTE_32F, f32 output)", c->last_qimpl);
@@ -425,6 +424,8 @@ hb_status run_deq(hbc_ctx *c, const uint8_t *W, float *Y, int n)
 }
 
 } /* namespace */
+
+const char *hbc_qmatmul_impl(int64_t m) { return m <= HBC_QGEMV_MAX_M ? "own-kernel" : "own-dequant+cublas"; }
 
 hb_status hbc_dequant(hbc_ctx *c, hb_dtype dt, const void *W, void *Y, int64_t n)
 {
