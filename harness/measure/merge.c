@@ -173,7 +173,7 @@ static int fold_case(merge_list *l, hb_strmap *seen, json_t *r, int p)
     hb_rec_nums meds[2] = {{NULL, 0, 0}, {NULL, 0, 0}};
     char key[600];
     if (!c || hb_rec_case_parse(r, c)) { free(c); json_decref(r); return -1; }
-    merge_item it = {r, c};
+    merge_item it = {r, c, NULL};
     int bad = 0;
     if (c->type && !strcmp(c->type, "pass_case"))
         bad = HB_REC_SET(hb_rec_case, c, type, "case") || hb_rec_remove(&hb_rec_case_table, c, offsetof(hb_rec_case, pass));

@@ -14,12 +14,6 @@ static double num(json_t *o, const char *k)
     return json_is_number(v) ? json_number_value(v) : (double)NAN;
 }
 
-static int tri(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_boolean(v) ? json_is_true(v) : -1;
-}
-
 int hb_rec_phase_index(const char *name)
 {
     for (int i = 0; name && i < HB_PH_COUNT; i++)
