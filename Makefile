@@ -242,6 +242,7 @@ TEST_TOP_test_changepoint := analysis
 TEST_TOP_test_plan       := analysis
 TEST_TOP_test_store      := results
 TEST_TOP_test_records    := results
+TEST_TOP_test_record_write := results
 TEST_TOP_test_site       := report
 TEST_TOP_test_collective := measure
 TEST_TOP_test_cuda_collective := kernels

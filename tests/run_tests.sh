@@ -113,6 +113,11 @@ for s in tests/check_*.sh; do
   [ -x "$s" ] || continue
   check "$(basename "$s" .sh)" "$s"
 done
+# Every case and plan record the checks above wrote (build/test-results) reads into its struct and is written
+# back from it as it was read (tests/test_record_write.c): key order, forms and values.
+if [ -x build/tests/test_record_write ]; then
+check "records-written-back-alike" sh -c 'find build/test-results -name "*.jsonl" -print0 | xargs -0 -r build/tests/test_record_write >build/test-results/record_write.log 2>&1 || { grep -A3 "differs\|FAILED\|ERROR" build/test-results/record_write.log | head -40; exit 1; }; grep -q "records written back alike" build/test-results/record_write.log'
+fi
 [ -n "$failed_names" ] && note "failed:$failed_names"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

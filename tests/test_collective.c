@@ -218,10 +218,13 @@ static void test_rapl(void **state)
     hb_energy_open(&src, &host, "/nonexistent/powercap");
     assert_false(src.available);
     assert_non_null(strstr(src.reason, "/nonexistent/powercap"));
-    json_t *o = hb_energy_json(&src, NULL, 1, NAN, 1e9, 0);
-    assert_false(json_is_true(json_object_get(o, "available")));
-    assert_non_null(strstr(json_string_value(json_object_get(o, "reason")), "RAPL"));
-    json_decref(o);
+    hb_rec_energy o;
+    hb_rec_clear(&hb_rec_energy_table, &o);
+    assert_int_equal(hb_energy_fill(&o, &src, NULL, 1, NAN, 1e9, 0), HB_OK);
+    assert_int_equal(o.available, 0);
+    assert_non_null(strstr(o.reason, "RAPL"));
+    assert_true(isnan(o.joules) && !hb_rec_entry_at(&hb_rec_energy_table, &o, offsetof(hb_rec_energy, joules)));
+    hb_rec_release(&hb_rec_energy_table, &o);
     /* a device backend without a counter */
     hb_backend_ops ops;
     memset(&ops, 0, sizeof ops);
@@ -282,15 +285,23 @@ static void test_energy_window(void **state)
     assert_true(r.seconds >= 0.05);
     assert_true(r.updates >= 1);
     assert_true(g_votes > r.calls);
-    json_t *o = hb_energy_json(&src, &r, 0.05, 10.0, 2e9, 1e9);
-    assert_true(json_is_true(json_object_get(o, "available")));
-    double jop = json_real_value(json_object_get(o, "j_per_op"));
-    assert_double_equal(jop, 0.25, 1e-12);
-    assert_double_equal(json_real_value(json_object_get(o, "gflop_per_j")), 2.0 / 0.25, 1e-9);
-    assert_double_equal(json_real_value(json_object_get(o, "gb_per_j")), 1.0 / 0.25, 1e-9);
-    assert_double_equal(json_real_value(json_object_get(o, "j_per_op_net")), (r.joules - 10.0 * r.seconds) / (double)r.calls, 1e-12);
-    assert_double_equal(json_real_value(json_object_get(o, "power_w")), r.joules / r.seconds, 1e-9);
-    json_decref(o);
+    hb_rec_energy o;
+    hb_rec_clear(&hb_rec_energy_table, &o);
+    assert_int_equal(hb_energy_fill(&o, &src, &r, 0.05, 10.0, 2e9, 1e9), HB_OK);
+    assert_int_equal(o.available, 1);
+    assert_double_equal(o.j_per_op, 0.25, 1e-12);
+    assert_double_equal(o.gflop_per_j, 2.0 / 0.25, 1e-9);
+    assert_double_equal(o.gb_per_j, 1.0 / 0.25, 1e-9);
+    assert_double_equal(o.j_per_op_net, (r.joules - 10.0 * r.seconds) / (double)r.calls, 1e-12);
+    assert_double_equal(o.power_w, r.joules / r.seconds, 1e-9);
+    /* written as the record holds it: every member in its order */
+    json_t *j = hb_rec_encode(&hb_rec_energy_table, &o);
+    char *s = json_dumps(j, JSON_COMPACT);
+    assert_non_null(strstr(s, "{\"source\":\"nvml_total_energy\",\"available\":true,\"window_s\":"));
+    assert_non_null(strstr(s, ",\"idle_power_w\":10.0,\"j_per_op_net\":"));
+    free(s);
+    json_decref(j);
+    hb_rec_release(&hb_rec_energy_table, &o);
 }
 
 /* A counter that never changes: the window fails with the reason instead of reporting noise. */

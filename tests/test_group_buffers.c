@@ -362,49 +362,64 @@ static void test_served_rounds_move_buffers(void **state)
 /* Timer agreement: which gap between the host clock and the device events each verdict explains. Random
  * device times of 0.1-10 ms; gaps drawn inside and outside each allowance (HB_TIMER_SYNC_S plus
  * HB_TIMER_AGREE of the device time). */
-static const char *ta_why(json_t *o) { const char *w = json_string_value(json_object_get(o, "why")); return w ? w : ""; }
+static hb_rec_timer ta_t;
+static char ta_buf[256];
+/* hb_timer_agreement into a fresh struct (the previous one freed) */
+static hb_rec_timer *ta(double host_s, double device_s, double enqueue_s)
+{
+    hb_rec_release(&hb_rec_timer_table, &ta_t);
+    memset(ta_buf, 0, sizeof ta_buf);
+    assert_int_equal(hb_timer_agreement(&ta_t, ta_buf, sizeof ta_buf, host_s, device_s, enqueue_s), HB_OK);
+    return &ta_t;
+}
+static const char *ta_why(const hb_rec_timer *t) { return t->why ? t->why : ""; }
 static void test_timer_agreement(void **state)
 {
     (void)state;
+    hb_rec_clear(&hb_rec_timer_table, &ta_t);
     unsigned long long x = 0x9e3779b97f4a7c15ull;
     for (int i = 0; i < 200; i++) {
         x ^= x << 13; x ^= x >> 7; x ^= x << 17;
         double u = (double)(x >> 11) * 0x1p-53;
         double dev = 100e-6 * pow(100.0, u); /* 0.1 .. 10 ms */
         double allow = HB_TIMER_AGREE * dev + HB_TIMER_SYNC_S;
-        json_t *o = hb_timer_agreement(dev * (1 + 0.5 * HB_TIMER_AGREE), dev, NAN);
-        assert_true(json_is_true(json_object_get(o, "agree")));
-        assert_null(json_object_get(o, "why"));
-        json_decref(o);
+        hb_rec_timer *o = ta(dev * (1 + 0.5 * HB_TIMER_AGREE), dev, NAN);
+        assert_int_equal(o->agree, 1);
+        assert_null(o->why);
+        assert_int_equal(o->explained, -1);
         if (dev * (1 + HB_TIMER_AGREE) < dev + 0.9 * allow) { /* a gap beyond 3% but inside the latency allowance */
-            o = hb_timer_agreement(dev + 0.9 * allow, dev, NAN);
-            assert_false(json_is_true(json_object_get(o, "agree")));
-            assert_true(json_is_true(json_object_get(o, "explained")));
+            o = ta(dev + 0.9 * allow, dev, NAN);
+            assert_int_equal(o->agree, 0);
+            assert_int_equal(o->explained, 1);
             assert_non_null(strstr(ta_why(o), "launch and synchronization latency"));
-            json_decref(o);
         }
         /* library calls before the first launch, plus latency */
         double enq = 0.2 * dev + 5e-6;
-        o = hb_timer_agreement(dev + enq + 0.5 * allow, dev, enq);
-        assert_true(json_is_true(json_object_get(o, "explained")));
+        o = ta(dev + enq + 0.5 * allow, dev, enq);
+        assert_int_equal(o->explained, 1);
+        assert_true(o->host_enqueue_s == enq);
         assert_non_null(strstr(ta_why(o), "host-side library calls"));
-        json_decref(o);
         /* a gap far beyond both: unexplained, and said so */
-        o = hb_timer_agreement(dev + enq + 3 * allow, dev, enq);
-        assert_false(json_is_true(json_object_get(o, "explained")));
+        o = ta(dev + enq + 3 * allow, dev, enq);
+        assert_int_equal(o->explained, 0);
         assert_true(strncmp(ta_why(o), "unexplained", 11) == 0);
-        json_decref(o);
-        o = hb_timer_agreement(dev + 3 * allow, dev, NAN);
-        assert_false(json_is_true(json_object_get(o, "explained")));
-        json_decref(o);
+        o = ta(dev + 3 * allow, dev, NAN);
+        assert_int_equal(o->explained, 0);
         /* the host clock under the device events beyond 3% is never "latency" */
-        o = hb_timer_agreement(dev * (1 - 2 * HB_TIMER_AGREE), dev, NAN);
-        assert_false(json_is_true(json_object_get(o, "explained")));
-        json_decref(o);
+        o = ta(dev * (1 - 2 * HB_TIMER_AGREE), dev, NAN);
+        assert_int_equal(o->explained, 0);
     }
-    json_t *o = hb_timer_agreement(60e-6, 40e-6, NAN); /* under 100 us */
+    hb_rec_timer *o = ta(60e-6, 40e-6, NAN); /* under 100 us */
     assert_non_null(strstr(ta_why(o), "under 100 us"));
-    json_decref(o);
+    /* written in the record's order */
+    json_t *j = hb_rec_encode(&hb_rec_timer_table, o);
+    char *s = json_dumps(j, JSON_COMPACT);
+    assert_non_null(strstr(s, "{\"host_s\":"));
+    assert_non_null(strstr(s, ",\"agree\":false,\"why\":\"device time"));
+    assert_non_null(strstr(s, "\"explained\":true}"));
+    free(s);
+    json_decref(j);
+    hb_rec_release(&hb_rec_timer_table, &ta_t);
 }
 
 int main(void)

@@ -123,7 +123,7 @@ static int replay_begin(replay_args *ra, const hb_plan_costs *c, const char *cos
     fputc('\n', ra->f);
     json_decref(meta);
     for (int d = 0; d < c->ndev; d++) {
-        json_t *b = hb_backend_record(&ra->inst[d]); /* as a run writes it: one machine, one fingerprint */
+        json_t *b = hb_backend_record(&ra->inst[d], NULL, 0); /* as a run writes it: one machine, one fingerprint */
         if (!b) continue;
         json_dumpf(b, ra->f, JSON_COMPACT);
         fputc('\n', ra->f);
@@ -149,15 +149,20 @@ static void replay_route(replay_args *ra, const hb_plan_costs *c, int rt, const 
             json_t *rec = recs[k];
             hb_status st = sts[k];
             if (!rec) { ra->nfail++; continue; }
-            json_object_set_new(rec, "schema", json_integer(HB_SCHEMA_VERSION));
+            /* the record read into its struct, its schema set, written from the struct (results/) */
+            hb_rec_plan pr_rec;
+            json_t *out = NULL;
+            if (hb_rec_plan_parse(rec, &pr_rec) == HB_OK &&
+                (HB_REC_SET(hb_rec_plan, &pr_rec, schema, HB_SCHEMA_VERSION) || !(out = hb_rec_plan_json(&pr_rec))))
+                hb_rec_plan_free(&pr_rec);
+            json_decref(rec);
+            if (!(rec = out)) { ra->nfail++; continue; } /* out of memory */
             json_dumpf(rec, ra->f, JSON_COMPACT);
             fputc('\n', ra->f);
             fflush(ra->f);
             ra->nplans++;
             if (st == HB_EWRONG) ra->nwrong++;
             else if (st != HB_OK) ra->nfail++;
-            hb_rec_plan pr_rec;
-            if (hb_rec_plan_parse(rec, &pr_rec) != HB_OK) { ra->nfail++; json_decref(rec); continue; }
             fprintf(stderr, "  %-24s %-8s %-7s %s", p[k].name, rt < 0 ? "none" : hb_route_name(rt), hb_mode_name(modes[mi]), hb_status_name(st));
             /* a phases.total that is no number printed 0, as json_real_value read it */
             double tm = pr_rec.phase[HB_PH_TOTAL].median;
@@ -214,11 +219,32 @@ static int replay_end(replay_args *ra, const hb_plan_costs *c)
         hb_rec_plan_free(&pl);
     }
 
-    json_t *e = json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:i,s:i}", "type", "end", "schema", HB_SCHEMA_VERSION, "cases", 0, "ok", 0,
-                          "wrong", 0, "failed", 0, "skipped", 0, "crashed", 0, "no_resource", 0, "elapsed_s", 0.0, "passes", 1, "plans", ra->nplans);
-    json_dumpf(e, ra->f, JSON_COMPACT);
-    fputc('\n', ra->f);
-    json_decref(e);
+    /* the end record: no cases, the plans replayed (its struct written by results/) */
+    hb_rec_end er;
+    memset(&er, 0, sizeof er);
+    hb_rec_clear(&hb_rec_end_table, &er);
+    hb_status es = HB_OK;
+#define SET(m, x) (es = es ? es : HB_REC_SET(hb_rec_end, &er, m, x))
+    SET(type, "end");
+    SET(schema, HB_SCHEMA_VERSION);
+    SET(cases, 0);
+    SET(ok, 0);
+    SET(wrong, 0);
+    SET(failed, 0);
+    SET(skipped, 0);
+    SET(crashed, 0);
+    SET(no_resource, 0);
+    SET(elapsed_s, 0);
+    SET(passes, 1);
+    SET(plans, ra->nplans);
+#undef SET
+    json_t *e = es ? NULL : hb_rec_end_json(&er);
+    hb_rec_end_free(&er);
+    if (e) {
+        json_dumpf(e, ra->f, JSON_COMPACT);
+        fputc('\n', ra->f);
+        json_decref(e);
+    } else fprintf(stderr, "hybench plan --replay: out of memory writing the end record\n");
     json_decref(ra->table);
     int bad = fclose(ra->f) != 0;
     hb_replay_close(c, ra->inst);

@@ -152,6 +152,9 @@ static void cc_free(chain_ctx *x)
  * the record's tensor_parallel object, and P_LAYER (chain_stream_once) in its "layer" object, not
  * among the phases. */
 enum { P_CIN, P_H2D, P_COMP, P_D2H, P_COUT, P_TOTAL, P_COLL, P_LAYER, P_ENQ, P_GRAPH, P_GENQ, P_N };
+_Static_assert((int)P_CIN == (int)HB_PH_CONVERT_IN && (int)P_H2D == (int)HB_PH_H2D && (int)P_COMP == (int)HB_PH_COMPUTE &&
+                   (int)P_D2H == (int)HB_PH_D2H && (int)P_COUT == (int)HB_PH_CONVERT_OUT && (int)P_TOTAL == (int)HB_PH_TOTAL,
+               "the chain's phases are the record's (record.h)");
 
 /* Step i's implementation, as the backend names it right after running it (case_info's "impl", as
  * sample.c lifts it for a case; "own" when it names none). */
@@ -168,7 +171,6 @@ static void step_impl(chain_ctx *x, int i)
     snprintf(x->impl[i], sizeof x->impl[i], "%s", name);
     json_decref(e);
 }
-static const char *const pnames[P_TOTAL + 1] = {"convert_in", "h2d", "compute", "d2h", "convert_out", "total"};
 
 static hb_status chain_once(chain_ctx *x, double ph[P_N])
 {
@@ -529,104 +531,119 @@ static void chain_sample(chain_var *v, const hb_options *o, int grouped)
     }
 }
 
+/* The chain case's record: the record set-up left (v->rec) read into its struct (results/record.h),
+ * the measured members set in the record's order, written back from the struct. Returns the record
+ * (the caller owns it; v->rec is consumed) and its status in *st_out. */
 static json_t *chain_close(chain_var *v, const hb_options *o, const hb_ceiling *cl, int ncl, int in_group, hb_status *st_out)
 {
-    json_t *rec = v->rec;
     const hb_case *c = v->x.c;
-    hb_status st = v->st;
+    hb_status st = v->st, ws = HB_OK;
+    hb_rec_case r;
+    json_t *weights = NULL, *out = NULL;
+    char cname[40], mpath[200], comp[512] = "";
+    if (hb_rec_case_parse(v->rec, &r) != HB_OK) { ws = HB_ENOMEM; goto done; }
+#define SET(m, x) (ws = ws ? ws : HB_REC_SET(hb_rec_case, &r, m, x))
+#define PUT(m) (ws = ws ? ws : hb_rec_put(&hb_rec_case_table, &r, offsetof(hb_rec_case, m)))
+#define SETIN(T, s, m, x) (ws = ws ? ws : HB_REC_SET(T, s, m, x))
     if (st == HB_OK) {
-        json_t *phases = json_object();
         hb_stats sp[P_N];
         for (int p = 0; p < P_N; p++) {
             hb_stats_compute(v->samp[p], v->ns, &sp[p]);
-            if (p <= P_TOTAL) json_object_set_new(phases, pnames[p], hb_stats_json(&sp[p]));
+            if (p <= P_TOTAL) { /* the phases in the schema's order (P_CIN..P_TOTAL are HB_PH_*) */
+                if (!ws) ws = hb_rec_stats_set(&r.phase[p], &sp[p]);
+                PUT(phase[p]);
+            }
         }
-        json_object_set_new(rec, "phases", phases);
-        json_t *sj = json_array(), *sc = json_array();
-        for (size_t i = 0; i < v->ns; i++) {
-            json_array_append_new(sj, json_real(v->samp[P_TOTAL][i]));
-            json_array_append_new(sc, json_real(v->samp[P_COMP][i]));
-        }
-        json_object_set_new(rec, "samples", json_pack("{s:o,s:o}", "total", sj, "compute", sc));
-        json_object_set_new(rec, "ci_met", json_boolean(v->ci_met));
+        if (!ws) ws = hb_rec_nums_set(&r.samples[HB_PH_TOTAL], v->samp[P_TOTAL], v->ns);
+        PUT(samples[HB_PH_TOTAL]);
+        if (!ws) ws = hb_rec_nums_set(&r.samples[HB_PH_COMPUTE], v->samp[P_COMP], v->ns);
+        PUT(samples[HB_PH_COMPUTE]);
+        SET(ci_met, v->ci_met);
         {
             long runs = 0, calls = 0;
             for (int k = 0; k < v->x.nsteps; k++) { runs += v->x.prep[k].runs; calls += v->x.prep[k].calls; }
-            if (calls && !o->cold) json_object_set_new(rec, "settle_runs", json_real((double)runs / (double)calls));
+            if (calls && !o->cold) SET(settle_runs, (double)runs / (double)calls);
             /* a chain computes its reference inside set-up (chain_open) */
-            json_object_set_new(rec, "wall_s", json_pack("{s:f,s:f}", "setup", v->wall_setup, "sampling", v->spent));
+            SETIN(hb_rec_wall, &r.wall, setup, v->wall_setup);
+            SETIN(hb_rec_wall, &r.wall, sampling, v->spent);
+            PUT(wall);
         }
-        if (in_group > 1 && !o->verify_only) json_object_set_new(rec, "interleaved_with", json_integer(in_group - 1));
-        json_object_set_new(rec, "ci_target", json_real(o->ci_target));
+        if (in_group > 1 && !o->verify_only) SET(interleaved_with, in_group - 1);
+        SET(ci_target, o->ci_target);
         double flops = hb_chain_flops(&c->shape), bytes = hb_case_bytes(c);
         double tc = sp[P_COMP].median, tt = sp[P_TOTAL].median;
-        json_object_set_new(rec, "gflops", json_real(tc > 0 ? flops / tc / 1e9 : 0));
-        json_object_set_new(rec, "gbps", json_real(tc > 0 ? bytes / tc / 1e9 : 0));
-        json_object_set_new(rec, "gflops_total", json_real(tt > 0 ? flops / tt / 1e9 : 0));
-        json_object_set_new(rec, "gbps_total", json_real(tt > 0 ? bytes / tt / 1e9 : 0));
+        SET(gflops, tc > 0 ? flops / tc / 1e9 : 0);
+        SET(gbps, tc > 0 ? bytes / tc / 1e9 : 0);
+        SET(gflops_total, tt > 0 ? flops / tt / 1e9 : 0);
+        SET(gbps_total, tt > 0 ? bytes / tt / 1e9 : 0);
         double peak = NAN;
-        char cname[40];
         snprintf(cname, sizeof cname, "peak_gflops_%s", hb_dtype_name(c->dtype));
         for (int i = 0; i < ncl; i++) if (!strcmp(cl[i].name, cname)) peak = cl[i].value;
-        json_object_set_new(rec, "ceiling", json_string(cname));
-        json_object_set_new(rec, "ceiling_value", isnan(peak) ? json_null() : json_real(peak));
-        json_object_set_new(rec, "fraction", isnan(peak) || tc <= 0 ? json_null() : json_real(flops / tc / 1e9 / peak));
+        SET(ceiling, cname);
+        SET(ceiling_value, peak);
+        SET(fraction, isnan(peak) || tc <= 0 ? (double)NAN : flops / tc / 1e9 / peak);
         double tol = hb_op_tolerance(HB_OP_CHAIN, &c->shape, c->dtype);
-        json_object_set_new(rec, "rel_err", isfinite(v->rel) ? json_real(v->rel) : json_string("inf"));
-        json_object_set_new(rec, "tolerance", json_real(tol));
-        json_object_set_new(rec, "verified_fraction", json_real(1));
-        json_object_set_new(rec, "steps", json_integer(v->x.nsteps));
+        SET(rel_err, v->rel); /* "inf" when not finite */
+        SET(tolerance, tol);
+        SET(verified_fraction, 1);
+        SET(steps, v->x.nsteps);
         /* the layer's weight memory as stored (a quantized mix's blocks) and, for a model file's layer,
          * where it came from and each projection's format */
         {
             double wb = 0;
             for (int t = HB_CT_WQ; t <= HB_CT_WD; t++)
                 wb += (double)hb_chain_tensor_bytes(t, &c->shape, hb_dtype_is_quant(c->dtype) ? chain_wtype(c, t) : c->dtype);
-            json_object_set_new(rec, "weight_bytes", hb_json_count(wb));
-            char mpath[200], why[256];
+            SET(weight_bytes, wb);
+            char why[256];
             int ml;
             const hb_model_info *mi = hb_model_case(c, mpath, sizeof mpath, &ml) ? hb_model_case_info(c, why, sizeof why) : NULL;
             if (mi) {
-                json_t *w = json_object();
-                for (int t = HB_CT_G1; t <= HB_CT_WD; t++) {
+                /* the stored format of each tensor, by the file's tensor name (a map, kept as JSON) */
+                if (!(weights = json_object())) ws = HB_ENOMEM;
+                for (int t = HB_CT_G1; weights && t <= HB_CT_WD; t++) {
                     char tn[80];
                     if (mi->wtype[t] >= 0 && hb_model_tensor_name(t, ml, tn, sizeof tn))
-                        json_object_set_new(w, tn, json_string(hb_dtype_name((hb_dtype)mi->wtype[t])));
+                        json_object_set_new(weights, tn, json_string(hb_dtype_name((hb_dtype)mi->wtype[t])));
                 }
-                json_object_set_new(rec, "model_file", json_pack("{s:s,s:i,s:i,s:o}", "path", mpath, "layer", ml, "layers", mi->nlayers,
-                                                                 "weights", w));
+                SETIN(hb_rec_model_file, &r.model_file, path, mpath);
+                SETIN(hb_rec_model_file, &r.model_file, layer, ml);
+                SETIN(hb_rec_model_file, &r.model_file, layers, mi->nlayers);
+                SETIN(hb_rec_model_file, &r.model_file, weights, weights);
+                PUT(model_file);
             }
         }
         /* its composition: every step's op and implementation, and "impl" the distinct op:impl pairs in step order */
         {
-            json_t *si = json_array();
-            char comp[512] = "";
             size_t used = 0;
-            for (int k = 0; k < v->x.nsteps; k++) {
+            hb_rec_step_impl *si = v->x.nsteps > 0 ? calloc((size_t)v->x.nsteps, sizeof *si) : NULL;
+            if (v->x.nsteps > 0 && !si) ws = HB_ENOMEM;
+            for (int k = 0; si && k < v->x.nsteps; k++) {
                 const char *op = hb_op_get(v->x.sc[k].op)->name, *im = v->x.impl[k][0] ? v->x.impl[k] : "own";
-                json_array_append_new(si, json_pack("{s:s,s:s}", "op", op, "impl", im));
+                SETIN(hb_rec_step_impl, &si[k], op, op);
+                SETIN(hb_rec_step_impl, &si[k], impl, im);
                 int seen = 0;
                 for (int q = 0; q < k && !seen; q++)
                     seen = v->x.sc[q].op == v->x.sc[k].op && !strcmp(v->x.impl[q][0] ? v->x.impl[q] : "own", im);
                 if (!seen && used < sizeof comp)
                     used += (size_t)snprintf(comp + used, sizeof comp - used, "%s%s:%s", used ? " " : "", op, im);
             }
-            json_object_set_new(rec, "steps_impl", si);
-            json_object_set_new(rec, "impl", json_string(comp));
+            r.steps_impl = si; /* the struct's own from here (freed by hb_rec_case_free) */
+            r.nsteps_impl = si ? (size_t)v->x.nsteps : 0;
+            PUT(steps_impl);
+            SET(impl, comp);
         }
         /* the layer as one stream (chain_stream_once): the time an executor's layer takes */
         if (v->x.stream) {
-            json_t *ly = hb_stats_json(&sp[P_LAYER]);
             /* the host's time to enqueue it (median): where it is near the layer's, launches bound the layer */
-            json_object_set_new(ly, "enqueue_s", json_real(sp[P_ENQ].median));
-            json_object_set_new(rec, "layer", ly);
+            if (!ws) ws = hb_rec_layer_set(&r.layer, &sp[P_LAYER], sp[P_ENQ].median);
+            PUT(layer);
             /* the layer as one graph (chain_graph_once): what the GPU needs without the host's launches */
             if (v->x.graph) {
-                json_t *gr = hb_stats_json(&sp[P_GRAPH]);
-                json_object_set_new(gr, "enqueue_s", json_real(sp[P_GENQ].median));
-                json_object_set_new(rec, "graph", gr);
+                if (!ws) ws = hb_rec_layer_set(&r.graph, &sp[P_GRAPH], sp[P_GENQ].median);
+                PUT(graph);
             } else if (v->x.graph_why[0]) {
-                json_object_set_new(rec, "graph", json_pack("{s:s}", "unavailable", v->x.graph_why));
+                SETIN(hb_rec_layer, &r.graph, unavailable, v->x.graph_why);
+                PUT(graph);
             }
         }
         if (c->shape.ranks > 0) {
@@ -636,25 +653,39 @@ static json_t *chain_close(chain_var *v, const hb_options *o, const hb_ceiling *
              * all_reduce steps' part of steps_s; the ranks' merge (results/ranks.c) keeps every rank's
              * time_s and the mean */
             double tl = v->x.stream ? sp[P_LAYER].median : tc;
-            json_t *tp = json_pack("{s:i,s:i,s:f,s:f,s:f,s:f}", "ranks", (int)c->shape.ranks, "rank", (int)c->shape.rank, "time_s", tl,
-                                   "steps_s", tc, "allreduce_s", sp[P_COLL].median, "allreduce_share",
-                                   tc > 0 ? sp[P_COLL].median / tc : 0.0);
+            SETIN(hb_rec_tp, &r.tp, ranks, (double)c->shape.ranks);
+            SETIN(hb_rec_tp, &r.tp, rank, (double)c->shape.rank);
+            SETIN(hb_rec_tp, &r.tp, time_s, tl);
+            SETIN(hb_rec_tp, &r.tp, steps_s, tc);
+            SETIN(hb_rec_tp, &r.tp, allreduce_s, sp[P_COLL].median);
+            SETIN(hb_rec_tp, &r.tp, allreduce_share, tc > 0 ? sp[P_COLL].median / tc : 0.0);
             /* the layer as one graph on this rank, its all_reduce steps in it (where captured) */
-            if (v->x.graph) json_object_set_new(tp, "graph_s", json_real(sp[P_GRAPH].median));
-            json_object_set_new(rec, "tensor_parallel", tp);
+            if (v->x.graph) SETIN(hb_rec_tp, &r.tp, graph_s, sp[P_GRAPH].median);
+            PUT(tp);
         }
         if (!(v->rel <= tol)) { st = HB_EWRONG; snprintf(v->reason, sizeof v->reason, "relative error %.3g over tolerance %.3g", v->rel, tol); }
     }
-    json_object_set_new(rec, "mem", json_pack("{s:I,s:I,s:I,s:I}", "host_bytes", (json_int_t)v->host_bytes, "staging_bytes",
-                                              (json_int_t)v->staging, "device_bytes", (json_int_t)v->dev_bytes,
-                                              "peak_rss_bytes", (json_int_t)v->rss_peak));
-    json_object_set_new(rec, "status", json_string(hb_status_name(st)));
-    if (st != HB_OK) json_object_set_new(rec, "reason", json_string(v->reason));
+    SETIN(hb_rec_mem, &r.mem, host_bytes, (double)v->host_bytes);
+    SETIN(hb_rec_mem, &r.mem, staging_bytes, (double)v->staging);
+    SETIN(hb_rec_mem, &r.mem, device_bytes, (double)v->dev_bytes);
+    SETIN(hb_rec_mem, &r.mem, peak_rss_bytes, (double)v->rss_peak);
+    PUT(mem);
+    SET(status, hb_status_name(st));
+    if (st != HB_OK) SET(reason, v->reason);
+#undef SET
+#undef PUT
+#undef SETIN
+    if (!ws) out = hb_rec_case_json(&r);
+    hb_rec_case_free(&r); /* borrowed from v->rec and weights, which outlive it until here */
+done:
+    json_decref(weights);
+    if (out) json_decref(v->rec);
+    else { out = v->rec; st = HB_ENOMEM; } /* out of memory: the record as set-up left it */
     for (int p = 0; p < P_N; p++) { free(v->samp[p]); v->samp[p] = NULL; }
     cc_free(&v->x);
     v->rec = NULL;
     *st_out = st;
-    return rec;
+    return out;
 }
 
 void hb_chain_measure_group(hb_instance *inst, const hb_case *cases, int n, const hb_options *o, const hb_ceiling *cl,
@@ -663,9 +694,7 @@ void hb_chain_measure_group(hb_instance *inst, const hb_case *cases, int n, cons
     chain_var *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
     if (!v) {
         for (int k = 0; k < n; k++) {
-            recs[k] = hb_case_record(&cases[k], inst->name);
-            json_object_set_new(recs[k], "status", json_string(hb_status_name(HB_ENOMEM)));
-            json_object_set_new(recs[k], "reason", json_string("no host memory for the chain's group"));
+            recs[k] = hb_case_status_record(&cases[k], inst->name, HB_ENOMEM, "no host memory for the chain's group");
             st_out[k] = HB_ENOMEM;
         }
         return;

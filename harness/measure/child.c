@@ -31,14 +31,27 @@
 int put_record(int fd, json_t *rec, int pass)
 {
     if (!rec) return ENOMEM;
-    if (pass > 1) {
+    if (pass > 1) { /* read into its struct, type and pass set, written back from it (results/record.h) */
         const char *type = json_string_value(json_object_get(rec, "type"));
-        if (type && (!strcmp(type, "case") || !strcmp(type, "backend"))) {
-            char t[32];
-            snprintf(t, sizeof t, "pass_%s", type);
-            json_object_set_new(rec, "type", json_string(t));
-            json_object_set_new(rec, "pass", json_integer(pass));
-        }
+        json_t *out = NULL;
+        hb_status st = HB_OK;
+        if (type && !strcmp(type, "case")) {
+            hb_rec_case c;
+            if ((st = hb_rec_case_parse(rec, &c)) == HB_OK) {
+                if (!(st = HB_REC_SET(hb_rec_case, &c, type, "pass_case")) && !(st = HB_REC_SET(hb_rec_case, &c, pass, pass)))
+                    out = hb_rec_case_json(&c);
+                hb_rec_case_free(&c);
+            }
+        } else if (type && !strcmp(type, "backend")) {
+            hb_rec_backend b;
+            if ((st = hb_rec_backend_parse(rec, &b)) == HB_OK) {
+                if (!(st = HB_REC_SET(hb_rec_backend, &b, type, "pass_backend")) && !(st = HB_REC_SET(hb_rec_backend, &b, pass, pass)))
+                    out = hb_rec_backend_json(&b);
+                hb_rec_backend_free(&b);
+            }
+        } else out = json_incref(rec);
+        json_decref(rec);
+        if (!(rec = out)) return ENOMEM;
     }
     off_t end = lseek(fd, 0, SEEK_END);
     errno = 0;
@@ -339,9 +352,7 @@ static json_t *inst_begin(const child_args *a, hb_instance *inst, int i, hb_ceil
         }
     }
     /* with the OpenMP wait policy this process runs under (see wait_policy_for) */
-    json_t *r = hb_backend_record(&inst[i]);
-    if (r) json_object_set_new(r, "ceilings", ceilings_json(cl));
-    return r;
+    return hb_backend_record(&inst[i], cl->v, cl->n);
 }
 
 int child_main(const child_args *a)
@@ -351,8 +362,7 @@ int child_main(const child_args *a)
     int n = hb_backend_open(a->entry, inst, MAX_INST, reason, sizeof reason);
     if (n == 0) {
         if (a->write_backend_records) {
-            json_t *r = json_pack("{s:s,s:s,s:b,s:s}", "type", "backend", "backend", a->entry->type, "available", 0,
-                                  "reason", reason);
+            json_t *r = hb_backend_record_unavailable(a->entry->type, reason);
             int e = put_record(a->fd, r, a->pass);
             if (e) { say(a->pipe_w, "W %d\n", e); return HB_EXIT_IO; }
         }
@@ -497,21 +507,37 @@ static int serve_group(const child_args *a, hb_instance *inst, served_grp *sg, c
         if (!listed[k] || !rec) { json_decref(rec); continue; }
         const int per_round = !sg->g || hb_group_deferred(sg->g, k);
         /* a served round spends no set-up: its record's set-up and reference seconds are the round's
-         * (0), the one set-up's seconds are in served.setup_s */
-        json_t *ws = json_object_get(rec, "wall_s");
-        if (!per_round && ws) {
-            json_object_set_new(ws, "setup", json_real(0));
-            json_object_set_new(ws, "reference", json_real(0));
+         * (0), the one set-up's seconds are in served.setup_s; the record's struct takes them and is
+         * written back (results/record.h) */
+        hb_rec_case r;
+        json_t *out = NULL;
+        if (hb_rec_case_parse(rec, &r) == HB_OK) {
+            hb_status ws = HB_OK;
+#define SV(T, s, m, x) (ws = ws ? ws : HB_REC_SET(T, s, m, x))
+            if (!per_round && hb_rec_entry_at(&hb_rec_case_table, &r, offsetof(hb_rec_case, wall))) {
+                SV(hb_rec_wall, &r.wall, setup, 0);
+                SV(hb_rec_wall, &r.wall, reference, 0);
+            }
+            SV(hb_rec_served, &r.served, round, round);
+            SV(hb_rec_served, &r.served, prepared_per_round, per_round);
+            SV(hb_rec_served, &r.served, setups, (double)hb_group_prepares());
+            SV(hb_rec_served, &r.served, setups_in_round, (double)(hb_group_prepares() - setups0));
+            SV(hb_rec_served, &r.served, references, (double)hb_ref_gets());
+            SV(hb_rec_served, &r.served, references_in_round, (double)(hb_ref_gets() - refs0));
+            if (!per_round) {
+                SV(hb_rec_served, &r.served, setup_s, sg->setup_s);
+                SV(hb_rec_served, &r.served, placements, hb_group_placements(sg->g));
+            } else
+                SV(hb_rec_served, &r.served, why, sg->why ? sg->why : "out of memory beside the group's other modes: set up alone in each round");
+#undef SV
+            if (!ws) ws = hb_rec_put(&hb_rec_case_table, &r, offsetof(hb_rec_case, served));
+            if (!ws) out = hb_rec_case_json(&r);
+            hb_rec_case_free(&r);
         }
-        json_t *sv = json_pack("{s:i,s:b,s:I,s:I,s:I,s:I}", "round", round, "prepared_per_round", per_round, "setups",
-                               (json_int_t)hb_group_prepares(), "setups_in_round", (json_int_t)(hb_group_prepares() - setups0),
-                               "references", (json_int_t)hb_ref_gets(), "references_in_round", (json_int_t)(hb_ref_gets() - refs0));
-        if (!per_round) {
-            json_object_set_new(sv, "setup_s", json_real(sg->setup_s));
-            json_object_set_new(sv, "placements", json_integer(hb_group_placements(sg->g)));
-        }
-        else json_object_set_new(sv, "why", json_string(sg->why ? sg->why : "out of memory beside the group's other modes: set up alone in each round"));
-        json_object_set_new(rec, "served", sv);
+        if (out) {
+            json_decref(rec);
+            rec = out;
+        } /* out of memory: the record is written without its served round */
         json_t *rel = json_incref(json_object_get(rec, "rel_err"));
         int e = put_record(fd, rec, 1);
         if (e) {

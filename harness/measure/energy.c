@@ -169,33 +169,30 @@ double hb_energy_idle(hb_energy_src *src, double min_s)
     return r.joules / r.seconds;
 }
 
-json_t *hb_energy_json(const hb_energy_src *src, const hb_energy_result *r, double min_s, double idle_w, double flops,
-                       double bytes)
+hb_status hb_energy_fill(hb_rec_energy *e, const hb_energy_src *src, const hb_energy_result *r, double min_s, double idle_w,
+                         double flops, double bytes)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "source", json_string(src->name));
-    json_object_set_new(o, "available", json_boolean(src->available && r));
+    hb_status st = HB_OK;
+#define SET(m, x) (st = st ? st : HB_REC_SET(hb_rec_energy, e, m, x))
+    SET(source, src->name);
+    SET(available, src->available && r);
     if (!src->available || !r) {
-        json_object_set_new(o, "reason", json_string(src->reason[0] ? src->reason : "not measured"));
-        return o;
+        SET(reason, src->reason[0] ? src->reason : "not measured");
+        return st;
     }
     double jop = r->calls > 0 ? r->joules / (double)r->calls : (double)NAN;
-    json_object_set_new(o, "window_s", json_real(r->seconds));
-    json_object_set_new(o, "min_window_s", json_real(min_s));
-    json_object_set_new(o, "calls", json_integer(r->calls));
-    json_object_set_new(o, "counter_updates", json_integer(r->updates));
-    json_object_set_new(o, "joules", json_real(r->joules));
-    json_object_set_new(o, "power_w", r->seconds > 0 ? json_real(r->joules / r->seconds) : json_null());
-    json_object_set_new(o, "j_per_op", isfinite(jop) ? json_real(jop) : json_null());
-    json_object_set_new(o, "s_per_op", r->calls > 0 ? json_real(r->seconds / (double)r->calls) : json_null());
-    if (isfinite(idle_w)) {
-        json_object_set_new(o, "idle_power_w", json_real(idle_w));
-        double net = r->calls > 0 ? (r->joules - idle_w * r->seconds) / (double)r->calls : (double)NAN;
-        json_object_set_new(o, "j_per_op_net", isfinite(net) ? json_real(net) : json_null());
-    } else {
-        json_object_set_new(o, "idle_power_w", json_null());
-    }
-    if (flops > 0 && jop > 0) json_object_set_new(o, "gflop_per_j", json_real(flops / 1e9 / jop));
-    if (bytes > 0 && jop > 0) json_object_set_new(o, "gb_per_j", json_real(bytes / 1e9 / jop));
-    return o;
+    SET(window_s, r->seconds);
+    SET(min_window_s, min_s);
+    SET(calls, (double)r->calls);
+    SET(counter_updates, (double)r->updates);
+    SET(joules, r->joules);
+    SET(power_w, r->seconds > 0 ? r->joules / r->seconds : (double)NAN);
+    SET(j_per_op, jop);
+    SET(s_per_op, r->calls > 0 ? r->seconds / (double)r->calls : (double)NAN);
+    SET(idle_power_w, idle_w);
+    if (isfinite(idle_w)) SET(j_per_op_net, r->calls > 0 ? (r->joules - idle_w * r->seconds) / (double)r->calls : (double)NAN);
+    if (flops > 0 && jop > 0) SET(gflop_per_j, flops / 1e9 / jop);
+    if (bytes > 0 && jop > 0) SET(gb_per_j, bytes / 1e9 / jop);
+#undef SET
+    return st;
 }

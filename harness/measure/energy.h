@@ -19,6 +19,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include "core/backend.h"
+#include "results/record.h"
 
 /* An energy counter: the instance's hook, or RAPL's files under root (normally /sys/class/powercap). */
 typedef struct hb_energy_src {
@@ -58,10 +59,13 @@ hb_status hb_energy_window(hb_energy_src *src, hb_status (*call)(void *), void *
 /* Idle power in watts: the same edges with no calls for at least min_s. NaN when unreadable. */
 double hb_energy_idle(hb_energy_src *src, double min_s);
 
-/* The case record's "energy" object (new reference): available, source, and when r is non-NULL:
- * window_s, min_window_s, calls, joules, power_w, j_per_op, idle_power_w, j_per_op_net,
- * counter_updates, and gflop_per_j / gb_per_j from flops and bytes of one call (0: omitted). For an
- * unavailable counter: available false and the reason. */
-json_t *hb_energy_json(const hb_energy_src *src, const hb_energy_result *r, double min_s, double idle_w, double flops,
-                       double bytes);
+/* The case record's "energy" object filled into e (results/record.h hb_rec_energy, absent members on
+ * entry; each member put, in this order): source, available, and for an unavailable counter (or r
+ * NULL) the reason; else window_s, min_window_s, calls, counter_updates, joules, power_w, j_per_op,
+ * s_per_op, idle_power_w (null when idle_w is NaN), j_per_op_net (only beside a finite idle_w), and
+ * gflop_per_j / gb_per_j from flops and bytes of one call (0: omitted). A figure that cannot be
+ * computed (no calls, no time) is written as null. Strings point into src (kept until written).
+ * HB_OK or HB_ENOMEM. */
+hb_status hb_energy_fill(hb_rec_energy *e, const hb_energy_src *src, const hb_energy_result *r, double min_s, double idle_w,
+                         double flops, double bytes);
 #endif

@@ -115,8 +115,9 @@ json_t *samples_json(const double *s, size_t n);
  * rank's process then makes the same number of calls. Other cases: stop as given. */
 int agreed(run_ctx *x, int stop);
 /* --energy: the energy window of case c after its sampling (t_compute: its median compute time);
- * adds the record's "energy" object. */
-void measure_energy(run_ctx *x, json_t *rec, double t_compute);
+ * fills the record's "energy" object into e (energy.h hb_energy_fill, then batch); the caller puts
+ * e in the record. HB_OK or HB_ENOMEM. */
+hb_status measure_energy(run_ctx *x, hb_rec_energy *e, double t_compute);
 
 /* Measure the n cases[0..n-1] of workload item `item` (skip: the item's skip reason, or empty) on
  * inst together, 1 <= n <= HB_MAX_GROUP: the same op, shape, dtype and route in different modes (the

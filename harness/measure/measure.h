@@ -129,8 +129,11 @@ json_t *hb_threads_json(void);
 /* Timer agreement of a device case (docs/measurement.md, "Self-checks"): the host monotonic clock and
  * the device's events time the same compute. host_s, device_s: their medians in seconds; enqueue_s:
  * the backend's host-side time spent before its device work started (NaN when it does not report one).
- * Returns a new object {host_s, device_s, diff = host/device - 1, agree = |diff| <= HB_TIMER_AGREE,
- * host_enqueue_s?, why?, explained?}: when they disagree, `why` says whether the device time is too
+ * Fills t (results/record.h hb_rec_timer, absent members on entry; each member put, in this order):
+ * host_s, device_s, diff = host/device - 1, agree = |diff| <= HB_TIMER_AGREE, host_enqueue_s when
+ * finite, and when they disagree why (written into why[0..whylen), which t->why then points to: the
+ * caller keeps it until the record is written) and explained. HB_OK or HB_ENOMEM.
+ * When the timers disagree, `why` says whether the device time is too
  * short for the host timer (< HB_TIMER_MIN_S), or the gap is the host-side enqueue time plus launch
  * and synchronization latency, or that latency alone (the rest within HB_TIMER_AGREE of the device
  * time plus HB_TIMER_SYNC_S), or unexplained. */
@@ -138,15 +141,19 @@ json_t *hb_threads_json(void);
 #define HB_TIMER_MIN_S 100e-6
 #define HB_TIMER_SYNC_S 20e-6 /* launch + event-synchronize latency allowance: the H100 reference run's
                               * 4 us add n=65536 cases read 25 us on the host clock (about 20 us gap) */
-json_t *hb_timer_agreement(double host_s, double device_s, double enqueue_s);
+hb_status hb_timer_agreement(hb_rec_timer *t, char *why, size_t whylen, double host_s, double device_s, double enqueue_s);
 json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads, int nworkloads);
 /* The "backend" record of an open instance (docs/results-schema.md): type, backend (its name),
  * available, description, host_memory and, from its describe hook where it has one, "info" (the
  * facts that name the device and its software, which the machine fingerprint hashes,
  * results/machine.h), so that every file written on one machine names it alike (a run's, a replay's).
- * The OpenMP wait policy of this process ("omp_wait") too. A new object, NULL when out of memory;
- * the caller adds what only it knows (ceilings). */
-json_t *hb_backend_record(hb_instance *inst);
+ * The OpenMP wait policy of this process ("omp_wait") too, and when cl is non-NULL "ceilings":
+ * cl[0..ncl-1] as {name, value, unit, how}. Filled into the record's struct (results/record.h
+ * hb_rec_backend) and written from it: a new object, NULL when out of memory. */
+json_t *hb_backend_record(hb_instance *inst, const hb_ceiling *cl, int ncl);
+/* The "backend" record of a backend type that could not be opened: type, backend (the type),
+ * available false and the reason. A new object, NULL when out of memory. */
+json_t *hb_backend_record_unavailable(const char *type, const char *reason);
 /* Fill deterministic random inputs in [-1, 1] (never zeros), exactly representable in f32, from a
  * seed and a stream id (splitmix64/xoshiro). */
 void hb_fill_random(double *x, size_t n, unsigned long long seed, unsigned long long stream);

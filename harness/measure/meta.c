@@ -229,19 +229,53 @@ static long long status_bytes(const char *field)
 long long hb_rss_peak(void) { return status_bytes("VmHWM:"); }
 long long hb_rss_now(void) { return status_bytes("VmRSS:"); }
 
-json_t *hb_backend_record(hb_instance *inst)
+json_t *hb_backend_record(hb_instance *inst, const hb_ceiling *cl, int ncl)
 {
-    json_t *r = json_pack("{s:s,s:s,s:b,s:s,s:b}", "type", "backend", "backend", inst->name, "available", 1, "description",
-                          inst->description, "host_memory", inst->host_memory);
-    if (!r) return NULL;
-    json_object_set_new(r, "omp_wait", json_pack("{s:s,s:s}", "OMP_WAIT_POLICY", getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "unset",
-                                                 "GOMP_SPINCOUNT", getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT") : "unset (libgomp: 300000)"));
+    hb_rec_backend b;
+    json_t *info = NULL, *out = NULL;
+    memset(&b, 0, sizeof b);
+    hb_rec_clear(&hb_rec_backend_table, &b);
+    hb_status st = HB_OK;
+#define SET(m, x) (st = st ? st : HB_REC_SET(hb_rec_backend, &b, m, x))
+    SET(type, "backend");
+    SET(backend, inst->name);
+    SET(available, 1);
+    SET(description, inst->description);
+    SET(host_memory, inst->host_memory != 0);
+    SET(omp_wait.policy, getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "unset");
+    SET(omp_wait.spincount, getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT") : "unset (libgomp: 300000)");
     if (inst->ops->describe) {
         char buf[8192];
-        if (inst->ops->describe(inst, buf, sizeof buf) == HB_OK) {
-            json_t *d = json_loads(buf, 0, NULL);
-            if (d) json_object_set_new(r, "info", d);
-        }
+        if (inst->ops->describe(inst, buf, sizeof buf) == HB_OK && (info = json_loads(buf, 0, NULL))) SET(info_json, info);
     }
-    return r;
+    if (cl) {
+        if (ncl > 0 && !(b.ceilings = calloc((size_t)ncl, sizeof *b.ceilings))) st = HB_ENOMEM;
+        for (int k = 0; !st && k < ncl; k++) {
+            hb_rec_ceiling *c = &b.ceilings[b.nceilings++];
+            hb_rec_clear(&hb_rec_ceiling_table, c);
+            st = HB_REC_SET(hb_rec_ceiling, c, name, cl[k].name);
+            if (!st) st = HB_REC_SET(hb_rec_ceiling, c, value, cl[k].value);
+            if (!st) st = HB_REC_SET(hb_rec_ceiling, c, unit, cl[k].unit);
+            if (!st) st = HB_REC_SET(hb_rec_ceiling, c, how, cl[k].how);
+        }
+        if (!st) st = hb_rec_put(&hb_rec_backend_table, &b, offsetof(hb_rec_backend, ceilings));
+    }
+#undef SET
+    if (!st) out = hb_rec_backend_json(&b);
+    hb_rec_backend_free(&b);
+    json_decref(info);
+    return out;
+}
+
+json_t *hb_backend_record_unavailable(const char *type, const char *reason)
+{
+    hb_rec_backend b;
+    json_t *out = NULL;
+    memset(&b, 0, sizeof b);
+    hb_rec_clear(&hb_rec_backend_table, &b);
+    if (!HB_REC_SET(hb_rec_backend, &b, type, "backend") && !HB_REC_SET(hb_rec_backend, &b, backend, type) &&
+        !HB_REC_SET(hb_rec_backend, &b, available, 0) && !HB_REC_SET(hb_rec_backend, &b, reason, reason))
+        out = hb_rec_backend_json(&b);
+    hb_rec_backend_free(&b);
+    return out;
 }

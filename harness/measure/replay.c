@@ -16,7 +16,8 @@
 /* ---- one replay ---- */
 
 enum { P_TOTAL, P_COMP, P_H2D, P_D2H, P_STAGE, P_CONV, P_DEV, P_N };
-static const char *const pnames[P_N] = {"total", "compute", "h2d", "d2h", "host_copy", "convert", "device"};
+/* the phases as the record names them: total, compute, h2d, d2h, host_copy, convert, device (record(),
+ * results/record_fields.c) */
 
 typedef struct rtensor {
     size_t elems;
@@ -441,81 +442,92 @@ static hb_status poison(replay *r)
     return HB_OK;
 }
 
-/* The record: the plan's identity and prediction, the measured phases and steps. */
-static json_t *record(replay *r, hb_status st, double rel)
+/* The record: the plan's identity and prediction, the measured phases and steps, filled into pl
+ * (results/record.h hb_rec_plan, absent members on entry; each member put in the record's order).
+ * Strings point into r, its costs and the environment: pl is written before r is torn down. wb
+ * receives the new JSON map of the weights' bytes per device (the caller decrefs it after writing).
+ * HB_OK or HB_ENOMEM. */
+static hb_status record(replay *r, hb_status st, double rel, hb_rec_plan *pl, json_t **wb)
 {
     const hb_plan_costs *c = r->c;
     const hb_plan_named *p = r->p;
-    json_t *rec = json_object();
-    json_object_set_new(rec, "type", json_string("plan"));
-    json_object_set_new(rec, "model", json_string(r->m->name));
-    json_object_set_new(rec, "what", json_string(r->m->what));
-    json_object_set_new(rec, "plan", json_string(p->name));
-    json_object_set_new(rec, "kind", json_string(p->kind));
-    json_object_set_new(rec, "route", json_string(r->route < 0 || c->nmem <= 1 ? "none" : hb_route_name(r->route)));
-    json_object_set_new(rec, "mode", json_string(hb_mode_name(r->mode)));
+    hb_status ws = HB_OK;
+#define SET(m, x) (ws = ws ? ws : HB_REC_SET(hb_rec_plan, pl, m, x))
+#define PUT(m) (ws = ws ? ws : hb_rec_put(&hb_rec_plan_table, pl, offsetof(hb_rec_plan, m)))
+#define SETIN(T, s, m, x) (ws = ws ? ws : HB_REC_SET(T, s, m, x))
+    SET(type, "plan"), SET(model, r->m->name), SET(what, r->m->what), SET(plan, p->name), SET(kind, p->kind);
+    SET(route, r->route < 0 || c->nmem <= 1 ? "none" : hb_route_name(r->route));
+    SET(mode, hb_mode_name(r->mode));
     {
         const char *wp = getenv("OMP_WAIT_POLICY"), *sc = getenv("GOMP_SPINCOUNT");
-        json_object_set_new(rec, "omp_wait", json_pack("{s:s,s:s}", "OMP_WAIT_POLICY", wp ? wp : "unset", "GOMP_SPINCOUNT",
-                                                       sc ? sc : "unset (libgomp: 300000)"));
+        SET(omp_wait.policy, wp ? wp : "unset");
+        SET(omp_wait.spincount, sc ? sc : "unset (libgomp: 300000)");
     }
-    json_t *devs = json_array(), *wb = json_object();
+    if (!(pl->devices = calloc((size_t)(c->ndev > 0 ? c->ndev : 1), sizeof *pl->devices)) || !(*wb = json_object()))
+        return HB_ENOMEM;
     for (int d = 0; d < c->ndev; d++) {
         int used = 0;
         for (int i = 0; i < r->n; i++) used |= p->dev[i] == d;
         if (!used) continue;
-        json_array_append_new(devs, json_pack("{s:s,s:s}", "id", c->dev[d].id, "description", r->inst[d].description));
-        json_object_set_new(wb, c->dev[d].id, json_integer(r->weight_bytes[d]));
+        hb_rec_plan_device *dv = &pl->devices[pl->ndevices++];
+        SETIN(hb_rec_plan_device, dv, id, c->dev[d].id);
+        SETIN(hb_rec_plan_device, dv, description, r->inst[d].description);
+        json_object_set_new(*wb, c->dev[d].id, json_integer(r->weight_bytes[d])); /* a map by device id, kept as JSON */
     }
-    json_object_set_new(rec, "devices", devs);
-    json_object_set_new(rec, "weight_bytes", wb);
+    PUT(devices);
+    SET(weight_bytes, *wb);
     int sm = r->start_mem, sd = -1;
     for (int d = 0; d < c->ndev && sm > 0; d++) if (c->dev[d].mem == sm && sd < 0) sd = d;
-    json_object_set_new(rec, "starts_in", json_string(sd >= 0 ? c->dev[sd].id : "host"));
+    SET(starts_in, sd >= 0 ? c->dev[sd].id : "host");
     const hb_plan_result *pr = &p->res;
-    json_object_set_new(rec, "predicted_s", json_real(pr->total_s));
-    json_object_set_new(rec, "predicted", json_pack("{s:f,s:f,s:f}", "compute_s", pr->compute_s, "transfer_s", pr->xfer_s, "end_transfer_s", pr->end_xfer_s));
-    json_object_set_new(rec, "bytes_crossing", hb_json_count(pr->xfer_bytes));
-    json_object_set_new(rec, "copies", json_integer(pr->ncopies));
+    SET(predicted_s, pr->total_s);
+    SET(predicted.compute_s, pr->compute_s), SET(predicted.transfer_s, pr->xfer_s);
+    SET(predicted.end_transfer_s, pr->end_xfer_s);
+    SET(bytes_crossing, pr->xfer_bytes);
+    SET(copies, pr->ncopies);
     int moves = 0;
     for (int i = 1; i < r->n; i++) moves += mem_of(r, i) != mem_of(r, i - 1) || p->dev[i] != p->dev[i - 1];
-    json_object_set_new(rec, "device_changes", json_integer(moves));
+    SET(device_changes, moves);
     {
         /* the chain case of the same model on a single-device plan's backend (plan_costs.h whole_s) */
         int single = 1;
         for (int i = 1; i < r->n; i++) single &= p->dev[i] == p->dev[0];
-        if (single && r->m->has_whole && isfinite(c->whole_s[p->dev[0]])) json_object_set_new(rec, "chain_case_s", json_real(c->whole_s[p->dev[0]]));
+        if (single && r->m->has_whole && isfinite(c->whole_s[p->dev[0]])) SET(chain_case_s, c->whole_s[p->dev[0]]);
     }
-    json_t *steps = json_array();
     hb_stats s;
     double *col = malloc((r->ns + 1) * sizeof(double));
-    for (int i = 0; i < r->n; i++) {
+    if (r->n > 0 && !(pl->steps = calloc((size_t)r->n, sizeof *pl->steps))) ws = HB_ENOMEM;
+    for (int i = 0; pl->steps && i < r->n; i++) {
         const hb_plan_step *ps = &pr->steps[i];
-        json_t *so = json_pack("{s:s,s:s,s:o,s:f,s:f}", "label", r->m->nodes[i].label, "device", c->dev[p->dev[i]].id, "bytes_in", hb_json_count(ps->xfer_bytes),
-                               "predicted_compute_s", ps->compute_s, "predicted_transfer_s", ps->xfer_s);
+        hb_rec_plan_step *so = &pl->steps[pl->nsteps++];
+        SETIN(hb_rec_plan_step, so, label, r->m->nodes[i].label), SETIN(hb_rec_plan_step, so, device, c->dev[p->dev[i]].id);
+        SETIN(hb_rec_plan_step, so, bytes_in, ps->xfer_bytes);
+        SETIN(hb_rec_plan_step, so, predicted_compute_s, ps->compute_s);
+        SETIN(hb_rec_plan_step, so, predicted_transfer_s, ps->xfer_s);
         if (st == HB_OK && col && r->ns) {
             for (size_t k = 0; k < r->ns; k++) col[k] = r->step_c[k * (size_t)r->n + (size_t)i];
             hb_stats_compute(col, r->ns, &s);
-            json_object_set_new(so, "compute_s", json_real(s.median));
+            SETIN(hb_rec_plan_step, so, compute_s, s.median);
             for (size_t k = 0; k < r->ns; k++) col[k] = r->step_x[k * (size_t)r->n + (size_t)i];
             hb_stats_compute(col, r->ns, &s);
-            json_object_set_new(so, "transfer_s", json_real(s.median));
+            SETIN(hb_rec_plan_step, so, transfer_s, s.median);
         }
-        if (st == HB_OK && r->seq) json_object_set_new(so, "in_sequence_s", json_real(r->seq[i]));
-        json_array_append_new(steps, so);
+        if (st == HB_OK && r->seq) SETIN(hb_rec_plan_step, so, in_sequence_s, r->seq[i]);
     }
     free(col);
-    json_object_set_new(rec, "steps", steps);
+    PUT(steps);
     if (st == HB_OK) {
-        json_t *ph = json_object();
+        /* pnames' phases: the record's own where the schema names them, else the plan's */
+        hb_rec_stats *const at[P_N] = {&pl->phase[HB_PH_TOTAL], &pl->phase[HB_PH_COMPUTE], &pl->phase[HB_PH_H2D],
+                                       &pl->phase[HB_PH_D2H], &pl->host_copy, &pl->convert, &pl->device};
         hb_stats tot = {0};
         for (int k = 0; k < P_N; k++) {
             if (k == P_DEV && !r->dev1) continue;
             hb_stats_compute(r->samp[k], r->ns, &s);
             if (k == P_TOTAL) tot = s;
-            json_object_set_new(ph, pnames[k], hb_stats_json(&s));
+            if (!ws) ws = hb_rec_stats_set(at[k], &s);
+            if (!ws) ws = hb_rec_put(&hb_rec_plan_table, pl, (size_t)((char *)at[k] - (char *)pl));
         }
-        json_object_set_new(rec, "phases", ph);
         if (r->dev1) {
             /* launch-bound: the host's time to enqueue the ops (the compute phase: the run_async calls)
              * is at least 90% of the device's span, so the device waits for the host and the plan's
@@ -523,46 +535,53 @@ static json_t *record(replay *r, hb_status st, double rel)
             hb_stats e, d;
             hb_stats_compute(r->samp[P_COMP], r->ns, &e);
             hb_stats_compute(r->samp[P_DEV], r->ns, &d);
-            json_object_set_new(rec, "launch_bound", json_boolean(e.median >= 0.9 * d.median));
+            SET(launch_bound, e.median >= 0.9 * d.median);
         }
-        json_t *sj = json_array();
-        for (size_t k = 0; k < r->ns; k++) json_array_append_new(sj, json_real(r->samp[P_TOTAL][k]));
-        json_object_set_new(rec, "samples", json_pack("{s:o}", "total", sj));
-        if (r->dev1) json_object_set_new(json_object_get(rec, "samples"), "device", samples_json(r->samp[P_DEV], r->ns));
+        if (!ws) ws = hb_rec_nums_set(&pl->samples_total, r->samp[P_TOTAL], r->ns);
+        PUT(samples_total);
+        if (r->dev1) {
+            if (!ws) ws = hb_rec_nums_set(&pl->samples_device, r->samp[P_DEV], r->ns);
+            PUT(samples_device);
+        }
         int met = tot.median > 0 && (tot.ci_hi - tot.ci_lo) / 2 <= r->o->ci_target * tot.median;
-        json_object_set_new(rec, "ci_met", json_boolean(met));
-        json_object_set_new(rec, "ci_target", json_real(r->o->ci_target));
-        if (tot.median > 0 && pr->total_s > 0) json_object_set_new(rec, "error_pct", json_real((pr->total_s / tot.median - 1) * 100));
+        SET(ci_met, met);
+        SET(ci_target, r->o->ci_target);
+        if (tot.median > 0 && pr->total_s > 0) SET(error_pct, (pr->total_s / tot.median - 1) * 100);
         if (r->seq && tot.median > 0) {
             /* measured - predicted = (ops in sequence - ops alone) + (copies measured - predicted) + the rest */
             double seq = 0, cp = 0;
             for (int i = 0; i < r->n; i++) seq += r->seq[i];
             for (int k = P_H2D; k <= P_STAGE; k++) { hb_stats_compute(r->samp[k], r->ns, &s); cp += s.median; }
-            json_object_set_new(rec, "error_split",
-                                json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i}", "measured_s", tot.median, "predicted_s", pr->total_s, "ops_alone_s",
-                                          pr->compute_s, "ops_in_sequence_s", seq, "copies_predicted_s", pr->xfer_s + pr->end_xfer_s, "copies_measured_s",
-                                          cp, "rest_s", tot.median - seq - cp, "in_sequence_calls", r->seq_calls));
+            SET(error_split.measured_s, tot.median), SET(error_split.predicted_s, pr->total_s);
+            SET(error_split.ops_alone_s, pr->compute_s), SET(error_split.ops_in_sequence_s, seq);
+            SET(error_split.copies_predicted_s, pr->xfer_s + pr->end_xfer_s), SET(error_split.copies_measured_s, cp);
+            SET(error_split.rest_s, tot.median - seq - cp), SET(error_split.in_sequence_calls, r->seq_calls);
             /* a prediction off by more than HB_REPLAY_CAUSE_PCT: the record names the split's largest term */
             if (pr->total_s > 0 && fabs(tot.median - pr->total_s) > HB_REPLAY_CAUSE_PCT / 100 * tot.median) {
                 const double term[3] = {seq - pr->compute_s, cp - (pr->xfer_s + pr->end_xfer_s), tot.median - seq - cp};
                 static const char *const why[3] = {"ops_in_sequence", "copies", "launches_and_syncs"};
                 int big = 0;
                 for (int k = 1; k < 3; k++) if (fabs(term[k]) > fabs(term[big])) big = k;
-                json_object_set_new(rec, "error_cause", json_pack("{s:s,s:f,s:f}", "term", why[big], "seconds", term[big], "share_of_error",
-                                                                  term[big] / (tot.median - pr->total_s)));
+                SET(error_cause.term, why[big]), SET(error_cause.seconds, term[big]);
+                SET(error_cause.share_of_error, term[big] / (tot.median - pr->total_s));
             }
         }
         long runs = 0, calls = 0;
         for (int i = 0; i < r->n; i++) { runs += r->prep[i].runs; calls += r->prep[i].calls; }
-        if (calls && !r->o->cold) json_object_set_new(rec, "settle_runs", json_real((double)runs / (double)calls));
-        json_object_set_new(rec, "wall_s", json_pack("{s:f}", "sampling", r->spent));
+        if (calls && !r->o->cold) SET(settle_runs, (double)runs / (double)calls);
+        SETIN(hb_rec_wall, &pl->wall, sampling, r->spent);
+        PUT(wall);
     }
-    if (isfinite(rel)) json_object_set_new(rec, "rel_err", json_real(rel));
-    json_object_set_new(rec, "tolerance", json_real(HB_REPLAY_TOL));
-    json_object_set_new(rec, "mem", json_pack("{s:I}", "device_bytes", (json_int_t)r->dev_bytes));
-    json_object_set_new(rec, "status", json_string(hb_status_name(st)));
-    if (st != HB_OK) json_object_set_new(rec, "reason", json_string(r->reason[0] ? r->reason : hb_status_name(st)));
-    return rec;
+    if (isfinite(rel)) SET(rel_err, rel);
+    SET(tolerance, HB_REPLAY_TOL);
+    SETIN(hb_rec_mem, &pl->mem, device_bytes, (double)r->dev_bytes);
+    PUT(mem);
+    SET(status, hb_status_name(st));
+    if (st != HB_OK) SET(reason, r->reason[0] ? r->reason : hb_status_name(st));
+#undef SET
+#undef PUT
+#undef SETIN
+    return ws;
 }
 
 /* The open half of a replay: set-up, the verified call and the warm-up of plan p. r->st and r->rel say
@@ -664,9 +683,16 @@ static void rp_sample(replay *r)
 static json_t *rp_close(replay *r, const char *costs_from, int others)
 {
     if (r->st == HB_OK && r->mode == HB_MODE_F32) in_sequence(r);
-    json_t *rec = record(r, r->st, r->rel);
-    json_object_set_new(rec, "costs_from", json_string(costs_from ? costs_from : ""));
-    if (others > 0) json_object_set_new(rec, "interleaved_with", json_integer(others));
+    hb_rec_plan pl;
+    json_t *wb = NULL, *rec = NULL;
+    memset(&pl, 0, sizeof pl);
+    hb_rec_clear(&hb_rec_plan_table, &pl);
+    hb_status ws = record(r, r->st, r->rel, &pl, &wb);
+    if (!ws) ws = HB_REC_SET(hb_rec_plan, &pl, costs_from, costs_from ? costs_from : "");
+    if (!ws && others > 0) ws = HB_REC_SET(hb_rec_plan, &pl, interleaved_with, others);
+    if (!ws) rec = hb_rec_plan_json(&pl); /* NULL when out of memory: no record (the caller's rule for NULL) */
+    hb_rec_plan_free(&pl);
+    json_decref(wb);
     teardown(r);
     return rec;
 }

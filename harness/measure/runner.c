@@ -442,13 +442,9 @@ int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fdp, con
     json_t *mode_inv = NULL;
     if (!o->verify_only && pg.done && !rc) hb_mc_append_run(path, *fdp, &mode_inv, stderr);
     double el = hb_now() - pg.t0;
-    json_t *endr = json_pack("{s:s,s:I,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:i,s:b}", "type", "end", "cases", (json_int_t)pg.done,
-                             "ok", pg.counts[HB_OK], "wrong", pg.counts[HB_EWRONG], "failed", pg.counts[HB_EDEVICE] + pg.counts[HB_EINVAL],
-                             "skipped", pg.counts[HB_ESKIP], "crashed", pg.counts[HB_ECRASH], "no_resource", pg.counts[HB_ENOMEM],
-                             "timed_out", pg.counts[HB_ETIMEOUT], "elapsed_s", el, "passes", passes_done,
-                             "interrupted", g_stop != 0);
-    json_object_set_new(endr, "backends", pg.backends); /* endr owns it (and frees it) from here */
-    if (mode_inv) json_object_set_new(endr, "mode_invariance", mode_inv);
+    json_t *endr = hb_end_record(pg.done, pg.counts, el, passes_done, g_stop != 0, -1, pg.backends, mode_inv);
+    json_decref(pg.backends); /* endr holds its own references */
+    json_decref(mode_inv);
     /* the end record says the run ended; not after a write failure (the file then ends where the
      * disk let it: every record before is whole) */
     if (rc) json_decref(endr);

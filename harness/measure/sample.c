@@ -243,13 +243,21 @@ static void var_sample(mvar *v, const hb_options *o, int win, double budget, int
     }
 }
 
-/* Steps 4-5: the last sample's output checked too, then the record's statistics and facts. */
+/* Steps 4-5: the last sample's output checked too, then the record's statistics and facts: the
+ * record set-up left (v->rec) read into its struct (results/record.h), the measured members set in
+ * the record's order, and the record written back from the struct into v->rec. */
 static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, const hb_ceiling_set *cl,
                        const double ck[4], int nwin, int in_group)
 {
     const hb_case *c = v->c;
-    hb_status st = v->st;
-    json_t *rec = v->rec;
+    hb_status st = v->st, ws = HB_OK;
+    hb_rec_case r;
+    json_t *extra = NULL;
+    char cname[48], why[256];
+    if (hb_rec_case_parse(v->rec, &r) != HB_OK) { v->st = HB_ENOMEM; return; }
+#define SET(m, x) (ws = ws ? ws : HB_REC_SET(hb_rec_case, &r, m, x))
+#define PUT(m) (ws = ws ? ws : hb_rec_put(&hb_rec_case_table, &r, offsetof(hb_rec_case, m)))
+#define SETIN(T, s, m, x) (ws = ws ? ws : HB_REC_SET(T, s, m, x))
     size_t ns = 0;
     if (st == HB_OK) {
         ns = v->nsw[v->best];
@@ -267,77 +275,89 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, const hb
             hb_stats sc, sh;
             hb_stats_compute(v->samp[HB_PH_COMPUTE], ns, &sc);
             hb_stats_compute(v->hostc, ns, &sh);
-            measure_energy(&v->x, rec, v->x.device && inst->ops->timer_end && sh.median > sc.median ? sh.median : sc.median);
+            if (!ws) ws = measure_energy(&v->x, &r.energy, v->x.device && inst->ops->timer_end && sh.median > sc.median ? sh.median : sc.median);
+            PUT(energy);
         }
         /* 4. the last sample's output was checked when the variant stopped (var_check_last) */
     }
     char *reason = v->reason;
     size_t rlen = sizeof v->reason;
     double rel = v->rel;
-    json_object_set_new(rec, "ci_target", json_real(o->ci_target));
-    json_object_set_new(rec, "warmup_runs", json_integer(v->warmups));
-    json_object_set_new(rec, "wall_s", json_pack("{s:f,s:f,s:f}", "setup", v->wall_setup, "sampling", v->wall_sampling,
-                                                 "reference", v->wall_ref));
+    SET(ci_target, o->ci_target);
+    SET(warmup_runs, v->warmups);
+    SETIN(hb_rec_wall, &r.wall, setup, v->wall_setup);
+    SETIN(hb_rec_wall, &r.wall, sampling, v->wall_sampling);
+    SETIN(hb_rec_wall, &r.wall, reference, v->wall_ref);
+    PUT(wall);
     if (o->ref_cache && *o->ref_cache) /* read from the on-disk cache or computed (refcache.h) */
-        json_object_set_new(rec, "reference_cache", json_string(hb_refc_state_name((hb_refc_state)v->refc)));
-    if (v->x.prep.calls && !o->cold)
-        json_object_set_new(rec, "settle_runs", json_real((double)v->x.prep.runs / (double)v->x.prep.calls));
-    if (in_group > 1 && !o->verify_only) json_object_set_new(rec, "interleaved_with", json_integer(in_group - 1));
+        SET(reference_cache, hb_refc_state_name((hb_refc_state)v->refc));
+    if (v->x.prep.calls && !o->cold) SET(settle_runs, (double)v->x.prep.runs / (double)v->x.prep.calls);
+    if (in_group > 1 && !o->verify_only) SET(interleaved_with, in_group - 1);
     if (nwin > 1 && st == HB_OK) {
-        json_t *wm = json_array();
-        for (int w = 0; w < nwin; w++) json_array_append_new(wm, json_real(v->wmed[w]));
-        json_object_set_new(rec, "repetitions", json_integer(nwin));
-        json_object_set_new(rec, "window_medians", wm);
-        json_object_set_new(rec, "best_window", json_integer(v->best));
+        SET(repetitions, nwin);
+        if (!ws) ws = hb_rec_nums_set(&r.window_medians, v->wmed, (size_t)nwin);
+        PUT(window_medians);
+        SET(best_window, v->best);
     }
     if (st == HB_OK) {
         double **samp = v->samp;
         hb_stats sp[HB_PH_COUNT];
-        json_t *phases = json_object();
         for (int p = 0; p < HB_PH_COUNT; p++) {
             hb_stats_compute(samp[p], ns, &sp[p]);
-            json_object_set_new(phases, hb_phase_names[p], hb_stats_json(&sp[p]));
+            if (!ws) ws = hb_rec_stats_set(&r.phase[p], &sp[p]);
+            PUT(phase[p]);
         }
-        json_object_set_new(rec, "phases", phases);
-        json_object_set_new(rec, "samples", json_pack("{s:o,s:o}", "total", samples_json(samp[HB_PH_TOTAL], ns),
-                                                      "compute", samples_json(samp[HB_PH_COMPUTE], ns)));
+        if (!ws) ws = hb_rec_nums_set(&r.samples[HB_PH_TOTAL], samp[HB_PH_TOTAL], ns);
+        PUT(samples[HB_PH_TOTAL]);
+        if (!ws) ws = hb_rec_nums_set(&r.samples[HB_PH_COMPUTE], samp[HB_PH_COMPUTE], ns);
+        PUT(samples[HB_PH_COMPUTE]);
         hb_stats hs = {0};
         int two_timers = v->x.device && inst->ops->timer_end;
         if (two_timers) {
             hb_stats_compute(v->hostc, ns, &hs);
-            json_object_set_new(rec, "host_compute", hb_stats_json(&hs));
+            if (!ws) ws = hb_rec_stats_set(&r.host_compute, &hs);
+            PUT(host_compute);
         }
-        json_object_set_new(rec, "ci_met", json_boolean(v->ci_met || o->verify_only));
-        if (isfinite(ck[0]) && isfinite(ck[2]))
-            json_object_set_new(rec, "host_clock_ghz",
-                                json_pack("{s:f,s:f,s:[f,f],s:[f,f]}", "min", fmin(ck[0], ck[2]), "max", fmax(ck[1], ck[3]),
-                                          "before", ck[0], ck[1], "after", ck[2], ck[3]));
+        SET(ci_met, v->ci_met || o->verify_only);
+        if (isfinite(ck[0]) && isfinite(ck[2])) {
+            SETIN(hb_rec_clock, &r.clock, min, fmin(ck[0], ck[2]));
+            SETIN(hb_rec_clock, &r.clock, max, fmax(ck[1], ck[3]));
+            if (!ws) ws = hb_rec_nums_set(&r.clock.before, ck, 2);
+            if (!ws) ws = hb_rec_put(&hb_rec_clock_table, &r.clock, offsetof(hb_rec_clock, before));
+            if (!ws) ws = hb_rec_nums_set(&r.clock.after, ck + 2, 2);
+            if (!ws) ws = hb_rec_put(&hb_rec_clock_table, &r.clock, offsetof(hb_rec_clock, after));
+            PUT(clock);
+        }
         double flops = hb_op_flops(c->op, &c->shape), bytes = hb_case_bytes(c);
         double tc = sp[HB_PH_COMPUTE].median, tt = sp[HB_PH_TOTAL].median;
         double gf = tc > 0 ? flops / tc / 1e9 : 0, gb = tc > 0 ? bytes / tc / 1e9 : 0;
-        json_object_set_new(rec, "gflops", json_real(gf));
-        json_object_set_new(rec, "gbps", json_real(gb));
-        json_object_set_new(rec, "gflops_total", json_real(tt > 0 ? flops / tt / 1e9 : 0));
-        json_object_set_new(rec, "gbps_total", json_real(tt > 0 ? bytes / tt / 1e9 : 0));
+        SET(gflops, gf);
+        SET(gbps, gb);
+        SET(gflops_total, tt > 0 ? flops / tt / 1e9 : 0);
+        SET(gbps_total, tt > 0 ? bytes / tt / 1e9 : 0);
         if (hb_op_is_collective(c->op)) {
             /* nccl-tests' figures (doc/PERFORMANCE.md): size S, time, algbw = S/t, busbw = algbw x factor */
             double fac = hb_coll_busbw_factor(c->op, &c->shape);
-            json_object_set_new(rec, "collective",
-                                json_pack("{s:o,s:f,s:f,s:f,s:f,s:I,s:s,s:b}", "size_bytes", hb_json_count(bytes), "time_s", tc, "algbw_gbps", gb,
-                                          "busbw_gbps", gb * fac, "busbw_factor", fac, "ranks", (json_int_t)c->shape.ranks, "path",
-                                          hb_coll_path_name(c->shape.path), "in_place", (int)c->shape.inplace));
+            hb_rec_collective *co = &r.collective;
+            SETIN(hb_rec_collective, co, size_bytes, bytes);
+            SETIN(hb_rec_collective, co, time_s, tc);
+            SETIN(hb_rec_collective, co, algbw_gbps, gb);
+            SETIN(hb_rec_collective, co, busbw_gbps, gb * fac);
+            SETIN(hb_rec_collective, co, busbw_factor, fac);
+            SETIN(hb_rec_collective, co, ranks, (double)c->shape.ranks);
+            SETIN(hb_rec_collective, co, path, hb_coll_path_name(c->shape.path));
+            SETIN(hb_rec_collective, co, in_place, (int)c->shape.inplace);
+            PUT(collective);
         }
-        char cname[48];
         if (hb_op_get(c->op)->compute_bound) snprintf(cname, sizeof cname, "peak_gflops_%s", hb_dtype_name(c->dtype));
         else snprintf(cname, sizeof cname, "copy_gbps");
         double cv = ceiling_get(cl, cname);
-        json_object_set_new(rec, "ceiling", json_string(cname));
-        json_object_set_new(rec, "ceiling_value", isnan(cv) ? json_null() : json_real(cv));
-        double frac = (isnan(cv) || cv <= 0) ? (double)NAN : (hb_op_get(c->op)->compute_bound ? gf : gb) / cv;
-        json_object_set_new(rec, "fraction", isnan(frac) ? json_null() : json_real(frac));
-        json_object_set_new(rec, "rel_err", isfinite(rel) ? json_real(rel) : json_string("inf"));
-        json_object_set_new(rec, "tolerance", json_real(v->tol));
-        json_object_set_new(rec, "verified_fraction", json_real(v->vfrac));
+        SET(ceiling, cname);
+        SET(ceiling_value, cv);
+        SET(fraction, (isnan(cv) || cv <= 0) ? (double)NAN : (hb_op_get(c->op)->compute_bound ? gf : gb) / cv);
+        SET(rel_err, rel); /* "inf" when not finite */
+        SET(tolerance, v->tol);
+        SET(verified_fraction, v->vfrac);
         if (!(rel <= v->tol)) {
             st = HB_EWRONG;
             if (v->nonfinite) snprintf(reason, rlen, "%lld output elements are NaN/Inf (unwritten or overflow)", v->nonfinite);
@@ -345,38 +365,48 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, const hb
         }
         if (inst->ops->case_info) {
             char buf[2048];
-            if (inst->ops->case_info(inst, c, buf, sizeof buf) == HB_OK) {
-                json_t *e = json_loads(buf, 0, NULL);
-                if (e) json_object_set_new(rec, "extra", e);
-            }
+            if (inst->ops->case_info(inst, c, buf, sizeof buf) == HB_OK && (extra = json_loads(buf, 0, NULL)))
+                SET(extra_json, extra);
         }
         /* the implementation that ran (cublas, openblas-sgemm, sleef, ...): the backend's extra.impl
          * lifted to the record's top level; "own" when the backend names none (its own kernels) */
         {
-            const char *impl = json_string_value(json_object_get(json_object_get(rec, "extra"), "impl"));
-            json_object_set_new(rec, "impl", json_string(impl && *impl ? impl : "own"));
+            const char *impl = json_string_value(json_object_get(r.extra_json, "impl"));
+            SET(impl, impl && *impl ? impl : "own");
         }
         if (two_timers) {
-            json_t *enq = json_object_get(json_object_get(rec, "extra"), "host_enqueue_s");
-            json_t *ta = hb_timer_agreement(hs.median, sp[HB_PH_COMPUTE].median, json_is_number(enq) ? json_number_value(enq) : (double)NAN);
-            json_object_set_new(rec, "timer_disagreement", json_boolean(!json_is_true(json_object_get(ta, "agree"))));
-            json_object_set_new(rec, "timer_agreement", ta);
+            json_t *enq = json_object_get(r.extra_json, "host_enqueue_s");
+            if (!ws) ws = hb_timer_agreement(&r.timer, why, sizeof why, hs.median, sp[HB_PH_COMPUTE].median,
+                                             json_is_number(enq) ? json_number_value(enq) : (double)NAN);
+            SET(timer_disagreement, r.timer.agree != 1);
+            PUT(timer);
         }
     }
     {
         run_ctx *x = &v->x;
-        json_t *mem = json_pack("{s:I,s:I,s:I,s:I}", "host_bytes", (json_int_t)x->host_bytes, "staging_bytes",
-                                (json_int_t)x->staging_bytes, "device_bytes",
-                                (json_int_t)(v->mem_after >= 0 && v->mem_before >= 0 && x->device ? v->mem_after - v->mem_before + v->group_dev : x->device_bytes),
-                                "peak_rss_bytes", (json_int_t)v->rss_peak);
+        SETIN(hb_rec_mem, &r.mem, host_bytes, (double)x->host_bytes);
+        SETIN(hb_rec_mem, &r.mem, staging_bytes, (double)x->staging_bytes);
+        SETIN(hb_rec_mem, &r.mem, device_bytes,
+              (double)(v->mem_after >= 0 && v->mem_before >= 0 && x->device ? v->mem_after - v->mem_before + v->group_dev : x->device_bytes));
+        SETIN(hb_rec_mem, &r.mem, peak_rss_bytes, (double)v->rss_peak);
         if (v->dtotal >= 0) {
-            json_object_set_new(mem, "device_free_bytes", json_integer(v->dfree));
-            json_object_set_new(mem, "device_total_bytes", json_integer(v->dtotal));
+            SETIN(hb_rec_mem, &r.mem, device_free_bytes, (double)v->dfree);
+            SETIN(hb_rec_mem, &r.mem, device_total_bytes, (double)v->dtotal);
         }
-        json_object_set_new(rec, "mem", mem);
+        PUT(mem);
     }
-    json_object_set_new(rec, "status", json_string(hb_status_name(st)));
-    if (st != HB_OK) json_object_set_new(rec, "reason", json_string(reason));
+    SET(status, hb_status_name(st));
+    if (st != HB_OK) SET(reason, reason);
+#undef SET
+#undef PUT
+#undef SETIN
+    json_t *out = ws ? NULL : hb_rec_case_json(&r);
+    hb_rec_case_free(&r); /* borrowed from v->rec and extra, which outlive it until here */
+    json_decref(extra);
+    if (out) {
+        json_decref(v->rec);
+        v->rec = out;
+    } else st = HB_ENOMEM; /* out of memory: the record stays as set-up left it */
     v->st = st;
 }
 

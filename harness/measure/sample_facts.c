@@ -19,33 +19,38 @@ double ceiling_get(const hb_ceiling_set *cl, const char *name)
     return NAN;
 }
 
-json_t *hb_timer_agreement(double host_s, double device_s, double enqueue_s)
+hb_status hb_timer_agreement(hb_rec_timer *t, char *why, size_t whylen, double host_s, double device_s, double enqueue_s)
 {
     double diff = device_s > 0 ? (host_s - device_s) / device_s : (double)NAN;
     int agree = fabs(diff) <= HB_TIMER_AGREE;
-    json_t *o = json_pack("{s:f,s:f,s:f,s:b}", "host_s", host_s, "device_s", device_s, "diff", diff, "agree", agree);
-    if (isfinite(enqueue_s)) json_object_set_new(o, "host_enqueue_s", json_real(enqueue_s));
-    if (agree) return o;
-    char why[256];
+    hb_status st = HB_OK;
+#define SET(m, x) (st = st ? st : HB_REC_SET(hb_rec_timer, t, m, x))
+    SET(host_s, host_s);
+    SET(device_s, device_s);
+    SET(diff, diff);
+    SET(agree, agree);
+    if (isfinite(enqueue_s)) SET(host_enqueue_s, enqueue_s);
+    if (agree) return st;
     const int have_enq = isfinite(enqueue_s) && enqueue_s > 0;
     double rest = host_s - device_s - (have_enq ? enqueue_s : 0);
     if (device_s < HB_TIMER_MIN_S)
-        snprintf(why, sizeof why, "device time %.1f us is under %.0f us: the host timer's launch and synchronization "
+        snprintf(why, whylen, "device time %.1f us is under %.0f us: the host timer's launch and synchronization "
                  "latency (%.1f us here) is a large share of it", device_s * 1e6, HB_TIMER_MIN_S * 1e6, (host_s - device_s) * 1e6);
     else if (have_enq && enqueue_s > HB_TIMER_AGREE * device_s && fabs(rest) <= HB_TIMER_AGREE * device_s + HB_TIMER_SYNC_S)
-        snprintf(why, sizeof why, "the host timer includes %.1f us of host-side library calls before the device work starts "
+        snprintf(why, whylen, "the host timer includes %.1f us of host-side library calls before the device work starts "
                  "(the device timer starts at the first launch) and %.1f us of launch and synchronization latency; "
                  "without them the timers agree", enqueue_s * 1e6, rest * 1e6);
     else if (host_s >= device_s && host_s - device_s <= HB_TIMER_AGREE * device_s + HB_TIMER_SYNC_S)
-        snprintf(why, sizeof why, "the host timer includes the launch and synchronization latency that the gated device "
+        snprintf(why, whylen, "the host timer includes the launch and synchronization latency that the gated device "
                  "events leave out (%.1f us, at most %.0f us plus %.0f%%); without it the timers agree",
                  (host_s - device_s) * 1e6, HB_TIMER_SYNC_S * 1e6, HB_TIMER_AGREE * 100);
     else
-        snprintf(why, sizeof why, "unexplained: host exceeds device by %.1f us (%.1f%%)%s", (host_s - device_s) * 1e6, 100 * diff,
+        snprintf(why, whylen, "unexplained: host exceeds device by %.1f us (%.1f%%)%s", (host_s - device_s) * 1e6, 100 * diff,
                  isfinite(enqueue_s) ? " beyond the host-side enqueue time" : "");
-    json_object_set_new(o, "why", json_string(why));
-    json_object_set_new(o, "explained", json_boolean(strncmp(why, "unexplained", 11) != 0));
-    return o;
+    SET(why, why);
+    SET(explained, strncmp(why, "unexplained", 11) != 0);
+#undef SET
+    return st;
 }
 
 json_t *samples_json(const double *s, size_t n)
@@ -86,9 +91,8 @@ static hb_energy_src energy_src;
 static hb_instance *energy_inst;
 static double energy_idle_w = NAN;
 
-/* --energy: the energy window of case c after its sampling (t_compute: its median compute time);
- * adds the record's "energy" object. */
-void measure_energy(run_ctx *x, json_t *rec, double t_compute)
+/* internal.h */
+hb_status measure_energy(run_ctx *x, hb_rec_energy *e, double t_compute)
 {
     const hb_options *o = x->o;
     if (energy_inst != x->inst) {
@@ -113,9 +117,9 @@ void measure_energy(run_ctx *x, json_t *rec, double t_compute)
                                           o->energy_min_s, &r)
                        : HB_EDEVICE;
     if (st == HB_OK) r.calls *= energy_batch; /* the window counted batches */
-    json_t *e = hb_energy_json(&energy_src, st == HB_OK ? &r : NULL, o->energy_min_s, energy_idle_w, flops, bytes);
-    if (st == HB_OK) json_object_set_new(e, "batch", json_integer(energy_batch));
-    json_object_set_new(rec, "energy", e);
+    hb_status ws = hb_energy_fill(e, &energy_src, st == HB_OK ? &r : NULL, o->energy_min_s, energy_idle_w, flops, bytes);
+    if (!ws && st == HB_OK) ws = HB_REC_SET(hb_rec_energy, e, batch, energy_batch);
+    return ws;
 }
 
 /* internal.h */

@@ -224,12 +224,8 @@ int hb_measure_serve(const hb_options *o, const hb_case_list *cases, const char 
         t->cases += n;
         json_t *mi = NULL;
         if (!rc && n) hb_mc_append_run(rp, fd, &mi, stderr);
-        json_t *endr = json_pack("{s:s,s:I,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:i,s:b,s:i}", "type", "end", "cases", (json_int_t)n,
-                                 "ok", counts[HB_OK], "wrong", counts[HB_EWRONG], "failed", counts[HB_EDEVICE] + counts[HB_EINVAL],
-                                 "skipped", counts[HB_ESKIP], "crashed", counts[HB_ECRASH], "no_resource", counts[HB_ENOMEM],
-                                 "timed_out", counts[HB_ETIMEOUT], "elapsed_s", hb_now() - tr, "passes", 1, "interrupted", g_stop != 0,
-                                 "serve_round", r);
-        if (mi) json_object_set_new(endr, "mode_invariance", mi);
+        json_t *endr = hb_end_record(n, counts, hb_now() - tr, 1, g_stop != 0, r, NULL, mi);
+        json_decref(mi);
         if (!rc && put_record(fd, endr, 1)) rc = HB_EXIT_IO;
         else if (rc) json_decref(endr);
         close(fd);

@@ -40,6 +40,32 @@ json_t *hb_rec_shape_json(const hb_rec_shape *s);
  * median, n, ref_n, verdict, then paired_passes or paired_rounds when set. New reference; NULL when
  * out of memory. */
 json_t *hb_rec_mode_check_json(const hb_rec_mode_check *m);
+/* A case record from its struct (record.h, hb_rec_case): every member its keys name, in their order
+ * and JSON form (record_codec.c); a record read with hb_rec_case_parse is written back as read. New
+ * reference; NULL when out of memory. Pass it to hb_record_write. */
+json_t *hb_rec_case_json(const hb_rec_case *c);
+/* A plan record from its struct (record.h, hb_rec_plan), as hb_rec_case_json writes a case record. */
+json_t *hb_rec_plan_json(const hb_rec_plan *p);
+/* An end record from its struct (record.h, hb_rec_end), likewise; a backend record likewise. */
+json_t *hb_rec_end_json(const hb_rec_end *e);
+json_t *hb_rec_backend_json(const hb_rec_backend *b);
+/* The end record of a run (docs/results-schema.md) from its cases' statuses (counts indexed by
+ * hb_status): type, cases, ok, wrong, failed (HB_EDEVICE and HB_EINVAL), skipped, crashed,
+ * no_resource, timed_out, elapsed_s (seconds), passes, interrupted, then serve_round when >= 0,
+ * backends and mode_invariance when non-NULL (borrowed: the record takes its own references). New
+ * reference; NULL when out of memory. */
+json_t *hb_end_record(size_t cases, const int counts[HB_STATUS_COUNT], double elapsed_s, int passes, int interrupted,
+                      int serve_round, json_t *backends, json_t *mode_invariance);
+/* r's twelve members from s (n, min, max, mean, median, p10, p90, mad, stddev, cv, ci_lo, ci_hi, in
+ * hb_stats_json's order), each put (record.h hb_rec_put): written as hb_stats_json writes s, with
+ * null for a non-finite figure. HB_OK or HB_ENOMEM. */
+hb_status hb_rec_stats_set(hb_rec_stats *r, const hb_stats *s);
+/* A chain case's layer or graph object (record.h hb_rec_layer): s's twelve members as
+ * hb_rec_stats_set writes them, then enqueue_s (seconds), each put in l. HB_OK or HB_ENOMEM. */
+hb_status hb_rec_layer_set(hb_rec_layer *l, const hb_stats *s, double enqueue_s);
+/* a's values set to a copy of v[0..n-1] (seconds or whatever the member holds), a's own (freed by the
+ * struct's _free, a's old values freed here); present. The caller puts the member. HB_OK or HB_ENOMEM. */
+hb_status hb_rec_nums_set(hb_rec_nums *a, const double *v, size_t n);
 /* A case record that measured nothing: the base fields, status st and its reason. New reference. */
 json_t *hb_case_status_record(const hb_case *c, const char *backend, hb_status st, const char *reason);
 
@@ -144,7 +170,8 @@ hb_status hb_rec_meta_parse(json_t *rec, hb_rec_meta *out);
 void hb_rec_meta_free(hb_rec_meta *m);
 hb_status hb_rec_backend_parse(json_t *rec, hb_rec_backend *out);
 void hb_rec_backend_free(hb_rec_backend *b);
-void hb_rec_end_parse(json_t *rec, hb_rec_end *out);
+hb_status hb_rec_end_parse(json_t *rec, hb_rec_end *out);
+void hb_rec_end_free(hb_rec_end *e);
 /* A baseline's provenance object (strings borrowed from p). */
 void hb_rec_baseline_parse(json_t *p, hb_rec_baseline *out);
 hb_status hb_rec_plan_parse(json_t *rec, hb_rec_plan *out);

@@ -116,6 +116,76 @@ json_t *hb_rec_mode_check_json(const hb_rec_mode_check *m)
     return o;
 }
 
+/* The twelve members of r (at r inside the struct base of table t) set from s and put in t's keys. */
+static hb_status stats_put(const hb_rec_table *t, void *base, hb_rec_stats *r, const hb_stats *s)
+{
+    const double v[12] = {(double)s->n, s->min, s->max, s->mean, s->median, s->p10, s->p90, s->mad, s->stddev, s->cv,
+                          s->ci_lo, s->ci_hi};
+    double *m[12] = {&r->n, &r->min, &r->max, &r->mean, &r->median, &r->p10, &r->p90, &r->mad, &r->stddev, &r->cv,
+                     &r->ci_lo, &r->ci_hi};
+    for (int i = 0; i < 12; i++) {
+        *m[i] = v[i];
+        hb_status st = hb_rec_put(t, base, (size_t)((char *)m[i] - (char *)base));
+        if (st) return st;
+    }
+    return HB_OK;
+}
+
+hb_status hb_rec_stats_set(hb_rec_stats *r, const hb_stats *s) { return stats_put(&hb_rec_stats_table, r, r, s); }
+
+hb_status hb_rec_layer_set(hb_rec_layer *l, const hb_stats *s, double enqueue_s)
+{
+    hb_status st = stats_put(&hb_rec_layer_table, l, &l->st, s);
+    return st ? st : HB_REC_SET(hb_rec_layer, l, enqueue_s, enqueue_s);
+}
+
+hb_status hb_rec_nums_set(hb_rec_nums *a, const double *v, size_t n)
+{
+    double *c = n ? malloc(n * sizeof *c) : NULL;
+    if (n && !c) return HB_ENOMEM;
+    if (n) memcpy(c, v, n * sizeof *c);
+    free(a->v);
+    *a = (hb_rec_nums){c, n, 1};
+    return HB_OK;
+}
+
+json_t *hb_rec_case_json(const hb_rec_case *c) { return hb_rec_encode(&hb_rec_case_table, c); }
+
+json_t *hb_rec_plan_json(const hb_rec_plan *p) { return hb_rec_encode(&hb_rec_plan_table, p); }
+
+json_t *hb_rec_end_json(const hb_rec_end *e) { return hb_rec_encode(&hb_rec_end_table, e); }
+
+json_t *hb_rec_backend_json(const hb_rec_backend *b) { return hb_rec_encode(&hb_rec_backend_table, b); }
+
+json_t *hb_end_record(size_t cases, const int counts[HB_STATUS_COUNT], double elapsed_s, int passes, int interrupted,
+                      int serve_round, json_t *backends, json_t *mode_invariance)
+{
+    hb_rec_end e;
+    memset(&e, 0, sizeof e);
+    hb_rec_clear(&hb_rec_end_table, &e);
+    hb_status st = HB_OK;
+#define SET(m, x) (st = st ? st : HB_REC_SET(hb_rec_end, &e, m, x))
+    SET(type, "end");
+    SET(cases, (double)cases);
+    SET(ok, counts[HB_OK]);
+    SET(wrong, counts[HB_EWRONG]);
+    SET(failed, counts[HB_EDEVICE] + counts[HB_EINVAL]);
+    SET(skipped, counts[HB_ESKIP]);
+    SET(crashed, counts[HB_ECRASH]);
+    SET(no_resource, counts[HB_ENOMEM]);
+    SET(timed_out, counts[HB_ETIMEOUT]);
+    SET(elapsed_s, elapsed_s);
+    SET(passes, passes);
+    SET(interrupted, interrupted != 0);
+    if (serve_round >= 0) SET(serve_round, serve_round);
+    if (backends) SET(backends, backends);
+    if (mode_invariance) SET(mode_invariance, mode_invariance);
+#undef SET
+    json_t *o = st ? NULL : hb_rec_end_json(&e);
+    hb_rec_end_free(&e);
+    return o;
+}
+
 json_t *hb_case_status_record(const hb_case *c, const char *backend, hb_status st, const char *reason)
 {
     json_t *r = hb_case_record(c, backend);
