@@ -56,6 +56,11 @@ json_t *hb_rec_backend_json(const hb_rec_backend *b);
  * reference; NULL when out of memory. */
 json_t *hb_end_record(size_t cases, const int counts[HB_STATUS_COUNT], double elapsed_s, int passes, int interrupted,
                       int serve_round, json_t *backends, json_t *mode_invariance);
+/* The members every end record has (type through interrupted, as hb_end_record lists them) set in e,
+ * which must be cleared (record.h hb_rec_clear); the caller may set more after them (`plan
+ * --replay`: schema, plans) and writes e with hb_rec_end_json. HB_OK or HB_ENOMEM. */
+hb_status hb_end_fill(hb_rec_end *e, size_t cases, const int counts[HB_STATUS_COUNT], double elapsed_s, int passes,
+                      int interrupted);
 /* r's twelve members from s (n, min, max, mean, median, p10, p90, mad, stddev, cv, ci_lo, ci_hi, in
  * hb_stats_json's order), each put (record.h hb_rec_put): written as hb_stats_json writes s, with
  * null for a non-finite figure. HB_OK or HB_ENOMEM. */

@@ -157,14 +157,11 @@ json_t *hb_rec_end_json(const hb_rec_end *e) { return hb_rec_encode(&hb_rec_end_
 
 json_t *hb_rec_backend_json(const hb_rec_backend *b) { return hb_rec_encode(&hb_rec_backend_table, b); }
 
-json_t *hb_end_record(size_t cases, const int counts[HB_STATUS_COUNT], double elapsed_s, int passes, int interrupted,
-                      int serve_round, json_t *backends, json_t *mode_invariance)
+hb_status hb_end_fill(hb_rec_end *e, size_t cases, const int counts[HB_STATUS_COUNT], double elapsed_s, int passes,
+                      int interrupted)
 {
-    hb_rec_end e;
-    memset(&e, 0, sizeof e);
-    hb_rec_clear(&hb_rec_end_table, &e);
     hb_status st = HB_OK;
-#define SET(m, x) (st = st ? st : HB_REC_SET(hb_rec_end, &e, m, x))
+#define SET(m, x) (st = st ? st : HB_REC_SET(hb_rec_end, e, m, x))
     SET(type, "end");
     SET(cases, (double)cases);
     SET(ok, counts[HB_OK]);
@@ -177,6 +174,18 @@ json_t *hb_end_record(size_t cases, const int counts[HB_STATUS_COUNT], double el
     SET(elapsed_s, elapsed_s);
     SET(passes, passes);
     SET(interrupted, interrupted != 0);
+#undef SET
+    return st;
+}
+
+json_t *hb_end_record(size_t cases, const int counts[HB_STATUS_COUNT], double elapsed_s, int passes, int interrupted,
+                      int serve_round, json_t *backends, json_t *mode_invariance)
+{
+    hb_rec_end e;
+    memset(&e, 0, sizeof e);
+    hb_rec_clear(&hb_rec_end_table, &e);
+    hb_status st = hb_end_fill(&e, cases, counts, elapsed_s, passes, interrupted);
+#define SET(m, x) (st = st ? st : HB_REC_SET(hb_rec_end, &e, m, x))
     if (serve_round >= 0) SET(serve_round, serve_round);
     if (backends) SET(backends, backends);
     if (mode_invariance) SET(mode_invariance, mode_invariance);
