@@ -78,7 +78,15 @@ static void test_probe_ex_and_kernel(void **state)
 static void test_selfcheck_json(void **state)
 {
     (void)state;
-    json_t *j = hb_clock_selfcheck_json();
+    hb_rec_host_clock h;
+    hb_clock_reading r;
+    char whybuf[400];
+    hb_rec_clear(&hb_rec_host_clock_table, &h);
+    assert_int_equal(hb_clock_selfcheck(&h, &r, whybuf, sizeof whybuf), HB_OK);
+    json_t *j = hb_rec_encode(&hb_rec_host_clock_table, &h);
+    assert_non_null(j);
+    assert_ptr_equal(h.why, whybuf);
+    assert_string_equal(h.kernel_source, r.kernel_src);
     char *s = json_dumps(j, JSON_COMPACT);
     print_message("%s\n", s);
     free(s);
@@ -93,7 +101,11 @@ static void test_selfcheck_json(void **state)
     const char *why = json_string_value(json_object_get(j, "why"));
     assert_non_null(why);
     if (!json_is_true(ag)) assert_non_null(strstr(why, "nominal TSC")); /* the disagreement is explained */
+    /* the struct holds what was written, in the record's order of keys */
+    assert_true(h.valid == 1 && h.agrees_within_15pct == json_is_true(ag) && h.cpus == (double)r.ncpus);
+    assert_string_equal(json_object_iter_key(json_object_iter(j)), "probe_ghz");
     json_decref(j);
+    hb_rec_release(&hb_rec_host_clock_table, &h);
 }
 
 int main(void)

@@ -32,7 +32,7 @@ static hb_rng g;
 
 #define DUMP_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY)
 
-/* Parses rec into a case struct (a plan, end or backend struct by its type) and writes it back; 1 when
+/* Parses rec into a case struct (a plan, end, backend or meta struct by its type) and writes it back; 1 when
  * the two dumps are equal (else prints both). */
 static int round_trips(json_t *rec, const char *where)
 {
@@ -40,15 +40,23 @@ static int round_trips(json_t *rec, const char *where)
     hb_rec_plan pl;
     hb_rec_end e;
     hb_rec_backend be;
+    hb_rec_meta me;
     const char *type = json_string_value(json_object_get(rec, "type"));
     int plan = type && !strcmp(type, "plan"), end = type && !strcmp(type, "end");
     int backend = type && (!strcmp(type, "backend") || !strcmp(type, "pass_backend"));
+    int meta = type && !strcmp(type, "meta");
     memset(&c, 0x5a, sizeof c); /* poisoned: the parser must set every member */
     memset(&pl, 0x5a, sizeof pl);
     memset(&e, 0x5a, sizeof e);
     memset(&be, 0x5a, sizeof be);
+    memset(&me, 0x5a, sizeof me);
     json_t *back;
-    if (backend) {
+    if (meta) {
+        assert_int_equal(hb_rec_meta_parse(rec, &me), HB_OK);
+        back = hb_rec_meta_json(&me);
+        hb_rec_meta_free(&me);
+        memset(&c, 0, sizeof c);
+    } else if (backend) {
         assert_int_equal(hb_rec_backend_parse(rec, &be), HB_OK);
         back = hb_rec_backend_json(&be);
         hb_rec_backend_free(&be);
@@ -78,7 +86,7 @@ static int round_trips(json_t *rec, const char *where)
     return same;
 }
 
-/* Every case, plan, end and backend record (pass_ ones too) of file path round-trips; returns how many
+/* Every case, plan, end, backend and meta record (pass_ ones too) of file path round-trips; returns how many
  * were checked. */
 static size_t check_file(const char *path)
 {
@@ -92,7 +100,7 @@ static size_t check_file(const char *path)
         json_t *r = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL); /* a torn last line (a killed run) is skipped */
         const char *t = json_string_value(json_object_get(r, "type"));
         if (t && (!strcmp(t, "case") || !strcmp(t, "pass_case") || !strcmp(t, "plan") || !strcmp(t, "end") ||
-                  !strcmp(t, "backend") || !strcmp(t, "pass_backend"))) {
+                  !strcmp(t, "backend") || !strcmp(t, "pass_backend") || !strcmp(t, "meta"))) {
             char where[600];
             snprintf(where, sizeof where, "%s:%zu", path, lineno);
             assert_true(round_trips(r, where));
@@ -132,7 +140,7 @@ static void test_files(void **state)
         static const char *const dirs[] = {"tests/data", "docs/collectives", "docs/ggml", "docs/replay", "tests/fuzz/corpus/report"};
         for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) n += check_dir(dirs[i]);
     }
-    fprintf(stderr, "test_files: %zu case, plan, end and backend records written back alike\n", n);
+    fprintf(stderr, "test_files: %zu case, plan, end, backend and meta records written back alike\n", n);
     if (g_argc <= 1) assert_true(n >= 100); /* the tests' files hold hundreds */
 }
 
@@ -234,9 +242,16 @@ static json_t *random_value(const hb_rec_field *f, int depth)
     case HB_RK_COUNT: return odd ? json_real(rnd() + 0.5) : json_integer((json_int_t)(hb_rng_next(&g) % (1ull << 53)));
     case HB_RK_I64: return json_integer((json_int_t)(hb_rng_next(&g) >> 1));
     case HB_RK_BOOL: return json_boolean(hb_rng_next(&g) % 2);
-    case HB_RK_NUMS: {
+    case HB_RK_NUMS: case HB_RK_INTS: {
         json_t *a = json_array();
-        for (int i = (int)(hb_rng_next(&g) % 6); i > 0; i--) json_array_append_new(a, i == 3 ? json_null() : json_real(rnd()));
+        for (int i = (int)(hb_rng_next(&g) % 6); i > 0; i--)
+            json_array_append_new(a, i == 3 ? json_null()
+                                     : f->kind == HB_RK_NUMS ? json_real(rnd()) : json_integer((json_int_t)(hb_rng_next(&g) % 100000)));
+        return a;
+    }
+    case HB_RK_STRS: {
+        json_t *a = json_array();
+        for (int i = (int)(hb_rng_next(&g) % 4); i > 0; i--) json_array_append_new(a, json_sprintf("w%d.ini", i));
         return a;
     }
     case HB_RK_SHAPE: return json_pack("{s:I,s:I}", "n", (json_int_t)(1 + hb_rng_next(&g) % 4096), "m", (json_int_t)7);
@@ -315,6 +330,19 @@ static void test_every_row(void **state)
         assert_true(b.host_memory == json_is_true(json_object_get(r, "host_memory")));
         assert_int_equal(b.nceilings, json_array_size(json_object_get(r, "ceilings")));
         hb_rec_backend_free(&b);
+        json_decref(r);
+        /* and a meta record: its objects' members in the struct, its display texts */
+        r = random_object(&hb_rec_meta_table, 0);
+        json_object_set_new(r, "type", json_string("meta"));
+        assert_true(round_trips(r, "random meta record"));
+        hb_rec_meta me;
+        assert_int_equal(hb_rec_meta_parse(r, &me), HB_OK);
+        json_t *opts = json_object_get(r, "options");
+        assert_int_equal(me.options.workloads.n, json_array_size(json_object_get(opts, "workloads")));
+        assert_true(me.options.seed == (long long)json_integer_value(json_object_get(opts, "seed")));
+        assert_true(me.cpu.cores == (double)json_integer_value(json_object_get(json_object_get(r, "cpu"), "cores")));
+        assert_true(me.has_cpu && me.has_schema && me.options_text && me.clock_text && me.openblas_text);
+        hb_rec_meta_free(&me);
         json_decref(r);
     }
 }

@@ -213,7 +213,7 @@ static const hb_rec_case *keyed_get(const keyed_run *k, const char *key)
 /* 1 when run r measured a subset of the case list by key (its meta options.cases_from). */
 static int round_subset(const hb_run *r)
 {
-    return r->meta_rec && r->meta_rec->cases_from != NULL;
+    return r->meta_rec && r->meta_rec->options.cases_from != NULL;
 }
 
 static int status_is(const char *s, const char *name) { return s && !strcmp(s, name); }
@@ -554,10 +554,14 @@ hb_status hb_ab_write_merged(int fd, const hb_run *const *runs, const char *cons
         keyed_run fk;
         if (keyed(&full, &fk) != HB_OK) goto done;
         if (r == 0) {
-            json_t *meta = json_deep_copy(full.meta);
+            /* round 1's meta record, read into its struct, with the pair's "ab" object put, written back */
+            hb_rec_meta m;
+            json_t *meta = NULL;
+            if (hb_rec_meta_parse(full.meta, &m) == HB_OK) {
+                if (HB_REC_SET(hb_rec_meta, &m, ab, ab_meta) == HB_OK) meta = hb_rec_meta_json(&m);
+                hb_rec_meta_free(&m);
+            }
             if (!meta) { keyed_free(&fk); goto done; }
-            json_object_set_new(meta, "ab", ab_meta);
-            ab_meta = NULL;
             if ((st = hb_record_write(fd, meta)) != HB_OK) { keyed_free(&fk); goto done; }
             for (size_t i = 0; i < json_array_size(full.backends); i++)
                 if ((st = hb_record_write(fd, json_deep_copy(json_array_get(full.backends, i)))) != HB_OK) {

@@ -243,16 +243,16 @@ hb_status hb_cmp_write_markdown(FILE *f, const hb_cmp_result *r, const hb_run *b
     run_row(f, "date", base, cur, g_date);
     run_row(f, "host", base, cur, g_host);
     run_row(f, "CPU", base, cur, g_cpu);
-    if ((base->meta_rec && base->meta_rec->has_load_avg) || (cur->meta_rec && cur->meta_rec->has_load_avg)) {
+    if ((base->meta_rec && base->meta_rec->load_avg.present) || (cur->meta_rec && cur->meta_rec->load_avg.present)) {
         /* meta.load_avg (1, 5, 15 min), when the run records it: a busy machine explains noise */
         fputs("| load average |", f);
         const hb_run *rr[2] = { base, cur };
         for (int k = 0; k < 2; k++) {
             const hb_rec_meta *m = rr[k]->meta_rec;
             fputc(' ', f);
-            if (!m || !m->has_load_avg) fputs("?", f);
-            for (size_t i = 0; m && i < m->nload_avg; i++) /* a member that is no number printed 0, as before */
-                fprintf(f, "%s%.2f", i ? " / " : "", isnan(m->load_avg[i]) ? 0.0 : m->load_avg[i]);
+            if (!m || !m->load_avg.present) fputs("?", f);
+            for (size_t i = 0; m && i < m->load_avg.n; i++) /* a member that is no number printed 0, as before */
+                fprintf(f, "%s%.2f", i ? " / " : "", isnan(m->load_avg.v[i]) ? 0.0 : m->load_avg.v[i]);
             fputs(" |", f);
         }
         fputs("\n", f);

@@ -116,13 +116,18 @@ static int replay_begin(replay_args *ra, const hb_plan_costs *c, const char *cos
     }
     ra->o.argv_joined = joined;
     char *wl[1] = {(char *)costs};
-    json_t *meta = hb_meta_record(&ra->o, run_id, wl, 1);
+    hb_meta mi;
+    if (hb_meta_fill(&mi, &ra->o, run_id, wl, 1) == HB_OK) {
+        json_t *meta = HB_REC_SET(hb_rec_meta, &mi.rec, replay_of, costs) == HB_OK ? hb_rec_meta_json(&mi.rec) : NULL;
+        if (meta) {
+            json_dumpf(meta, ra->f, JSON_COMPACT);
+            fputc('\n', ra->f);
+        }
+        json_decref(meta);
+        hb_meta_release(&mi);
+    }
     free(joined);
     ra->o.argv_joined = NULL;
-    json_object_set_new(meta, "replay_of", json_string(costs));
-    json_dumpf(meta, ra->f, JSON_COMPACT);
-    fputc('\n', ra->f);
-    json_decref(meta);
     for (int d = 0; d < c->ndev; d++) {
         json_t *b = hb_backend_record(&ra->inst[d], NULL, 0); /* as a run writes it: one machine, one fingerprint */
         if (!b) continue;

@@ -441,8 +441,14 @@ static int run_main(int argc, char **argv, int verify, char **joined, hb_item_li
         return lrc;
     }
     errno = 0;
-    if (hb_record_write(fd, hb_meta_record(&o, run_id, wl, nwl)) != HB_OK) {
-        fprintf(stderr, "hybench %s: cannot write %s: %s\n", cmd, path, strerror(errno ? errno : EIO));
+    hb_meta meta;
+    hb_status mst = hb_meta_fill(&meta, &o, run_id, wl, nwl);
+    if (mst == HB_OK) {
+        mst = hb_record_write(fd, hb_rec_meta_json(&meta.rec));
+        hb_meta_release(&meta);
+    }
+    if (mst != HB_OK) {
+        fprintf(stderr, "hybench %s: cannot write %s: %s\n", cmd, path, mst == HB_ENOMEM ? "out of memory" : strerror(errno ? errno : EIO));
         close(fd);
         return HB_EXIT_IO;
     }

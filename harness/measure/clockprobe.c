@@ -22,7 +22,7 @@
  * Checks: a reading outside [0.2, 7.0] GHz (clockprobe.h says where the bounds come from) is not a
  * clock: it is NAN and the CPU is reported invalid. hb_clock_probe_ex adds the kernel's frequency
  * (cpufreq, else /proc/cpuinfo) and PERF_COUNT_HW_CPU_CYCLES (user-only, this thread) over the same
- * chain; hb_clock_selfcheck_json compares them once per run for the meta record.
+ * chain; hb_clock_selfcheck compares them once per run for the meta record.
  *
  * AArch64: a dependent `mul` chain runs, but its latency differs between cores (2 to 4 cycles in
  * the Arm Cortex/Neoverse software optimization guides), so the chain gives a clock only through the
@@ -264,25 +264,21 @@ int hb_clock_probe_ex(hb_clock_reading *r)
     return probe_all(r, 1);
 }
 
-static json_t *num_or_null(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 static int within(double a, double b, double tol)
 {
     return isfinite(a) && isfinite(b) && b > 0 && fabs(a / b - 1) <= tol;
 }
 
-json_t *hb_clock_selfcheck_json(void)
+hb_status hb_clock_selfcheck(hb_rec_host_clock *h, hb_clock_reading *rp, char *why, size_t whylen)
 {
     hb_clock_reading r;
     hb_clock_probe_ex(&r);
+    *rp = r;
     double p = r.ghz_max;
     int agree = r.valid && (within(p, r.kernel_ghz, 0.15) || within(p, r.kernel_max_ghz, 0.15));
-    char why[400];
     size_t o = 0;
-#define ADD(...) (o += (size_t)snprintf(why + o, o < sizeof why ? sizeof why - o : 0, __VA_ARGS__))
+    if (whylen) why[0] = 0;
+#define ADD(...) (o += (size_t)snprintf(why + o, o < whylen ? whylen - o : 0, __VA_ARGS__))
     if (!r.valid) ADD("invalid: %s", r.why);
     else if (!isfinite(r.kernel_ghz) && !isfinite(r.kernel_max_ghz)) ADD("the kernel reports no CPU frequency");
     else if (agree)
@@ -301,18 +297,21 @@ json_t *hb_clock_selfcheck_json(void)
     else if (r.valid)
         ADD("; perf cycle counter not readable");
 #undef ADD
-    json_t *o_ = json_object();
-    json_object_set_new(o_, "probe_ghz", num_or_null(r.ghz_max));
-    json_object_set_new(o_, "probe_ghz_min", num_or_null(r.ghz_min));
-    json_object_set_new(o_, "kernel_ghz", num_or_null(r.kernel_ghz));
-    json_object_set_new(o_, "kernel_max_ghz", num_or_null(r.kernel_max_ghz));
-    json_object_set_new(o_, "kernel_source", json_string(r.kernel_src));
-    json_object_set_new(o_, "perf_ghz", num_or_null(r.perf_ghz));
-    json_object_set_new(o_, "perf_cycles_per_imul", num_or_null(r.perf_cycles_per_imul));
-    json_object_set_new(o_, "method", json_string("imul chain"));
-    json_object_set_new(o_, "cpus", json_integer(r.ncpus));
-    json_object_set_new(o_, "valid", json_boolean(r.valid));
-    json_object_set_new(o_, "agrees_within_15pct", json_boolean(agree));
-    json_object_set_new(o_, "why", json_string(why));
-    return o_;
+    /* the struct's members, each put in the meta record's order (docs/results-schema.md) */
+    hb_status st = HB_OK;
+#define SET(m, v) (st = st ? st : HB_REC_SET(hb_rec_host_clock, h, m, v))
+    SET(probe_ghz, r.ghz_max);
+    SET(probe_ghz_min, r.ghz_min);
+    SET(kernel_ghz, r.kernel_ghz);
+    SET(kernel_max_ghz, r.kernel_max_ghz);
+    SET(kernel_source, rp->kernel_src);
+    SET(perf_ghz, r.perf_ghz);
+    SET(perf_cycles_per_imul, r.perf_cycles_per_imul);
+    SET(method, "imul chain");
+    SET(cpus, (double)r.ncpus);
+    SET(valid, r.valid ? 1 : 0);
+    SET(agrees_within_15pct, agree);
+    SET(why, why);
+#undef SET
+    return st;
 }

@@ -21,7 +21,7 @@
  */
 #ifndef HB_CLOCKPROBE_H
 #define HB_CLOCKPROBE_H
-#include <jansson.h>
+#include "results/results.h"
 
 #define HB_CLOCK_GHZ_MIN 0.2
 #define HB_CLOCK_GHZ_MAX 7.0
@@ -63,9 +63,12 @@ int hb_clock_probe_ex(hb_clock_reading *r);
  * Returns NAN when neither source exists for that CPU. */
 double hb_kernel_cpu_ghz(int cpu, double *max_ghz);
 
-/* Run-start self-check, for the meta record: {"probe_ghz", "probe_ghz_min", "kernel_ghz",
- * "kernel_max_ghz", "kernel_source", "perf_ghz", "perf_cycles_per_imul", "method": "imul chain",
- * "valid", "agrees_within_15pct", "why"}. Numbers are null where unknown. agrees_within_15pct: the
- * fastest CPU's probe is within 15% of the kernel's current or maximum frequency. New reference. */
-json_t *hb_clock_selfcheck_json(void);
+/* Run-start self-check, for the meta record's host_clock (results/record.h hb_rec_host_clock, whose
+ * members must be absent on entry): probes the clock (hb_clock_probe_ex, the reading kept in *r, which
+ * h->kernel_source points into) and puts, in this order: probe_ghz (the fastest CPU), probe_ghz_min,
+ * kernel_ghz, kernel_max_ghz, kernel_source, perf_ghz, perf_cycles_per_imul, method ("imul chain"),
+ * cpus, valid, agrees_within_15pct, why (written into why[0..whylen), which h->why points to). GHz;
+ * NaN (written null) where unknown. agrees_within_15pct: the fastest CPU's probe is within 15% of the
+ * kernel's current or maximum frequency. r and why must outlive h's use. HB_OK or HB_ENOMEM. */
+hb_status hb_clock_selfcheck(hb_rec_host_clock *h, hb_clock_reading *r, char *why, size_t whylen);
 #endif

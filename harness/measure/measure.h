@@ -121,11 +121,26 @@ int hb_measure_run(const hb_options *o, const hb_case_list *cases, int *fd, cons
 int hb_measure_child_from_env(const hb_options *o, const hb_case_list *cases);
 
 /* ---- the run's metadata and host facts (meta.c) ---- */
-/* The "meta" record of this run. New reference. */
-/* The process's thread runtime as a JSON object (new reference): OpenMP settings, the BLAS's
- * threading model ("openmp" when it shares hybench's pool: "one_runtime": true), its thread count and
- * the OPENBLAS_* / OMP_* / GOMP_* / GOTO_* / KMP_* environment. Never fails. */
-json_t *hb_threads_json(void);
+#include "measure/clockprobe.h"
+/* The "meta" record of this run (docs/results-schema.md) as its struct (results/record.h hb_rec_meta),
+ * whose strings point into the buffers beside it (and into o, run_id and workloads, which must outlive
+ * it). hb_meta_fill fills rec: type, run_id, tool, tool_version, date (UTC, ISO 8601), command_line,
+ * git_commit, host, cpu (hwloc: counts, cache bytes), memory_bytes, os, load_avg (1/5/15 min), compiler,
+ * cflags, openblas, threads (OpenMP and the BLAS's threading, the thread environment), options, launch
+ * (core/launch.h), clock (CLOCK_MONOTONIC's resolution and reading overhead, ns) and host_clock
+ * (clockprobe.h hb_clock_selfcheck). It warns on stderr when OpenBLAS is not the OpenMP build. The
+ * caller may put more (HB_REC_SET(hb_rec_meta, &mi.rec, serve.round, r), replay_of), writes it with
+ * hb_record_write(fd, hb_rec_meta_json(&mi.rec)) and frees it with hb_meta_release. HB_OK, or
+ * HB_ENOMEM (mi released). */
+typedef struct hb_meta {
+    hb_rec_meta rec;
+    char host[256], date[64], commit[128], os[400], cpu_model[256], clock_why[400];
+    hb_clock_reading clock;           /* the clock self-check's reading: rec.host_clock.kernel_source points into it */
+    json_t *env;                      /* rec.threads.env, owned */
+} hb_meta;
+hb_status hb_meta_fill(hb_meta *mi, const hb_options *o, const char *run_id, char **workloads, int nworkloads);
+/* Frees what hb_meta_fill allocated (the struct's arrays, the environment object). NULL is a no-op. */
+void hb_meta_release(hb_meta *mi);
 /* Timer agreement of a device case (docs/measurement.md, "Self-checks"): the host monotonic clock and
  * the device's events time the same compute. host_s, device_s: their medians in seconds; enqueue_s:
  * the backend's host-side time spent before its device work started (NaN when it does not report one).
@@ -142,7 +157,6 @@ json_t *hb_threads_json(void);
 #define HB_TIMER_SYNC_S 20e-6 /* launch + event-synchronize latency allowance: the H100 reference run's
                               * 4 us add n=65536 cases read 25 us on the host clock (about 20 us gap) */
 hb_status hb_timer_agreement(hb_rec_timer *t, char *why, size_t whylen, double host_s, double device_s, double enqueue_s);
-json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads, int nworkloads);
 /* The "backend" record of an open instance (docs/results-schema.md): type, backend (its name),
  * available, description, host_memory and, from its describe hook where it has one, "info" (the
  * facts that name the device and its software, which the machine fingerprint hashes,
@@ -164,7 +178,6 @@ long long hb_rss_now(void);
 
 /* The host CPU's effective clock: hb_clock_probe(&ghz_min, &ghz_max) (an imul chain on each online
  * CPU, GHz, NAN outside [0.2, 7] GHz), hb_clock_probe_ex, hb_kernel_cpu_ghz, hb_clock_ghz_valid,
- * hb_clock_selfcheck_json: declared and documented in clockprobe.h. */
-#include "measure/clockprobe.h"
+ * hb_clock_selfcheck: declared and documented in clockprobe.h (included above). */
 void hb_rss_reset(void);
 #endif

@@ -1,6 +1,7 @@
 /*
  * meta.c - the run's metadata record (host, CPU topology from hwloc, OpenBLAS, compiler, git commit,
- * clock check), result-record writing, deterministic random inputs and peak-RSS accounting.
+ * clock check) filled into its struct (results/record.h hb_rec_meta; results/write.c writes it), the
+ * backend records, deterministic random inputs and peak-RSS accounting.
  */
 #include "core/launch.h"
 #include "measure/measure.h"
@@ -32,30 +33,41 @@ extern char **environ;
 #define HB_GIT_COMMIT "unknown"
 #endif
 
-static json_t *cpu_json(void)
+/* M: member m of the meta record's struct *m (a member of one of its objects too: cpu.model) set to v
+ * and put (results/record.h HB_REC_SET); st keeps the first failure. */
+#define M(m_, v) (st = st ? st : HB_REC_SET(hb_rec_meta, m, m_, v))
+
+/* The host's CPU topology from hwloc into m->cpu (absent on entry); the model string copied into
+ * model[0..len). Leaves cpu absent when hwloc cannot load the topology. HB_OK or HB_ENOMEM. */
+static hb_status cpu_fill(hb_rec_meta *m, char *model, size_t len)
 {
     hwloc_topology_t t;
-    if (hwloc_topology_init(&t) || hwloc_topology_load(t)) return json_null();
-    json_t *o = json_object();
+    if (hwloc_topology_init(&t)) return HB_OK;
+    if (hwloc_topology_load(t)) { hwloc_topology_destroy(t); return HB_OK; }
+    hb_status st = HB_OK;
     hwloc_obj_t root = hwloc_get_root_obj(t);
-    const char *model = hwloc_obj_get_info_by_name(root, "CPUModel");
-    if (!model) {
+    const char *cm = hwloc_obj_get_info_by_name(root, "CPUModel");
+    if (!cm) {
         hwloc_obj_t pkg = hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, 0);
-        if (pkg) model = hwloc_obj_get_info_by_name(pkg, "CPUModel");
+        if (pkg) cm = hwloc_obj_get_info_by_name(pkg, "CPUModel");
     }
-    json_object_set_new(o, "model", json_string(model ? model : "unknown"));
-    json_object_set_new(o, "sockets", json_integer(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE)));
-    json_object_set_new(o, "cores", json_integer(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE)));
-    json_object_set_new(o, "pus", json_integer(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU)));
-    json_object_set_new(o, "numa_nodes", json_integer(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE)));
-    static const struct { hwloc_obj_type_t ty; const char *key; } caches[] = {
-        {HWLOC_OBJ_L1CACHE, "l1d_bytes"}, {HWLOC_OBJ_L2CACHE, "l2_bytes"}, {HWLOC_OBJ_L3CACHE, "l3_bytes"}};
-    for (size_t i = 0; i < sizeof caches / sizeof caches[0]; i++) {
-        hwloc_obj_t c = hwloc_get_obj_by_type(t, caches[i].ty, 0);
-        json_object_set_new(o, caches[i].key, json_integer(c && c->attr ? (json_int_t)c->attr->cache.size : 0));
+    snprintf(model, len, "%s", cm ? cm : "unknown");
+    M(cpu.model, model);
+    M(cpu.sockets, hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE));
+    M(cpu.cores, hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE));
+    M(cpu.pus, hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU));
+    M(cpu.numa_nodes, hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE));
+    static const hwloc_obj_type_t caches[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE};
+    double bytes[3];
+    for (int i = 0; i < 3; i++) {
+        hwloc_obj_t o = hwloc_get_obj_by_type(t, caches[i], 0);
+        bytes[i] = o && o->attr ? (double)o->attr->cache.size : 0;
     }
+    M(cpu.l1d_bytes, bytes[0]);
+    M(cpu.l2_bytes, bytes[1]);
+    M(cpu.l3_bytes, bytes[2]);
     hwloc_topology_destroy(t);
-    return o;
+    return st;
 }
 
 /* The commit the binary was built from (HB_GIT_COMMIT, set by the Makefile). Only a build without
@@ -75,15 +87,16 @@ static void git_commit(char *buf, size_t len)
     pclose(p);
 }
 
-/* The thread runtime: OpenMP's settings, the BLAS build's threading model and every OPENBLAS_*,
- * OMP_*, GOMP_*, GOTO_* and KMP_* variable of the environment (they change what the BLAS runs: these
- * VMs set OPENBLAS_CORETYPE=Haswell on AVX-512 CPUs). "one_runtime" is true when OpenBLAS was built
- * with OpenMP (openblas_get_parallel() == 2), i.e. it shares hybench's OpenMP pool. */
-json_t *hb_threads_json(void)
+/* The thread runtime into m->threads (absent on entry): OpenMP's settings, the BLAS build's threading
+ * model and every OPENBLAS_*, OMP_*, GOMP_*, GOTO_* and KMP_* variable of the environment (they change
+ * what the BLAS runs: these VMs set OPENBLAS_CORETYPE=Haswell on AVX-512 CPUs), as a new JSON object
+ * in *env (the caller's, m->threads.env points to it). "one_runtime" is true when OpenBLAS was built with
+ * OpenMP (openblas_get_parallel() == 2), i.e. it shares hybench's OpenMP pool. HB_OK or HB_ENOMEM. */
+static hb_status threads_fill(hb_rec_meta *m, json_t **env)
 {
     static const char *const kinds[] = {"sequential", "pthreads", "openmp"};
     int par = openblas_get_parallel();
-    json_t *env = json_object();
+    if (!(*env = json_object())) return HB_ENOMEM;
     for (char **e = environ; e && *e; e++) {
         static const char *const pre[] = {"OPENBLAS_", "OMP_", "GOMP_", "GOTO_", "KMP_"};
         for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
@@ -92,86 +105,122 @@ json_t *hb_threads_json(void)
             if (eq && !strncmp(*e, pre[i], l)) {
                 char name[128];
                 snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
-                json_object_set_new(env, name, json_string(eq + 1));
+                json_object_set_new(*env, name, json_string(eq + 1));
                 break;
             }
         }
     }
     omp_proc_bind_t pb = omp_get_proc_bind();
     static const char *const binds[] = {"false", "true", "master", "close", "spread"};
-    return json_pack("{s:s,s:s,s:b,s:i,s:i,s:s,s:i,s:o}", "runtime", "OpenMP (libgomp)", "blas_threading",
-                     par >= 0 && par <= 2 ? kinds[par] : "unknown", "one_runtime", par == 2, "omp_max_threads",
-                     omp_get_max_threads(), "omp_num_procs", omp_get_num_procs(), "omp_proc_bind",
-                     (int)pb >= 0 && (int)pb <= 4 ? binds[pb] : "other", "blas_threads", openblas_get_num_threads(),
-                     "env", env);
+    hb_status st = HB_OK;
+    M(threads.runtime, "OpenMP (libgomp)");
+    M(threads.blas_threading, par >= 0 && par <= 2 ? kinds[par] : "unknown");
+    M(threads.one_runtime, par == 2);
+    M(threads.omp_max_threads, omp_get_max_threads());
+    M(threads.omp_num_procs, omp_get_num_procs());
+    M(threads.omp_proc_bind, (int)pb >= 0 && (int)pb <= 4 ? binds[pb] : "other");
+    M(threads.blas_threads, openblas_get_num_threads());
+    M(threads.env, *env);
+    return st;
 }
 
-json_t *hb_meta_record(const hb_options *o, const char *run_id, char **workloads, int nworkloads)
+/* The run's options into m->options (absent on entry); options.workloads' array is the struct's, its
+ * strings borrowed from workloads. HB_OK or HB_ENOMEM. */
+static hb_status options_fill(hb_rec_meta *m, const hb_options *o, char **workloads, int nworkloads)
 {
-    json_t *m = json_object();
-    char host[256] = "unknown", date[64], commit[128];
-    gethostname(host, sizeof host);
+    hb_status st = HB_OK;
+    M(options.budget_s, o->budget_s);
+    M(options.ci_target, o->ci_target);
+    M(options.min_samples, o->min_samples);
+    M(options.max_samples, o->max_samples);
+    M(options.quick, o->quick != 0);
+    M(options.verify_only, o->verify_only != 0);
+    M(options.cold, o->cold != 0);
+    size_t n = nworkloads > 0 ? (size_t)nworkloads : 0;
+    const char **wl = n ? malloc(n * sizeof *wl) : NULL;
+    if (n && !wl) return HB_ENOMEM;
+    for (size_t i = 0; i < n; i++) wl[i] = workloads[i];
+    if (st) { free(wl); return st; }
+    M(options.workloads, ((hb_rec_strs){wl, n, 1})); /* assigned (st was HB_OK): the struct owns wl from here */
+    M(options.seed, (long long)o->seed);
+    M(options.passes, o->passes);
+    M(options.repetitions, o->repetitions);
+    if (o->cases_from) M(options.cases_from, o->cases_from); /* a subset of the cases by key (hybench ab's later rounds) */
+    if (o->instr_calls) M(options.instructions, o->instr_calls); /* calls counted per case by callgrind (instr.h) */
+    if (o->ref_cache && *o->ref_cache) M(options.ref_cache, o->ref_cache); /* the f64 references' cache (refcache.h) */
+    if (o->algo_cache && *o->algo_cache) M(options.algo_cache, o->algo_cache); /* the CUDA plugin's choices' cache */
+    return st;
+}
+
+hb_status hb_meta_fill(hb_meta *mi, const hb_options *o, const char *run_id, char **workloads, int nworkloads)
+{
+    memset(mi, 0, sizeof *mi);
+    hb_rec_meta *m = &mi->rec;
+    hb_rec_clear(&hb_rec_meta_table, m);
+    snprintf(mi->host, sizeof mi->host, "unknown");
+    gethostname(mi->host, sizeof mi->host);
+    mi->host[sizeof mi->host - 1] = 0;
     time_t now = time(NULL);
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    git_commit(commit, sizeof commit);
+    strftime(mi->date, sizeof mi->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    git_commit(mi->commit, sizeof mi->commit);
     struct utsname u;
     uname(&u);
-    char os[400];
-    snprintf(os, sizeof os, "%s %s %s", u.sysname, u.release, u.machine);
+    snprintf(mi->os, sizeof mi->os, "%s %s %s", u.sysname, u.release, u.machine);
     struct sysinfo si;
     sysinfo(&si);
     double res_ns, ovh_ns;
     hb_clock_check(&res_ns, &ovh_ns);
-    json_t *wl = json_array();
-    for (int i = 0; i < nworkloads; i++) json_array_append_new(wl, json_string(workloads[i]));
-    json_object_set_new(m, "type", json_string("meta"));
-    json_object_set_new(m, "run_id", json_string(run_id));
-    json_object_set_new(m, "tool", json_string("hybench"));
-    json_object_set_new(m, "tool_version", json_string(HB_VERSION));
-    json_object_set_new(m, "date", json_string(date));
-    json_object_set_new(m, "command_line", json_string(o->argv_joined ? o->argv_joined : ""));
-    json_object_set_new(m, "git_commit", json_string(commit));
-    json_object_set_new(m, "host", json_string(host));
-    json_object_set_new(m, "cpu", cpu_json());
-    json_object_set_new(m, "memory_bytes", json_integer((json_int_t)si.totalram * (json_int_t)si.mem_unit));
-    json_object_set_new(m, "os", json_string(os));
+    hb_status st = HB_OK;
+    M(type, "meta");
+    M(run_id, run_id);
+    M(tool, "hybench");
+    M(tool_version, HB_VERSION);
+    M(date, mi->date);
+    M(command_line, o->argv_joined ? o->argv_joined : "");
+    M(git_commit, mi->commit);
+    M(host, mi->host);
+    if (!st) st = cpu_fill(m, mi->cpu_model, sizeof mi->cpu_model);
+    M(memory_bytes, (double)si.totalram * (double)si.mem_unit);
+    M(os, mi->os);
     double load[3];
-    if (getloadavg(load, 3) == 3)  /* a busy machine makes noisy samples: compare shows it */
-        json_object_set_new(m, "load_avg", json_pack("[f,f,f]", load[0], load[1], load[2]));
+    if (!st && getloadavg(load, 3) == 3) { /* a busy machine makes noisy samples: compare shows it */
+        st = hb_rec_nums_set(&m->load_avg, load, 3);
+        if (!st) st = hb_rec_put(&hb_rec_meta_table, m, offsetof(hb_rec_meta, load_avg));
+    }
 #ifdef __VERSION__
-    json_object_set_new(m, "compiler", json_string("gcc " __VERSION__));
+    M(compiler, "gcc " __VERSION__);
 #endif
-    json_object_set_new(m, "cflags", json_string(HB_CFLAGS));
-    json_object_set_new(m, "openblas", json_pack("{s:s,s:s}", "config", openblas_get_config(), "corename",
-                                                 openblas_get_corename()));
-    json_t *thr = hb_threads_json();
-    if (!json_is_true(json_object_get(thr, "one_runtime")))
+    M(cflags, HB_CFLAGS);
+    M(openblas.config, openblas_get_config());
+    M(openblas.corename, openblas_get_corename());
+    if (!st) st = threads_fill(m, &mi->env);
+    if (!st && m->threads.one_runtime != 1)
         fprintf(stderr, "hybench: warning: OpenBLAS is not the OpenMP build (threading: %s): its threads and "
                         "hybench's OpenMP threads compete for the cores and compute times depend on the mode "
                         "(install libopenblas-openmp-dev and rebuild)\n",
-                json_string_value(json_object_get(thr, "blas_threading")));
-    json_object_set_new(m, "threads", thr);
-    json_object_set_new(m, "options",
-                        json_pack("{s:f,s:f,s:i,s:i,s:b,s:b,s:b,s:o,s:I,s:i,s:i}", "budget_s", o->budget_s, "ci_target",
-                                  o->ci_target, "min_samples", o->min_samples, "max_samples", o->max_samples,
-                                  "quick", o->quick, "verify_only", o->verify_only, "cold", o->cold, "workloads", wl,
-                                  "seed", (json_int_t)o->seed, "passes", o->passes, "repetitions", o->repetitions));
-    if (o->cases_from) /* a subset of the cases by key (hybench ab's later rounds; ab.c reads it) */
-        json_object_set_new(json_object_get(m, "options"), "cases_from", json_string(o->cases_from));
-    if (o->instr_calls) /* calls counted per case by callgrind (instr.h) */
-        json_object_set_new(json_object_get(m, "options"), "instructions", json_integer(o->instr_calls));
-    if (o->ref_cache && *o->ref_cache) /* the f64 references' on-disk cache (refcache.h) */
-        json_object_set_new(json_object_get(m, "options"), "ref_cache", json_string(o->ref_cache));
-    if (o->algo_cache && *o->algo_cache) /* the CUDA plugin's algorithm choices' cache (HB_ALGO_CACHE) */
-        json_object_set_new(json_object_get(m, "options"), "algo_cache", json_string(o->algo_cache));
+                m->threads.blas_threading);
+    if (!st) st = options_fill(m, o, workloads, nworkloads);
     /* this process's place in a multi-process launch (core/launch.h): hb_ranks_merge (results/ranks.h)
      * reads it to tell which file is which rank */
-    json_object_set_new(m, "launch", json_pack("{s:i,s:i,s:i}", "rank", hb_launch_rank(), "ranks", hb_launch_ranks(),
-                                               "local_rank", hb_launch_local_rank()));
-    json_object_set_new(m, "clock", json_pack("{s:s,s:f,s:f}", "name", "CLOCK_MONOTONIC", "resolution_ns", res_ns,
-                                              "overhead_ns", ovh_ns));
-    json_object_set_new(m, "host_clock", hb_clock_selfcheck_json()); /* probe vs kernel vs perf: clockprobe.c */
-    return m;
+    M(launch.rank, hb_launch_rank());
+    M(launch.ranks, hb_launch_ranks());
+    M(launch.local_rank, hb_launch_local_rank());
+    M(clock.name, "CLOCK_MONOTONIC");
+    M(clock.resolution_ns, res_ns);
+    M(clock.overhead_ns, ovh_ns);
+    /* probe vs kernel vs perf: clockprobe.c */
+    if (!st) st = hb_clock_selfcheck(&m->host_clock, &mi->clock, mi->clock_why, sizeof mi->clock_why);
+    if (!st) st = hb_rec_put(&hb_rec_meta_table, m, offsetof(hb_rec_meta, host_clock));
+    if (st) hb_meta_release(mi);
+    return st;
+}
+
+void hb_meta_release(hb_meta *mi)
+{
+    if (!mi) return;
+    hb_rec_release(&hb_rec_meta_table, &mi->rec);
+    json_decref(mi->env);
+    mi->env = NULL;
 }
 
 /* splitmix64 (Steele, Lea, Flood 2014): a well-mixed 64-bit stream from any seed. */

@@ -192,8 +192,16 @@ int hb_measure_serve(const hb_options *o, const hb_case_list *cases, const char 
         hb_serve_round_path(path, r, rp, sizeof rp);
         int fd = open(rp, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
         if (fd < 0) { fprintf(stderr, "hybench %s: cannot write %s: %s\n", cmd, rp, strerror(errno)); rc = HB_EXIT_IO; break; }
-        json_t *meta = hb_meta_record(o, run_id, workloads, nworkloads);
-        if (meta) json_object_set_new(meta, "serve", json_pack("{s:i,s:i,s:f}", "round", r, "rounds", o->serve_rounds, "setup_s", setup_s));
+        hb_meta mfill;
+        json_t *meta = NULL;
+        if (hb_meta_fill(&mfill, o, run_id, workloads, nworkloads) == HB_OK) {
+            hb_rec_meta *m = &mfill.rec;
+            if (HB_REC_SET(hb_rec_meta, m, serve.round, r) == HB_OK &&
+                HB_REC_SET(hb_rec_meta, m, serve.rounds, o->serve_rounds) == HB_OK &&
+                HB_REC_SET(hb_rec_meta, m, serve.setup_s, setup_s) == HB_OK)
+                meta = hb_rec_meta_json(m);
+            hb_meta_release(&mfill);
+        }
         if (put_record(fd, meta, 1)) { fprintf(stderr, "hybench %s: cannot write %s\n", cmd, rp); close(fd); rc = HB_EXIT_IO; break; }
         int counts[HB_STATUS_COUNT] = {0};
         const int subset = tok == HB_LOCKSTEP_CASES && o->serve_cases;

@@ -28,7 +28,7 @@ char *hb_serve_round_path(const char *path, int r, char *buf, size_t len);
 
 /* Serve up to o->serve_rounds rounds of cases (every selected backend) as above: round r's records in
  * hb_serve_round_path(path, r), which must not exist unless force (then replaced); each starting with
- * the meta record hb_meta_record(o, run_id, workloads, nworkloads) given "serve": {round, rounds}.
+ * the meta record (meta.c hb_meta_fill) with "serve": {round, rounds, setup_s}.
  * The case time limit holds in set-up and in every round: a backend process that dies or passes it
  * has that case recorded crashed / timed_out in the round (set-up: every round) and serves no more
  * (its later cases are missing from later rounds, said on stderr). SIGINT/SIGTERM end it after the

@@ -76,7 +76,7 @@ hb_status hb_rec_case_parse(json_t *rec, hb_rec_case *c)
 void hb_rec_meta_free(hb_rec_meta *m)
 {
     if (!m) return;
-    free(m->load_avg);
+    hb_rec_release(&hb_rec_meta_table, m);
     free(m->openblas_text);
     free(m->options_text);
     free(m->clock_text);
@@ -86,42 +86,23 @@ void hb_rec_meta_free(hb_rec_meta *m)
 hb_status hb_rec_meta_parse(json_t *rec, hb_rec_meta *m)
 {
     memset(m, 0, sizeof *m);
-    m->run_id = str(rec, "run_id"); m->tool = str(rec, "tool"); m->tool_version = str(rec, "tool_version");
-    m->date = str(rec, "date"); m->command_line = str(rec, "command_line"); m->git_commit = str(rec, "git_commit");
-    m->host = str(rec, "host"); m->os = str(rec, "os"); m->compiler = str(rec, "compiler"); m->cflags = str(rec, "cflags");
-    json_t *s = json_object_get(rec, "schema");
-    m->has_schema = s != NULL;
-    m->schema = json_is_integer(s) ? (long long)json_integer_value(s) : 0;
-    json_t *cpu = json_object_get(rec, "cpu");
-    m->has_cpu = cpu != NULL;
-    m->cpu.model = str(cpu, "model");
-    m->cpu.sockets = num(cpu, "sockets"); m->cpu.cores = num(cpu, "cores"); m->cpu.pus = num(cpu, "pus");
-    m->cpu.numa_nodes = num(cpu, "numa_nodes"); m->cpu.l1d_bytes = num(cpu, "l1d_bytes");
-    m->cpu.l2_bytes = num(cpu, "l2_bytes"); m->cpu.l3_bytes = num(cpu, "l3_bytes");
-    m->memory_bytes = num(rec, "memory_bytes");
-    json_t *ob = json_object_get(rec, "openblas");
-    m->openblas.config = str(ob, "config");
-    m->openblas.corename = str(ob, "corename");
-    m->cases_from = str(json_object_get(rec, "options"), "cases_from");
-    m->ab_pair = str(json_object_get(rec, "ab"), "pair");
-    m->ranks_n = num(json_object_get(rec, "ranks"), "n");
+    if (hb_rec_decode(&hb_rec_meta_table, m, rec)) {
+        memset(m, 0, sizeof *m);
+        return HB_ENOMEM;
+    }
+    /* the read views (record.h) */
+    m->has_schema = json_object_get(rec, "schema") != NULL;
+    m->has_cpu = json_object_get(rec, "cpu") != NULL;
+    m->ab_pair = str(m->ab, "pair");
+    m->ranks_n = num(m->ranks, "n");
     static const char *const shown[] = {"openblas", "options", "clock"};
     char **text[] = {&m->openblas_text, &m->options_text, &m->clock_text};
     for (int i = 0; i < 3; i++) {
         json_t *v = json_object_get(rec, shown[i]);
-        if (v && !(*text[i] = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6) | JSON_ENCODE_ANY)))
+        if (v && !(*text[i] = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6) | JSON_ENCODE_ANY))) {
+            hb_rec_meta_free(m);
             return HB_ENOMEM;
-    }
-    json_t *la = json_object_get(rec, "load_avg");
-    m->has_load_avg = json_is_array(la);
-    size_t n = json_array_size(la);
-    if (n) {
-        if (!(m->load_avg = malloc(n * sizeof *m->load_avg))) return HB_ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-            json_t *x = json_array_get(la, i);
-            m->load_avg[i] = json_is_number(x) ? json_number_value(x) : (double)NAN;
         }
-        m->nload_avg = n;
     }
     return HB_OK;
 }

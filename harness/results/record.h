@@ -14,13 +14,12 @@
  * (results.h) or, for hb_rec_case_parse and friends, by the parsed JSON record and the struct's own
  * arrays (freed by the matching _free). Strings are borrowed from the JSON record and live as long
  * as the record does (hb_rec_meta's *_text members are its own copies). Writing: results/write.c
- * writes case, plan, end and backend records from their structs (hb_rec_case_json,
- * hb_rec_plan_json, hb_rec_end_json, hb_end_record, hb_rec_backend_json; through the field tables of
- * record_fields.c and the codec of record_codec.c: a struct read and written back is the same JSON),
- * a mode_check record (hb_rec_mode_check_json) and a shape (hb_rec_shape_json); measure/ and cli/
- * fill the structs member by member (HB_REC_SET) where they measure. The meta record is still built
- * as JSON in measure/ (hb_case_record's base fields too), with write.c's helpers (hb_case_record,
- * hb_stats_json, hb_record_write).
+ * writes case, plan, end, backend and meta records from their structs (hb_rec_case_json,
+ * hb_rec_plan_json, hb_rec_end_json, hb_end_record, hb_rec_backend_json, hb_rec_meta_json; through the
+ * field tables of record_fields.c and the codec of record_codec.c: a struct read and written back is
+ * the same JSON), a mode_check record (hb_rec_mode_check_json) and a shape (hb_rec_shape_json);
+ * measure/ and cli/ fill the structs member by member (HB_REC_SET) where they measure. A case record's
+ * base fields are still built as JSON (write.c hb_case_record) and parsed once into the struct.
  * Errors: parsing a validated record cannot fail except for memory (HB_ENOMEM, results.h).
  * Units: seconds for times, bytes, elements, GFLOP/s and GB/s, as the schema says per field.
  */
@@ -66,6 +65,9 @@ typedef struct hb_rec_stats {
 /* An array of numbers (samples in seconds, pass medians): v[0..n-1]; a JSON null in the array
  * (a pass without a median) reads as NaN. NULL and 0 when absent. */
 typedef struct hb_rec_nums { double *v; size_t n; int present; } hb_rec_nums;
+/* An array of strings (a run's workloads): v[0..n-1] borrowed from the record (or from whoever filled
+ * the struct), the array v owned by the struct; NULL and 0 when absent. */
+typedef struct hb_rec_strs { const char **v; size_t n; int present; } hb_rec_strs;
 
 /* A case's shape object: values in hb_shape's layout, has.<field> 1 for a field the record names
  * (a field it lacks is 0 in both). hb_rec_shape_get gives NaN for an absent field. */
@@ -221,18 +223,72 @@ typedef struct hb_rec_case {
     hb_rec_keys keys, phases_keys, samples_keys, pass_medians_keys; /* the record's, phases', samples', pass_medians' */
 } hb_rec_case;
 
-/* ---- type "meta" ---- */
+/* ---- type "meta" (measure/meta.c hb_meta_fill fills it; docs/results-schema.md) ---- */
+/* cpu: hwloc's topology of the host; counts, cache sizes in bytes (the first cache of each level). */
+typedef struct hb_rec_meta_cpu {
+    const char *model;
+    double sockets, cores, pus, numa_nodes, l1d_bytes, l2_bytes, l3_bytes;
+    hb_rec_keys keys;
+} hb_rec_meta_cpu;
+typedef struct hb_rec_meta_openblas { const char *config, *corename; hb_rec_keys keys; } hb_rec_meta_openblas;
+/* threads: the process's thread runtime (meta.c hb_meta_fill): OpenMP's settings, the BLAS build's
+ * threading model and whether it shares hybench's OpenMP pool (one_runtime, -1 absent), thread counts,
+ * and the OPENBLAS_* / OMP_* / GOMP_* / GOTO_* / KMP_* environment by name (env, JSON, borrowed). */
+typedef struct hb_rec_meta_threads {
+    const char *runtime, *blas_threading, *omp_proc_bind;
+    int one_runtime;
+    double omp_max_threads, omp_num_procs, blas_threads;
+    json_t *env;
+    hb_rec_keys keys;
+} hb_rec_meta_threads;
+/* options: the run's measuring options (hb_options; seconds, fractions, counts; quick, verify_only,
+ * cold -1 absent); cases_from: the run measured only the keys listed in that file (hybench ab's later
+ * rounds); instructions: callgrind's calls per case; ref_cache, algo_cache: the caches' folders. */
+typedef struct hb_rec_meta_options {
+    double budget_s, ci_target, min_samples, max_samples, passes, repetitions, instructions;
+    int quick, verify_only, cold;
+    hb_rec_strs workloads;
+    long long seed;
+    const char *cases_from, *ref_cache, *algo_cache;
+    hb_rec_keys keys;
+} hb_rec_meta_options;
+/* launch: this process's place in a multi-process launch (core/launch.h). */
+typedef struct hb_rec_meta_launch { double rank, ranks, local_rank; hb_rec_keys keys; } hb_rec_meta_launch;
+/* clock: the timer (CLOCK_MONOTONIC), its resolution and the overhead of one reading, ns. */
+typedef struct hb_rec_meta_clock { const char *name; double resolution_ns, overhead_ns; hb_rec_keys keys; } hb_rec_meta_clock;
+/* host_clock: the run-start clock self-check (measure/clockprobe.h hb_clock_selfcheck), GHz; valid and
+ * agrees_within_15pct -1 absent. */
+typedef struct hb_rec_host_clock {
+    double probe_ghz, probe_ghz_min, kernel_ghz, kernel_max_ghz, perf_ghz, perf_cycles_per_imul, cpus;
+    const char *kernel_source, *method, *why;
+    int valid, agrees_within_15pct;
+    hb_rec_keys keys;
+} hb_rec_host_clock;
+/* serve: a served round's file (`run --serve-rounds`, measure/serve.c): its round, the rounds asked
+ * for, the set-up's seconds. */
+typedef struct hb_rec_meta_serve { double round, rounds, setup_s; hb_rec_keys keys; } hb_rec_meta_serve;
 typedef struct hb_rec_meta {
+    const char *type;                 /* "meta" */
     const char *run_id, *tool, *tool_version, *date, *command_line, *git_commit, *host, *os, *compiler, *cflags;
-    long long schema;                 /* 0 when the record has no integer "schema" */
-    int has_schema;                   /* "schema" present (any type) */
-    struct { const char *model; double sockets, cores, pus, numa_nodes, l1d_bytes, l2_bytes, l3_bytes; } cpu;
-    int has_cpu;                      /* the record has a cpu object */
+    const char *replay_of;            /* `plan --replay`: the costs file replayed */
+    hb_rec_meta_cpu cpu;
     double memory_bytes;
-    struct { const char *config, *corename; } openblas;
-    const char *cases_from;           /* options.cases_from: the run measured only the keys listed there */
+    hb_rec_nums load_avg;             /* 1, 5, 15 minutes */
+    hb_rec_meta_openblas openblas;
+    hb_rec_meta_threads threads;
+    hb_rec_meta_options options;
+    hb_rec_meta_launch launch;
+    hb_rec_meta_clock clock;
+    hb_rec_host_clock host_clock;
+    hb_rec_meta_serve serve;
+    json_t *ab;                       /* `hybench ab`'s merged file: the pair and how it ran (analysis/ab.h), JSON (borrowed) */
+    json_t *ranks;                    /* a merged multi-rank file: its ranks (results/ranks.h), JSON (borrowed) */
+    long long schema;                 /* -1 when the record has no integer "schema" */
+    hb_rec_keys keys;
+    /* read views, set by hb_rec_meta_parse */
+    int has_schema;                   /* "schema" present (any type) */
+    int has_cpu;                      /* the record has a cpu object */
     const char *ab_pair;              /* ab.pair: the pair id of a `hybench ab` round */
-    double *load_avg; size_t nload_avg; int has_load_avg;  /* load_avg array (1, 5, 15 minutes) */
     double ranks_n;                   /* ranks.n of a merged multi-rank file; NaN absent */
     /* For display (the report's metadata table): these members of the record as compact JSON, keys
      * sorted, reals to 6 digits; owned (freed by hb_rec_meta_free); NULL when absent. */
@@ -340,6 +396,8 @@ int hb_rec_phase_index(const char *name);
  *   I64      long long: an integer
  *   BOOL     int: true or false (-1 absent)
  *   NUMS     hb_rec_nums: an array of reals (null for a non-finite one)
+ *   INTS     hb_rec_nums: an array of integers (null for a non-finite one)
+ *   STRS     hb_rec_strs: an array of strings
  *   SHAPE    hb_rec_shape: an object of integers in its order (hb_rec_shape_json)
  *   JSON     json_t *: the JSON as it is (borrowed)
  *   OBJ      a struct of table `sub` at `off`: an object
@@ -349,7 +407,8 @@ int hb_rec_phase_index(const char *name);
  * A value read in another JSON form is written back in that form where the value allows (an integer
  * where the kind writes a real); see hb_rec_keys. */
 typedef enum {
-    HB_RK_STR, HB_RK_REAL, HB_RK_REAL_INF, HB_RK_INT, HB_RK_COUNT, HB_RK_I64, HB_RK_BOOL, HB_RK_NUMS, HB_RK_SHAPE,
+    HB_RK_STR, HB_RK_REAL, HB_RK_REAL_INF, HB_RK_INT, HB_RK_COUNT, HB_RK_I64, HB_RK_BOOL, HB_RK_NUMS, HB_RK_INTS, HB_RK_STRS,
+    HB_RK_SHAPE,
     HB_RK_JSON, HB_RK_OBJ, HB_RK_GROUP, HB_RK_ARR
 } hb_rec_kind;
 typedef struct hb_rec_table hb_rec_table;
@@ -370,7 +429,7 @@ extern const hb_rec_table hb_rec_case_table, hb_rec_stats_table, hb_rec_mem_tabl
     hb_rec_collective_table, hb_rec_tp_table, hb_rec_rank_table, hb_rec_wall_table, hb_rec_clock_table,
     hb_rec_timer_table, hb_rec_instr_table, hb_rec_model_file_table, hb_rec_served_table, hb_rec_layer_table,
     hb_rec_step_impl_table, hb_rec_plan_table, hb_rec_plan_step_table, hb_rec_plan_device_table, hb_rec_end_table,
-    hb_rec_backend_table, hb_rec_ceiling_table;
+    hb_rec_backend_table, hb_rec_ceiling_table, hb_rec_meta_table, hb_rec_host_clock_table;
 
 /* Generic over a table (record_codec.c); base points at a struct of table t.
  * hb_rec_clear: every member absent (NaN, NULL, -1, empty), keys empty; frees nothing (use on a

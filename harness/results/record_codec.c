@@ -25,7 +25,8 @@ void hb_rec_clear(const hb_rec_table *t, void *base)
         case HB_RK_REAL: case HB_RK_REAL_INF: case HB_RK_INT: case HB_RK_COUNT: *AT(base, f->off, double) = NAN; break;
         case HB_RK_I64: *AT(base, f->off, long long) = -1; break;
         case HB_RK_BOOL: *AT(base, f->off, int) = -1; break;
-        case HB_RK_NUMS: memset(AT(base, f->off, hb_rec_nums), 0, sizeof(hb_rec_nums)); break;
+        case HB_RK_NUMS: case HB_RK_INTS: memset(AT(base, f->off, hb_rec_nums), 0, sizeof(hb_rec_nums)); break;
+        case HB_RK_STRS: memset(AT(base, f->off, hb_rec_strs), 0, sizeof(hb_rec_strs)); break;
         case HB_RK_SHAPE: memset(AT(base, f->off, hb_rec_shape), 0, sizeof(hb_rec_shape)); break;
         case HB_RK_JSON: *AT(base, f->off, json_t *) = NULL; break;
         case HB_RK_OBJ: hb_rec_clear(f->sub, AT(base, f->off, char)); break;
@@ -40,7 +41,8 @@ void hb_rec_release(const hb_rec_table *t, void *base)
 {
     for (int i = 0; i < t->n; i++) {
         const hb_rec_field *f = &t->f[i];
-        if (f->kind == HB_RK_NUMS) free(AT(base, f->off, hb_rec_nums)->v);
+        if (f->kind == HB_RK_NUMS || f->kind == HB_RK_INTS) free(AT(base, f->off, hb_rec_nums)->v);
+        else if (f->kind == HB_RK_STRS) free((void *)AT(base, f->off, hb_rec_strs)->v);
         else if (f->kind == HB_RK_OBJ) hb_rec_release(f->sub, AT(base, f->off, char));
         else if (f->kind == HB_RK_GROUP) hb_rec_release(f->sub, base);
         else if (f->kind == HB_RK_ARR) {
@@ -93,8 +95,8 @@ static int is_key_of(const hb_rec_table *t, const char *key)
 }
 
 /* The array a of numbers as v (null and non-numbers NaN); HB_OK or HB_ENOMEM. Sets *alike 0 when an
- * element is not a real or null (the writer writes reals). */
-static hb_status dec_nums(json_t *a, hb_rec_nums *out, int *alike)
+ * element is not a real (an integer with ints) or null: what the writer writes. */
+static hb_status dec_nums(json_t *a, hb_rec_nums *out, int ints, int *alike)
 {
     memset(out, 0, sizeof *out);
     if (!json_is_array(a)) { *alike = 0; return HB_OK; }
@@ -105,7 +107,25 @@ static hb_status dec_nums(json_t *a, hb_rec_nums *out, int *alike)
     for (size_t i = 0; i < n; i++) {
         json_t *x = json_array_get(a, i);
         out->v[i] = json_is_number(x) ? json_number_value(x) : (double)NAN;
-        if (!json_is_real(x) && !json_is_null(x)) *alike = 0;
+        if (!(ints ? json_is_integer(x) : json_is_real(x)) && !json_is_null(x)) *alike = 0;
+    }
+    out->n = n;
+    return HB_OK;
+}
+
+/* The array a of strings (borrowed from a) as out; HB_OK or HB_ENOMEM. *alike 0 unless every element
+ * is a string (another element reads NULL). */
+static hb_status dec_strs(json_t *a, hb_rec_strs *out, int *alike)
+{
+    memset(out, 0, sizeof *out);
+    if (!json_is_array(a)) { *alike = 0; return HB_OK; }
+    out->present = 1;
+    size_t n = json_array_size(a);
+    if (!n) return HB_OK;
+    if (!(out->v = malloc(n * sizeof *out->v))) return HB_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        out->v[i] = json_string_value(json_array_get(a, i));
+        if (!out->v[i]) *alike = 0;
     }
     out->n = n;
     return HB_OK;
@@ -152,7 +172,8 @@ static hb_status dec_value(const hb_rec_field *f, void *base, json_t *v, int *al
         *AT(base, f->off, int) = json_is_boolean(v) ? json_is_true(v) : -1;
         *alike = json_is_boolean(v);
         return HB_OK;
-    case HB_RK_NUMS: return dec_nums(v, AT(base, f->off, hb_rec_nums), alike);
+    case HB_RK_NUMS: case HB_RK_INTS: return dec_nums(v, AT(base, f->off, hb_rec_nums), f->kind == HB_RK_INTS, alike);
+    case HB_RK_STRS: return dec_strs(v, AT(base, f->off, hb_rec_strs), alike);
     case HB_RK_SHAPE: dec_shape(v, AT(base, f->off, hb_rec_shape), alike); return HB_OK;
     case HB_RK_JSON: *AT(base, f->off, json_t *) = v; return HB_OK;
     case HB_RK_OBJ:
@@ -226,11 +247,21 @@ static json_t *enc_value(const hb_rec_field *f, unsigned char form, const void *
         return enc_number(f->kind, form, *CAT(base, f->off, double));
     case HB_RK_I64: return json_integer((json_int_t)*CAT(base, f->off, long long));
     case HB_RK_BOOL: return json_boolean(*CAT(base, f->off, int) > 0);
-    case HB_RK_NUMS: {
+    case HB_RK_NUMS: case HB_RK_INTS: {
         const hb_rec_nums *a = CAT(base, f->off, hb_rec_nums);
         json_t *j = json_array();
+        for (size_t i = 0; j && i < a->n; i++) {
+            double x = a->v[i];
+            json_t *e = f->kind == HB_RK_NUMS ? hb_json_num(x) : isfinite(x) ? json_integer((json_int_t)x) : json_null();
+            if (json_array_append_new(j, e)) { json_decref(j); return NULL; }
+        }
+        return j;
+    }
+    case HB_RK_STRS: {
+        const hb_rec_strs *a = CAT(base, f->off, hb_rec_strs);
+        json_t *j = json_array();
         for (size_t i = 0; j && i < a->n; i++)
-            if (json_array_append_new(j, hb_json_num(a->v[i]))) { json_decref(j); return NULL; }
+            if (json_array_append_new(j, a->v[i] ? json_string(a->v[i]) : json_null())) { json_decref(j); return NULL; }
         return j;
     }
     case HB_RK_SHAPE: return hb_rec_shape_json(CAT(base, f->off, hb_rec_shape));

@@ -1,8 +1,8 @@
 /*
- * record_fields.c - the field tables of the case, plan, end and backend records and of their parts
+ * record_fields.c - the field tables of the case, plan, end, backend and meta records and of their parts
  * (record.h, hb_rec_table): each JSON key of such a record, its kind and its member, written once here. record_codec.c reads and
  * writes any struct through these rows; record.c and write.c name the tables, nobody else spells a
- * case, plan, end or backend record's keys. The keys and their units are docs/results-schema.md's.
+ * case, plan, end, backend or meta record's keys. The keys and their units are docs/results-schema.md's.
  */
 #include "results/results.h"
 #include <stddef.h>
@@ -244,3 +244,67 @@ static const hb_rec_field backend_rows[] = {
     ARR(B, "ceilings", ceilings, nceilings, hb_rec_ceiling_table), ROW(B, "pass", INT, pass), ROW(B, "schema", INT, schema)};
 #undef B
 TABLE(hb_rec_backend_table, hb_rec_backend, keys, backend_rows);
+
+/* ---- the meta record (measure/meta.c hb_meta_fill, docs/results-schema.md) ----
+ * Its objects are GROUPs of hb_rec_meta (their members named from the meta struct, as
+ * HB_REC_SET(hb_rec_meta, m, cpu.model, ...) puts them), except host_clock, which clockprobe.c fills
+ * on its own. */
+#define M hb_rec_meta
+static const hb_rec_field meta_cpu_rows[] = {
+    ROW(M, "model", STR, cpu.model), ROW(M, "sockets", INT, cpu.sockets), ROW(M, "cores", INT, cpu.cores),
+    ROW(M, "pus", INT, cpu.pus), ROW(M, "numa_nodes", INT, cpu.numa_nodes), ROW(M, "l1d_bytes", COUNT, cpu.l1d_bytes),
+    ROW(M, "l2_bytes", COUNT, cpu.l2_bytes), ROW(M, "l3_bytes", COUNT, cpu.l3_bytes)};
+static TABLE(meta_cpu_table, hb_rec_meta, cpu.keys, meta_cpu_rows);
+static const hb_rec_field meta_openblas_rows[] = {ROW(M, "config", STR, openblas.config),
+                                                  ROW(M, "corename", STR, openblas.corename)};
+static TABLE(meta_openblas_table, hb_rec_meta, openblas.keys, meta_openblas_rows);
+static const hb_rec_field meta_threads_rows[] = {
+    ROW(M, "runtime", STR, threads.runtime), ROW(M, "blas_threading", STR, threads.blas_threading),
+    ROW(M, "one_runtime", BOOL, threads.one_runtime), ROW(M, "omp_max_threads", INT, threads.omp_max_threads),
+    ROW(M, "omp_num_procs", INT, threads.omp_num_procs), ROW(M, "omp_proc_bind", STR, threads.omp_proc_bind),
+    ROW(M, "blas_threads", INT, threads.blas_threads), ROW(M, "env", JSON, threads.env)};
+static TABLE(meta_threads_table, hb_rec_meta, threads.keys, meta_threads_rows);
+static const hb_rec_field meta_options_rows[] = {
+    ROW(M, "budget_s", REAL, options.budget_s), ROW(M, "ci_target", REAL, options.ci_target),
+    ROW(M, "min_samples", INT, options.min_samples), ROW(M, "max_samples", INT, options.max_samples),
+    ROW(M, "quick", BOOL, options.quick), ROW(M, "verify_only", BOOL, options.verify_only),
+    ROW(M, "cold", BOOL, options.cold), ROW(M, "workloads", STRS, options.workloads), ROW(M, "seed", I64, options.seed),
+    ROW(M, "passes", INT, options.passes), ROW(M, "repetitions", INT, options.repetitions),
+    ROW(M, "cases_from", STR, options.cases_from), ROW(M, "instructions", INT, options.instructions),
+    ROW(M, "ref_cache", STR, options.ref_cache), ROW(M, "algo_cache", STR, options.algo_cache)};
+static TABLE(meta_options_table, hb_rec_meta, options.keys, meta_options_rows);
+static const hb_rec_field meta_launch_rows[] = {ROW(M, "rank", INT, launch.rank), ROW(M, "ranks", INT, launch.ranks),
+                                                ROW(M, "local_rank", INT, launch.local_rank)};
+static TABLE(meta_launch_table, hb_rec_meta, launch.keys, meta_launch_rows);
+static const hb_rec_field meta_clock_rows[] = {ROW(M, "name", STR, clock.name),
+                                               ROW(M, "resolution_ns", REAL, clock.resolution_ns),
+                                               ROW(M, "overhead_ns", REAL, clock.overhead_ns)};
+static TABLE(meta_clock_table, hb_rec_meta, clock.keys, meta_clock_rows);
+static const hb_rec_field meta_serve_rows[] = {ROW(M, "round", INT, serve.round), ROW(M, "rounds", INT, serve.rounds),
+                                               ROW(M, "setup_s", REAL, serve.setup_s)};
+static TABLE(meta_serve_table, hb_rec_meta, serve.keys, meta_serve_rows);
+#undef M
+#define HC hb_rec_host_clock
+static const hb_rec_field host_clock_rows[] = {
+    ROW(HC, "probe_ghz", REAL, probe_ghz), ROW(HC, "probe_ghz_min", REAL, probe_ghz_min),
+    ROW(HC, "kernel_ghz", REAL, kernel_ghz), ROW(HC, "kernel_max_ghz", REAL, kernel_max_ghz),
+    ROW(HC, "kernel_source", STR, kernel_source), ROW(HC, "perf_ghz", REAL, perf_ghz),
+    ROW(HC, "perf_cycles_per_imul", REAL, perf_cycles_per_imul), ROW(HC, "method", STR, method),
+    ROW(HC, "cpus", INT, cpus), ROW(HC, "valid", BOOL, valid), ROW(HC, "agrees_within_15pct", BOOL, agrees_within_15pct),
+    ROW(HC, "why", STR, why)};
+#undef HC
+TABLE(hb_rec_host_clock_table, hb_rec_host_clock, keys, host_clock_rows);
+#define M hb_rec_meta
+static const hb_rec_field meta_rows[] = {
+    ROW(M, "type", STR, type), ROW(M, "run_id", STR, run_id), ROW(M, "tool", STR, tool),
+    ROW(M, "tool_version", STR, tool_version), ROW(M, "date", STR, date), ROW(M, "command_line", STR, command_line),
+    ROW(M, "git_commit", STR, git_commit), ROW(M, "host", STR, host), SUB(M, "cpu", GROUP, cpu.keys, meta_cpu_table),
+    ROW(M, "memory_bytes", COUNT, memory_bytes), ROW(M, "os", STR, os), ROW(M, "load_avg", NUMS, load_avg),
+    ROW(M, "compiler", STR, compiler), ROW(M, "cflags", STR, cflags),
+    SUB(M, "openblas", GROUP, openblas.keys, meta_openblas_table), SUB(M, "threads", GROUP, threads.keys, meta_threads_table),
+    SUB(M, "options", GROUP, options.keys, meta_options_table), SUB(M, "launch", GROUP, launch.keys, meta_launch_table),
+    SUB(M, "clock", GROUP, clock.keys, meta_clock_table), SUB(M, "host_clock", OBJ, host_clock, hb_rec_host_clock_table),
+    SUB(M, "serve", GROUP, serve.keys, meta_serve_table), ROW(M, "replay_of", STR, replay_of), ROW(M, "ab", JSON, ab),
+    ROW(M, "ranks", JSON, ranks), ROW(M, "schema", I64, schema)};
+#undef M
+TABLE(hb_rec_meta_table, hb_rec_meta, keys, meta_rows);

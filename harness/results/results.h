@@ -46,9 +46,11 @@ json_t *hb_rec_mode_check_json(const hb_rec_mode_check *m);
 json_t *hb_rec_case_json(const hb_rec_case *c);
 /* A plan record from its struct (record.h, hb_rec_plan), as hb_rec_case_json writes a case record. */
 json_t *hb_rec_plan_json(const hb_rec_plan *p);
-/* An end record from its struct (record.h, hb_rec_end), likewise; a backend record likewise. */
+/* An end record from its struct (record.h, hb_rec_end), likewise; a backend record and a meta record
+ * (hb_rec_meta: its read views and *_text members are not written) likewise. */
 json_t *hb_rec_end_json(const hb_rec_end *e);
 json_t *hb_rec_backend_json(const hb_rec_backend *b);
+json_t *hb_rec_meta_json(const hb_rec_meta *m);
 /* The end record of a run (docs/results-schema.md) from its cases' statuses (counts indexed by
  * hb_status): type, cases, ok, wrong, failed (HB_EDEVICE and HB_EINVAL), skipped, crashed,
  * no_resource, timed_out, elapsed_s (seconds), passes, interrupted, then serve_round when >= 0,

@@ -157,6 +157,8 @@ json_t *hb_rec_end_json(const hb_rec_end *e) { return hb_rec_encode(&hb_rec_end_
 
 json_t *hb_rec_backend_json(const hb_rec_backend *b) { return hb_rec_encode(&hb_rec_backend_table, b); }
 
+json_t *hb_rec_meta_json(const hb_rec_meta *m) { return hb_rec_encode(&hb_rec_meta_table, m); }
+
 hb_status hb_end_fill(hb_rec_end *e, size_t cases, const int counts[HB_STATUS_COUNT], double elapsed_s, int passes,
                       int interrupted)
 {
