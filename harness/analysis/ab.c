@@ -521,7 +521,7 @@ out:
 }
 
 hb_status hb_ab_write_merged(int fd, const hb_run *const *runs, const char *const *full_paths, int nrounds,
-                             const hb_cmp_result *res, int side, const char *metric, json_t *ab_meta)
+                             const hb_cmp_result *res, int side, const char *metric, const hb_rec_ab *ab)
 {
     hb_status st = HB_ENOMEM;
     keyed_run *k = calloc((size_t)nrounds + 1, sizeof *k);
@@ -558,7 +558,9 @@ hb_status hb_ab_write_merged(int fd, const hb_run *const *runs, const char *cons
             hb_rec_meta m;
             json_t *meta = NULL;
             if (hb_rec_meta_parse(full.meta, &m) == HB_OK) {
-                if (HB_REC_SET(hb_rec_meta, &m, ab, ab_meta) == HB_OK) meta = hb_rec_meta_json(&m);
+                hb_rec_release(&hb_rec_ab_table, &m.ab); /* a round's own ab (none is written) gives way */
+                if (HB_REC_SET(hb_rec_meta, &m, ab, *ab) == HB_OK) meta = hb_rec_meta_json(&m);
+                hb_rec_clear(&hb_rec_ab_table, &m.ab); /* borrowed from the caller: not freed with m */
                 hb_rec_meta_free(&m);
             }
             if (!meta) { keyed_free(&fk); goto done; }
@@ -595,7 +597,6 @@ hb_status hb_ab_write_merged(int fd, const hb_run *const *runs, const char *cons
     }
     st = full.end ? hb_record_write(fd, json_deep_copy(full.end)) : HB_OK;
 done:
-    json_decref(ab_meta);
     for (int r = 0; k && r < nrounds; r++) keyed_free(&k[r]);
     for (size_t i = 0; out && i < res->n; i++) json_decref(out[i]);
     free(k);
@@ -603,4 +604,20 @@ done:
     free(from);
     hb_run_free(&full);
     return st;
+}
+
+json_t *hb_ab_verdict_json(const hb_cmp_result *res, const hb_run *base, const hb_run *cur, const hb_cmp_options *o,
+                           const hb_rec_ab_summary *ab)
+{
+    json_t *j = hb_cmp_to_json(res, base, cur, o), *a = hb_rec_ab_summary_json(ab);
+    if (!j || !a) {
+        json_decref(j);
+        json_decref(a);
+        return NULL;
+    }
+    if (json_object_set_new(j, "ab", a)) { /* it takes a even when it fails */
+        json_decref(j);
+        return NULL;
+    }
+    return j;
 }

@@ -89,8 +89,8 @@ hb_status hb_ab_bootstrap_median_ratio(const double *d, size_t n, int resamples,
                                        double *lo, double *hi);
 
 /* Write one build's results file of the whole A/B run to fd (JSONL, docs/results-schema.md), so that
- * `hybench report` and `hybench compare` read it: the meta record of its first round with "ab":
- * ab_meta added (stolen; compare tells interleaved pairs by it), the backend records of the first
+ * `hybench report` and `hybench compare` read it: the meta record of its first round with "ab" (*ab,
+ * results/record.h hb_rec_ab, borrowed; compare tells interleaved pairs by it), the backend records of the first
  * round, one case record per case of res on that side (side 0: BASE, 1: CUR): the whole record of
  * the round res's case points to (the round whose ratio is the median one; the worst status when
  * not ok everywhere), with "pass_medians": {metric: [each round's median, null where not ok]} and
@@ -99,5 +99,10 @@ hb_status hb_ab_bootstrap_median_ratio(const double *d, size_t n, int resamples,
  * full_paths[nrounds]: their files, re-read whole one at a time. HB_OK, HB_EINVAL (no round, or a
  * file that cannot be read: message on stderr), HB_ENOMEM, HB_EDEVICE (a write failed). */
 hb_status hb_ab_write_merged(int fd, const hb_run *const *runs, const char *const *full_paths, int nrounds,
-                             const hb_cmp_result *res, int side, const char *metric, json_t *ab_meta);
+                             const hb_cmp_result *res, int side, const char *metric, const hb_rec_ab *ab);
+/* The gate's JSON verdict (`hybench ab --json`): compare's JSON of res (compare.h hb_cmp_to_json,
+ * base/cur the merged runs, o its options) with the "ab" object *ab (results/record.h
+ * hb_rec_ab_summary, borrowed) as its member "ab". New reference; NULL when out of memory. */
+json_t *hb_ab_verdict_json(const hb_cmp_result *res, const hb_run *base, const hb_run *cur, const hb_cmp_options *o,
+                           const hb_rec_ab_summary *ab);
 #endif

@@ -202,8 +202,8 @@ hb_cmp_comparability hb_cmp_comparable(const hb_run *a, const hb_run *b, char *w
 
 int hb_cmp_interleaved(const hb_run *a, const hb_run *b)
 {
-    const char *pa = a->meta_rec ? a->meta_rec->ab_pair : NULL;
-    const char *pb = b->meta_rec ? b->meta_rec->ab_pair : NULL;
+    const char *pa = a->meta_rec ? a->meta_rec->ab.pair : NULL;
+    const char *pb = b->meta_rec ? b->meta_rec->ab.pair : NULL;
     return pa && pb && !strcmp(pa, pb);
 }
 

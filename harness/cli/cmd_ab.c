@@ -13,6 +13,7 @@
  * builds' merged results files and every round's file.
  */
 #include "analysis/ab.h"
+#include "cli/ab_account.h"
 #include "cli/ab_builds.h"
 #include "cli/ab_gatelist.h"
 #include "cli/ab_instr_run.h"
@@ -119,18 +120,6 @@ static long write_open_cases(const hb_cmp_result *res, const char *path)
         if (hb_cmp_case_undecided(c)) { fprintf(f, "%s\n", c->key); n++; } /* insufficient ones too */
     }
     return fclose(f) ? -1 : n;
-}
-
-/* obj.subset_from_round (null: every round ran every case) and obj.subset_cases (per round: the cases
- * a subset round ran, null for a full one), from the round the subsets began (0: never) and
- * open_cases[r] (-1: round r + 1 ran every case). */
-static void set_subset_json(json_t *obj, int from, const long *open_cases, int rounds)
-{
-    json_object_set_new(obj, "subset_from_round", from && from <= rounds ? json_integer(from) : json_null());
-    json_t *oc = json_array();
-    for (int r = 0; r < rounds; r++)
-        json_array_append_new(oc, from && r + 1 >= from && open_cases[r] >= 0 ? json_integer(open_cases[r]) : json_null());
-    json_object_set_new(obj, "subset_cases", oc);
 }
 
 int hb_cmd_ab(int argc, char **argv)
@@ -457,18 +446,18 @@ int hb_cmd_ab(int argc, char **argv)
             FILE *mf = fopen(mp, "r");
             char *line = NULL;
             size_t cap = 0;
-            if (mf && getline(&line, &cap, mf) > 0) {
-                json_t *m = json_loads(line, 0, NULL), *ab = m ? json_object_get(m, "ab") : NULL;
-                const char *ord = json_string_value(json_object_get(ab, "order"));
-                if (ord && strlen(ord) >= (size_t)rounds) memcpy(order, ord, (size_t)rounds);
-                json_t *lr = json_object_get(ab, "lockstep_rounds");
-                if (json_is_integer(lr)) lockstep_rounds = (int)json_integer_value(lr);
-                json_t *sf = json_object_get(ab, "subset_from_round"), *sc = json_object_get(ab, "subset_cases");
-                if (json_is_integer(sf)) pruned_from = (int)json_integer_value(sf);
-                for (int r = 0; r < rounds && r < (int)json_array_size(sc); r++)
-                    open_cases[r] = json_is_integer(json_array_get(sc, r)) ? (long)json_integer_value(json_array_get(sc, r)) : -1;
-                json_decref(m);
+            json_t *mj = mf && getline(&line, &cap, mf) > 0 ? json_loads(line, 0, NULL) : NULL;
+            hb_rec_meta m;
+            if (mj && hb_rec_meta_parse(mj, &m) == HB_OK) { /* its struct (results/record.h hb_rec_ab) */
+                const hb_rec_ab *ab = &m.ab;
+                if (ab->order && strlen(ab->order) >= (size_t)rounds) memcpy(order, ab->order, (size_t)rounds);
+                if (isfinite(ab->lockstep_rounds)) lockstep_rounds = (int)ab->lockstep_rounds;
+                if (isfinite(ab->subset_from_round)) pruned_from = (int)ab->subset_from_round;
+                for (int r = 0; r < rounds && r < (int)ab->subset_cases.n; r++)
+                    open_cases[r] = isfinite(ab->subset_cases.v[r]) ? (long)ab->subset_cases.v[r] : -1;
+                hb_rec_meta_free(&m);
             }
+            json_decref(mj);
             free(line);
             if (mf) fclose(mf);
         }
@@ -638,28 +627,33 @@ int hb_cmd_ab(int argc, char **argv)
         double total = hb_now() - t_start, run_s[2] = {0, 0};
         for (int s = 0; s < 2; s++)
             for (int r = 0; r < rounds; r++) run_s[s] += sides[s].secs[r];
+        /* the gate as it ended (ab_account.h): the merged files' meta, the JSON verdict, the method */
+        const char *const exes[2] = {sides[0].exe, sides[1].exe};
+        hb_ab_account acc = {
+            .rounds = rounds, .order = order, .stop_why = stop_why, .total_s = total, .run_s = {run_s[0], run_s[1]},
+            .decide_s = t_decide, .undecided = undecided, .tested = res.tested, .lockstep_rounds = lockstep_rounds,
+            .served = serve, .serve_setup_s = {serve_setup[0], serve_setup[1]}, .serve_cur_first = serve_cur_first,
+            .duet = duet, .duet_cpu = {duet_cpu[0], duet_cpu[1]},
+            .ref_cache = refc_env[0] ? refc_env + strlen("HB_REF_CACHE=") : NULL, .algo_cache = algoc_dir[0] ? algoc_dir : NULL,
+            .subset_from = pruned_from, .open_cases = open_cases, .round_s = {sides[0].secs, sides[1].secs},
+            .steps = (const long (*)[2])sides_steps, .noise = &no};
         /* both builds' results files */
         hb_run merged[2] = {{0}, {0}};
         char mpath[2][1200];
         for (int s = 0; s < 2; s++) {
             snprintf(mpath[s], sizeof mpath[s], "%s/%s.jsonl", dir, sides[s].name);
             int fd = open(mpath[s], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
-            json_t *abm = json_pack("{s:s,s:s,s:s,s:i,s:s,s:s,s:I,s:b,s:i,s:b,s:b}", "pair", pair, "role", sides[s].name,
-                                    "other", sides[!s].exe, "rounds", rounds, "order", order, "exe", sides[s].exe,
-                                    "order_seed", (json_int_t)order_seed, "aslr", no.aslr, "threads", no.threads,
-                                    "pinned", no.have_pin, "hugepages", no.hugepages);
-            json_object_set_new(abm, "ref_cache", refc_env[0] ? json_string(refc_env + strlen("HB_REF_CACHE=")) : json_null());
-            json_object_set_new(abm, "algo_cache", algoc_dir[0] ? json_string(algoc_dir) : json_null());
-            json_t *turns = json_array();
-            for (int r = 0; r < rounds; r++) json_array_append_new(turns, json_integer(sides_steps[r][s]));
-            json_object_set_new(abm, "lockstep_rounds", json_integer(lockstep_rounds));
-            set_subset_json(abm, pruned_from, open_cases, rounds);
-            if (duet) json_object_set_new(abm, "duet_cpus", json_pack("[i,i]", duet_cpu[0], duet_cpu[1]));
-            json_object_set_new(abm, "turns", turns);
+            /* how the pair ran, in the merged file's meta record (results/record.h hb_rec_ab) */
+            hb_rec_ab ab;
+            hb_rec_clear(&hb_rec_ab_table, &ab);
+            hb_status ast = hb_ab_pair_fill(&ab, &acc, pair, s, exes, (long long)order_seed);
             const hb_run *rr[AB_MAX_ROUNDS];
             for (int r = 0; r < rounds; r++) rr[r] = &sides[s].run[r];
-            if (fd < 0 || hb_ab_write_merged(fd, rr, (const char *const *)sides[s].path, rounds, &res, s, o->metric, abm) != HB_OK ||
-                close(fd)) {
+            hb_status wst = ast ? ast : fd < 0 ? HB_EDEVICE
+                                               : hb_ab_write_merged(fd, rr, (const char *const *)sides[s].path, rounds, &res, s,
+                                                                    o->metric, &ab);
+            hb_rec_release(&hb_rec_ab_table, &ab);
+            if (wst != HB_OK || close(fd)) {
                 fprintf(stderr, "hybench ab: cannot write %s\n", mpath[s]);
                 rc = HB_EXIT_IO;
                 goto done;
@@ -671,61 +665,8 @@ int hb_cmd_ab(int argc, char **argv)
                 goto done;
             }
         }
-        char thr[48] = ", threads inherited", pinb[600] = "";
-        if (no.threads) snprintf(thr, sizeof thr, ", %d thread%s per run", no.threads, no.threads > 1 ? "s" : "");
-        if (duet) snprintf(pinb, sizeof pinb, ", one CPU each (duet)");
-        else if (no.have_pin) {
-            size_t n = (size_t)snprintf(pinb, sizeof pinb, ", pinned to CPU");
-            for (int c = 0; c < CPU_SETSIZE && n + 8 < sizeof pinb; c++)
-                if (CPU_ISSET(c, &no.pin)) n += (size_t)snprintf(pinb + n, sizeof pinb - n, " %d", c);
-        }
-        char duetb[400];
-        if (duet)
-            snprintf(duetb, sizeof duetb, "duet: both builds' runs started at once, each on its own CPU (%d and %d, "
-                     "swapped with the round order), stepping through the case groups together, so both measure a case "
-                     "at the same time", duet_cpu[0], duet_cpu[1]);
-        else
-            snprintf(duetb, sizeof duetb, "both builds' runs started at once, taking turns case group by case group, so "
-                     "both measure a case within a fraction of a second of each other");
-        char subsetb[160] = "";
-        if (pruned_from && pruned_from <= rounds) {
-            long least = -1, most = -1;
-            for (int r = pruned_from - 1; r < rounds; r++)
-                if (open_cases[r] >= 0) {
-                    if (least < 0 || open_cases[r] < least) least = open_cases[r];
-                    if (open_cases[r] > most) most = open_cases[r];
-                }
-            if (most < 0) { /* every round after the first subset ran every case again */ }
-            else if (least == most)
-                snprintf(subsetb, sizeof subsetb, " (from round %d on only the %ld cases still undecided)", pruned_from, most);
-            else
-                snprintf(subsetb, sizeof subsetb, " (from round %d on only the cases still undecided: %ld down to %ld)",
-                         pruned_from, most, least);
-        }
-        char servedb[300];
-        if (serve)
-            snprintf(servedb, sizeof servedb, "in one served run per build that set every case up once (base %.1f s, current %.1f s; "
-                     "%s first, turn by turn) and took only samples in each round", serve_setup[0], serve_setup[1],
-                     serve_cur_first ? "current" : "base");
-        else snprintf(servedb, sizeof servedb, "in fresh processes (set-up in every round)");
         char method[4096];
-        snprintf(method, sizeof method,
-                 "Method (`hybench ab`): %d rounds (stopped at %s), each running every case%s once under each build %s, order %s (B = base first, C = current first; ABBA, first of each pair random); %d of "
-                 "them in lockstep (%s). Per "
-                 "case and round, the %s of every `%s` sample; the per-round ratios current/base%s; their median, a "
-                 "two-sided Wilcoxon signed-rank test and a %g%% bootstrap CI over rounds (%d resamples); "
-                 "Benjamini-Hochberg over the %zu compared cases (FDR %g). A regression needs q <= %g, the median "
-                 "ratio above 1 + threshold (%g%% by default) and %s. A case that became wrong or crashed in any round, "
-                 "lost its ok status, or went missing fails the gate whatever its speed. Time: %.0f s in all, base runs "
-                 "%.0f s, current runs %.0f s, decisions %.1f s; ASLR %s%s%s%s.\n",
-                 rounds, stop_why, subsetb, servedb, order, lockstep_rounds, duetb,
-                 ao.round_quantile == 0.5 ? "median" : ao.round_quantile == 0 ? "minimum" : "10th percentile", o->metric,
-                 ao.normalize ? ", divided by the median ratio of the case's backend in that round (its process's whole-run "
-                                "shift, in the rounds that ran every case; that shift is tested as the case `(whole run)`)" : "",
-                 o->confidence * 100, o->resamples, res.tested, o->alpha, o->alpha,
-                 o->threshold * 100, o->rule_point ? "the CI above 1" : "the whole CI above 1 + threshold", total, run_s[0],
-                 run_s[1], t_decide, no.aslr ? "on" : "off", thr, pinb,
-                 no.hugepages ? ", huge pages" : "");
+        hb_ab_method_text(method, sizeof method, &acc, &ao, o);
         o->method_md = method;
         int io_fail = 0;
         if (md || !quiet) {
@@ -736,25 +677,11 @@ int hb_cmd_ab(int argc, char **argv)
             }
         }
         if (js) {
-            json_t *j = hb_cmp_to_json(&res, &merged[0], &merged[1], o);
-            if (j) {
-                json_t *ab = json_pack("{s:i,s:s,s:s,s:f,s:f,s:f,s:f,s:I}", "rounds", rounds, "order", order, "stopped_at",
-                                       stop_why, "elapsed_s", total, "base_runs_s", run_s[0], "cur_runs_s", run_s[1],
-                                       "decide_s", t_decide, "undecided", (json_int_t)undecided);
-                json_object_set_new(ab, "lockstep_rounds", json_integer(lockstep_rounds));
-                json_object_set_new(ab, "served", json_boolean(serve));
-                json_object_set_new(ab, "serve_setup_s", serve ? json_pack("{s:f,s:f}", "base", serve_setup[0], "cur", serve_setup[1]) : json_null());
-                json_object_set_new(ab, "serve_setup_first", serve ? json_string(serve_cur_first ? "cur" : "base") : json_null());
-                json_object_set_new(ab, "duet", json_boolean(duet));
-                json_object_set_new(ab, "ref_cache", refc_env[0] ? json_string(refc_env + strlen("HB_REF_CACHE=")) : json_null());
-                json_object_set_new(ab, "algo_cache", algoc_dir[0] ? json_string(algoc_dir) : json_null());
-                set_subset_json(ab, pruned_from, open_cases, rounds);
-                json_t *rs = json_array();
-                for (int r = 0; r < rounds; r++)
-                    json_array_append_new(rs, json_pack("{s:f,s:f}", "base_s", sides[0].secs[r], "cur_s", sides[1].secs[r]));
-                json_object_set_new(ab, "round_seconds", rs);
-                json_object_set_new(j, "ab", ab);
-            }
+            /* the gate's own figures beside compare's (results/record.h hb_rec_ab_summary) */
+            hb_rec_ab_summary sm;
+            hb_rec_clear(&hb_rec_ab_summary_table, &sm);
+            json_t *j = hb_ab_summary_fill(&sm, &acc) ? NULL : hb_ab_verdict_json(&res, &merged[0], &merged[1], o, &sm);
+            hb_rec_release(&hb_rec_ab_summary_table, &sm);
             int b = !j || (strcmp(js, "-") ? json_dump_file(j, js, JSON_INDENT(1)) != 0
                                            : (json_dumpf(j, stdout, JSON_INDENT(1)) != 0 || fputc('\n', stdout) == EOF));
             json_decref(j);

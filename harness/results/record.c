@@ -93,7 +93,6 @@ hb_status hb_rec_meta_parse(json_t *rec, hb_rec_meta *m)
     /* the read views (record.h) */
     m->has_schema = json_object_get(rec, "schema") != NULL;
     m->has_cpu = json_object_get(rec, "cpu") != NULL;
-    m->ab_pair = str(m->ab, "pair");
     m->ranks_n = num(m->ranks, "n");
     static const char *const shown[] = {"openblas", "options", "clock"};
     char **text[] = {&m->openblas_text, &m->options_text, &m->clock_text};

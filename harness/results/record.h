@@ -267,6 +267,40 @@ typedef struct hb_rec_host_clock {
 /* serve: a served round's file (`run --serve-rounds`, measure/serve.c): its round, the rounds asked
  * for, the set-up's seconds. */
 typedef struct hb_rec_meta_serve { double round, rounds, setup_s; hb_rec_keys keys; } hb_rec_meta_serve;
+/* ab: how a `hybench ab` pair ran, in the meta record of each build's merged file (cli/cmd_ab.c fills
+ * it; docs/compare.md "Outputs"): the pair id, this file's role ("base", "cur") and the other build's
+ * program, rounds, the per-round order ("B" base first, "C" current first), this build's program, the
+ * order's seed, the noise settings (aslr, pinned, hugepages: -1 absent; threads: 0 inherited), the
+ * caches' folders (NULL: none, written null), the lockstep rounds, the round from which later rounds
+ * ran only the undecided cases (NaN: none, written null) with each round's case count (subset_cases,
+ * integers, NaN written null: a round that ran every case), the two CPUs of a duet run (duet_cpus) and
+ * each round's turns this build held (turns). */
+typedef struct hb_rec_ab {
+    const char *pair, *role, *other, *order, *exe, *ref_cache, *algo_cache;
+    double rounds, threads, lockstep_rounds, subset_from_round;
+    long long order_seed;
+    int aslr, pinned, hugepages;
+    hb_rec_nums subset_cases, duet_cpus, turns;
+    hb_rec_keys keys;
+} hb_rec_ab;
+/* The "ab" object of `hybench ab --json` (the gate's verdict file beside compare's members; cli/cmd_ab.c
+ * fills it, analysis/ab.c hb_ab_verdict_json writes it; docs/compare.md "Outputs"): rounds, order (as
+ * above), why the gate stopped (stopped_at), seconds in all (elapsed_s), each build's run time and the
+ * decisions' (base_runs_s, cur_runs_s, decide_s), cases undecided, lockstep rounds, served (-1
+ * absent), a served gate's set-up seconds per build (serve_setup_s, absent unless served) and which
+ * build set up first (serve_setup_first: "base", "cur"; NULL written null), duet, the caches' folders,
+ * subset_from_round and subset_cases as in hb_rec_ab, and each round's seconds per build
+ * (round_seconds[]). */
+typedef struct hb_rec_ab_round { double base_s, cur_s; hb_rec_keys keys; } hb_rec_ab_round;
+typedef struct hb_rec_ab_summary {
+    const char *order, *stopped_at, *serve_setup_first, *ref_cache, *algo_cache;
+    double rounds, elapsed_s, base_runs_s, cur_runs_s, decide_s, undecided, lockstep_rounds, subset_from_round;
+    int served, duet;
+    struct { double base, cur; hb_rec_keys keys; } serve_setup_s;
+    hb_rec_nums subset_cases;
+    hb_rec_ab_round *round_seconds; size_t nround_seconds;
+    hb_rec_keys keys;
+} hb_rec_ab_summary;
 typedef struct hb_rec_meta {
     const char *type;                 /* "meta" */
     const char *run_id, *tool, *tool_version, *date, *command_line, *git_commit, *host, *os, *compiler, *cflags;
@@ -281,14 +315,13 @@ typedef struct hb_rec_meta {
     hb_rec_meta_clock clock;
     hb_rec_host_clock host_clock;
     hb_rec_meta_serve serve;
-    json_t *ab;                       /* `hybench ab`'s merged file: the pair and how it ran (analysis/ab.h), JSON (borrowed) */
+    hb_rec_ab ab;                     /* `hybench ab`'s merged file: the pair and how it ran */
     json_t *ranks;                    /* a merged multi-rank file: its ranks (results/ranks.h), JSON (borrowed) */
     long long schema;                 /* -1 when the record has no integer "schema" */
     hb_rec_keys keys;
     /* read views, set by hb_rec_meta_parse */
     int has_schema;                   /* "schema" present (any type) */
     int has_cpu;                      /* the record has a cpu object */
-    const char *ab_pair;              /* ab.pair: the pair id of a `hybench ab` round */
     double ranks_n;                   /* ranks.n of a merged multi-rank file; NaN absent */
     /* For display (the report's metadata table): these members of the record as compact JSON, keys
      * sorted, reals to 6 digits; owned (freed by hb_rec_meta_free); NULL when absent. */
@@ -429,7 +462,8 @@ extern const hb_rec_table hb_rec_case_table, hb_rec_stats_table, hb_rec_mem_tabl
     hb_rec_collective_table, hb_rec_tp_table, hb_rec_rank_table, hb_rec_wall_table, hb_rec_clock_table,
     hb_rec_timer_table, hb_rec_instr_table, hb_rec_model_file_table, hb_rec_served_table, hb_rec_layer_table,
     hb_rec_step_impl_table, hb_rec_plan_table, hb_rec_plan_step_table, hb_rec_plan_device_table, hb_rec_end_table,
-    hb_rec_backend_table, hb_rec_ceiling_table, hb_rec_meta_table, hb_rec_host_clock_table;
+    hb_rec_backend_table, hb_rec_ceiling_table, hb_rec_meta_table, hb_rec_host_clock_table, hb_rec_ab_table,
+    hb_rec_ab_summary_table, hb_rec_ab_round_table;
 
 /* Generic over a table (record_codec.c); base points at a struct of table t.
  * hb_rec_clear: every member absent (NaN, NULL, -1, empty), keys empty; frees nothing (use on a

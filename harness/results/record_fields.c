@@ -294,6 +294,32 @@ static const hb_rec_field host_clock_rows[] = {
     ROW(HC, "why", STR, why)};
 #undef HC
 TABLE(hb_rec_host_clock_table, hb_rec_host_clock, keys, host_clock_rows);
+#define A hb_rec_ab
+static const hb_rec_field ab_rows[] = {
+    ROW(A, "pair", STR, pair), ROW(A, "role", STR, role), ROW(A, "other", STR, other), ROW(A, "rounds", INT, rounds),
+    ROW(A, "order", STR, order), ROW(A, "exe", STR, exe), ROW(A, "order_seed", I64, order_seed), ROW(A, "aslr", BOOL, aslr),
+    ROW(A, "threads", INT, threads), ROW(A, "pinned", BOOL, pinned), ROW(A, "hugepages", BOOL, hugepages),
+    ROW(A, "ref_cache", STR, ref_cache), ROW(A, "algo_cache", STR, algo_cache),
+    ROW(A, "lockstep_rounds", INT, lockstep_rounds), ROW(A, "subset_from_round", INT, subset_from_round),
+    ROW(A, "subset_cases", INTS, subset_cases), ROW(A, "duet_cpus", INTS, duet_cpus), ROW(A, "turns", INTS, turns)};
+#undef A
+TABLE(hb_rec_ab_table, hb_rec_ab, keys, ab_rows);
+static const hb_rec_field ab_round_rows[] = {ROW(hb_rec_ab_round, "base_s", REAL, base_s),
+                                             ROW(hb_rec_ab_round, "cur_s", REAL, cur_s)};
+TABLE(hb_rec_ab_round_table, hb_rec_ab_round, keys, ab_round_rows);
+#define S hb_rec_ab_summary
+static const hb_rec_field ab_setup_rows[] = {ROW(S, "base", REAL, serve_setup_s.base), ROW(S, "cur", REAL, serve_setup_s.cur)};
+static TABLE(ab_setup_table, hb_rec_ab_summary, serve_setup_s.keys, ab_setup_rows);
+static const hb_rec_field ab_summary_rows[] = {
+    ROW(S, "rounds", INT, rounds), ROW(S, "order", STR, order), ROW(S, "stopped_at", STR, stopped_at),
+    ROW(S, "elapsed_s", REAL, elapsed_s), ROW(S, "base_runs_s", REAL, base_runs_s), ROW(S, "cur_runs_s", REAL, cur_runs_s),
+    ROW(S, "decide_s", REAL, decide_s), ROW(S, "undecided", INT, undecided), ROW(S, "lockstep_rounds", INT, lockstep_rounds),
+    ROW(S, "served", BOOL, served), SUB(S, "serve_setup_s", GROUP, serve_setup_s.keys, ab_setup_table),
+    ROW(S, "serve_setup_first", STR, serve_setup_first), ROW(S, "duet", BOOL, duet), ROW(S, "ref_cache", STR, ref_cache),
+    ROW(S, "algo_cache", STR, algo_cache), ROW(S, "subset_from_round", INT, subset_from_round),
+    ROW(S, "subset_cases", INTS, subset_cases), ARR(S, "round_seconds", round_seconds, nround_seconds, hb_rec_ab_round_table)};
+#undef S
+TABLE(hb_rec_ab_summary_table, hb_rec_ab_summary, keys, ab_summary_rows);
 #define M hb_rec_meta
 static const hb_rec_field meta_rows[] = {
     ROW(M, "type", STR, type), ROW(M, "run_id", STR, run_id), ROW(M, "tool", STR, tool),
@@ -304,7 +330,7 @@ static const hb_rec_field meta_rows[] = {
     SUB(M, "openblas", GROUP, openblas.keys, meta_openblas_table), SUB(M, "threads", GROUP, threads.keys, meta_threads_table),
     SUB(M, "options", GROUP, options.keys, meta_options_table), SUB(M, "launch", GROUP, launch.keys, meta_launch_table),
     SUB(M, "clock", GROUP, clock.keys, meta_clock_table), SUB(M, "host_clock", OBJ, host_clock, hb_rec_host_clock_table),
-    SUB(M, "serve", GROUP, serve.keys, meta_serve_table), ROW(M, "replay_of", STR, replay_of), ROW(M, "ab", JSON, ab),
+    SUB(M, "serve", GROUP, serve.keys, meta_serve_table), ROW(M, "replay_of", STR, replay_of), SUB(M, "ab", OBJ, ab, hb_rec_ab_table),
     ROW(M, "ranks", JSON, ranks), ROW(M, "schema", I64, schema)};
 #undef M
 TABLE(hb_rec_meta_table, hb_rec_meta, keys, meta_rows);

@@ -51,6 +51,8 @@ json_t *hb_rec_plan_json(const hb_rec_plan *p);
 json_t *hb_rec_end_json(const hb_rec_end *e);
 json_t *hb_rec_backend_json(const hb_rec_backend *b);
 json_t *hb_rec_meta_json(const hb_rec_meta *m);
+/* The "ab" object of `hybench ab --json` from its struct (record.h hb_rec_ab_summary), likewise. */
+json_t *hb_rec_ab_summary_json(const hb_rec_ab_summary *a);
 /* The end record of a run (docs/results-schema.md) from its cases' statuses (counts indexed by
  * hb_status): type, cases, ok, wrong, failed (HB_EDEVICE and HB_EINVAL), skipped, crashed,
  * no_resource, timed_out, elapsed_s (seconds), passes, interrupted, then serve_round when >= 0,

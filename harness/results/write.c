@@ -159,6 +159,8 @@ json_t *hb_rec_backend_json(const hb_rec_backend *b) { return hb_rec_encode(&hb_
 
 json_t *hb_rec_meta_json(const hb_rec_meta *m) { return hb_rec_encode(&hb_rec_meta_table, m); }
 
+json_t *hb_rec_ab_summary_json(const hb_rec_ab_summary *a) { return hb_rec_encode(&hb_rec_ab_summary_table, a); }
+
 hb_status hb_end_fill(hb_rec_end *e, size_t cases, const int counts[HB_STATUS_COUNT], double elapsed_s, int passes,
                       int interrupted)
 {
