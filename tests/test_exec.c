@@ -9,7 +9,9 @@
  *   - the executor's rules, on a wrapped cpu backend that counts its calls and has a fake device
  *     timer: the device's seconds where asked and begun, the host's otherwise; run_async only with
  *     HB_EXEC_ASYNC; no settle runs with HB_EXEC_NO_PREP; place and fetch call upload and download
- *     once per buffer; an enqueue's failing step named.
+ *     once per buffer; an enqueue's failing step named; set-up moves untimed; a launch runs its pre
+ *     case and the op with no clock and no settle run; the hot rule's settle runs on the device
+ *     timer; a graph launched under the device timer, refused without one.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -257,6 +259,8 @@ static hb_status w_async(hb_instance *i, const hb_case *c, hb_buf *const *in, hb
 }
 static hb_status w_up(hb_instance *i, hb_buf *b) { n_up++; return g_real->upload(i, b); }
 static hb_status w_down(hb_instance *i, hb_buf *b) { n_down++; return g_real->download(i, b); }
+static int n_graph;
+static hb_status w_graph(hb_instance *i, void *g) { (void)i; n_graph++; return g ? HB_OK : HB_EDEVICE; }
 static hb_status w_tb(hb_instance *i) { (void)i; n_tb++; return HB_OK; }
 static hb_status w_te(hb_instance *i, double *s) { (void)i; n_te++; *s = FAKE_DEV; return HB_OK; }
 
@@ -321,6 +325,36 @@ static void test_rules(void **state)
     assert_int_equal(n_async, a1 + 2); /* the step after the failing one is not launched */
     assert_int_equal(failed, 1);
     fail_at = -1;
+    /* set-up moves: one upload / download each, no timer */
+    int tb0 = n_tb, up0 = n_up, down0 = n_down;
+    assert_int_equal(hb_exec_setup_place(&in, &a), HB_OK);
+    assert_int_equal(hb_exec_setup_fetch(&in, &y), HB_OK);
+    assert_int_equal(n_up, up0 + 1); assert_int_equal(n_down, down0 + 1); assert_int_equal(n_tb, tb0);
+    /* a launch: run once (the pre case first), no timer, no settle runs, the output computed */
+    hb_verify_poison(y.host, HB_ELEM_F32, 1000);
+    int r0 = n_run, calls0 = ps.calls;
+    hb_case pre = c;
+    hb_exec_step sp = s;
+    sp.pre = &pre;
+    assert_int_equal(hb_exec_launch(&sp), HB_OK);
+    assert_int_equal(n_run, r0 + 2); assert_int_equal(n_tb, tb0); assert_int_equal(ps.calls, calls0);
+    for (int q = 0; q < 1000; q++) assert_true(((float *)y.host)[q] == (float)fmax(0, (double)((float *)a.host)[q]));
+    /* the settle runs of the hot rule time on the device timer too (timed.h): one begin/end per run */
+    hb_prep_state ps2 = {0};
+    s.prep = &ps2;
+    int te0 = n_te;
+    assert_int_equal(hb_exec_run(&s, 0, 0, &t, NULL, &prep), HB_OK);
+    assert_int_equal(n_te, te0 + (int)ps2.runs);
+    assert_true(ps2.best_s == FAKE_DEV); /* settled on the device's seconds */
+    /* a graph launch under the device timer; none without a timer */
+    g_wrap.graph_launch = w_graph;
+    double gd = 0, ge = 0;
+    assert_int_equal(hb_exec_graph(&in, (void *)&gd, &gd, &ge), HB_OK);
+    assert_true(gd == FAKE_DEV && ge >= 0 && n_graph == 1);
+    assert_int_equal(hb_exec_graph(&in, NULL, &gd, &ge), HB_EDEVICE);
+    g_wrap.timer_begin = NULL;
+    assert_int_equal(hb_exec_graph(&in, (void *)&gd, &gd, &ge), HB_EINVAL);
+    assert_int_equal(n_graph, 2);
     in.ops->buf_free(&in, &a);
     in.ops->buf_free(&in, &y);
 }

@@ -342,7 +342,24 @@ static void test_every_row(void **state)
         assert_true(me.options.seed == (long long)json_integer_value(json_object_get(opts, "seed")));
         assert_true(me.cpu.cores == (double)json_integer_value(json_object_get(json_object_get(r, "cpu"), "cores")));
         assert_true(me.has_cpu && me.has_schema && me.options_text && me.clock_text && me.openblas_text);
+        json_t *ab = json_object_get(r, "ab");
+        assert_int_equal(me.ab.turns.n, json_array_size(json_object_get(ab, "turns")));
+        assert_true(me.ab.pair == json_string_value(json_object_get(ab, "pair")));
         hb_rec_meta_free(&me);
+        json_decref(r);
+        /* and hybench ab's verdict object, through its table */
+        r = random_object(&hb_rec_ab_summary_table, 0);
+        hb_rec_ab_summary sm;
+        memset(&sm, 0x5a, sizeof sm);
+        assert_int_equal(hb_rec_decode(&hb_rec_ab_summary_table, &sm, r), HB_OK);
+        assert_int_equal(sm.nround_seconds, json_array_size(json_object_get(r, "round_seconds")));
+        json_t *back = hb_rec_ab_summary_json(&sm);
+        char *x = json_dumps(r, DUMP_FLAGS), *y = json_dumps(back, DUMP_FLAGS);
+        assert_string_equal(x, y);
+        free(x);
+        free(y);
+        json_decref(back);
+        hb_rec_release(&hb_rec_ab_summary_table, &sm);
         json_decref(r);
     }
 }

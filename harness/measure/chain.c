@@ -9,6 +9,7 @@
 #include "core/quant.h"
 #include "measure/model_layer.h"
 #include "measure/exec.h"
+#include "measure/timed.h"
 #include "measure/rounds.h"
 #include "cpu_ref/ref.h"
 #include "core/stats.h"
@@ -235,7 +236,7 @@ static hb_status chain_once(chain_ctx *x, double ph[P_N])
 static hb_status chain_stream_once(chain_ctx *x, double *dev, double *enq)
 {
     *dev = *enq = 0;
-    hb_status st = x->inst->ops->upload(x->inst, &x->buf[HB_CT_X]);
+    hb_status st = hb_exec_setup_place(x->inst, &x->buf[HB_CT_X]);
     if (st != HB_OK) return st;
     if (x->coll_step >= 0) (void)x->inst->ops->coll_vote(x->inst, &x->sc[x->coll_step], 0);
     /* *enq, the host's time to enqueue the layer: near the layer's time, the layer is launch-bound */
@@ -279,15 +280,10 @@ static void chain_graph_capture(chain_ctx *x)
 static hb_status chain_graph_once(chain_ctx *x, double *dev, double *enq)
 {
     *dev = *enq = 0;
-    hb_status st = x->inst->ops->upload(x->inst, &x->buf[HB_CT_X]);
+    hb_status st = hb_exec_setup_place(x->inst, &x->buf[HB_CT_X]);
     if (st != HB_OK) return st;
     if (x->coll_step >= 0) (void)x->inst->ops->coll_vote(x->inst, &x->sc[x->coll_step], 0); /* aligned start, as chain_stream_once */
-    st = x->inst->ops->timer_begin(x->inst);
-    const double t0 = hb_now();
-    if (st == HB_OK) st = x->inst->ops->graph_launch(x->inst, x->graph);
-    *enq = hb_now() - t0;
-    hb_status s2 = x->inst->ops->timer_end(x->inst, dev);
-    return st != HB_OK ? st : s2;
+    return hb_exec_graph(x->inst, x->graph, dev, enq);
 }
 
 /* Relative L2 error of the layer's output y (host buffer, or its f64 copy in convert) against the
@@ -441,7 +437,7 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
     /* resident: parameters (weights, norms, KV cache) cross once, outside the timed calls */
     if (c->mode == HB_MODE_RESIDENT && x->device)
         for (int t = 0; t < HB_CHAIN_NINPUTS && st == HB_OK; t++)
-            if (x->have[t] && t != HB_CT_X) st = inst->ops->upload(inst, &x->buf[t]);
+            if (x->have[t] && t != HB_CT_X) st = hb_exec_setup_place(inst, &x->buf[t]);
     if (st != HB_OK) { snprintf(reason, rl, "parameter upload failed: %s", hb_status_name(st)); goto out; }
     /* poison the output, one verified run (also the warm-up), then sample */
     {
@@ -453,12 +449,12 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
         if (st != HB_OK) { snprintf(reason, rl, "chain run failed: %s", hb_status_name(st)); goto out; }
         v->rel = y_rel_err(x);
         /* the layer as one stream: verified the same way (its output poisoned first) */
-        x->stream = c->mode == HB_MODE_RESIDENT && x->device && inst->ops->timer_begin && inst->ops->timer_end;
+        x->stream = c->mode == HB_MODE_RESIDENT && x->device && hb_timed_has_timer(inst);
         if (x->stream) {
             double dev, enq;
             st = y_poison(x);
             if (st == HB_OK) st = chain_stream_once(x, &dev, &enq);
-            if (st == HB_OK) st = inst->ops->download(inst, &x->buf[HB_CT_Y]);
+            if (st == HB_OK) st = hb_exec_setup_fetch(inst, &x->buf[HB_CT_Y]);
             if (st != HB_OK) { snprintf(reason, rl, "chain run as one stream failed: %s", hb_status_name(st)); goto out; }
             double r2 = y_rel_err(x);
             if (!(r2 <= v->rel)) v->rel = r2;
@@ -469,7 +465,7 @@ static void chain_open(chain_var *v, hb_instance *inst, const hb_case *c, const 
                 if (x->graph) {
                     st = y_poison(x);
                     if (st == HB_OK) st = chain_graph_once(x, &dev, &enq);
-                    if (st == HB_OK) st = inst->ops->download(inst, &x->buf[HB_CT_Y]);
+                    if (st == HB_OK) st = hb_exec_setup_fetch(inst, &x->buf[HB_CT_Y]);
                     if (st != HB_OK) { snprintf(reason, rl, "chain run as one graph failed: %s", hb_status_name(st)); goto out; }
                     r2 = y_rel_err(x);
                     if (!(r2 <= v->rel)) v->rel = r2;

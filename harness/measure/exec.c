@@ -1,28 +1,17 @@
 /* exec.c - the one executor (exec.h): place, run, time, fetch. */
 #include "measure/exec.h"
+#include "measure/timed.h"
 #include "core/stats.h"
-
-/* The timed piece's end: the device timer's seconds where it was begun (and answered), else the host's. */
-static hb_status timed_end(hb_instance *inst, int dev_timed, double t0, double *t_s, double *host_s)
-{
-    double dev = -1;
-    hb_status st = dev_timed ? inst->ops->timer_end(inst, &dev) : HB_OK;
-    double host = hb_now() - t0;
-    if (host_s) *host_s = host;
-    *t_s = dev_timed && st == HB_OK && dev >= 0 ? dev : host;
-    return st;
-}
-
-static int has_timer(const hb_instance *inst) { return inst->ops->timer_begin && inst->ops->timer_end; }
 
 static hb_status move(hb_instance *inst, hb_buf *const *bufs, int n, int dev_timer, double *t_s, int up)
 {
-    const double t0 = hb_now();
-    const int dt = dev_timer && has_timer(inst) && inst->ops->timer_begin(inst) == HB_OK;
+    double t0;
+    int dt;
+    (void)hb_timed_begin(inst, dev_timer, &t0, &dt); /* a timer that does not begin: the host clock */
     hb_status st = HB_OK;
     for (int i = 0; i < n && st == HB_OK; i++) st = up ? inst->ops->upload(inst, bufs[i]) : inst->ops->download(inst, bufs[i]);
     double t = 0;
-    hb_status s2 = timed_end(inst, dt, t0, &t, NULL);
+    hb_status s2 = hb_timed_end(inst, dt, t0, &t, NULL);
     *t_s += t;
     return st != HB_OK ? st : s2;
 }
@@ -37,6 +26,32 @@ hb_status hb_exec_fetch(hb_instance *inst, hb_buf *const *bufs, int n, int dev_t
     return move(inst, bufs, n, dev_timer, t_s, 0);
 }
 
+hb_status hb_exec_setup_place(hb_instance *inst, hb_buf *b)
+{
+    double t = 0;
+    return move(inst, &b, 1, 0, &t, 1);
+}
+
+hb_status hb_exec_setup_fetch(hb_instance *inst, hb_buf *b)
+{
+    double t = 0;
+    return move(inst, &b, 1, 0, &t, 0);
+}
+
+hb_status hb_exec_graph(hb_instance *inst, void *graph, double *dev, double *enq)
+{
+    double t0;
+    int dt;
+    *dev = *enq = 0;
+    hb_status st = hb_timed_begin(inst, 1, &t0, &dt);
+    if (st == HB_OK && !dt) st = HB_EINVAL; /* no device timer: the caller must not ask (exec.h) */
+    if (st != HB_OK) return st;
+    st = inst->ops->graph_launch(inst, graph);
+    *enq = hb_now() - t0;
+    hb_status s2 = hb_timed_end(inst, dt, t0, dev, NULL);
+    return st != HB_OK ? st : s2;
+}
+
 static hb_status launch(const hb_exec_step *s, int async)
 {
     hb_instance *in = s->inst;
@@ -47,6 +62,8 @@ static hb_status launch(const hb_exec_step *s, int async)
     return async && in->ops->run_async ? in->ops->run_async(in, s->c, s->in, s->out) : in->ops->run(in, s->c, s->in, s->out);
 }
 
+hb_status hb_exec_launch(const hb_exec_step *s) { return launch(s, 0); }
+
 hb_status hb_exec_run(const hb_exec_step *s, int cold, unsigned flags, double *t_s, double *host_s, double *prep_s)
 {
     hb_instance *in = s->inst;
@@ -55,10 +72,11 @@ hb_status hb_exec_run(const hb_exec_step *s, int cold, unsigned flags, double *t
     *t_s = 0;
     if (host_s) *host_s = 0;
     if (!(flags & HB_EXEC_NO_PREP) && (st = hb_compute_prepare(in, cold, s->c, s->in, s->out, s->prep, prep_s)) != HB_OK) return st;
-    const double t0 = hb_now();
-    const int dt = (flags & HB_EXEC_DEV_TIMER) && has_timer(in) && in->ops->timer_begin(in) == HB_OK;
+    double t0;
+    int dt;
+    (void)hb_timed_begin(in, (flags & HB_EXEC_DEV_TIMER) != 0, &t0, &dt);
     st = launch(s, (flags & HB_EXEC_ASYNC) != 0);
-    hb_status s2 = timed_end(in, dt, t0, t_s, host_s);
+    hb_status s2 = hb_timed_end(in, dt, t0, t_s, host_s);
     return st != HB_OK ? st : s2;
 }
 

@@ -51,6 +51,24 @@ hb_status hb_exec_place(hb_instance *inst, hb_buf *const *bufs, int n, int dev_t
  * hb_exec_place. */
 hb_status hb_exec_fetch(hb_instance *inst, hb_buf *const *bufs, int n, int dev_timer, double *t_s);
 
+/* Set-up moves, untimed: b placed in (hb_exec_setup_place) or fetched from (hb_exec_setup_fetch)
+ * inst's device memory, as hb_exec_place / hb_exec_fetch of one buffer whose seconds no phase keeps
+ * (parameters and start inputs placed before the timed calls, an output fetched to be verified).
+ * Returns the upload's or download's status. */
+hb_status hb_exec_setup_place(hb_instance *inst, hb_buf *b);
+hb_status hb_exec_setup_fetch(hb_instance *inst, hb_buf *b);
+
+/* One launch of a captured graph (the backend's graph_launch; chain.c's layer as one graph) under the
+ * device timer (the backend must have one): *dev the device's seconds from its start to its end,
+ * *enq the host's seconds to launch it. Returns HB_OK or the first error (timer_begin's, the
+ * launch's, timer_end's; HB_EINVAL where the backend has no device timer). */
+hb_status hb_exec_graph(hb_instance *inst, void *graph, double *dev, double *enq);
+
+/* Step s launched once, untimed and with no start state (its pre case first where set, then run,
+ * which waits for the device): the unit of work of a window another clock times (the energy window,
+ * sample_facts.c). Returns the run's status. */
+hb_status hb_exec_launch(const hb_exec_step *s);
+
 /* Run step s once: unless HB_EXEC_NO_PREP, first its start state (prepare.h: hot, or cold when cold
  * is set; *prep_s gets its wall seconds, 0 otherwise; prep_s may be NULL with HB_EXEC_NO_PREP), then
  * the run (run_async with HB_EXEC_ASYNC where the backend has it, else run) between the host clock and,

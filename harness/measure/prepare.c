@@ -3,6 +3,7 @@
  * (caches evicted). See prepare.h and docs/measurement.md.
  */
 #include "measure/prepare.h"
+#include "measure/timed.h"
 #include "core/stats.h"
 #include "core/hybench.h"
 #include "core/hostcache.h"
@@ -64,13 +65,11 @@ static hb_status op_run(void *ctx, double *t_s)
 {
     prep_run *p = ctx;
     hb_instance *inst = p->inst;
-    const int dev_timer = inst->ops->timer_begin && inst->ops->timer_end;
-    double t = hb_now(), dev = 0;
-    int timed = dev_timer && inst->ops->timer_begin(inst) == HB_OK;
+    double t0;
+    int dt;
+    (void)hb_timed_begin(inst, 1, &t0, &dt); /* timed.h: the device's seconds where it has a timer */
     hb_status st = inst->ops->run(inst, p->c, p->in, p->out);
-    if (timed && inst->ops->timer_end(inst, &dev) != HB_OK) dev = 0;
-    t = hb_now() - t;
-    *t_s = timed && st == HB_OK && dev > 0 ? dev : t;
+    (void)hb_timed_end(inst, dt, t0, t_s, NULL); /* a failed run's time is not used (hb_settle stops) */
     return st;
 }
 

@@ -8,6 +8,7 @@
 #include "core/stats.h"
 #include "measure/rounds.h"
 #include "measure/exec.h"
+#include "measure/timed.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,7 +164,7 @@ static hb_status setup(replay *r)
         hb_buf *b = &r->t[0].dbuf[r->start_mem];
         if (b->host != r->t[0].hout) memcpy(b->host, r->t[0].hout, r->t[0].elems * 4);
         hb_instance *in = &r->inst[r->owner[r->start_mem]];
-        if ((st = in->ops->upload(in, b)) != HB_OK) { snprintf(r->reason, sizeof r->reason, "placing the input: %s", hb_status_name(st)); goto out; }
+        if ((st = hb_exec_setup_place(in, b)) != HB_OK) { snprintf(r->reason, sizeof r->reason, "placing the input: %s", hb_status_name(st)); goto out; }
     }
     /* weights: on the op's device, placed once; the reference computed alongside */
     for (int i = 0; i < n && st == HB_OK; i++) {
@@ -191,7 +192,7 @@ static hb_status setup(replay *r)
             r->wh[i][j] = 1;
             r->weight_bytes[r->p->dev[i]] += (long long)ne * 4;
             hb_convert(r->w[i][j].host, HB_ELEM_F32, kept[j], HB_ELEM_F64, ne);
-            if ((st = in->ops->upload(in, &r->w[i][j])) != HB_OK) snprintf(r->reason, sizeof r->reason, "%s: weight upload failed", nd->label);
+            if ((st = hb_exec_setup_place(in, &r->w[i][j])) != HB_OK) snprintf(r->reason, sizeof r->reason, "%s: weight upload failed", nd->label);
         }
         if (st == HB_OK && !have_ref && !(a64[i + 1] = malloc(r->t[i + 1].elems * sizeof(double)))) st = HB_ENOMEM;
         if (st == HB_OK && !have_ref && (st = hb_ref_compute(cs, ins, a64[i + 1], 1)) != HB_OK)
@@ -353,7 +354,7 @@ static hb_status call_once(replay *r, double ph[P_N], double *step_c, double *st
          * the segment's device time is in the total (and in its last op's compute figure), and an op
          * after an enqueued one gets no settle runs (they would wait for it outside the timed total) */
         const int async = !seq && !conv && !r->o->cold && in->ops->run_async && !in->host_memory && i + 1 < r->n && inst_of(r, i + 1) == in;
-        const int dtimer = seq && !in->host_memory && in->ops->timer_begin && in->ops->timer_end;
+        const int dtimer = seq && !in->host_memory && hb_timed_has_timer(in);
         /* the step on the executor (exec.h): its start state first unless it follows an enqueued op or
          * is in sequence */
         hb_exec_step es = {.inst = in, .c = &nd->c, .in = {ins[0], ins[1], ins[2]}, .out = out, .prep = &r->prep[i]};
@@ -611,7 +612,7 @@ static void rp_open(replay *r, const hb_plan_costs *c, const hb_plan_named *p, i
         }
     {
         hb_instance *in0 = &inst[p->dev[0]];
-        r->dev1 = mode == HB_MODE_F32 && !o->cold && !in0->host_memory && in0->ops->run_async && in0->ops->timer_begin && in0->ops->timer_end;
+        r->dev1 = mode == HB_MODE_F32 && !o->cold && !in0->host_memory && in0->ops->run_async && hb_timed_has_timer(in0);
         for (int i = 1; i < r->n; i++) r->dev1 &= p->dev[i] == p->dev[0];
     }
     if ((st = setup(r)) != HB_OK) goto out;

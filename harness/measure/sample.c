@@ -6,6 +6,7 @@
  * ceiling and the timer agreement. The chain's cases go to chain.c.
  */
 #include "measure/internal.h"
+#include "measure/timed.h"
 #include "measure/exec.h"
 #include "measure/energy.h"
 #include "measure/instr.h"
@@ -275,7 +276,7 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, const hb
             hb_stats sc, sh;
             hb_stats_compute(v->samp[HB_PH_COMPUTE], ns, &sc);
             hb_stats_compute(v->hostc, ns, &sh);
-            if (!ws) ws = measure_energy(&v->x, &r.energy, v->x.device && inst->ops->timer_end && sh.median > sc.median ? sh.median : sc.median);
+            if (!ws) ws = measure_energy(&v->x, &r.energy, v->x.device && hb_timed_has_timer(inst) && sh.median > sc.median ? sh.median : sc.median);
             PUT(energy);
         }
         /* 4. the last sample's output was checked when the variant stopped (var_check_last) */
@@ -312,7 +313,7 @@ static void var_finish(mvar *v, hb_instance *inst, const hb_options *o, const hb
         if (!ws) ws = hb_rec_nums_set(&r.samples[HB_PH_COMPUTE], samp[HB_PH_COMPUTE], ns);
         PUT(samples[HB_PH_COMPUTE]);
         hb_stats hs = {0};
-        int two_timers = v->x.device && inst->ops->timer_end;
+        int two_timers = v->x.device && hb_timed_has_timer(inst);
         if (two_timers) {
             hb_stats_compute(v->hostc, ns, &hs);
             if (!ws) ws = hb_rec_stats_set(&r.host_compute, &hs);

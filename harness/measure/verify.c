@@ -3,6 +3,7 @@
  * and the relative L2 error under one rule for non-finite values.
  */
 #include "measure/verify.h"
+#include "measure/exec.h"
 #include <math.h>
 #include <stdint.h>
 
@@ -56,5 +57,5 @@ void hb_verify_poison(void *p, hb_elem el, size_t n)
 hb_status hb_verify_poison_buf(hb_instance *inst, hb_buf *b, hb_elem el, size_t n, int upload)
 {
     hb_verify_poison(b->host, el, n);
-    return upload ? inst->ops->upload(inst, b) : HB_OK;
+    return upload ? hb_exec_setup_place(inst, b) : HB_OK;
 }
