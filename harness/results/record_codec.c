@@ -3,7 +3,9 @@
  * field table (record_fields.c): hb_rec_decode, hb_rec_encode, hb_rec_clear, hb_rec_release,
  * hb_rec_put. A struct keeps its keys' order and each value's JSON form (record.h, hb_rec_keys), so
  * that a record read and written back is the same JSON, key for key and bit for bit, and a record
- * that measure/ fills member by member is written in the order it was filled.
+ * that measure/ fills member by member is written in the order it was filled. The JSON forms of a
+ * number (hb_json_num, hb_json_count) and of a shape (hb_rec_shape_json) are written here too: the
+ * codec writes every value, write.c builds records with it.
  */
 #include "results/results.h"
 #include <math.h>
@@ -15,6 +17,27 @@
 #define CAT(base, off, type) ((const type *)((const char *)(base) + (off)))
 #define KEYS(t, base) AT(base, (t)->keys, hb_rec_keys)
 #define FORM(j) ((unsigned char)(json_typeof(j) + 1))
+
+/* ---- JSON values as every record writes them (results.h) ---- */
+json_t *hb_json_num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+
+json_t *hb_json_count(double x)
+{
+    if (!isfinite(x)) return json_null();
+    if (fabs(x) <= 9007199254740992.0 && x == floor(x)) return json_integer((json_int_t)x);
+    return json_real(x);
+}
+
+json_t *hb_rec_shape_json(const hb_rec_shape *s)
+{
+    if (!s || !s->present) return json_null();
+    json_t *o = json_object();
+    for (int i = 0; o && i < s->norder; i++) {
+        const hb_shape_field *f = &hb_shape_fields[s->order[i]];
+        json_object_set_new(o, f->name, json_integer(*(const int64_t *)((const char *)&s->v + f->offset)));
+    }
+    return o;
+}
 
 void hb_rec_clear(const hb_rec_table *t, void *base)
 {

@@ -20,7 +20,8 @@
 /* Write one JSON record as a single line with a single write(2) to fd (O_APPEND); fsync not needed.
  * Sets its "schema". Returns HB_OK or HB_EDEVICE when the write fails. Steals the reference to rec. */
 hb_status hb_record_write(int fd, json_t *rec);
-/* A JSON number, or null for NaN and infinities (JSON has no NaN). New reference. */
+/* A JSON number, or null for NaN and infinities (JSON has no NaN). New reference. (record_codec.c,
+ * as hb_json_count and hb_rec_shape_json: the codec's value forms.) */
 json_t *hb_json_num(double x);
 /* A size or count (bytes, FLOPs, elements) as JSON: an integer when x is a whole number of magnitude
  * up to 2^53 (exactly representable, so 1 GiB reads 1073741824 and a size past 2^32 stays exact),

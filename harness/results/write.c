@@ -34,15 +34,6 @@ hb_status hb_record_write(int fd, json_t *rec)
     return HB_OK;
 }
 
-json_t *hb_json_num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
-
-json_t *hb_json_count(double x)
-{
-    if (!isfinite(x)) return json_null();
-    if (fabs(x) <= 9007199254740992.0 && x == floor(x)) return json_integer((json_int_t)x);
-    return json_real(x);
-}
-
 json_t *hb_stats_json(const hb_stats *s)
 {
     return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "n", (json_int_t)s->n, "min", s->min,
@@ -89,17 +80,6 @@ json_t *hb_case_record(const hb_case *c, const char *backend)
     json_object_set_new(r, "bytes", hb_json_count(hb_case_bytes(c)));
     json_object_set_new(r, "bound", json_string(info->compute_bound ? "compute" : "memory"));
     return r;
-}
-
-json_t *hb_rec_shape_json(const hb_rec_shape *s)
-{
-    if (!s || !s->present) return json_null();
-    json_t *o = json_object();
-    for (int i = 0; o && i < s->norder; i++) {
-        const hb_shape_field *f = &hb_shape_fields[s->order[i]];
-        json_object_set_new(o, f->name, json_integer(*(const int64_t *)((const char *)&s->v + f->offset)));
-    }
-    return o;
 }
 
 json_t *hb_rec_mode_check_json(const hb_rec_mode_check *m)
