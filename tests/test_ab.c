@@ -391,11 +391,18 @@ static void test_merged_and_interleaved(void **state)
         snprintf(mp[s], sizeof mp[s], "%s/merged-%d.jsonl", dir, s);
         int fd = open(mp[s], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
         const hb_run *rr[3] = {&runs[s][0], &runs[s][1], &runs[s][2]};
-        json_t *abm = json_pack("{s:s,s:s}", "pair", "p1", "role", s ? "cur" : "base");
-        assert_int_equal(hb_ab_write_merged(fd, rr, (const char *const *)paths[s], 3, &res, s, "total", abm), HB_OK);
+        hb_rec_ab abm;
+        hb_rec_clear(&hb_rec_ab_table, &abm);
+        assert_int_equal(HB_REC_SET(hb_rec_ab, &abm, pair, "p1"), HB_OK);
+        assert_int_equal(HB_REC_SET(hb_rec_ab, &abm, role, s ? "cur" : "base"), HB_OK);
+        assert_int_equal(hb_ab_write_merged(fd, rr, (const char *const *)paths[s], 3, &res, s, "total", &abm), HB_OK);
+        hb_rec_release(&hb_rec_ab_table, &abm);
         close(fd);
         char err[256];
         assert_int_equal(hb_run_load(mp[s], &merged[s], err, sizeof err), HB_OK);
+        /* the meta record carries the pair's ab object, read back into its struct */
+        assert_string_equal(merged[s].meta_rec->ab.pair, "p1");
+        assert_string_equal(merged[s].meta_rec->ab.role, s ? "cur" : "base");
         assert_int_equal(json_array_size(merged[s].cases), NC);
         json_t *pm = json_object_get(json_object_get(json_array_get(merged[s].cases, 0), "pass_medians"), "total");
         assert_int_equal(json_array_size(pm), 3);

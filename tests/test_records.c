@@ -174,9 +174,9 @@ static void test_round_trip(void **state)
     assert_true(m->cpu.cores == cores && close_to(m->cpu.l3_bytes, l3) && isnan(m->cpu.l2_bytes)); /* reals: 7 digits */
     assert_true(close_to(m->memory_bytes, mem));
     assert_string_equal(m->openblas.config, "OpenBLAS 0.3");
-    assert_string_equal(m->cases_from, "keys.txt");
-    assert_null(m->ab_pair);
-    assert_true(m->has_load_avg && m->nload_avg == 3 && m->load_avg[1] == 1.5);
+    assert_string_equal(m->options.cases_from, "keys.txt");
+    assert_null(m->ab.pair);
+    assert_true(m->load_avg.present && m->load_avg.n == 3 && m->load_avg.v[1] == 1.5);
     assert_string_equal(m->openblas_text, "{\"config\":\"OpenBLAS 0.3\"}");
     assert_null(m->clock_text);
     /* backend */
