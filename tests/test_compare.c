@@ -1,13 +1,12 @@
 /*
- * test_compare.c - harness/analysis/compare.c, results/gbench.c, analysis/trend.c and baseline.c on synthetic results files written with
- * jansson (fixed seeds): the false-positive rate on 1000 cases drawn from one distribution, the
+ * test_compare.c - harness/analysis/compare.c on synthetic results files written with jansson
+ * (compare_fixture.h; fixed seeds): the false-positive rate on 1000 cases drawn from one distribution, the
  * detection of a 10% slowdown planted in 100 of them, whole-run drift, a per-backend threshold in use
  * (their parsing and scopes: test_thresholds.c),
  * every status transition of the gate, exit statuses (usage, bad input, incomparable machines or
  * schemas, --force), the Markdown, JSON (read back with jansson) and JUnit XML (read back with
- * libxml2 when the build passes its flags) outputs, the Google Benchmark export, baselines and
- * --baseline-dir, the nightly trend (flags in the data files, SVG), and the time of a compare of
- * two 3000-case files. Result structures are poisoned (NaN/0xff) before each call.
+ * libxml2 when the build passes its flags) outputs, and the time of a compare of two 3000-case
+ * files. The Google Benchmark export, baselines and the nightly trend: test_nightly.c. Result structures are poisoned (NaN/0xff) before each call.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -29,6 +28,7 @@
 #include "analysis/baseline.h"
 #include "analysis/compare.h"
 #include "core/rstats.h"
+#include "compare_fixture.h"
 
 #if defined(__has_include)
 #if __has_include(<libxml/parser.h>)
@@ -39,100 +39,6 @@
 #endif
 #endif
 
-static char tmpdir[256];
-
-static void path_in(char *buf, size_t len, const char *name)
-{
-    snprintf(buf, len, "%s/%s", tmpdir, name);
-}
-
-/* ---- synthetic results files ---- */
-
-/* Samples like real timings: lognormal around `median` with spread sigma, plus 5% outliers slowed
- * by 1 + Exp(mean 0.5) (preemption, page faults). */
-static json_t *samples(hb_rng *g, double median, double sigma, int n)
-{
-    json_t *a = json_array();
-    for (int i = 0; i < n; i++) {
-        double v = median * exp(sigma * hb_rng_normal(g));
-        if (hb_rng_uniform(g) < 0.05) v *= 1 - 0.5 * log(1 - hb_rng_uniform(g));
-        json_array_append_new(a, json_real(v));
-    }
-    return a;
-}
-
-static json_t *mk_case(const char *op, const char *shape, const char *backend, const char *status,
-                       hb_rng *g, double median, double sigma, int n)
-{
-    char key[256];
-    snprintf(key, sizeof key, "%s|%s|%s|f32|pageable|f32", op, shape, backend);
-    json_t *c = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
-                          "type", "case", "schema", 1, "key", key, "backend", backend, "op", op,
-                          "shape_str", shape, "mode", "f32", "route", "pageable", "dtype", "f32",
-                          "status", status);
-    if (strcmp(status, "ok")) {
-        json_object_set_new(c, "reason", json_string("synthetic failure <&>"));
-        return c;
-    }
-    json_t *tot = samples(g, median, sigma, n);
-    json_t *cmp = json_array();
-    for (size_t i = 0; i < json_array_size(tot); i++)
-        json_array_append_new(cmp, json_real(0.8 * json_real_value(json_array_get(tot, i))));
-    json_object_set_new(c, "samples", json_pack("{s:o, s:o}", "total", tot, "compute", cmp));
-    json_object_set_new(c, "phases", json_pack("{s:{s:f}, s:{s:f}}", "total", "median", median,
-                                               "compute", "median", 0.8 * median));
-    return c;
-}
-
-static void write_run(const char *path, const char *host, const char *cpu, int schema,
-                      const char *run_id, const char *date, json_t *cases, int end)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    json_t *meta = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:{s:s, s:i, s:i, s:i, s:i, s:i}, s:s}",
-                             "type", "meta", "schema", schema, "run_id", run_id, "date", date,
-                             "git_commit", run_id, "host", host, "cpu", "model", cpu, "pus", 2,
-                             "cores", 2, "l1d_bytes", 32768, "l2_bytes", 524288, "l3_bytes", 33554432,
-                             "command_line", "build/hybench run --quick");
-    char *s = json_dumps(meta, JSON_COMPACT);
-    fprintf(f, "%s\n", s);
-    free(s);
-    json_decref(meta);
-    size_t i;
-    json_t *c;
-    json_array_foreach(cases, i, c) {
-        s = json_dumps(c, JSON_COMPACT);
-        fprintf(f, "%s\n", s);
-        free(s);
-    }
-    if (end) fprintf(f, "{\"type\":\"end\",\"schema\":1,\"cases\":%zu}\n", json_array_size(cases));
-    fclose(f);
-    json_decref(cases);
-}
-
-/* n cases; factor(i) multiplies case i's median in this run. Case medians are log-uniform over
- * 1 us .. 100 ms from a seed shared by both runs; samples from `seed`. */
-static void write_family(const char *path, int ncases, int nsamp, uint64_t seed, double sigma,
-                         double (*factor)(int), const char *host, const char *run_id)
-{
-    hb_rng gm, g;
-    hb_rng_seed(&gm, 4242);
-    hb_rng_seed(&g, seed);
-    json_t *cases = json_array();
-    static const char *ops[] = { "add", "matmul", "conv2d", "sum", "attention" };
-    for (int i = 0; i < ncases; i++) {
-        double med = pow(10, -6 + 5 * hb_rng_uniform(&gm));
-        char shape[64];
-        snprintf(shape, sizeof shape, "n=%d", i);
-        json_array_append_new(cases, mk_case(ops[i % 5], shape, i % 3 ? "cpu" : "opencl:0:0", "ok",
-                                             &g, med * (factor ? factor(i) : 1), sigma, nsamp));
-    }
-    write_run(path, host, "AMD EPYC", 1, run_id, "2024-05-01T00:00:00Z", cases, 1);
-}
-
-static double f_planted(int i) { return i % 10 == 0 ? 1.10 : 1.0; }
-static double f_drift3(int i) { (void)i; return 1.03; }
-static double f_drift8(int i) { (void)i; return 1.08; }
 
 static void poison(hb_cmp_result *r) { memset(r, 0xff, sizeof *r); }
 
@@ -614,12 +520,6 @@ static void test_exit_codes(void **state)
     assert_int_equal(hb_cmd_compare(5, i5), HB_EXIT_OK);
 }
 
-static int count_substr(const char *hay, const char *needle)
-{
-    int k = 0;
-    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) k++;
-    return k;
-}
 
 static void test_outputs(void **state)
 {
@@ -755,246 +655,7 @@ static void test_outputs(void **state)
 #endif
 }
 
-static void test_gbench(void **state)
-{
-    (void)state;
-    char a[300], out[300];
-    path_in(a, sizeof a, "gb.jsonl");
-    path_in(out, sizeof out, "gb.json");
-    hb_rng g;
-    hb_rng_seed(&g, 3);
-    json_t *cs = json_array();
-    json_array_append_new(cs, mk_case("matmul", "m=64 n=64 k=64", "cpu", "ok", &g, 2e-4, 0.05, 37));
-    json_array_append_new(cs, mk_case("add", "n=1024", "cpu", "skipped", &g, 0, 0, 0));
-    json_array_append_new(cs, mk_case("add", "n=4096", "opencl:0:0", "ok", &g, 3e-6, 0.05, 12));
-    write_run(a, "hostG", "AMD EPYC", 1, "rg", "2024-02-02T00:00:00Z", cs, 1);
-    hb_run r;
-    char err[256];
-    assert_int_equal(hb_run_load(a, &r, err, sizeof err), HB_OK);
-    json_t *d = hb_gbench_from_run(&r, "total", 0);
-    assert_non_null(d);
-    json_t *ctx = json_object_get(d, "context");
-    assert_string_equal(json_string_value(json_object_get(ctx, "host_name")), "hostG");
-    assert_string_equal(json_string_value(json_object_get(ctx, "executable")), "build/hybench");
-    assert_int_equal(json_integer_value(json_object_get(ctx, "num_cpus")), 2);
-    assert_int_equal(json_array_size(json_object_get(ctx, "caches")), 3);
-    assert_true(json_is_integer(json_object_get(ctx, "mhz_per_cpu")));
-    assert_true(json_is_boolean(json_object_get(ctx, "cpu_scaling_enabled")));
-    json_t *bs = json_object_get(d, "benchmarks");
-    assert_int_equal(json_array_size(bs), 37 + 4 + 12 + 4);
-    /* iterations of the first case in sample order, in ns */
-    json_t *samp = json_object_get(json_object_get(json_array_get(r.cases, 0), "samples"), "total");
-    double xs[37];
-    for (int i = 0; i < 37; i++) {
-        json_t *b = json_array_get(bs, (size_t)i);
-        assert_string_equal(json_string_value(json_object_get(b, "name")), "matmul/m:64/n:64/k:64/cpu/f32/pageable/f32");
-        assert_string_equal(json_string_value(json_object_get(b, "run_name")), "matmul/m:64/n:64/k:64/cpu/f32/pageable/f32");
-        assert_string_equal(json_string_value(json_object_get(b, "run_type")), "iteration");
-        assert_int_equal(json_integer_value(json_object_get(b, "repetitions")), 37);
-        assert_int_equal(json_integer_value(json_object_get(b, "repetition_index")), i);
-        assert_int_equal(json_integer_value(json_object_get(b, "iterations")), 1);
-        assert_int_equal(json_integer_value(json_object_get(b, "threads")), 1);
-        assert_string_equal(json_string_value(json_object_get(b, "time_unit")), "ns");
-        double rt = json_real_value(json_object_get(b, "real_time"));
-        assert_true(fabs(rt - 1e9 * json_real_value(json_array_get(samp, (size_t)i))) < 1e-6 * rt);
-        assert_true(rt == json_real_value(json_object_get(b, "cpu_time")));
-        xs[i] = rt;
-    }
-    hb_rs_sort(xs, 37);
-    const char *aggs[] = { "mean", "median", "stddev", "cv" };
-    for (int k = 0; k < 4; k++) {
-        json_t *b = json_array_get(bs, (size_t)(37 + k));
-        assert_string_equal(json_string_value(json_object_get(b, "run_type")), "aggregate");
-        assert_string_equal(json_string_value(json_object_get(b, "aggregate_name")), aggs[k]);
-        char nm[128];
-        snprintf(nm, sizeof nm, "matmul/m:64/n:64/k:64/cpu/f32/pageable/f32_%s", aggs[k]);
-        assert_string_equal(json_string_value(json_object_get(b, "name")), nm);
-        assert_null(json_object_get(b, "repetition_index"));
-    }
-    assert_true(fabs(json_real_value(json_object_get(json_array_get(bs, 38), "real_time")) - hb_rs_median_sorted(xs, 37)) < 1e-9);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(bs, 40), "aggregate_unit")), "percentage");
-    double cv = json_real_value(json_object_get(json_array_get(bs, 40), "real_time"));
-    assert_true(cv > 0.01 && cv < 0.5);
-    json_decref(d);
-    d = hb_gbench_from_run(&r, "compute", 1);
-    assert_int_equal(json_array_size(json_object_get(d, "benchmarks")), 8);
-    json_decref(d);
-    hb_run_free(&r);
-    /* the command writes a file jansson reads back */
-    unlink(out);
-    char *argv[] = { "gbench", a, "-o", out, "--errors", NULL };
-    assert_int_equal(hb_cmd_gbench(5, argv), HB_EXIT_OK);
-    json_error_t je;
-    d = json_load_file(out, 0, &je);
-    assert_non_null(d);
-    bs = json_object_get(d, "benchmarks");
-    assert_int_equal(json_array_size(bs), 37 + 4 + 1 + 12 + 4);
-    assert_true(json_is_true(json_object_get(json_array_get(bs, 41), "error_occurred")));
-    json_decref(d);
-    char *bad[] = { "gbench", NULL };
-    assert_int_equal(hb_cmd_gbench(1, bad), HB_EXIT_USAGE);
-    /* a key repeated in one file is a separate family NAME#2, as compare matches it */
-    cs = json_array();
-    json_array_append_new(cs, mk_case("add", "n=8", "cpu", "ok", &g, 1e-6, 0.05, 5));
-    json_array_append_new(cs, mk_case("add", "n=8", "cpu", "ok", &g, 1e-6, 0.05, 5));
-    write_run(a, "hostG", "AMD EPYC", 1, "rg", "2024-02-02T00:00:00Z", cs, 1);
-    assert_int_equal(hb_run_load(a, &r, err, sizeof err), HB_OK);
-    d = hb_gbench_from_run(&r, "total", 1);
-    bs = json_object_get(d, "benchmarks");
-    assert_int_equal(json_array_size(bs), 8);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(bs, 0), "run_name")), "add/n:8/cpu/f32/pageable/f32");
-    assert_string_equal(json_string_value(json_object_get(json_array_get(bs, 4), "run_name")), "add/n:8/cpu/f32/pageable/f32#2");
-    assert_int_equal(json_integer_value(json_object_get(json_array_get(bs, 4), "family_index")), 1);
-    json_decref(d);
-    hb_run_free(&r);
-}
 
-static void test_baseline(void **state)
-{
-    (void)state;
-    char a[300], b[300], w[300], dir[300], jl[600], jsn[600];
-    path_in(a, sizeof a, "bl_a.jsonl");
-    path_in(b, sizeof b, "bl_b.jsonl");
-    path_in(w, sizeof w, "bl_wrong.jsonl");
-    path_in(dir, sizeof dir, "baselines");
-    write_family(a, 50, 40, 31, 0.03, NULL, "my host/1", "runA");
-    write_family(b, 50, 40, 32, 0.03, f_planted, "my host/1", "runB");
-    hb_rng g;
-    hb_rng_seed(&g, 1);
-    json_t *cs = json_array();
-    json_array_append_new(cs, mk_case("add", "n=1", "cpu", "wrong", &g, 1, 1, 1));
-    write_run(w, "my host/1", "AMD EPYC", 1, "w", "2024", cs, 1);
-    char slug[64];
-    assert_string_equal(hb_host_slug("my host/1", slug, sizeof slug), "my_host_1");
-    assert_string_equal(hb_host_slug("", slug, sizeof slug), "unknown");
-    assert_string_equal(hb_host_slug("..", slug, sizeof slug), "unknown");
-    char *show0[] = { "baseline", "show", "--dir", dir, "--host", "my host/1", NULL };
-    assert_int_equal(hb_cmd_baseline(6, show0), HB_EXIT_USAGE); /* none yet */
-    char *setw[] = { "baseline", "set", w, "--dir", dir, NULL };
-    assert_int_equal(hb_cmd_baseline(5, setw), HB_EXIT_USAGE);  /* refused: wrong case */
-    char *set[] = { "baseline", "set", a, "--dir", dir, NULL };
-    assert_int_equal(hb_cmd_baseline(5, set), HB_EXIT_OK);
-    {   /* stored by the machine's fingerprint, not by host name */
-        hb_run ra;
-        char err[256], fp[17];
-        assert_int_equal(hb_run_load(a, &ra, err, sizeof err), HB_OK);
-        assert_int_equal(hb_baseline_find(dir, &ra, jl, jsn, sizeof jl, fp, NULL), 0);
-        assert_non_null(strstr(jl, fp));
-        hb_run_free(&ra);
-    }
-    char *orig = hb_test_slurp(a), *copy = hb_test_slurp(jl);
-    assert_non_null(copy);
-    assert_string_equal(orig, copy);
-    free(orig);
-    free(copy);
-    json_error_t je;
-    json_t *p = json_load_file(jsn, 0, &je);
-    assert_non_null(p);
-    assert_string_equal(json_string_value(json_object_get(p, "run_id")), "runA");
-    assert_string_equal(json_string_value(json_object_get(p, "host")), "my host/1");
-    assert_int_equal(strlen(json_string_value(json_object_get(p, "fingerprint"))), 16);
-    assert_int_equal(json_integer_value(json_object_get(p, "ok")), 50);
-    json_decref(p);
-    assert_int_equal(hb_cmd_baseline(6, show0), HB_EXIT_OK);
-    char *show1[] = { "baseline", "show", "--dir", dir, b, NULL };
-    assert_int_equal(hb_cmd_baseline(5, show1), HB_EXIT_OK);
-    char *show2[] = { "baseline", "show", "--dir", dir, NULL };
-    assert_int_equal(hb_cmd_baseline(4, show2), HB_EXIT_OK);
-    char *show3[] = { "baseline", "show", "--dir", dir, "--host", "nobody", NULL };
-    assert_int_equal(hb_cmd_baseline(6, show3), HB_EXIT_USAGE);
-    char *cmp[] = { "compare", "--baseline-dir", dir, b, "--quiet", NULL };
-    assert_int_equal(hb_cmd_compare(5, cmp), HB_EXIT_REGRESSION); /* 10% planted in 5 cases */
-    char *cmp2[] = { "compare", dir, a, "--quiet", NULL };    /* a directory as BASELINE */
-    assert_int_equal(hb_cmd_compare(4, cmp2), HB_EXIT_OK);
-    char *bad[] = { "baseline", "frob", NULL };
-    assert_int_equal(hb_cmd_baseline(2, bad), HB_EXIT_USAGE);
-}
-
-static double f_step(int i) { return i < 5 ? 1.25 : 1.0; }
-
-/* hybench trend over the history store (docs/history.md): 24 nights from one machine, each night
- * from a new host name; from night 12 on, cases 0..4 are 25% slower. trend reports exactly those
- * five steps, on night 12, and writes the tables, the data and (with gnuplot) the plots. (Rank tests
- * at alpha 0.001 need about 10 nights on each side of a step: Pettitt's p is at least
- * 2 exp(-6 (n/2)^4 / (n^3 + n^2)), 0.03 for 12 nights.) */
-static void test_trend(void **state)
-{
-    (void)state;
-    char hist[300], out[300], store[400], f[1400];
-    path_in(hist, sizeof hist, "history");
-    path_in(out, sizeof out, "trend");
-    mkdir(hist, 0775);
-    snprintf(store, sizeof store, "%s/history.db", hist);
-    unlink(store);
-    for (int r = 0; r < 24; r++) {
-        char id[32], host[32];
-        snprintf(id, sizeof id, "night%02d", r);
-        snprintf(host, sizeof host, "runner%d", r);
-        snprintf(f, sizeof f, "%s/%s.jsonl", hist, id);
-        write_family(f, 30, 40, 100 + (uint64_t)r, 0.03, r >= 12 ? f_step : NULL, host, id);
-        char *argv[] = { "trend", "--add", f, "--store", store, NULL };
-        assert_int_equal(hb_cmd_trend(5, argv), HB_EXIT_OK);
-    }
-    /* the same file again: already there, still 0 */
-    char *again[] = { "trend", "--store", store, "--add", f, NULL };
-    assert_int_equal(hb_cmd_trend(5, again), HB_EXIT_OK);
-    int have_gp = system("gnuplot --version >/dev/null 2>&1") == 0;
-    char *argv[] = { "trend", "--store", store, "--out", out, have_gp ? NULL : "--no-plot", NULL };
-    assert_int_equal(hb_cmd_trend(have_gp ? 5 : 6, argv), HB_EXIT_OK);
-    /* one machine folder (one fingerprint for 24 host names) */
-    DIR *dd = opendir(out);
-    assert_non_null(dd);
-    struct dirent *de;
-    char fp[300] = "";
-    int nmach = 0;
-    while ((de = readdir(dd)))
-        if (de->d_name[0] != '.') { nmach++; snprintf(fp, sizeof fp, "%s", de->d_name); }
-    closedir(dd);
-    assert_int_equal(nmach, 1);
-    snprintf(f, sizeof f, "%s/%s/changes.md", out, fp);
-    char *md = hb_test_slurp(f);
-    assert_non_null(md);
-    assert_int_equal(count_substr(md, "| step (slower) | 12, "), 5);
-    assert_int_equal(count_substr(md, "(slower)") + count_substr(md, "(faster)"), 5);
-    free(md);
-    static const char *ops[] = { "add", "matmul", "conv2d", "sum", "attention" };
-    static const char *bes[] = { "cpu", "opencl_0_0" };
-    for (int o = 0; o < 5; o++)
-        for (int b = 0; b < 2; b++) {
-            snprintf(f, sizeof f, "%s/%s/%s__%s.dat", out, fp, ops[o], bes[b]);
-            char *d = hb_test_slurp(f);
-            assert_non_null(d);
-            /* the band block: night 0 is 1 for every case (normalised to the first night) */
-            char *l0 = strstr(d, "\n0 ");
-            assert_non_null(l0);
-            double p10, p50, p90;
-            assert_int_equal(sscanf(l0 + 3, "%lf %lf %lf", &p10, &p50, &p90), 3);
-            assert_true(p10 == 1 && p50 == 1 && p90 == 1);
-            free(d);
-            if (have_gp) {
-                snprintf(f, sizeof f, "%s/%s/%s__%s.svg", out, fp, ops[o], bes[b]);
-                char *svg = hb_test_slurp(f);
-                assert_non_null(svg);
-                assert_non_null(strstr(svg, "<svg"));
-                free(svg);
-            }
-        }
-    snprintf(f, sizeof f, "%s/%s/index.html", out, fp);
-    char *h = hb_test_slurp(f);
-    assert_non_null(strstr(h, "5 changes in 5 cases"));
-    free(h);
-    /* an empty store: no runs (2); a store that cannot be created (7) */
-    snprintf(f, sizeof f, "%s/empty.db", hist);
-    unlink(f);
-    char *empty[] = { "trend", "--store", f, "--no-plot", "--out", out, NULL };
-    assert_int_equal(hb_cmd_trend(6, empty), HB_EXIT_USAGE);
-    char *bad[] = { "trend", "--store", "/proc/nonexistent/h.db", NULL };
-    assert_int_equal(hb_cmd_trend(3, bad), HB_EXIT_IO);
-    char *badopt[] = { "trend", "--alpha", "2", NULL };
-    assert_int_equal(hb_cmd_trend(3, badopt), HB_EXIT_USAGE);
-}
-
-/* Two files of 3000 cases x 100 samples (a default run's size): load + compare under 5 s. */
 static void test_speed(void **state)
 {
     (void)state;
@@ -1022,19 +683,13 @@ static void test_speed(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/hb_test_compare_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return compare_fixture_setup("compare");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    if (!getenv("HB_KEEP_TEST_FILES")) {
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        if (system(cmd)) return 0;
-    } else printf("# test files kept in %s\n", tmpdir);
-    return 0;
+    return compare_fixture_teardown();
 }
 
 int main(void)
@@ -1048,9 +703,6 @@ int main(void)
         cmocka_unit_test(test_status_gate),
         cmocka_unit_test(test_exit_codes),
         cmocka_unit_test(test_outputs),
-        cmocka_unit_test(test_gbench),
-        cmocka_unit_test(test_baseline),
-        cmocka_unit_test(test_trend),
         cmocka_unit_test(test_speed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
