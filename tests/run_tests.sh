@@ -21,8 +21,8 @@ for t in "$@"; do
   name=$(basename "$t")
   run_bin "$name" "$t"
   # PoCL picks its kernel library by CPU (avx512 on an AVX-512 host); its avx2 library compiles the
-  # same kernels differently (f16 loads faulted only there), so test_opencl also runs under it.
-  if [ "$name" = test_opencl ]; then
+  # same kernels differently (f16 loads faulted only there), so the OpenCL tests also run under it.
+  if [ "$name" = test_opencl ] || [ "$name" = test_opencl_ops ]; then
     if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
       run_bin "$name[avx2]" env POCL_LLVM_CPU_NAME=haswell POCL_KERNELLIB_NAME=avx2 "$t"
     else note "[$name[avx2]] SKIP: this CPU has no AVX2"; fi

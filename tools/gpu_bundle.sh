@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build hybench here for the lent GPU machine and gather what it needs into .gpu/ (git-ignored):
 #   .gpu/build/hybench, hb_cuda.so, hb_opencl.so, opencl/*.cl   the binary and its plugins
-#   .gpu/build/tests/test_cuda, test_opencl, .gpu/build/cuda_selftest   the plugins' tests and the CUDA timing tool
+#   .gpu/build/tests/test_cuda, test_opencl(_ops), .gpu/build/cuda_selftest   the plugins' tests and the CUDA timing tool
 #   .gpu/build/tests/test_cpu_attn_isa, test_cpu_dnnl_gemm      the cpu paths chosen at run time (AVX-512, oneDNN), run.sh --test-cpu
 #   .gpu/lib/                                                     shared libraries the device may lack
 #   .gpu/workloads/                                               the workload files and benchdnn lists (workloads/benchdnn/)
@@ -36,7 +36,7 @@ if ! make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/hb_cuda.so"
   "$NVCC" -shared -o "$B/hb_cuda.so" "$B"/kernels/cuda/*.o -L"$CUDA_HOME/lib64" -lcudart -lcublas -lcublasLt -lcudnn -ljansson \
     -Xlinker -rpath -Xlinker '$ORIGIN'
 fi
-make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/tests/test_cuda" "$B/tests/test_opencl" "$B/tests/test_cuda_collective" "$B/tests/test_collective" \
+make -j2 --no-print-directory BUILD="$B" ARCH="$ARCH_FLAGS" "$B/tests/test_cuda" "$B/tests/test_opencl" "$B/tests/test_opencl_ops" "$B/tests/test_cuda_collective" "$B/tests/test_collective" \
   "$B/tests/test_cpu_attn_isa" "$B/tests/test_cpu_dnnl_gemm" "$B/gguf_matmul" >&2
 BLAS_DIR=$(make -s --no-print-directory print-BLAS_DIR)
 LDLIBS="$(pkg-config --libs hwloc jansson inih 2>/dev/null) $(pkg-config --exists sleef && pkg-config --libs sleef) -L$BLAS_DIR -Wl,-rpath,$BLAS_DIR -lopenblas -lm -ldl -fopenmp"
@@ -53,7 +53,7 @@ mkdir -p "$G/build/tests" "$G/lib"
 for f in hybench hb_cuda.so hb_opencl.so cuda_selftest gguf_matmul; do
   [ -e "$B/$f" ] && cp "$B/$f" "$G/build/"
 done
-cp "$B/tests/test_cuda" "$B/tests/test_opencl" "$B/tests/test_cuda_collective" "$B/tests/test_collective" "$B/tests/test_cpu_attn_isa" \
+cp "$B/tests/test_cuda" "$B/tests/test_opencl" "$B/tests/test_opencl_ops" "$B/tests/test_cuda_collective" "$B/tests/test_collective" "$B/tests/test_cpu_attn_isa" \
   "$B/tests/test_cpu_dnnl_gemm" "$G/build/tests/"
 [ -d "$B/opencl" ] && cp -r "$B/opencl" "$G/build/"
 cp -r workloads "$G/"
@@ -92,7 +92,7 @@ export HB_KERNEL_DIR="${HB_KERNEL_DIR:-$here/build/opencl}"
 case "${1:-}" in
   --selftest) shift; exec "$here/build/cuda_selftest" "$@" ;;
   --test) shift; exec "$here/build/tests/test_cuda" "$@" ;;
-  --test-opencl) shift; exec "$here/build/tests/test_opencl" "$@" ;;
+  --test-opencl) shift; "$here/build/tests/test_opencl" "$@" || exit; exec "$here/build/tests/test_opencl_ops" "$@" ;;
   --test-cpu) shift; "$here/build/tests/test_cpu_attn_isa" "$@" || exit; exec "$here/build/tests/test_cpu_dnnl_gemm" "$@" ;;
   --test-collective) shift; "$here/build/tests/test_collective" "$@" || exit; exec "$here/build/tests/test_cuda_collective" "$@" ;;
 esac
