@@ -117,15 +117,16 @@ static int replay_begin(replay_args *ra, const hb_plan_costs *c, const char *cos
     ra->o.argv_joined = joined;
     char *wl[1] = {(char *)costs};
     hb_meta mi;
+    json_t *meta = NULL;
     if (hb_meta_fill(&mi, &ra->o, run_id, wl, 1) == HB_OK) {
-        json_t *meta = HB_REC_SET(hb_rec_meta, &mi.rec, replay_of, costs) == HB_OK ? hb_rec_meta_json(&mi.rec) : NULL;
-        if (meta) {
-            json_dumpf(meta, ra->f, JSON_COMPACT);
-            fputc('\n', ra->f);
-        }
-        json_decref(meta);
+        if (HB_REC_SET(hb_rec_meta, &mi.rec, replay_of, costs) == HB_OK) meta = hb_rec_meta_json(&mi.rec);
         hb_meta_release(&mi);
     }
+    if (meta) {
+        json_dumpf(meta, ra->f, JSON_COMPACT);
+        fputc('\n', ra->f);
+    } else fprintf(stderr, "hybench plan --replay: %s: no meta record (out of memory)\n", path);
+    json_decref(meta);
     free(joined);
     ra->o.argv_joined = NULL;
     for (int d = 0; d < c->ndev; d++) {
