@@ -1,5 +1,6 @@
 # hybench Makefile. Targets: all (default), test, clean, deps, cuda-plugin, check-warnings,
-#   test-sanitize (the cmocka tests under ASan+UBSan), fuzz (libFuzzer targets, docs/fuzzing.md).
+#   test-sanitize (the cmocka tests under ASan+UBSan, a pointer into a returned function's stack
+#   frame caught too: detect_stack_use_after_return=1), fuzz (libFuzzer targets, docs/fuzzing.md).
 # Options (tri-state where a dependency is optional, stress-ng/Lua style):
 #   WITH_OPENCL=auto|yes|no   WITH_CUDA=auto|yes|no   WITH_ONEDNN=auto|yes|no   ARCH=-march=native   SANITIZE=address,undefined
 #   WERROR=1 (CI)   PLANT=1 (tests and acceptance of the merge gate only: the HB_PLANT environment
@@ -305,7 +306,7 @@ test-sanitize-run: $(BUILD)/hybench $(PLUGINS) $(patsubst tests/%.c,$(BUILD)/tes
 	@pass=0; fail=0; failed=""; \
 	for t in $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC)); do \
 	  n=$$(basename $$t); \
-	  out=$$(UBSAN_OPTIONS=print_stacktrace=1 $$t 2>&1); rc=$$?; \
+	  out=$$(UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_stack_use_after_return=1 $$t 2>&1); rc=$$?; \
 	  printf '%s\n' "$$out" | sed "s/^/[asan $$n] /"; \
 	  p=$$(printf '%s\n' "$$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | awk '{s+=$$1} END {print s+0}'); \
 	  f=$$(printf '%s\n' "$$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | awk '{s+=$$1} END {print s+0}'); \

@@ -432,6 +432,9 @@ struct hb_group {
     int rounds;                  /* hb_group_sample calls so far */
     int placements;              /* the buffers' placements: 1 at set-up, one more per move (group_move) */
     hb_rng rng;                  /* the spacers' sizes (group_move) */
+    double shared_best;          /* the hot rule's fastest warm run, shared by the group's modes (prepare.h):
+                                  * the variants keep its address for every round, so it lives here, with the
+                                  * group (a local of hb_group_prepare left them a dead stack slot) */
 };
 
 /* A served round after the first moves the group's data path to new memory before its samples, as a
@@ -546,12 +549,12 @@ hb_group *hb_group_prepare(hb_instance *inst, const hb_case *cases, int n, int i
      * competed for the device's caches and address translations, and a mode's compute time depended
      * on how its own operands had last been written (docs/measurement.md, "One set of buffers") */
     long long rss_base = hb_rss_now();
-    double shared_best = 0; /* the hot rule's fastest warm run, shared by the group (prepare.h) */
+    g->shared_best = 0;
     const mvar *owner = NULL;
     for (int k = 0; k < n; k++) {
         if (v[k].rec) continue;
         double tp = hb_now();
-        var_prepare(&v[k], inst, o, rc, n > 1 ? &shared_best : NULL, rss_base, owner);
+        var_prepare(&v[k], inst, o, rc, n > 1 ? &g->shared_best : NULL, rss_base, owner);
         v[k].wall_setup = hb_now() - tp;
         if (!owner && v[k].opened && v[k].x.have_out && !v[k].deferred) owner = &v[k];
         nready += v[k].ready;
