@@ -21,6 +21,7 @@
 #include "core/config.h"
 #include "core/convert.h"
 #include "cpu_ref/ref.h"
+#include "test_case.h"
 #include "test_config.h"
 
 static void *g_lib;
@@ -133,18 +134,14 @@ static inline double urand(void)  /* in [-1, 1], never 0, exactly representable 
     return v == 0 ? 0.5 : v;
 }
 
+/* The tests' case (test_case.h hb_test_case: parsed and normalized as a workload's) in dtype d, mode m,
+ * route r. */
 static inline hb_case mk(hb_op op, const char *shape, hb_dtype d, hb_mode m, hb_route r)
 {
-    hb_case c;
-    char err[200];
-    memset(&c, 0, sizeof c);
-    c.op = op;
+    hb_case c = hb_test_case(op, shape);
     c.dtype = d;
     c.mode = m;
     c.route = r;
-    hb_status st = hb_shape_parse(shape, &c.shape, err, sizeof err);
-    if (st == HB_OK) st = hb_shape_normalize(op, &c.shape, err, sizeof err);
-    if (st != HB_OK) fail_msg("bad test shape \"%s\": %s", shape, err);
     return c;
 }
 
