@@ -45,7 +45,6 @@
 #include "test_cuda_fixture.h"
 #include "test_qmatmul.h"
 #include "test_config.h"
-#include "f64_pieces.h"
 
 /* The plugin's settings accessor for this file's own copy of cuda_algocache.o (the plugin has its
  * own, cuda_backend.cu): the process's configuration, which test_config.h's setenv refreshes. */
@@ -68,10 +67,8 @@ static void test_plugin_loads(void **state)
     assert_non_null(g_ops->case_info);
     assert_non_null(g_ops->describe);
     assert_non_null(g_ops->flush_cache);
-    assert_non_null(g_ops->f64_copy_in);
-    assert_non_null(g_ops->f64_convert_in);
-    assert_non_null(g_ops->f64_convert_out);
-    assert_non_null(g_ops->f64_copy_out);
+    assert_non_null(g_ops->upload_f64);
+    assert_non_null(g_ops->download_f64);
     assert_non_null(dlsym(g_lib, "hb_cuda_upload_f64_convert"));
     assert_non_null(dlsym(g_lib, "hb_cuda_download_convert_f64"));
 }
@@ -579,14 +576,14 @@ static void test_convert_device_gpu(void **state)
             char rr[128];
             g_ops->supports(inst, &hc, rr, sizeof rr);
             double cp = -1, cv = -1;
-            assert_int_equal(f64_in_timed(inst, &b, x, n, &cp, &cv), HB_OK);
+            assert_int_equal(g_ops->upload_f64(inst, &b, x, n, &cp, &cv), HB_OK);
             assert_true(cp > 0 && cv > 0);
             for (size_t i = 0; i < n; i++) y[i] = NAN;
-            assert_int_equal(f64_out_timed(inst, &b, y, n, &cp, &cv), HB_OK);
+            assert_int_equal(g_ops->download_f64(inst, &b, y, n, &cp, &cv), HB_OK);
             assert_true(cp > 0 && cv > 0);
             mism = 0;
             for (size_t i = 0; i < n; i++) mism += !(y[i] == want[i]);
-            if (mism) fail_msg("f64_copy_in .. f64_copy_out %s/%s: %zu values differ", hb_dtype_name((hb_dtype)d),
+            if (mism) fail_msg("upload_f64/download_f64 %s/%s: %zu values differ", hb_dtype_name((hb_dtype)d),
                                hb_route_name((hb_route)r), mism);
             /* what the device holds reads back through the ordinary download too */
             assert_int_equal(g_ops->download(inst, &b), HB_OK);

@@ -11,10 +11,7 @@
  *     HB_EXEC_ASYNC; no settle runs with HB_EXEC_NO_PREP; place and fetch call upload and download
  *     once per buffer; an enqueue's failing step named; set-up moves untimed; a launch runs its pre
  *     case and the op with no clock and no settle run; the hot rule's settle runs on the device
- *     timer; a graph launched under the device timer, refused without one;
- *   - the four pieces of convert-device (hb_exec_f64_in / hb_exec_f64_out) on a fake device of the
- *     wrapper: the copy and the conversion each timed on the device timer, in order, the values
- *     round-tripped, a failing piece stopping the next, a backend with only some of the hooks refused.
+ *     timer; a graph launched under the device timer, refused without one.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -362,127 +359,12 @@ static void test_rules(void **state)
     in.ops->buf_free(&in, &y);
 }
 
-/* ---- convert-device's pieces (hb_exec_f64_in / hb_exec_f64_out) on a fake device of the wrapper:
- * the scratch is host memory, the conversion a loop; the calls and their order counted ---- */
-static double *g_scr;
-static size_t g_scr_n;
-static char g_order[16];
-static int g_norder, f64_fail = -1;
-static hb_status piece_seen(int which)
-{
-    if (g_norder < (int)sizeof g_order - 1) g_order[g_norder++] = (char)('0' + which);
-    return which == f64_fail ? HB_EDEVICE : HB_OK;
-}
-static hb_status w_cpin(hb_instance *i, hb_buf *b, const double *src, size_t n)
-{
-    (void)i;
-    if (b->bytes != 4 * n || !src) return HB_EINVAL;
-    if (piece_seen(0) != HB_OK) return HB_EDEVICE;
-    memcpy(g_scr, src, n * sizeof *src);
-    g_scr_n = n;
-    return HB_OK;
-}
-static hb_status w_cvin(hb_instance *i, hb_buf *b, size_t n)
-{
-    (void)i;
-    if (piece_seen(1) != HB_OK) return HB_EDEVICE;
-    if (n != g_scr_n) return HB_EINVAL;
-    hb_convert(b->host, HB_ELEM_F32, g_scr, HB_ELEM_F64, n);
-    return HB_OK;
-}
-static hb_status w_cvout(hb_instance *i, hb_buf *b, size_t n)
-{
-    (void)i;
-    if (piece_seen(2) != HB_OK) return HB_EDEVICE;
-    hb_convert(g_scr, HB_ELEM_F64, b->host, HB_ELEM_F32, n);
-    g_scr_n = n;
-    return HB_OK;
-}
-static hb_status w_cpout(hb_instance *i, hb_buf *b, double *dst, size_t n)
-{
-    (void)i;
-    (void)b;
-    if (piece_seen(3) != HB_OK) return HB_EDEVICE;
-    memcpy(dst, g_scr, n * sizeof *dst);
-    return HB_OK;
-}
-
-static void test_f64_pieces(void **state)
-{
-    (void)state;
-    hb_instance in = g_inst[1];
-    g_real = in.ops;
-    g_wrap = *g_real;
-    g_wrap.timer_begin = w_tb;
-    g_wrap.timer_end = w_te;
-    in.ops = &g_wrap;
-    enum { N = 777 };
-    double x[N], y[N];
-    hb_fill_random(x, N, 3, 11);
-    g_scr = malloc(N * sizeof *g_scr);
-    assert_non_null(g_scr);
-    hb_buf b = buf_f32(&in, N, NULL);
-    hb_verify_poison(b.host, HB_ELEM_F32, N);
-    double cp = 0, cv = 0;
-    /* a backend without the hooks: refused */
-    assert_int_equal(hb_exec_f64_in(&in, &b, x, N, 1, &cp, &cv), HB_EINVAL);
-    g_wrap.f64_copy_in = w_cpin;
-    g_wrap.f64_convert_in = w_cvin;
-    g_wrap.f64_convert_out = w_cvout;
-    /* three of the four: the contract check refuses the backend, the executor the call */
-    assert_int_equal(hb_backend_validate(&g_wrap), HB_EINVAL);
-    assert_int_equal(hb_exec_f64_in(&in, &b, x, N, 1, &cp, &cv), HB_EINVAL);
-    g_wrap.f64_copy_out = w_cpout;
-    assert_int_equal(hb_backend_validate(&g_wrap), HB_OK);
-    /* in: the copy, then the conversion, each its own piece on the device timer */
-    int tb0 = n_tb, te0 = n_te;
-    g_norder = 0;
-    assert_int_equal(hb_exec_f64_in(&in, &b, x, N, 1, &cp, &cv), HB_OK);
-    assert_true(cp == FAKE_DEV && cv == FAKE_DEV);
-    assert_int_equal(n_tb, tb0 + 2);
-    assert_int_equal(n_te, te0 + 2);
-    assert_int_equal(g_norder, 2);
-    assert_memory_equal(g_order, "01", 2);
-    for (int q = 0; q < N; q++) assert_true(((float *)b.host)[q] == (float)x[q]);
-    /* out: the conversion, then the copy; the seconds add to what the phases hold */
-    for (int q = 0; q < N; q++) y[q] = NAN;
-    double co = 1, cpo = 1;
-    g_norder = 0;
-    assert_int_equal(hb_exec_f64_out(&in, &b, y, N, 1, &co, &cpo), HB_OK);
-    assert_true(co == 1 + FAKE_DEV && cpo == 1 + FAKE_DEV);
-    assert_memory_equal(g_order, "23", 2);
-    for (int q = 0; q < N; q++) assert_true(y[q] == (double)(float)x[q]);
-    /* no device timer asked: the host's seconds, no timer calls */
-    tb0 = n_tb;
-    cp = cv = 0;
-    assert_int_equal(hb_exec_f64_in(&in, &b, x, N, 0, &cp, &cv), HB_OK);
-    assert_int_equal(n_tb, tb0);
-    assert_true(cp > 0 && cp < FAKE_DEV && cv > 0 && cv < FAKE_DEV);
-    /* a failing piece: its error, and the next piece not run */
-    f64_fail = 0;
-    g_norder = 0;
-    assert_int_equal(hb_exec_f64_in(&in, &b, x, N, 1, &cp, &cv), HB_EDEVICE);
-    assert_int_equal(g_norder, 1);
-    f64_fail = 2;
-    g_norder = 0;
-    assert_int_equal(hb_exec_f64_out(&in, &b, y, N, 1, &co, &cpo), HB_EDEVICE);
-    assert_int_equal(g_norder, 1);
-    assert_int_equal(g_order[0], '2');
-    f64_fail = -1;
-    /* a buffer of another size: the hook's HB_EINVAL comes back */
-    assert_int_equal(hb_exec_f64_in(&in, &b, x, N - 1, 1, &cp, &cv), HB_EINVAL);
-    in.ops->buf_free(&in, &b);
-    free(g_scr);
-    g_scr = NULL;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_step),
         cmocka_unit_test(test_decode_graph),
         cmocka_unit_test(test_rules),
-        cmocka_unit_test(test_f64_pieces),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

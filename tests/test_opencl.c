@@ -35,7 +35,6 @@
 #include "core/convert.h"
 #include "cpu_ref/ref.h"
 #include "opencl_fixture.h"
-#include "f64_pieces.h"
 
 /* ---- discovery ---- */
 
@@ -423,12 +422,12 @@ static void test_convert_device(void **state)
             assert_int_equal(inst.ops->buf_alloc(&inst, n * es, c.route, &bi), HB_OK);
             assert_int_equal(inst.ops->buf_alloc(&inst, n * es, c.route, &bo), HB_OK);
             double cp = -1, cv = -1;
-            assert_int_equal(f64_in_timed(&inst, &bi, x, n, &cp, &cv), HB_OK);
+            assert_int_equal(inst.ops->upload_f64(&inst, &bi, x, n, &cp, &cv), HB_OK);
             assert_true(cp > 0 && cv > 0);
             hb_buf *in[1] = {&bi};
             assert_int_equal(inst.ops->run(&inst, &c, in, &bo), HB_OK);
             for (size_t i = 0; i < n; i++) y[i] = NAN;
-            assert_int_equal(f64_out_timed(&inst, &bo, y, n, &cp, &cv), HB_OK);
+            assert_int_equal(inst.ops->download_f64(&inst, &bo, y, n, &cp, &cv), HB_OK);
             assert_true(cp > 0 && cv > 0);
             /* reference on the inputs rounded as the host would round them (f64 -> f32 [-> f16]) */
             float *f = malloc(n * 4);
@@ -456,7 +455,7 @@ static void test_convert_device(void **state)
             if (!(rel <= hb_op_tolerance(c.op, &c.shape, dt))) fail_msg("convert-device %s %s: rel_err %.3g", hb_dtype_name(dt), hb_route_name(c.route), rel);
             free(ref);
             /* a buffer whose size does not match n elements is refused */
-            for (int k = 0; k < 4; k++) assert_int_equal(f64_piece_timed(&inst, k, &bi, x, y, n - 1, &cp), HB_EINVAL);
+            assert_int_equal(inst.ops->upload_f64(&inst, &bi, x, n - 1, &cp, &cv), HB_EINVAL);
             inst.ops->buf_free(&inst, &bi);
             inst.ops->buf_free(&inst, &bo);
         }

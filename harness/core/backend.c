@@ -7,8 +7,5 @@ hb_status hb_backend_validate(const hb_backend_ops *ops)
         !ops->buf_alloc || !ops->buf_free || !ops->upload || !ops->download || !ops->run)
         return HB_EINVAL;
     if (!ops->timer_begin != !ops->timer_end) return HB_EINVAL;
-    /* convert-device's pieces: all four or none */
-    const int f64 = !!ops->f64_copy_in + !!ops->f64_convert_in + !!ops->f64_convert_out + !!ops->f64_copy_out;
-    if (f64 != 0 && f64 != 4) return HB_EINVAL;
     return HB_OK;
 }

@@ -22,8 +22,7 @@
 extern "C" {
 #endif
 
-#define HB_BACKEND_ABI 9 /* 2: hb_case.seq; 3: run_async; 4: plant_delay; 5: graph_capture, graph_launch, graph_free; 6: hb_shape.inter; 7: configure; 8: impl_of;
-                          * 9: convert-device in four driver-timed pieces (f64_copy_in .. f64_copy_out) */
+#define HB_BACKEND_ABI 8 /* 2: hb_case.seq; 3: run_async; 4: plant_delay; 5: graph_capture, graph_launch, graph_free; 6: hb_shape.inter; 7: configure; 8: impl_of */
 
 /* A tensor's memory for one backend. `host` is the host-side tensor/staging memory the driver
  * reads and writes, allocated according to `route`:
@@ -96,25 +95,12 @@ typedef struct hb_backend_ops {
     hb_status (*describe)(hb_instance *inst, char *buf, size_t len);
     /* Optional: called between samples when a cold (cache-flushed) run is asked for. */
     void (*flush_cache)(hb_instance *inst);
-    /* Optional (mode `convert-device`): the f64 host tensor crosses to the device as f64 (8 bytes per
-     * element) into the instance's device scratch, and a device kernel converts it there into b's
-     * storage dtype; the reverse for an output. Four pieces, each blocking (done when it returns) and
-     * each timed by the driver (measure/exec.h hb_exec_f64_in / hb_exec_f64_out: timer_begin and
-     * timer_end around the piece, so that its device time is the device work the piece enqueued):
-     *   f64_copy_in(inst, b, src, n)    host src[0..n) -> the scratch                       (H2D)
-     *   f64_convert_in(inst, b, n)      the scratch's n f64 -> b's device memory, b's dtype  (convert in)
-     *   f64_convert_out(inst, b, n)     b's n elements -> the scratch as f64                 (convert out)
-     *   f64_copy_out(inst, b, dst, n)   the scratch's n f64 -> host dst[0..n)               (D2H)
-     * The scratch holds one tensor: f64_convert_in converts what the last f64_copy_in copied,
-     * f64_copy_out copies what the last f64_convert_out wrote. b is a buffer of this instance for n
-     * elements (b->bytes = n x the dtype's size); src and dst are the caller's, n values each.
-     * HB_EINVAL for a buffer of another size or a NULL pointer, HB_ESKIP where the device has no f64
-     * (the reason in the record), HB_ENOMEM for the scratch, HB_EDEVICE. All four or none: NULL
-     * means the backend has no device-side conversion and convert-device cases are skipped. */
-    hb_status (*f64_copy_in)(hb_instance *inst, hb_buf *b, const double *src, size_t n);
-    hb_status (*f64_convert_in)(hb_instance *inst, hb_buf *b, size_t n);
-    hb_status (*f64_convert_out)(hb_instance *inst, hb_buf *b, size_t n);
-    hb_status (*f64_copy_out)(hb_instance *inst, hb_buf *b, double *dst, size_t n);
+    /* Optional (mode `convert-device`): copy n f64 values from host memory src to the device and
+     * convert them there into b's dtype; and the reverse for an output. Blocking. *copy_s and
+     * *convert_s receive the device time of the copy and of the conversion (seconds).
+     * NULL: the backend has no device-side conversion and convert-device cases are skipped. */
+    hb_status (*upload_f64)(hb_instance *inst, hb_buf *b, const double *src, size_t n, double *copy_s, double *convert_s);
+    hb_status (*download_f64)(hb_instance *inst, hb_buf *b, double *dst, size_t n, double *copy_s, double *convert_s);
     /* Optional (energy, docs/energy.md): the device's cumulative energy counter in joules
      * (NVML's nvmlDeviceGetTotalEnergyConsumption, mJ, on cuda). The driver reads it at both ends of
      * a window and divides the difference by the calls in it. HB_OK; HB_ESKIP with the reason in
@@ -183,9 +169,7 @@ struct hb_instance {
     void *ctx;
 };
 
-/* Validate the required hooks of ops (fio style, at registration): the ABI, the required hooks, and
- * the optional ones that come in sets (timer_begin with timer_end, the four f64 pieces). HB_OK or
- * HB_EINVAL. */
+/* Validate the required hooks of ops (fio style, at registration). HB_OK or HB_EINVAL. */
 hb_status hb_backend_validate(const hb_backend_ops *ops);
 
 #ifdef __cplusplus

@@ -173,7 +173,7 @@ typedef enum hb_op {
  * skips them. */
 typedef enum hb_dtype { HB_F32, HB_TF32, HB_F16, HB_BF16, HB_Q8_0, HB_Q4_K, HB_Q5_K, HB_Q6_K, HB_DTYPE_COUNT } hb_dtype;
 /* convert-device: f64 host tensors uploaded as f64 and converted on the device (backends with the
- * f64_copy_in .. f64_copy_out hooks of backend.h); a design option measured beside `convert`. */
+ * upload_f64/download_f64 hooks); a design option measured beside `convert`. */
 typedef enum hb_mode { HB_MODE_CONVERT, HB_MODE_F32, HB_MODE_RESIDENT, HB_MODE_CONVERT_DEVICE, HB_MODE_COUNT } hb_mode;
 typedef enum hb_route { HB_ROUTE_PAGEABLE, HB_ROUTE_PINNED, HB_ROUTE_MAPPED, HB_ROUTE_COUNT } hb_route;
 

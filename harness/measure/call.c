@@ -37,9 +37,13 @@ hb_status hb_case_call(run_ctx *x, double ph[HB_PH_COUNT], double *host_compute)
     const double plant_conv = plant_f > 1 && !plant_on_dev && hb_plant_is_work(c->op) ? plant_f - 1 : 0;
 #endif
     if (c->mode == HB_MODE_CONVERT_DEVICE) {
-        for (int i = 0; i < x->nin; i++)
-            if ((st = hb_exec_f64_in(x->inst, &x->in[i], x->h64[i], x->nel[i], x->device, &ph[HB_PH_H2D], &ph[HB_PH_CONVERT_IN])) != HB_OK)
-                return st;
+        for (int i = 0; i < x->nin; i++) {
+            double cp = 0, cv = 0;
+            st = x->inst->ops->upload_f64(x->inst, &x->in[i], x->h64[i], x->nel[i], &cp, &cv);
+            if (st != HB_OK) return st;
+            ph[HB_PH_H2D] += cp;
+            ph[HB_PH_CONVERT_IN] += cv;
+        }
     } else if (!resident) {
         t0 = hb_now();
         if (c->mode == HB_MODE_CONVERT)
@@ -89,8 +93,11 @@ hb_status hb_case_call(run_ctx *x, double ph[HB_PH_COUNT], double *host_compute)
     if (plant_on_dev) x->plant_compute = ph[HB_PH_COMPUTE] - plant_dev;
 #endif
     if (c->mode == HB_MODE_CONVERT_DEVICE) {
-        if ((st = hb_exec_f64_out(x->inst, &x->out, x->o64, x->nout, x->device, &ph[HB_PH_CONVERT_OUT], &ph[HB_PH_D2H])) != HB_OK)
-            return st;
+        double cp = 0, cv = 0;
+        st = x->inst->ops->download_f64(x->inst, &x->out, x->o64, x->nout, &cp, &cv);
+        if (st != HB_OK) return st;
+        ph[HB_PH_D2H] = cp;
+        ph[HB_PH_CONVERT_OUT] = cv;
     } else if (!resident) {
         hb_buf *ob = &x->out;
         if (x->device && (st = hb_exec_fetch(x->inst, &ob, 1, 1, &ph[HB_PH_D2H])) != HB_OK) return st;

@@ -193,10 +193,9 @@ const char *hb_case_refusal(const hb_instance *inst, const hb_case_list *l, size
     if (inst->host_memory && c->mode == HB_MODE_RESIDENT)
         return "a host-memory backend has no resident mode (its data never leaves host memory; f32 is that path)";
     if (inst->host_memory && !l->host_route[j]) return "a host-memory backend runs each case once, at its one route";
-    /* convert-device exists only where the backend converts on the device (backend.h f64_copy_in ..) */
-    if (c->mode == HB_MODE_CONVERT_DEVICE &&
-        (!inst->ops->f64_copy_in || !inst->ops->f64_convert_in || !inst->ops->f64_convert_out || !inst->ops->f64_copy_out))
-        return "convert-device needs a backend that converts on the device (the f64_copy_in .. f64_copy_out hooks)";
+    /* convert-device exists only where the backend converts on the device (upload_f64 hook) */
+    if (c->mode == HB_MODE_CONVERT_DEVICE && (!inst->ops->upload_f64 || !inst->ops->download_f64))
+        return "convert-device needs a backend that converts on the device (upload_f64/download_f64 hooks)";
     if (c->mode == HB_MODE_CONVERT_DEVICE && c->op == HB_OP_CHAIN) return "the decoder-layer chain has no convert-device mode";
     if (!hb_case_listed(l, j, inst->name, inst->host_memory)) return "not listed by --cases-from";
     return NULL;

@@ -26,38 +26,6 @@ hb_status hb_exec_fetch(hb_instance *inst, hb_buf *const *bufs, int n, int dev_t
     return move(inst, bufs, n, dev_timer, t_s, 0);
 }
 
-/* One piece of convert-device, timed: which 0 copy in, 1 convert in, 2 convert out, 3 copy out. */
-static hb_status f64_piece(hb_instance *inst, hb_buf *b, const double *src, double *dst, size_t n, int which, int dev_timer,
-                           double *t_s)
-{
-    const hb_backend_ops *o = inst->ops;
-    if (!o->f64_copy_in || !o->f64_convert_in || !o->f64_convert_out || !o->f64_copy_out) return HB_EINVAL;
-    double t0, t = 0;
-    int dt;
-    (void)hb_timed_begin(inst, dev_timer, &t0, &dt);
-    hb_status st = which == 0   ? o->f64_copy_in(inst, b, src, n)
-                   : which == 1 ? o->f64_convert_in(inst, b, n)
-                   : which == 2 ? o->f64_convert_out(inst, b, n)
-                                : o->f64_copy_out(inst, b, dst, n);
-    hb_status s2 = hb_timed_end(inst, dt, t0, &t, NULL);
-    *t_s += t;
-    return st != HB_OK ? st : s2;
-}
-
-hb_status hb_exec_f64_in(hb_instance *inst, hb_buf *b, const double *src, size_t n, int dev_timer, double *copy_s,
-                         double *convert_s)
-{
-    hb_status st = f64_piece(inst, b, src, NULL, n, 0, dev_timer, copy_s);
-    return st != HB_OK ? st : f64_piece(inst, b, NULL, NULL, n, 1, dev_timer, convert_s);
-}
-
-hb_status hb_exec_f64_out(hb_instance *inst, hb_buf *b, double *dst, size_t n, int dev_timer, double *convert_s,
-                          double *copy_s)
-{
-    hb_status st = f64_piece(inst, b, NULL, NULL, n, 2, dev_timer, convert_s);
-    return st != HB_OK ? st : f64_piece(inst, b, NULL, dst, n, 3, dev_timer, copy_s);
-}
-
 hb_status hb_exec_setup_place(hb_instance *inst, hb_buf *b)
 {
     double t = 0;

@@ -51,17 +51,6 @@ hb_status hb_exec_place(hb_instance *inst, hb_buf *const *bufs, int n, int dev_t
  * hb_exec_place. */
 hb_status hb_exec_fetch(hb_instance *inst, hb_buf *const *bufs, int n, int dev_timer, double *t_s);
 
-/* Mode convert-device (backend.h f64_copy_in .. f64_copy_out; the backend must have all four): the f64
- * host tensor src[0..n) placed in b as b's dtype, in two timed pieces, the copy (*copy_s += its
- * seconds) and the conversion on the device (*convert_s +=), each on the device timer when dev_timer
- * and the backend has one, else the host clock; hb_exec_f64_out the reverse, b's n elements into the
- * host's dst[0..n) as f64, conversion then copy. Returns HB_OK or the first error (the hook's, the
- * timer's); a failed piece leaves the next one unrun. */
-hb_status hb_exec_f64_in(hb_instance *inst, hb_buf *b, const double *src, size_t n, int dev_timer, double *copy_s,
-                         double *convert_s);
-hb_status hb_exec_f64_out(hb_instance *inst, hb_buf *b, double *dst, size_t n, int dev_timer, double *convert_s,
-                          double *copy_s);
-
 /* Set-up moves, untimed: b placed in (hb_exec_setup_place) or fetched from (hb_exec_setup_fetch)
  * inst's device memory, as hb_exec_place / hb_exec_fetch of one buffer whose seconds no phase keeps
  * (parameters and start inputs placed before the timed calls, an output fetched to be verified).

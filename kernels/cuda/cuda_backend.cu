@@ -139,6 +139,7 @@ hb_status ensure_ready(hbc_ctx *c)
     HBC_TRY(HBC_RT(c, cudaEventCreate(&c->ev_end)));
     HBC_TRY(HBC_RT(c, cudaEventCreate(&c->ev_a)));
     HBC_TRY(HBC_RT(c, cudaEventCreate(&c->ev_b)));
+    HBC_TRY(HBC_RT(c, cudaEventCreate(&c->ev_c)));
     HBC_TRY(HBC_BLAS(c, cublasCreate(&c->blas)));
     HBC_TRY(HBC_BLAS(c, cublasSetStream(c->blas, c->stream)));
     HBC_TRY(HBC_BLAS(c, cublasSetMathMode(c->blas, CUBLAS_DEFAULT_MATH)));
@@ -314,7 +315,7 @@ static void cuda_close(hb_instance *inst)
         if (c->blas) cublasDestroy(c->blas);
         if (c->dnn) cudnnDestroy(c->dnn);
         cudaEventDestroy(c->ev_begin); cudaEventDestroy(c->ev_end);
-        cudaEventDestroy(c->ev_a); cudaEventDestroy(c->ev_b);
+        cudaEventDestroy(c->ev_a); cudaEventDestroy(c->ev_b); cudaEventDestroy(c->ev_c);
         cudaStreamDestroy(c->stream);
         if (c->gate_h) cudaFreeHost(c->gate_h);
         nvml_close(c->nvml);
@@ -381,6 +382,7 @@ static hb_status cuda_supports(hb_instance *inst, const hb_case *cs, char *reaso
                 return HB_ESKIP;
             }
             if (c && cs->route == HB_ROUTE_MAPPED && !c->prop.canMapHostMemory) { snprintf(reason, reasonlen, "device cannot map host memory"); return HB_ESKIP; }
+            if (c) c->hint_dtype = cs->dtype;
             return HB_OK;
         }
         if (s->m <= 0 || s->n <= 0 || s->k <= 0 || s->m > INT_MAX || s->n > INT_MAX || s->k > INT_MAX) {
@@ -388,8 +390,10 @@ static hb_status cuda_supports(hb_instance *inst, const hb_case *cs, char *reaso
             return HB_ESKIP;
         }
         if (c && cs->route == HB_ROUTE_MAPPED && !c->prop.canMapHostMemory) { snprintf(reason, reasonlen, "device cannot map host memory"); return HB_ESKIP; }
+        if (c) c->hint_dtype = cs->dtype;
         return HB_OK;
     }
+    if (c) c->hint_dtype = cs->dtype;
     if (hbc_is_coll(op)) return hbc_coll_supports(c, cs, reason, reasonlen); /* cuda_collective.cu */
     const bool matrix = op == HB_OP_MATMUL || op == HB_OP_BMM || op == HB_OP_CONV2D;
     if (cs->dtype == HB_TF32 && !matrix) {
@@ -487,6 +491,7 @@ static hb_status run_op(hb_instance *inst, const hb_case *cs, hb_buf *const *in,
     hb_status sup = cuda_supports(inst, cs, why, sizeof why);
     if (sup != HB_OK) return sup;
     const hb_op op = cs->op;
+    c->hint_dtype = cs->dtype;
     const size_t es = hbc_esize(cs->dtype);
     const int nin = op_ninputs(op);
     if (!out || !out->dev) return HB_EINVAL;
@@ -673,10 +678,8 @@ const hb_backend_ops hb_cuda_ops = {
     cuda_case_info,     /* case_info */
     cuda_describe,      /* describe */
     cuda_flush_cache,   /* flush_cache */
-    cuda_f64_copy_in,   /* f64_copy_in (convert-device; cuda_buffers.cu) */
-    cuda_f64_convert_in, /* f64_convert_in */
-    cuda_f64_convert_out, /* f64_convert_out */
-    cuda_f64_copy_out,  /* f64_copy_out */
+    cuda_upload_f64,    /* upload_f64 (convert-device) */
+    cuda_download_f64,  /* download_f64 */
     hbc_energy_read,    /* energy_read (cuda_energy.cu) */
     hbc_coll_vote,      /* coll_vote (cuda_collective.cu) */
     cuda_run_async,     /* run_async */

@@ -3,8 +3,7 @@
  * routes (pageable: malloc'd host memory + cudaMalloc; pinned: cudaHostAlloc + cudaMalloc; mapped:
  * cudaHostAllocMapped, the device alias of the host memory), upload/download (cudaMemcpyAsync on the
  * instance's stream, then synchronized; nothing to copy on the mapped route), and convert-device's
- * four pieces f64_copy_in .. f64_copy_out with the exported helpers of hb_cuda.h (f64 copied, converted
- * on the GPU).
+ * upload_f64/download_f64 with the exported helpers of hb_cuda.h (f64 copied, converted on the GPU).
  */
 #include "cuda/cuda_internal.h"
 #include "cuda/hb_cuda.h"
@@ -104,96 +103,81 @@ hb_status cuda_download(hb_instance *inst, hb_buf *b)
 
 /* ------------------------------------------------------------------ convert-device */
 
-/* The pieces of convert-device (backend.h f64_copy_in .. f64_copy_out), each enqueued on c->stream
- * between the device timer's marks and synchronized: the copies as upload/download do, the
- * conversion kernels behind the launch gate as run()'s ops (so that their device time is the
- * kernel's, not the launch's). The scratch holds the f64 form of one tensor. */
-static hb_status f64_check(hbc_ctx *c, const hb_buf *b, hb_dtype dt, size_t n)
+static hb_status ev_ms(hbc_ctx *c, cudaEvent_t a, cudaEvent_t b, double *sec)
 {
-    if (!b || !b->dev || n == 0 || b->bytes < n * hbc_esize(dt)) return HB_EINVAL;
-    return hbc_grow(c, &c->scratch, &c->scratch_bytes, n * sizeof(double));
+    float ms = 0.0f;
+    HBC_TRY(HBC_RT(c, cudaEventElapsedTime(&ms, a, b)));
+    if (sec) *sec = (double)ms * 1e-3;
+    return HB_OK;
 }
 
-/* f64 host src -> the scratch (in), or the scratch -> host dst (out). */
-static hb_status f64_copy(hbc_ctx *c, const hb_buf *b, hb_dtype dt, const double *src, double *dst, size_t n)
+/* f64 host -> device scratch (copy), then scratch -> dst->dev in dt (kernel); device times of each. */
+static hb_status f64_up(hbc_ctx *c, hb_buf *dst, hb_dtype dt, const double *src, size_t n, double *copy_s, double *conv_s)
 {
-    if (!src && !dst) return HB_EINVAL;
-    HBC_TRY(f64_check(c, b, dt, n));
-    HBC_TRY(tmark_begin(c));
-    if (src) HBC_TRY(HBC_RT(c, cudaMemcpyAsync(c->scratch, src, n * sizeof(double), cudaMemcpyHostToDevice, c->stream)));
-    else HBC_TRY(HBC_RT(c, cudaMemcpyAsync(dst, c->scratch, n * sizeof(double), cudaMemcpyDeviceToHost, c->stream)));
-    HBC_TRY(tmark_end(c));
-    return sync(c);
+    if (!dst || !dst->dev || !src || n == 0 || dst->bytes < n * hbc_esize(dt)) return HB_EINVAL;
+    HBC_TRY(hbc_grow(c, &c->scratch, &c->scratch_bytes, n * sizeof(double)));
+    HBC_TRY(HBC_RT(c, cudaEventRecord(c->ev_a, c->stream)));
+    HBC_TRY(HBC_RT(c, cudaMemcpyAsync(c->scratch, src, n * sizeof(double), cudaMemcpyHostToDevice, c->stream)));
+    HBC_TRY(HBC_RT(c, cudaEventRecord(c->ev_b, c->stream)));
+    HBC_TRY(hbc_from_f64(c, hbc_elem_of(dt), (const double *)c->scratch, dst->dev, (int64_t)n));
+    HBC_TRY(HBC_RT(c, cudaEventRecord(c->ev_c, c->stream)));
+    HBC_TRY(HBC_RT(c, cudaEventSynchronize(c->ev_c)));
+    HBC_TRY(ev_ms(c, c->ev_a, c->ev_b, copy_s));
+    return ev_ms(c, c->ev_b, c->ev_c, conv_s);
 }
 
-/* The scratch's f64 -> b in dt (in), or b -> the scratch as f64 (!in), on the GPU. */
-static hb_status f64_convert(hbc_ctx *c, hb_buf *b, hb_dtype dt, size_t n, bool in)
+static hb_status f64_down(hbc_ctx *c, hb_buf *src, hb_dtype dt, double *dst, size_t n, double *copy_s, double *conv_s)
 {
-    HBC_TRY(f64_check(c, b, dt, n));
-    HBC_TRY(tmark_begin_gated(c));
-    hb_status st = in ? hbc_from_f64(c, hbc_elem_of(dt), (const double *)c->scratch, b->dev, (int64_t)n)
-                      : hbc_to_f64(c, hbc_elem_of(dt), b->dev, (double *)c->scratch, (int64_t)n);
-    if (st == HB_OK) st = tmark_end(c);
-    hbc_gate_release(c);
-    HBC_TRY(st);
-    return sync(c);
+    if (!src || !src->dev || !dst || n == 0 || src->bytes < n * hbc_esize(dt)) return HB_EINVAL;
+    HBC_TRY(hbc_grow(c, &c->scratch, &c->scratch_bytes, n * sizeof(double)));
+    HBC_TRY(HBC_RT(c, cudaEventRecord(c->ev_a, c->stream)));
+    HBC_TRY(hbc_to_f64(c, hbc_elem_of(dt), src->dev, (double *)c->scratch, (int64_t)n));
+    HBC_TRY(HBC_RT(c, cudaEventRecord(c->ev_b, c->stream)));
+    HBC_TRY(HBC_RT(c, cudaMemcpyAsync(dst, c->scratch, n * sizeof(double), cudaMemcpyDeviceToHost, c->stream)));
+    HBC_TRY(HBC_RT(c, cudaEventRecord(c->ev_c, c->stream)));
+    HBC_TRY(HBC_RT(c, cudaEventSynchronize(c->ev_c)));
+    HBC_TRY(ev_ms(c, c->ev_a, c->ev_b, conv_s));
+    return ev_ms(c, c->ev_b, c->ev_c, copy_s);
 }
 
 /* The buffer's element type: hb_buf.dtype, set by the driver after buf_alloc. */
-static hb_dtype buf_dtype(const hb_buf *b, size_t n)
+static hb_dtype buf_dtype(const hbc_ctx *c, const hb_buf *b, size_t n)
 {
+    (void)c;
     if (n == 0 || b->bytes / n >= 4) return HB_F32;
     return b->dtype == HB_BF16 ? HB_BF16 : HB_F16;
 }
 
-hb_status cuda_f64_copy_in(hb_instance *inst, hb_buf *b, const double *src, size_t n)
-{
-    hbc_ctx *c;
-    HBC_TRY(enter(inst, &c));
-    if (!b || !src) return HB_EINVAL;
-    return f64_copy(c, b, buf_dtype(b, n), src, nullptr, n);
-}
-
-hb_status cuda_f64_convert_in(hb_instance *inst, hb_buf *b, size_t n)
+hb_status cuda_upload_f64(hb_instance *inst, hb_buf *b, const double *src, size_t n, double *copy_s, double *conv_s)
 {
     hbc_ctx *c;
     HBC_TRY(enter(inst, &c));
     if (!b) return HB_EINVAL;
-    return f64_convert(c, b, buf_dtype(b, n), n, true);
+    return f64_up(c, b, buf_dtype(c, b, n), src, n, copy_s, conv_s);
 }
 
-hb_status cuda_f64_convert_out(hb_instance *inst, hb_buf *b, size_t n)
+hb_status cuda_download_f64(hb_instance *inst, hb_buf *b, double *dst, size_t n, double *copy_s, double *conv_s)
 {
     hbc_ctx *c;
     HBC_TRY(enter(inst, &c));
     if (!b) return HB_EINVAL;
-    return f64_convert(c, b, buf_dtype(b, n), n, false);
-}
-
-hb_status cuda_f64_copy_out(hb_instance *inst, hb_buf *b, double *dst, size_t n)
-{
-    hbc_ctx *c;
-    HBC_TRY(enter(inst, &c));
-    if (!b || !dst) return HB_EINVAL;
-    return f64_copy(c, b, buf_dtype(b, n), nullptr, dst, n);
+    return f64_down(c, b, buf_dtype(c, b, n), dst, n, copy_s, conv_s);
 }
 
 extern "C" hb_status hb_cuda_upload_f64_convert(hb_instance *inst, hb_buf *dst, hb_dtype dtype, const double *host_f64,
                                                 size_t n)
 {
     hbc_ctx *c;
-    if (!inst || (int)dtype < 0 || dtype >= HB_DTYPE_COUNT || !host_f64) return HB_EINVAL;
+    if (!inst || (int)dtype < 0 || dtype >= HB_DTYPE_COUNT) return HB_EINVAL;
     HBC_TRY(enter(inst, &c));
-    HBC_TRY(f64_copy(c, dst, dtype, host_f64, nullptr, n));
-    return f64_convert(c, dst, dtype, n, true);
+    return f64_up(c, dst, dtype, host_f64, n, nullptr, nullptr);
 }
 
 extern "C" hb_status hb_cuda_download_convert_f64(hb_instance *inst, hb_buf *src, hb_dtype dtype, double *host_f64,
                                                   size_t n)
 {
     hbc_ctx *c;
-    if (!inst || (int)dtype < 0 || dtype >= HB_DTYPE_COUNT || !host_f64) return HB_EINVAL;
+    if (!inst || (int)dtype < 0 || dtype >= HB_DTYPE_COUNT) return HB_EINVAL;
     HBC_TRY(enter(inst, &c));
-    HBC_TRY(f64_convert(c, src, dtype, n, false));
-    return f64_copy(c, src, dtype, nullptr, host_f64, n);
+    return f64_down(c, src, dtype, host_f64, n, nullptr, nullptr);
 }

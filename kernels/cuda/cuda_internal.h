@@ -86,7 +86,7 @@ struct hbc_ctx {
     double plant_s;            /* planted delay for the next run (plant_delay; < 0: no delay kernel) */
     double plant_hz;           /* the SM clock the delay kernel counts, measured (0: not yet) */
     cudaStream_t stream;
-    cudaEvent_t ev_begin, ev_end, ev_a, ev_b;
+    cudaEvent_t ev_begin, ev_end, ev_a, ev_b, ev_c;
     cublasHandle_t blas;
     cudnnHandle_t dnn;
     void *blas_ws; size_t blas_ws_bytes;       /* cuBLAS workspace (cublasSetWorkspace) */
@@ -98,6 +98,9 @@ struct hbc_ctx {
     void *qa16; size_t qa16_bytes;             /* ... and A rounded to f16 [m,k] (cuda_qmatmul.cu) */
     int64_t dev_bytes;                         /* device bytes allocated by this instance now */
     int64_t pinned_bytes;                      /* page-locked host bytes allocated now */
+    hb_dtype hint_dtype;                       /* dtype of the last case seen by supports/run: tells
+                                                  f16 from bf16 in upload_f64/download_f64, whose
+                                                  hb_buf carries no dtype */
     struct hbc_conv_choice conv[HBC_CONV_CACHE];
     int nconv;
     const struct hbc_conv_choice *last_conv;   /* the conv choice the last run used (case_info) */
@@ -246,15 +249,12 @@ void cuda_buf_free(hb_instance *inst, hb_buf *b);
  * device timer's marks. HB_EINVAL for a buffer without host or device memory. */
 hb_status cuda_upload(hb_instance *inst, hb_buf *b);
 hb_status cuda_download(hb_instance *inst, hb_buf *b);
-/* convert-device's pieces (backend.h f64_copy_in .. f64_copy_out): n f64 values copied between the
- * host and the device scratch, and converted on the GPU between the scratch and b's dtype (f32, or
- * f16/bf16 from b->dtype); each blocking, inside the device timer's marks (the conversions behind the
- * launch gate). HB_EINVAL for a NULL or too small buffer, a NULL host pointer or n == 0; HB_ENOMEM /
- * HB_EDEVICE. */
-hb_status cuda_f64_copy_in(hb_instance *inst, hb_buf *b, const double *src, size_t n);
-hb_status cuda_f64_convert_in(hb_instance *inst, hb_buf *b, size_t n);
-hb_status cuda_f64_convert_out(hb_instance *inst, hb_buf *b, size_t n);
-hb_status cuda_f64_copy_out(hb_instance *inst, hb_buf *b, double *dst, size_t n);
+/* upload_f64/download_f64 (convert-device): n f64 values copied to device scratch and converted on
+ * the GPU into b's dtype (f32, or f16/bf16 from b->dtype), or the reverse; blocking. *copy_s and
+ * *conv_s (may be NULL) get the device seconds of the copy and of the conversion. HB_EINVAL for a
+ * NULL or too small buffer or n == 0; HB_ENOMEM / HB_EDEVICE. */
+hb_status cuda_upload_f64(hb_instance *inst, hb_buf *b, const double *src, size_t n, double *copy_s, double *conv_s);
+hb_status cuda_download_f64(hb_instance *inst, hb_buf *b, double *dst, size_t n, double *copy_s, double *conv_s);
 
 /* ---- conv2d and pooling through cuDNN (cuda_conv_pool.cu) ---- */
 /* y = conv2d(x, w) of case cs (device pointers, the case's layout: NCHW, or NHWC for layout=nhwc),

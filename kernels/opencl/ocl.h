@@ -5,7 +5,7 @@
  * Files: ocl_backend.c (hooks: enumerate, buffers, routes, timers, describe), ocl_program.c (kernel
  * sources, program builds, kernel cache, error names), ocl_run.c (the run hook: one dispatch per
  * op), ocl_matmul.c (GEMM through CLBlast or the own kernels), ocl_ceilings.c (ceiling probes),
- * ocl_convert.c (f64_copy_in .. f64_copy_out: mode convert-device).
+ * ocl_convert.c (upload_f64/download_f64: mode convert-device).
  *
  * Environment variables read when an instance is opened (enumerate):
  *   HB_KERNEL_DIR          directory of the .cl files (else <plugin dir>/opencl/, else kernels/opencl/)
@@ -173,16 +173,14 @@ int ocl_have_clblast(void);
 const char *ocl_qmm_kernel(hb_dtype d);
 
 /* ---- convert-device (ocl_convert.c) ---- */
-/* The four hooks of backend.h (f64_copy_in .. f64_copy_out): f64 host data -> the device f64 scratch
- * (clEnqueueWriteBuffer) -> a kernel of hb_convert.cl into b's storage type, and the reverse. Each is
- * blocking and its command joins the timer's events (timer_begin/timer_end around it time it).
- * HB_ESKIP without cl_khr_fp64. b's storage type is inferred from its size: bytes == 2n -> f16,
- * bytes == 4n -> f32 (the driver allocates exactly n elements); anything else, or a NULL host
- * pointer, -> HB_EINVAL. */
-hb_status ocl_f64_copy_in(hb_instance *inst, hb_buf *b, const double *src, size_t n);
-hb_status ocl_f64_convert_in(hb_instance *inst, hb_buf *b, size_t n);
-hb_status ocl_f64_convert_out(hb_instance *inst, hb_buf *b, size_t n);
-hb_status ocl_f64_copy_out(hb_instance *inst, hb_buf *b, double *dst, size_t n);
+/* Hooks of backend.h: f64 host data -> device f64 scratch (clEnqueueWriteBuffer, *copy_s) -> kernel
+ * conversion into b's storage type (*convert_s), and the reverse. Blocking. HB_ESKIP without
+ * cl_khr_fp64. b's storage type is inferred from its size (hb_buf has no dtype): bytes == 2n -> f16,
+ * bytes == 4n -> f32 (the driver allocates exactly n elements); anything else -> HB_EINVAL. */
+hb_status ocl_upload_f64(hb_instance *inst, hb_buf *b, const double *src, size_t n, double *copy_s, double *convert_s);
+hb_status ocl_download_f64(hb_instance *inst, hb_buf *b, double *dst, size_t n, double *copy_s, double *convert_s);
+/* Record e in the timer's list while timing (ownership passes), else release it. */
+void ocl_ev_keep(ocl_ctx *c, cl_event e);
 
 /* ---- ceilings (ocl_ceilings.c) ---- */
 int ocl_ceilings(hb_instance *inst, hb_ceiling *out, int max);

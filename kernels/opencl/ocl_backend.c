@@ -411,8 +411,6 @@ __attribute__((visibility("default"))) const hb_backend_ops hb_opencl_ops = {
     .impl_of = ocl_impl_of,
     .describe = ocl_describe,
     .flush_cache = ocl_flush_cache,
-    .f64_copy_in = ocl_f64_copy_in,
-    .f64_convert_in = ocl_f64_convert_in,
-    .f64_convert_out = ocl_f64_convert_out,
-    .f64_copy_out = ocl_f64_copy_out,
+    .upload_f64 = ocl_upload_f64,
+    .download_f64 = ocl_download_f64,
 };

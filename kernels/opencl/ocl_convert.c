@@ -1,13 +1,31 @@
 /*
- * ocl_convert.c - mode `convert-device` (backend.h f64_copy_in .. f64_copy_out): the f64 host tensor
+ * ocl_convert.c - mode `convert-device` (backend.h upload_f64/download_f64): the f64 host tensor
  * crosses to the device as f64 (8 bytes/element) into the instance scratch buffer, and a kernel of
- * hb_convert.cl converts it there into the buffer's storage type; the reverse for outputs. Each
- * piece is blocking and enqueues its command with an event slot of the timer (ocl_launch.c), so the
- * driver's timer_begin/timer_end around a piece read that command's device span.
+ * hb_convert.cl converts it there into the buffer's storage type; the reverse for outputs. The
+ * copy and the conversion are timed separately with their own profiling events (and also join the
+ * timer's list when a timer_begin is open).
  */
 #include "opencl/ocl.h"
 
 #include <string.h>
+
+void ocl_ev_keep(ocl_ctx *c, cl_event e)
+{
+    if (!e) return;
+    cl_event *slot = ocl_ev_slot(c);
+    if (slot) *slot = e;
+    else clReleaseEvent(e);
+}
+
+static hb_status ev_span(cl_event e, double *s)
+{
+    cl_ulong a = 0, b = 0;
+    cl_int err = OCL_CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL));
+    if (err == CL_SUCCESS) err = OCL_CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL));
+    if (err != CL_SUCCESS) return ocl_status(err);
+    *s = b > a ? (double)(b - a) * 1e-9 : 0;
+    return HB_OK;
+}
 
 /* Storage variant of b for n elements: 0 f32, 1 f16, -1 mismatch. */
 static int var_of(const hb_buf *b, size_t n)
@@ -18,19 +36,7 @@ static int var_of(const hb_buf *b, size_t n)
     return -1;
 }
 
-/* The checks every piece makes and the scratch of n f64: NULL with *st set (HB_ESKIP without fp64,
- * HB_EINVAL for a buffer of another size or a NULL host pointer, the scratch's error). */
-static cl_mem piece(hb_instance *inst, hb_buf *b, const void *host, int need_host, size_t n, int *var, hb_status *st)
-{
-    ocl_ctx *c = inst->ctx;
-    if (!c->fp64) { *st = HB_ESKIP; return NULL; }
-    *var = var_of(b, n);
-    if (*var < 0 || (need_host && !host)) { *st = HB_EINVAL; return NULL; }
-    if ((*st = ocl_buf_to_device(c, b)) != HB_OK) return NULL;
-    return ocl_scratch(c, OCL_SCRATCH_OP, n * sizeof(double), st);
-}
-
-static hb_status convert(ocl_ctx *c, const char *name, cl_mem src, cl_mem dst, size_t n)
+static hb_status convert(ocl_ctx *c, const char *name, cl_mem src, cl_mem dst, size_t n, double *convert_s)
 {
     cl_int e;
     cl_kernel k = ocl_kernel(c, OCL_P_CONVERT, 0, name, &e);
@@ -39,51 +45,52 @@ static hb_status convert(ocl_ctx *c, const char *name, cl_mem src, cl_mem dst, s
     e = ocl_set_args(k, 3, OCL_ARG(src), OCL_ARG(dst), OCL_ARG(nn));
     if (e != CL_SUCCESS) return ocl_status(e);
     size_t l = 256, g = (n + l - 1) / l * l;
-    e = ocl_launch(c, k, 1, &g, &l);
-    if (e == CL_SUCCESS) e = OCL_CHECK(clFinish(c->q));
-    return ocl_status(e);
+    cl_event ev = NULL;
+    e = OCL_CHECK(clEnqueueNDRangeKernel(c->q, k, 1, NULL, &g, &l, 0, NULL, &ev));
+    if (e == CL_SUCCESS) e = OCL_CHECK(clWaitForEvents(1, &ev));
+    hb_status st = ocl_status(e);
+    if (st == HB_OK) st = ev_span(ev, convert_s);
+    if (ev) ocl_ev_keep(c, ev);
+    return st;
 }
 
-hb_status ocl_f64_copy_in(hb_instance *inst, hb_buf *b, const double *src, size_t n)
+hb_status ocl_upload_f64(hb_instance *inst, hb_buf *b, const double *src, size_t n, double *copy_s, double *convert_s)
 {
     ocl_ctx *c = inst->ctx;
-    hb_status st;
-    int var;
-    cl_mem s = piece(inst, b, src, 1, n, &var, &st);
+    *copy_s = *convert_s = 0;
+    if (!c->fp64) return HB_ESKIP;
+    int var = var_of(b, n);
+    if (var < 0 || !src) return HB_EINVAL;
+    hb_status st = ocl_buf_to_device(c, b);
+    if (st != HB_OK) return st;
+    cl_mem s = ocl_scratch(c, OCL_SCRATCH_OP, n * sizeof(double), &st);
     if (!s) return st;
-    cl_event *ev = ocl_ev_slot(c);
-    cl_int e = OCL_CHECK(clEnqueueWriteBuffer(c->q, s, CL_TRUE, 0, n * sizeof(double), src, 0, NULL, ev));
-    ocl_ev_done(c, ev, e);
-    return ocl_status(e);
+    cl_event ev = NULL;
+    cl_int e = OCL_CHECK(clEnqueueWriteBuffer(c->q, s, CL_TRUE, 0, n * sizeof(double), src, 0, NULL, &ev));
+    st = ocl_status(e);
+    if (st == HB_OK) st = ev_span(ev, copy_s);
+    if (ev) ocl_ev_keep(c, ev);
+    if (st != HB_OK) return st;
+    return convert(c, var ? "hb_cvt_f64_f16" : "hb_cvt_f64_f32", s, ((ocl_buf *)b->priv)->dev, n, convert_s);
 }
 
-hb_status ocl_f64_convert_in(hb_instance *inst, hb_buf *b, size_t n)
-{
-    hb_status st;
-    int var;
-    cl_mem s = piece(inst, b, NULL, 0, n, &var, &st);
-    if (!s) return st;
-    return convert(inst->ctx, var ? "hb_cvt_f64_f16" : "hb_cvt_f64_f32", s, ((ocl_buf *)b->priv)->dev, n);
-}
-
-hb_status ocl_f64_convert_out(hb_instance *inst, hb_buf *b, size_t n)
-{
-    hb_status st;
-    int var;
-    cl_mem s = piece(inst, b, NULL, 0, n, &var, &st);
-    if (!s) return st;
-    return convert(inst->ctx, var ? "hb_cvt_f16_f64" : "hb_cvt_f32_f64", ((ocl_buf *)b->priv)->dev, s, n);
-}
-
-hb_status ocl_f64_copy_out(hb_instance *inst, hb_buf *b, double *dst, size_t n)
+hb_status ocl_download_f64(hb_instance *inst, hb_buf *b, double *dst, size_t n, double *copy_s, double *convert_s)
 {
     ocl_ctx *c = inst->ctx;
-    hb_status st;
-    int var;
-    cl_mem s = piece(inst, b, dst, 1, n, &var, &st);
+    *copy_s = *convert_s = 0;
+    if (!c->fp64) return HB_ESKIP;
+    int var = var_of(b, n);
+    if (var < 0 || !dst) return HB_EINVAL;
+    hb_status st = ocl_buf_to_device(c, b);
+    if (st != HB_OK) return st;
+    cl_mem s = ocl_scratch(c, OCL_SCRATCH_OP, n * sizeof(double), &st);
     if (!s) return st;
-    cl_event *ev = ocl_ev_slot(c);
-    cl_int e = OCL_CHECK(clEnqueueReadBuffer(c->q, s, CL_TRUE, 0, n * sizeof(double), dst, 0, NULL, ev));
-    ocl_ev_done(c, ev, e);
-    return ocl_status(e);
+    st = convert(c, var ? "hb_cvt_f16_f64" : "hb_cvt_f32_f64", ((ocl_buf *)b->priv)->dev, s, n, convert_s);
+    if (st != HB_OK) return st;
+    cl_event ev = NULL;
+    cl_int e = OCL_CHECK(clEnqueueReadBuffer(c->q, s, CL_TRUE, 0, n * sizeof(double), dst, 0, NULL, &ev));
+    st = ocl_status(e);
+    if (st == HB_OK) st = ev_span(ev, copy_s);
+    if (ev) ocl_ev_keep(c, ev);
+    return st;
 }
