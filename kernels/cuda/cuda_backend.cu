@@ -382,7 +382,6 @@ static hb_status cuda_supports(hb_instance *inst, const hb_case *cs, char *reaso
                 return HB_ESKIP;
             }
             if (c && cs->route == HB_ROUTE_MAPPED && !c->prop.canMapHostMemory) { snprintf(reason, reasonlen, "device cannot map host memory"); return HB_ESKIP; }
-            if (c) c->hint_dtype = cs->dtype;
             return HB_OK;
         }
         if (s->m <= 0 || s->n <= 0 || s->k <= 0 || s->m > INT_MAX || s->n > INT_MAX || s->k > INT_MAX) {
@@ -390,10 +389,8 @@ static hb_status cuda_supports(hb_instance *inst, const hb_case *cs, char *reaso
             return HB_ESKIP;
         }
         if (c && cs->route == HB_ROUTE_MAPPED && !c->prop.canMapHostMemory) { snprintf(reason, reasonlen, "device cannot map host memory"); return HB_ESKIP; }
-        if (c) c->hint_dtype = cs->dtype;
         return HB_OK;
     }
-    if (c) c->hint_dtype = cs->dtype;
     if (hbc_is_coll(op)) return hbc_coll_supports(c, cs, reason, reasonlen); /* cuda_collective.cu */
     const bool matrix = op == HB_OP_MATMUL || op == HB_OP_BMM || op == HB_OP_CONV2D;
     if (cs->dtype == HB_TF32 && !matrix) {
@@ -491,7 +488,6 @@ static hb_status run_op(hb_instance *inst, const hb_case *cs, hb_buf *const *in,
     hb_status sup = cuda_supports(inst, cs, why, sizeof why);
     if (sup != HB_OK) return sup;
     const hb_op op = cs->op;
-    c->hint_dtype = cs->dtype;
     const size_t es = hbc_esize(cs->dtype);
     const int nin = op_ninputs(op);
     if (!out || !out->dev) return HB_EINVAL;

@@ -98,9 +98,6 @@ struct hbc_ctx {
     void *qa16; size_t qa16_bytes;             /* ... and A rounded to f16 [m,k] (cuda_qmatmul.cu) */
     int64_t dev_bytes;                         /* device bytes allocated by this instance now */
     int64_t pinned_bytes;                      /* page-locked host bytes allocated now */
-    hb_dtype hint_dtype;                       /* dtype of the last case seen by supports/run: tells
-                                                  f16 from bf16 in upload_f64/download_f64, whose
-                                                  hb_buf carries no dtype */
     struct hbc_conv_choice conv[HBC_CONV_CACHE];
     int nconv;
     const struct hbc_conv_choice *last_conv;   /* the conv choice the last run used (case_info) */
