@@ -1,7 +1,8 @@
 /*
- * results.h - the results schema in memory (docs/results-schema.md): a run is its JSON records, kept
- * as jansson objects. Every output is written from this one model: measure/ builds the records and
- * writes them (JSONL, write.c); read.c validates every record it reads against the schema
+ * results.h - the results schema in memory (docs/results-schema.md): a run is its records, each
+ * record type one C struct of record.h. Every output is written from this one model: measure/ fills
+ * the structs and write.c writes them as JSON lines (JSONL) through the field tables of
+ * record_fields.c; read.c validates every record it reads against the schema
  * (hb_record_check) and either streams the records to a callback one at a time (hb_results_stream:
  * the CSV of csv.c and the Google Benchmark JSON of gbench.c are written that way) or loads them into
  * an hb_run, from which compare's Markdown/JSON/JUnit and the report's Markdown and HTML are written.
