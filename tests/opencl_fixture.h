@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <jansson.h>
 #include "core/backend.h"
 #include "core/config.h"
 #include "core/convert.h"
@@ -120,6 +121,19 @@ static inline hb_instance open_inst(void)
     for (int i = 1; i < n; i++) g_ops->close(&inst[i]);
     if (!inst[0].ops) inst[0].ops = g_ops;
     return inst[0];
+}
+
+/* One boolean fact of inst's describe hook (its JSON object: "fp16", "fp64", "zero_copy_mapped"):
+ * 1 when it is true, 0 when false or absent; the hook's success and its JSON asserted. */
+static inline int described(hb_instance *inst, const char *fact)
+{
+    char buf[4096];
+    assert_int_equal(inst->ops->describe(inst, buf, sizeof buf), HB_OK);
+    json_t *j = json_loads(buf, 0, NULL);
+    assert_non_null(j);
+    const int v = json_is_true(json_object_get(j, fact));
+    json_decref(j);
+    return v;
 }
 
 /* ---- random data and reference ---- */

@@ -20,8 +20,6 @@
 #include "test_case.h"
 #include "test_run.h"
 
-static hb_case make_case(hb_op op, const char *shape) { return hb_test_case(op, shape); }
-
 /* The NHWC reference (layout=nhwc: x [b,h,w,c], w [oc,kh,kw,c/g], y [b,oh,ow,oc]) against a direct
  * loop written here from hybench.h's definition, and against the NCHW reference on the same values
  * permuted into NCHW/OIHW; outputs poisoned with NaN first, random inputs. */
@@ -36,7 +34,7 @@ static void test_ref_nhwc(void **state)
     };
     hb_test_seed(77);
     for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
-        hb_case c = make_case(HB_OP_CONV2D, shapes[k]);
+        hb_case c = hb_test_case(HB_OP_CONV2D, shapes[k]);
         const hb_shape *s = &c.shape;
         const int64_t B = s->batch, C = s->c, H = s->h, W = s->w, O = s->oc, KH = s->kh, KW = s->kw, G = s->g;
         const int64_t OH = hb_shape_oh(s), OW = hb_shape_ow(s), CG = C / G, OG = O / G;
@@ -104,7 +102,7 @@ static void test_ref_known_values(void **state)
     (void)state;
     /* gelu (tanh form), silu, relu */
     {
-        hb_case c = make_case(HB_OP_GELU, "n=3");
+        hb_case c = hb_test_case(HB_OP_GELU, "n=3");
         double x[3] = { 1.0, -1.0, 0.0 }, y[3];
         const double *in[1] = { x };
         assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_OK);
@@ -119,7 +117,7 @@ static void test_ref_known_values(void **state)
     }
     /* matmul 2x3 x 3x2 */
     {
-        hb_case c = make_case(HB_OP_MATMUL, "m=2 n=2 k=3");
+        hb_case c = hb_test_case(HB_OP_MATMUL, "m=2 n=2 k=3");
         double A[6] = { 1, 2, 3, 4, 5, 6 }, B[6] = { 7, 8, 9, 10, 11, 12 }, C[4];
         const double *in[2] = { A, B };
         assert_int_equal(hb_ref_compute(&c, in, C, 1), HB_OK);
@@ -127,7 +125,7 @@ static void test_ref_known_values(void **state)
     }
     /* conv2d: all-ones input and 3x3 weights, pad 1: interior 9, edges 6, corners 4 (times c) */
     {
-        hb_case c = make_case(HB_OP_CONV2D, "batch=1 c=2 h=4 w=5 oc=1 kh=3 ph=1");
+        hb_case c = hb_test_case(HB_OP_CONV2D, "batch=1 c=2 h=4 w=5 oc=1 kh=3 ph=1");
         double x[40], w[18], y[20];
         for (int i = 0; i < 40; i++) x[i] = 1.0;
         for (int i = 0; i < 18; i++) w[i] = 1.0;
@@ -137,7 +135,7 @@ static void test_ref_known_values(void **state)
     }
     /* conv2d with groups: group 1 reads channel 1 only */
     {
-        hb_case c = make_case(HB_OP_CONV2D, "batch=1 c=2 h=1 w=1 oc=2 kh=1 g=2");
+        hb_case c = hb_test_case(HB_OP_CONV2D, "batch=1 c=2 h=1 w=1 oc=2 kh=1 g=2");
         double x[2] = { 3, 5 }, w[2] = { 2, 7 }, y[2];
         const double *in[2] = { x, w };
         assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_OK);
@@ -145,7 +143,7 @@ static void test_ref_known_values(void **state)
     }
     /* avgpool excludes padding: an all-ones input averages to 1 everywhere, borders included */
     {
-        hb_case c = make_case(HB_OP_AVGPOOL, "batch=1 c=1 h=5 w=5 kh=3 sh=2 ph=1");
+        hb_case c = hb_test_case(HB_OP_AVGPOOL, "batch=1 c=1 h=5 w=5 kh=3 sh=2 ph=1");
         double x[25], y[9];
         for (int i = 0; i < 25; i++) x[i] = 1.0;
         const double *in[1] = { x };
@@ -159,7 +157,7 @@ static void test_ref_known_values(void **state)
     }
     /* reductions and rmsnorm */
     {
-        hb_case c = make_case(HB_OP_SUM, "rows=2 cols=3");
+        hb_case c = hb_test_case(HB_OP_SUM, "rows=2 cols=3");
         double x[6] = { 1, 2, 3, -4, 9, -1 }, y[6];
         const double *in[2] = { x, NULL };
         assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_OK);
@@ -170,7 +168,7 @@ static void test_ref_known_values(void **state)
         c.op = HB_OP_MAX;
         assert_int_equal(hb_ref_compute(&c, in, y, 1), HB_OK);
         assert_true(y[0] == 3 && y[1] == 9);
-        c = make_case(HB_OP_RMSNORM, "rows=1 cols=4");
+        c = hb_test_case(HB_OP_RMSNORM, "rows=1 cols=4");
         double xr[4] = { 2, 2, 2, 2 }, g[4] = { 1, 2, 3, 4 };
         const double *in2[2] = { xr, g };
         assert_int_equal(hb_ref_compute(&c, in2, y, 1), HB_OK);
@@ -180,7 +178,7 @@ static void test_ref_known_values(void **state)
     /* attention: identical keys give the mean of v over the visible keys; causal row 0 sees key 0;
      * GQA: heads 0,1 read kv head 0 and heads 2,3 kv head 1 */
     {
-        hb_case c = make_case(HB_OP_ATTENTION, "batch=1 heads=4 kv_heads=2 seq=3 head_dim=2 causal=1");
+        hb_case c = hb_test_case(HB_OP_ATTENTION, "batch=1 heads=4 kv_heads=2 seq=3 head_dim=2 causal=1");
         double q[24], k[12], v[12], o[24];
         for (int i = 0; i < 24; i++) q[i] = 0.1 * i;
         for (int i = 0; i < 12; i++) k[i] = 1.0;
@@ -199,14 +197,14 @@ static void test_ref_known_values(void **state)
                 }
         }
         /* causal with kv_seq > seq (a KV cache): query i sees keys j <= i + kv_seq - seq */
-        c = make_case(HB_OP_ATTENTION, "batch=1 heads=1 seq=2 kv_seq=4 head_dim=1 causal=1");
+        c = hb_test_case(HB_OP_ATTENTION, "batch=1 heads=1 seq=2 kv_seq=4 head_dim=1 causal=1");
         double qc[2] = { 0.3, -0.2 }, kc[4] = { 1, 1, 1, 1 }, vc[4] = { 1, 2, 4, 8 }, oc[2];
         const double *inc[3] = { qc, kc, vc };
         assert_int_equal(hb_ref_compute(&c, inc, oc, 1), HB_OK);
         assert_true(fabs(oc[0] - 7.0 / 3.0) < 1e-12);  /* keys 0..2 */
         assert_true(fabs(oc[1] - 15.0 / 4.0) < 1e-12); /* keys 0..3 */
         /* softmax weights: 2 keys with scores 0 and ln(3)*sqrt(d) give weights 1/4, 3/4 */
-        c = make_case(HB_OP_ATTENTION, "batch=1 heads=1 seq=1 kv_seq=2 head_dim=1");
+        c = hb_test_case(HB_OP_ATTENTION, "batch=1 heads=1 seq=1 kv_seq=2 head_dim=1");
         double q1[1] = { 1.0 }, k1[2] = { 0.0, log(3.0) }, v1[2] = { 4.0, 8.0 }, o1[1];
         const double *in1[3] = { q1, k1, v1 };
         assert_int_equal(hb_ref_compute(&c, in1, o1, 1), HB_OK);
@@ -214,7 +212,7 @@ static void test_ref_known_values(void **state)
     }
     /* unknown op */
     {
-        hb_case c = make_case(HB_OP_ADD, "n=1");
+        hb_case c = hb_test_case(HB_OP_ADD, "n=1");
         c.op = HB_OP_COUNT;
         double x[1] = { 0 }, y[1];
         const double *in[2] = { x, x };

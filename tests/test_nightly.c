@@ -267,8 +267,6 @@ static void test_trend(void **state)
     assert_int_equal(hb_cmd_trend(3, badopt), HB_EXIT_USAGE);
 }
 
-/* Two files of 3000 cases x 100 samples (a default run's size): load + compare under 5 s. */
-
 static int setup(void **state)
 {
     (void)state;

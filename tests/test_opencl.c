@@ -243,13 +243,7 @@ static void test_mapped_zero_copy(void **state)
 {
     (void)state;
     hb_instance inst = open_inst();
-    char buf[4096];
-    assert_int_equal(inst.ops->describe(&inst, buf, sizeof buf), HB_OK);
-    json_t *j = json_loads(buf, 0, NULL);
-    assert_non_null(j);
-    int zc = json_is_true(json_object_get(j, "zero_copy_mapped"));
-    json_decref(j);
-    if (!zc) { printf("SKIP: device does not share host memory\n"); inst.ops->close(&inst); skip(); }
+    if (!described(&inst, "zero_copy_mapped")) { printf("SKIP: device does not share host memory\n"); inst.ops->close(&inst); skip(); }
     const size_t bytes = (size_t)64 << 20;
     double best[HB_ROUTE_COUNT][2];
     for (int r = 0; r < HB_ROUTE_COUNT; r++) {
@@ -391,12 +385,8 @@ static void test_convert_device(void **state)
     setenv("HB_OPENCL_FORCE_F16", "1", 1);
     hb_instance inst = open_inst();
     unsetenv("HB_OPENCL_FORCE_F16");
-    char buf[4096], reason[256] = "";
-    assert_int_equal(inst.ops->describe(&inst, buf, sizeof buf), HB_OK);
-    json_t *j = json_loads(buf, 0, NULL);
-    assert_non_null(j);
-    int fp64 = json_is_true(json_object_get(j, "fp64"));
-    json_decref(j);
+    char reason[256] = "";
+    const int fp64 = described(&inst, "fp64");
     hb_case c = mk(HB_OP_GELU, "n=300007", HB_F32, HB_MODE_CONVERT_DEVICE, HB_ROUTE_PAGEABLE);
     hb_status sup = inst.ops->supports(&inst, &c, reason, sizeof reason);
     if (!fp64) {

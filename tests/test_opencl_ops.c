@@ -154,12 +154,8 @@ static void test_ops_f16(void **state)
     (void)state;
     /* without cl_khr_fp16 the f16 cases are skipped with the reason ... */
     hb_instance inst = open_inst();
-    char desc[4096], reason[256] = "";
-    assert_int_equal(inst.ops->describe(&inst, desc, sizeof desc), HB_OK);
-    json_t *j = json_loads(desc, 0, NULL);
-    assert_non_null(j);
-    int fp16 = json_is_true(json_object_get(j, "fp16"));
-    json_decref(j);
+    char reason[256] = "";
+    const int fp16 = described(&inst, "fp16");
     hb_case c = mk(HB_OP_ADD, "n=100", HB_F16, HB_MODE_F32, HB_ROUTE_PAGEABLE);
     hb_status sup = inst.ops->supports(&inst, &c, reason, sizeof reason);
     if (fp16) assert_int_equal(sup, HB_OK);

@@ -6,9 +6,10 @@ int hb_timed_has_timer(const hb_instance *inst) { return inst->ops->timer_begin 
 
 hb_status hb_timed_begin(hb_instance *inst, int dev_timer, double *t0, int *dev_timed)
 {
+    const int want = dev_timer && hb_timed_has_timer(inst);
     *t0 = hb_now(); /* before the timer's begin, as every host time of a device piece has been read */
-    hb_status st = dev_timer && hb_timed_has_timer(inst) ? inst->ops->timer_begin(inst) : HB_OK;
-    *dev_timed = dev_timer && hb_timed_has_timer(inst) && st == HB_OK;
+    hb_status st = want ? inst->ops->timer_begin(inst) : HB_OK;
+    *dev_timed = want && st == HB_OK;
     return st;
 }
 
